@@ -1,0 +1,163 @@
+"""KV-cached decoding against full recompute, the step-by-step session, beam search, and a tiny model that learns."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from transformer import DecodingSession, Transformer, beam_search, greedy_decode
+
+from tests.conftest import random_ids, tiny_config
+
+TOL = dict(rtol=0, atol=1e-5)
+
+
+def recompute_greedy(model, src_ids, steps):
+    """Greedy decoding the slow way: re-run the whole prefix for every token, no cache."""
+    tgt = [model.config.bos_id]
+    for _ in range(steps):
+        logits = model(torch.tensor([src_ids]), torch.tensor([tgt])).logits
+        token = int(_mask(model, logits[0, -1]).argmax())
+        tgt.append(token)
+        if token == model.config.eos_id:
+            break
+    return tgt
+
+
+def _mask(model, logits):
+    logits = logits.clone()
+    logits[[model.config.pad_id, model.config.bos_id]] = float("-inf")
+    return logits
+
+
+@pytest.fixture
+def model():
+    torch.manual_seed(0)
+    return Transformer(tiny_config(tgt_vocab_size=13)).eval()
+
+
+def test_cached_steps_equal_full_recompute_in_tokens_and_attention(model):
+    src = [5, 9, 3, 7, 12, 4]
+    session = DecodingSession(model, src, max_new_tokens=12)
+    session.run()
+    expected = recompute_greedy(model, src, 12)
+    assert [model.config.bos_id] + session.tokens == expected
+    assert len(session.tokens) >= 5  # long enough for the check below to mean something
+    # The attention of the full-prefix pass over the decoder input (bos + all but the last token).
+    full = model(torch.tensor([src]), torch.tensor([expected[:-1]]), output_attentions=True).attentions
+    for t, step in enumerate(session.steps):
+        for layer in range(model.config.n_decoder_layers):
+            torch.testing.assert_close(step.self_attention[layer], full.decoder_self[layer][0, :, t, : t + 1], **TOL)
+            torch.testing.assert_close(step.cross_attention[layer], full.cross[layer][0, :, t], **TOL)
+    for layer, weights in enumerate(session.encoder_attention):
+        torch.testing.assert_close(weights, full.encoder[layer][0], **TOL)
+
+
+def test_batched_greedy_equals_one_at_a_time_and_the_session(model):
+    g = torch.Generator().manual_seed(1)
+    lengths = [8, 5, 2, 7]
+    src = random_ids(g, 4, 8, 13, lengths)
+    batched = greedy_decode(model, src, max_new_tokens=10)
+    for b, n in enumerate(lengths):
+        ids = src[b, :n].tolist()
+        alone = greedy_decode(model, torch.tensor([ids]), max_new_tokens=10)[0]
+        assert batched[b] == alone
+        session_tokens = DecodingSession(model, ids, max_new_tokens=10).run()
+        assert [t for t in session_tokens if t != model.config.eos_id] == alone
+        assert recompute_greedy(model, ids, 10)[1:] == session_tokens
+
+
+def test_session_back_and_forced_token(model):
+    session = DecodingSession(model, [4, 5, 6, 7], top_k=3, max_new_tokens=8)
+    first, second = session.step(), session.step()
+    assert first.top_ids[0] == first.token and not first.forced
+    assert len(first.top_ids) == 3 and first.top_probs == sorted(first.top_probs, reverse=True)
+    assert first.prob == pytest.approx(first.top_probs[0])
+    assert second.self_attention[0].shape == (4, 2) and second.cross_attention[0].shape == (4, 4)
+    session.back()
+    assert session.tokens == [first.token]
+    again = session.step()
+    assert again.token == second.token
+    torch.testing.assert_close(again.self_attention[1], second.self_attention[1], rtol=0, atol=0)
+    # What if: force the runner-up at step 2 and continue; the model conditions on the forced token.
+    session.back()
+    forced_token = second.top_ids[1]
+    forced = session.step(force=forced_token)
+    assert forced.token == forced_token and forced.forced and forced.prob == pytest.approx(second.top_probs[1])
+    session.run()
+    expected = recompute_greedy_from(model, [4, 5, 6, 7], [first.token, forced_token], 8)
+    assert session.tokens == expected
+    session.reset()
+    assert session.tokens == [] and not session.finished
+    with pytest.raises(ValueError, match="forced token"):
+        session.step(force=99)
+
+
+def recompute_greedy_from(model, src, prefix, max_new_tokens):
+    tgt = [model.config.bos_id, *prefix]
+    while len(tgt) - 1 < max_new_tokens and tgt[-1] != model.config.eos_id:
+        logits = model(torch.tensor([src]), torch.tensor([tgt])).logits
+        tgt.append(int(_mask(model, logits[0, -1]).argmax()))
+    return tgt[1:]
+
+
+def test_session_stops_at_the_length_limit(model):
+    session = DecodingSession(model, [4, 5], max_new_tokens=3)
+    session.run()
+    assert len(session.steps) <= 3 and session.finished
+    with pytest.raises(ValueError, match="finished"):
+        session.step()
+
+
+def test_beam_of_one_is_greedy_and_beams_are_batched(model):
+    g = torch.Generator().manual_seed(2)
+    lengths = [6, 3, 5]
+    src = random_ids(g, 3, 6, 13, lengths)
+    greedy = greedy_decode(model, src, max_new_tokens=10)
+    assert [r.tokens for r in beam_search(model, src, beam_size=1, max_new_tokens=10, length_penalty=0)] == greedy
+    batched = beam_search(model, src, beam_size=4, max_new_tokens=10, record_history=True)
+    for b, n in enumerate(lengths):
+        alone = beam_search(model, src[b: b + 1, :n], beam_size=4, max_new_tokens=10)[0]
+        assert batched[b].tokens == alone.tokens
+        assert batched[b].score == pytest.approx(alone.score, abs=1e-5)
+        assert 1 <= len(batched[b].history) <= 10 and len(batched[b].history[0]) <= 4
+
+
+def test_beam_search_finds_a_better_sequence_than_greedy_on_a_known_distribution(model):
+    """With exact sequence scores computed by recompute, beam search's best is never worse than greedy's."""
+    src = torch.tensor([[5, 9, 3, 7]])
+
+    def sequence_log_prob(tokens):
+        tgt = [model.config.bos_id, *tokens, model.config.eos_id]
+        logits = model(src, torch.tensor([tgt[:-1]])).logits[0]
+        logp = torch.stack([_mask(model, row) for row in logits]).log_softmax(-1)
+        return logp[torch.arange(len(tgt) - 1), torch.tensor(tgt[1:])].sum().item()
+
+    greedy = greedy_decode(model, src, max_new_tokens=32)[0]
+    beam = beam_search(model, src, beam_size=8, max_new_tokens=32, length_penalty=0.0)[0]
+    if len(greedy) < 32:  # greedy reached eos, so both are complete hypotheses
+        assert sequence_log_prob(beam.tokens) >= sequence_log_prob(greedy) - 1e-5
+    assert beam.score == pytest.approx(sequence_log_prob(beam.tokens), abs=1e-4)
+
+
+def test_tiny_model_overfits_reversal_and_decodes_it_exactly():
+    torch.manual_seed(0)
+    cfg = tiny_config(src_vocab_size=13, tgt_vocab_size=13, d_model=32, d_ff=64, share_embeddings=True)
+    model = Transformer(cfg)
+    g = torch.Generator().manual_seed(0)
+    lengths = torch.randint(2, 7, (24,), generator=g).tolist()
+    src = random_ids(g, 24, 6, 13, lengths)
+    targets = [src[b, :n].flip(0).tolist() for b, n in enumerate(lengths)]
+    tgt = torch.zeros(24, 8, dtype=torch.long)
+    for b, t in enumerate(targets):
+        row = [cfg.bos_id, *t, cfg.eos_id]
+        tgt[b, : len(row)] = torch.tensor(row)
+    decoder_input, labels = tgt[:, :-1], tgt[:, 1:]
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    for _ in range(300):
+        loss = F.cross_entropy(model(src, decoder_input).logits.transpose(1, 2), labels, ignore_index=cfg.pad_id)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    model.eval()
+    assert greedy_decode(model, src) == targets
+    assert [r.tokens for r in beam_search(model, src, beam_size=3)] == targets

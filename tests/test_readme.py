@@ -1,0 +1,23 @@
+"""The README's Python example runs as written, and its claims about the shapes hold."""
+
+import re
+from pathlib import Path
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_readme_python_example_runs():
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    assert blocks, "the README has no Python example"
+    namespace: dict = {}
+    exec(compile(blocks[0], str(README), "exec"), namespace)
+    out = namespace["out"]
+    assert out.logits.shape == (2, 3, 100)
+    assert out.attentions.cross[0].shape == (2, 4, 3, 4)
+
+
+def test_readme_opens_with_the_two_commands():
+    text = README.read_text(encoding="utf-8")
+    first_block = re.search(r"```bash\n(.*?)```", text, flags=re.S).group(1)
+    assert "python app.py" in first_block and "bash tests/run.sh" in first_block
+    assert "bash tests/run.sh" in (README.parent / ".ci" / "run").read_text()

@@ -1,0 +1,17 @@
+"""Attention Lab: a from-scratch encoder-decoder Transformer that shows every attention map it computes."""
+
+from .checkpoint import CheckpointError
+from .config import TransformerConfig
+from .decoding import DecodingSession, beam_search, greedy_decode
+from .model import Attentions, Seq2SeqOutput, Transformer
+
+__all__ = [
+    "Attentions",
+    "CheckpointError",
+    "DecodingSession",
+    "Seq2SeqOutput",
+    "Transformer",
+    "TransformerConfig",
+    "beam_search",
+    "greedy_decode",
+]

@@ -1,0 +1,110 @@
+"""Multi-head scaled dot-product attention that returns every head's weights.
+
+Dimension key: B batch, H heads, T query positions, S key positions, D d_model, K head width (D // H).
+
+Mask convention, used everywhere in this package: a mask is a bool tensor that is **True where a query may attend
+to a key**, broadcastable to (B, H, T, S). It is the convention of F.scaled_dot_product_attention and the opposite of
+nn.MultiheadAttention's (True there means "may NOT attend"); `transformer.masks` converts at that boundary only.
+Masked cells get a weight of exactly 0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with one fused input projection, laid out like nn.MultiheadAttention's.
+
+    `in_proj` holds the query, key and value projections stacked as rows [W_q; W_k; W_v] (3D, D), so self-attention
+    projects once, cross-attention projects queries and keys/values separately, and torch's weights copy over as they are.
+
+    Args:
+        d_model: width D of queries, keys and values.
+        n_heads: number of heads H; D must be divisible by H.
+        dropout: dropout on the attention weights (training only). The returned weights are taken before dropout.
+
+    Shape:
+        forward(x, memory, mask): x (B, T, D), memory (B, S, D) or None for self-attention, mask (B|1, 1|H, T, S)
+        -> output (B, T, D), weights (B, H, T, S) or None.
+
+    Examples:
+        >>> attn = MultiHeadAttention(d_model=16, n_heads=4, dropout=0.0)
+        >>> out, weights = attn(torch.randn(2, 5, 16), need_weights=True)
+        >>> weights.shape
+        torch.Size([2, 4, 5, 5])
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float) -> None:
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model must be divisible by n_heads (got d_model={d_model}, n_heads={n_heads})")
+        self.d_model = d_model
+        self.n_heads = n_heads
+        self.dropout = dropout
+        self.in_proj = nn.Linear(d_model, 3 * d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+
+    def split_heads(self, x: torch.Tensor) -> torch.Tensor:
+        B, T, D = x.shape
+        return x.view(B, T, self.n_heads, D // self.n_heads).transpose(1, 2)  # (B, H, T, K)
+
+    def project_qkv(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Self-attention projections in one matmul: x (B, T, D) -> q, k, v, each (B, H, T, K)."""
+        q, k, v = self.in_proj(x).chunk(3, dim=-1)
+        return self.split_heads(q), self.split_heads(k), self.split_heads(v)
+
+    def project_q(self, x: torch.Tensor) -> torch.Tensor:
+        """Query projection alone: x (B, T, D) -> (B, H, T, K)."""
+        D = self.d_model
+        return self.split_heads(F.linear(x, self.in_proj.weight[:D], self.in_proj.bias[:D]))
+
+    def project_kv(self, memory: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Key and value projections of the memory: (B, S, D) -> k, v, each (B, H, S, K)."""
+        D = self.d_model
+        k, v = F.linear(memory, self.in_proj.weight[D:], self.in_proj.bias[D:]).chunk(2, dim=-1)
+        return self.split_heads(k), self.split_heads(v)
+
+    def attend(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """softmax(q k^T / sqrt(K)) v for projected heads, then the output projection.
+
+        q (B, H, T, K), k and v (B, H, S, K), mask (True = may attend) broadcastable to (B, H, T, S).
+        Returns output (B, T, D) and, if need_weights, the weights (B, H, T, S); otherwise SDPA's fused kernel runs.
+        """
+        dropout_p = self.dropout if self.training else 0.0
+        if need_weights:
+            scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, S)
+            if mask is not None:
+                scores = scores.masked_fill(~mask, float("-inf"))
+            weights = scores.softmax(dim=-1)
+            heads = F.dropout(weights, dropout_p, self.training) @ v  # (B, H, T, K)
+        else:
+            weights = None
+            heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        B, H, T, K = heads.shape
+        return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor | None = None,
+        mask: torch.Tensor | None = None,
+        need_weights: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if memory is None:
+            q, k, v = self.project_qkv(x)
+        else:
+            q = self.project_q(x)
+            k, v = self.project_kv(memory)
+        return self.attend(q, k, v, mask, need_weights)

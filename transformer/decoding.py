@@ -1,0 +1,278 @@
+"""Greedy and beam-search decoding with a KV cache, and a step-by-step session that records what the model saw.
+
+Every function here runs the decoder on the new position only and keeps earlier keys/values in a KVCache, so a step
+costs one position rather than a re-run of the prefix. Returned token lists hold neither bos nor eos.
+
+Dimension key: B batch, k beams, H heads, S source positions, P positions decoded so far, V vocabulary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .model import KVCache, Transformer
+
+
+def _max_new_tokens(model: Transformer, requested: int | None) -> int:
+    # The decoder input is bos plus every token but the last, so max_len positions allow max_len new tokens.
+    limit = model.config.max_len
+    if requested is None:
+        return limit
+    if requested < 1:
+        raise ValueError(f"max_new_tokens must be at least 1 (got {requested})")
+    return min(requested, limit)
+
+
+def next_token_logits(model: Transformer, hidden: torch.Tensor) -> torch.Tensor:
+    """Logits (..., V) for the next token from the decoder's last hidden state; pad and bos can never come next."""
+    logits = model.project(hidden)
+    logits[..., [model.config.pad_id, model.config.bos_id]] = float("-inf")
+    return logits
+
+
+def _strip(ids: list[int], eos_id: int) -> list[int]:
+    return ids[: ids.index(eos_id)] if eos_id in ids else ids
+
+
+@torch.no_grad()
+def greedy_decode(model: Transformer, src: torch.Tensor, max_new_tokens: int | None = None) -> list[list[int]]:
+    """Decode a padded batch src (B, S) greedily; returns B token lists (no bos/eos)."""
+    cfg = model.config
+    steps = _max_new_tokens(model, max_new_tokens)
+    enc = model.encode(src)
+    B = src.size(0)
+    next_input = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)
+    finished = torch.zeros(B, dtype=torch.bool, device=src.device)
+    cache: KVCache | None = None
+    out = []
+    for _ in range(steps):
+        dec = model.decode(next_input, enc.memory, enc.src_mask, cache, use_cache=True)
+        cache = dec.cache
+        token = next_token_logits(model, dec.hidden[:, -1]).argmax(dim=-1)  # (B,)
+        token = token.masked_fill(finished, cfg.pad_id)  # finished rows only pad on
+        out.append(token)
+        finished |= token == cfg.eos_id
+        if finished.all():
+            break
+        next_input = token[:, None]
+    ids = torch.stack(out, dim=1).tolist()
+    return [_strip(row, cfg.eos_id) for row in ids]
+
+
+@dataclass
+class BeamResult:
+    tokens: list[int]  # the best hypothesis, without bos/eos
+    score: float  # its length-normalised log-probability
+    # history[t]: the live beams after step t, as (tokens so far, summed log-probability), best first
+    history: list[list[tuple[list[int], float]]] = field(default_factory=list)
+
+
+def length_normalise(log_prob: float, length: int, alpha: float) -> float:
+    """GNMT length penalty (Wu et al. 2016): log_prob / ((5 + length) / 6) ** alpha; alpha 0 is plain log-probability."""
+    return log_prob / (((5 + length) / 6) ** alpha)
+
+
+@torch.no_grad()
+def beam_search(
+    model: Transformer,
+    src: torch.Tensor,
+    beam_size: int = 4,
+    max_new_tokens: int | None = None,
+    length_penalty: float = 1.0,
+    record_history: bool = False,
+) -> list[BeamResult]:
+    """Beam search over a padded batch src (B, S); returns one BeamResult per row.
+
+    Hypotheses that emit eos leave the beam and are scored with the length penalty; a row stops once it has
+    `beam_size` finished hypotheses and no live beam can still beat the worst of them.
+    """
+    if beam_size < 1:
+        raise ValueError(f"beam_size must be at least 1 (got {beam_size})")
+    cfg = model.config
+    steps = _max_new_tokens(model, max_new_tokens)
+    B, k, device = src.size(0), beam_size, src.device
+    enc = model.encode(src)
+    rows = torch.arange(B, device=device).repeat_interleave(k)  # beam row -> batch row
+    memory, src_mask = enc.memory[rows], enc.src_mask[rows]  # (B*k, S, D), (B*k, 1, 1, S)
+
+    scores = torch.full((B, k), float("-inf"), device=device)
+    scores[:, 0] = 0.0  # all beams start identical: keep one so the first step does not pick duplicates
+    beams: list[list[int]] = [[] for _ in range(B * k)]
+    finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
+    done = [False] * B
+    history: list[list[list[tuple[list[int], float]]]] = [[] for _ in range(B)]
+    next_input = torch.full((B * k, 1), cfg.bos_id, dtype=torch.long, device=device)
+    cache: KVCache | None = None
+
+    for step in range(steps):
+        dec = model.decode(next_input, memory, src_mask, cache, use_cache=True)
+        log_probs = next_token_logits(model, dec.hidden[:, -1]).log_softmax(dim=-1)  # (B*k, V)
+        V = log_probs.size(-1)
+        total = (scores.view(-1, 1) + log_probs).view(B, k * V)
+        top_scores, top_ids = total.topk(2 * k, dim=1)  # enough candidates to refill k beams after eos ones leave
+        top_scores, top_ids = top_scores.tolist(), top_ids.tolist()
+        new_scores = torch.full((B, k), float("-inf"), device=device)
+        source_rows, new_tokens, new_beams = [], [], []
+        last_step = step == steps - 1
+        for b in range(B):
+            live = 0
+            for rank, (score, flat) in enumerate(zip(top_scores[b], top_ids[b])):
+                beam, token = divmod(flat, V)
+                hyp = beams[b * k + beam] + [token]
+                if done[b] or score == float("-inf"):
+                    break
+                if token == cfg.eos_id:
+                    if rank < k:  # only eos among the k best counts, as in the usual implementations
+                        finished[b].append((length_normalise(score, len(hyp), length_penalty), hyp[:-1]))
+                    continue
+                if live < k:
+                    new_scores[b, live] = score
+                    source_rows.append(b * k + beam)
+                    new_tokens.append(token)
+                    new_beams.append(hyp)
+                    live += 1
+            # Rows that are done (or ran out of candidates) keep dummy beams at -inf so shapes stay fixed.
+            while live < k:
+                source_rows.append(b * k)
+                new_tokens.append(cfg.pad_id)
+                new_beams.append([])
+                live += 1
+            if record_history and not done[b]:
+                entries = [(new_beams[-k + i], new_scores[b, i].item()) for i in range(k)
+                           if new_scores[b, i] > float("-inf")]
+                history[b].append(entries)
+            if not done[b]:
+                done[b] = last_step or _row_done(finished[b], new_scores[b], k, step + 1, length_penalty)
+        beams = new_beams
+        scores = new_scores
+        if all(done):
+            break
+        index = torch.tensor(source_rows, device=device)
+        cache = dec.cache.select(index)
+        next_input = torch.tensor(new_tokens, device=device)[:, None]
+
+    results = []
+    for b in range(B):
+        candidates = list(finished[b])
+        if len(candidates) < k:  # hit the length limit: live beams count too
+            for i in range(k):
+                if scores[b, i] > float("-inf"):
+                    hyp = beams[b * k + i]
+                    candidates.append((length_normalise(scores[b, i].item(), len(hyp), length_penalty), hyp))
+        best_score, best = max(candidates, key=lambda c: c[0])
+        results.append(BeamResult(best, best_score, history[b]))
+    return results
+
+
+def _row_done(finished, live_scores: torch.Tensor, k: int, length: int, alpha: float) -> bool:
+    if len(finished) < k:
+        return False
+    worst_kept = sorted((s for s, _ in finished), reverse=True)[k - 1]
+    best_live = live_scores.max().item()
+    # Log-probabilities only fall as a hypothesis grows; this bound is the usual heuristic for alpha > 0.
+    return best_live == float("-inf") or length_normalise(best_live, length, alpha) < worst_kept
+
+
+@dataclass
+class Step:
+    """What the model did at one decoding step: the distribution, the token taken, and the attention that produced it."""
+
+    token: int  # the token chosen at this step
+    forced: bool  # chosen by the user rather than by argmax
+    prob: float  # the model's probability of that token
+    top_ids: list[int]  # the k most likely next tokens, best first
+    top_probs: list[float]
+    self_attention: list[torch.Tensor]  # per decoder layer: (H, P) this step's row over the positions so far
+    cross_attention: list[torch.Tensor]  # per decoder layer: (H, S) this step's row over the source
+
+
+class DecodingSession:
+    """Greedy step-by-step decoding of one source sentence, recording every step, with back and what-if.
+
+    The attention it records is the attention the decoding computed (the same forward pass that chose the token),
+    read through the KV cache, so drawing it needs no second pass.
+
+    Examples:
+        >>> session = DecodingSession(model, src_ids=[5, 6, 7])
+        >>> step = session.step()              # one token, argmax
+        >>> session.back()                     # undo it
+        >>> step = session.step(force=9)       # take token 9 instead, and continue from there
+        >>> session.run()                      # to eos or the length limit
+    """
+
+    def __init__(self, model: Transformer, src_ids: list[int], top_k: int = 5, max_new_tokens: int | None = None):
+        if not src_ids:
+            raise ValueError("the source is empty")
+        self.model = model
+        self.src_ids = list(src_ids)
+        self.top_k = max(1, min(top_k, model.config.tgt_vocab_size))
+        self.max_new_tokens = _max_new_tokens(model, max_new_tokens)
+        device = next(model.parameters()).device
+        with torch.no_grad():
+            enc = model.encode(torch.tensor([self.src_ids], device=device), output_attentions=True)
+        self._memory, self._src_mask = enc.memory, enc.src_mask
+        self.encoder_attention = [w[0] for w in enc.attentions]  # per encoder layer: (H, S, S)
+        self.steps: list[Step] = []
+        self._cache: KVCache | None = None  # covers the decoder inputs bos, steps[0].token, ..., steps[-2].token
+
+    @property
+    def tokens(self) -> list[int]:
+        return [s.token for s in self.steps]
+
+    @property
+    def finished(self) -> bool:
+        if not self.steps:
+            return False
+        return self.steps[-1].token == self.model.config.eos_id or len(self.steps) >= self.max_new_tokens
+
+    @torch.no_grad()
+    def step(self, force: int | None = None) -> Step:
+        """Decode one token: the argmax, or `force` (a target id) to ask "what if the model had said this?"."""
+        if self.finished:
+            raise ValueError("decoding has finished; step back or reset first")
+        cfg = self.model.config
+        if force is not None and not 0 <= force < cfg.tgt_vocab_size:
+            raise ValueError(f"forced token must be a target id below {cfg.tgt_vocab_size} (got {force})")
+        previous = self.steps[-1].token if self.steps else cfg.bos_id
+        next_input = torch.tensor([[previous]], device=self._memory.device)
+        dec = self.model.decode(
+            next_input, self._memory, self._src_mask, self._cache, use_cache=True, output_attentions=True
+        )
+        probs = next_token_logits(self.model, dec.hidden[0, -1]).softmax(dim=-1)  # (V,)
+        top_probs, top_ids = probs.topk(self.top_k)
+        token = int(top_ids[0]) if force is None else force
+        step = Step(
+            token=token,
+            forced=force is not None and force != int(top_ids[0]),
+            prob=float(probs[token]),
+            top_ids=top_ids.tolist(),
+            top_probs=top_probs.tolist(),
+            self_attention=[w[0, :, -1] for w in dec.self_attentions],
+            cross_attention=[w[0, :, -1] for w in dec.cross_attentions],
+        )
+        self._cache = dec.cache
+        self.steps.append(step)
+        return step
+
+    def back(self) -> None:
+        """Undo the last step (nothing to undo is not an error)."""
+        if not self.steps:
+            return
+        self.steps.pop()
+        self._cache = self._cache.truncate(len(self.steps)) if self.steps else None
+
+    def rewind(self, n_steps: int) -> None:
+        """Keep only the first n_steps steps, e.g. to force a different token at step n_steps."""
+        while len(self.steps) > max(0, n_steps):
+            self.back()
+
+    def reset(self) -> None:
+        self.rewind(0)
+
+    def run(self) -> list[int]:
+        """Step until eos or the length limit; returns the tokens (eos included when reached)."""
+        while not self.finished:
+            self.step()
+        return self.tokens

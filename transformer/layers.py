@@ -1,0 +1,169 @@
+"""Encoder and decoder layers and stacks: attention, feed-forward, residual + LayerNorm (post-LN or pre-LN).
+
+Dimension key: B batch, H heads, S source positions, T target positions, P cached target positions, D d_model, K head width.
+Masks follow the package convention (bool, True = may attend; see attention.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .attention import MultiHeadAttention
+from .config import TransformerConfig
+
+
+class FeedForward(nn.Module):
+    """Position-wise feed-forward: linear -> ReLU -> dropout -> linear, (B, T, D) -> (B, T, D)."""
+
+    def __init__(self, d_model: int, d_ff: int, dropout: float) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linear2(self.dropout(torch.relu(self.linear1(x))))
+
+
+@dataclass
+class LayerCache:
+    """One decoder layer's cached keys and values: self-attention grows by a position a step, cross-attention is fixed."""
+
+    self_k: torch.Tensor  # (B, H, P, K)
+    self_v: torch.Tensor  # (B, H, P, K)
+    cross_k: torch.Tensor  # (B, H, S, K)
+    cross_v: torch.Tensor  # (B, H, S, K)
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.norm_first = config.norm_first
+        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
+        self.self_attn_norm = nn.LayerNorm(config.d_model)
+        self.ff = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.ff_norm = nn.LayerNorm(config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """x (B, S, D), mask (B, 1, 1, S) -> x (B, S, D), weights (B, H, S, S) or None."""
+        if self.norm_first:
+            h, weights = self.self_attn(self.self_attn_norm(x), mask=mask, need_weights=need_weights)
+            x = x + self.dropout(h)
+            x = x + self.dropout(self.ff(self.ff_norm(x)))
+        else:
+            h, weights = self.self_attn(x, mask=mask, need_weights=need_weights)
+            x = self.self_attn_norm(x + self.dropout(h))
+            x = self.ff_norm(x + self.dropout(self.ff(x)))
+        return x, weights
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.norm_first = config.norm_first
+        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
+        self.self_attn_norm = nn.LayerNorm(config.d_model)
+        self.cross_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
+        self.cross_attn_norm = nn.LayerNorm(config.d_model)
+        self.ff = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.ff_norm = nn.LayerNorm(config.d_model)
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        self_mask: torch.Tensor,
+        cross_mask: torch.Tensor,
+        cache: LayerCache | None = None,
+        need_weights: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, LayerCache]:
+        """x (B, T, D) new target positions, memory (B, S, D), self_mask (B|1, 1, T, P+T), cross_mask (B, 1, 1, S).
+
+        Returns x (B, T, D), self weights (B, H, T, P+T), cross weights (B, H, T, S), and the cache extended by T.
+        """
+        if self.norm_first:
+            h, self_weights, self_kv = self._self_attn_block(self.self_attn_norm(x), self_mask, cache, need_weights)
+            x = x + h
+            h, cross_weights, cross_kv = self._cross_attn_block(
+                self.cross_attn_norm(x), memory, cross_mask, cache, need_weights
+            )
+            x = x + h
+            x = x + self.dropout(self.ff(self.ff_norm(x)))
+        else:
+            h, self_weights, self_kv = self._self_attn_block(x, self_mask, cache, need_weights)
+            x = self.self_attn_norm(x + h)
+            h, cross_weights, cross_kv = self._cross_attn_block(x, memory, cross_mask, cache, need_weights)
+            x = self.cross_attn_norm(x + h)
+            x = self.ff_norm(x + self.dropout(self.ff(x)))
+        return x, self_weights, cross_weights, LayerCache(*self_kv, *cross_kv)
+
+    def _self_attn_block(self, x, mask, cache, need_weights):
+        q, k, v = self.self_attn.project_qkv(x)
+        if cache is not None:  # earlier positions come from the cache: each step costs one position
+            k = torch.cat([cache.self_k, k], dim=2)
+            v = torch.cat([cache.self_v, v], dim=2)
+        out, weights = self.self_attn.attend(q, k, v, mask, need_weights)
+        return self.dropout(out), weights, (k, v)
+
+    def _cross_attn_block(self, x, memory, mask, cache, need_weights):
+        q = self.cross_attn.project_q(x)
+        if cache is not None:  # the memory does not change while decoding, so its projection is done once
+            k, v = cache.cross_k, cache.cross_v
+        else:
+            k, v = self.cross_attn.project_kv(memory)
+        out, weights = self.cross_attn.attend(q, k, v, mask, need_weights)
+        return self.dropout(out), weights, (k, v)
+
+
+class Encoder(nn.Module):
+    """A stack of encoder layers with a final LayerNorm, as in torch.nn.Transformer (needed by pre-LN)."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
+        self.norm = nn.LayerNorm(config.d_model)
+
+    def forward(
+        self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
+        attentions = []
+        for layer in self.layers:
+            x, weights = layer(x, mask, need_weights)
+            attentions.append(weights)
+        return self.norm(x), tuple(attentions) if need_weights else ()
+
+
+class Decoder(nn.Module):
+    """A stack of decoder layers with a final LayerNorm, as in torch.nn.Transformer."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
+        self.norm = nn.LayerNorm(config.d_model)
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        memory: torch.Tensor,
+        self_mask: torch.Tensor,
+        cross_mask: torch.Tensor,
+        caches: list[LayerCache] | None = None,
+        need_weights: bool = False,
+    ) -> tuple[torch.Tensor, tuple, tuple, list[LayerCache]]:
+        self_attentions, cross_attentions, new_caches = [], [], []
+        for i, layer in enumerate(self.layers):
+            cache = caches[i] if caches is not None else None
+            x, self_weights, cross_weights, new_cache = layer(x, memory, self_mask, cross_mask, cache, need_weights)
+            self_attentions.append(self_weights)
+            cross_attentions.append(cross_weights)
+            new_caches.append(new_cache)
+        if not need_weights:
+            return self.norm(x), (), (), new_caches
+        return self.norm(x), tuple(self_attentions), tuple(cross_attentions), new_caches
