@@ -1,0 +1,121 @@
+"""A model together with its tokenizer: load from a folder or a Hub repo, generate text, save, push.
+
+    >>> from transformer import load_pretrained
+    >>> m = load_pretrained("checkpoints/de-en")          # or a Hub repo id such as "user/attention-lab-de-en"
+    >>> m.generate(["Ich habe Hunger."])
+    ['I am hungry.']
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import torch
+
+from . import checkpoint
+from .checkpoint import CheckpointError
+from .decoding import beam_search, greedy_decode
+from .model import Transformer
+from .tokenizer import Tokenizer
+
+logger = logging.getLogger(__name__)
+
+
+class Seq2SeqPipeline:
+    """A Transformer and the tokenizer it was trained with; the tokenizer travels with the model."""
+
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, name: str = "model") -> None:
+        check_compatible(model.config, tokenizer, name)
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.name = name
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def max_source_tokens(self) -> int:
+        return self.model.config.max_len
+
+    def encode_batch(self, texts: list[str]) -> torch.Tensor:
+        """Right-padded (B, S) source ids; sources longer than max_len keep their first max_len - 1 tokens + eos."""
+        rows = []
+        for text in texts:
+            ids = self.tokenizer.encode(text)
+            if len(ids) > self.max_source_tokens:
+                ids = ids[: self.max_source_tokens - 1] + [self.tokenizer.eos_id]
+            rows.append(ids)
+        width = max(len(r) for r in rows)
+        pad = self.model.config.pad_id
+        return torch.tensor([r + [pad] * (width - len(r)) for r in rows], device=self.device)
+
+    @torch.no_grad()
+    def generate(
+        self,
+        texts: list[str],
+        strategy: str = "greedy",
+        beam_size: int = 4,
+        max_new_tokens: int | None = None,
+        length_penalty: float = 1.0,
+        batch_size: int = 64,
+    ) -> list[str]:
+        """Decode each text with "greedy" or "beam" search; returns the detokenized outputs in order.
+
+        Without max_new_tokens, a batch may produce up to twice its longest source plus 10 tokens (and at most max_len).
+        """
+        if strategy not in ("greedy", "beam"):
+            raise ValueError(f'strategy must be "greedy" or "beam" (got {strategy!r})')
+        outputs: list[str] = []
+        for start in range(0, len(texts), batch_size):
+            src = self.encode_batch(texts[start: start + batch_size])
+            limit = max_new_tokens or 2 * src.size(1) + 10
+            if strategy == "greedy":
+                ids = greedy_decode(self.model, src, limit)
+            else:
+                ids = [r.tokens for r in beam_search(self.model, src, beam_size, limit, length_penalty)]
+            outputs.extend(self.tokenizer.decode(row) for row in ids)
+        return outputs
+
+    def save_pretrained(self, folder: str | Path) -> None:
+        """config.json + model.safetensors + tokenizer.json (the model card is written separately)."""
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.model.save_pretrained(folder)
+        self.tokenizer.save(folder / checkpoint.TOKENIZER_FILE)
+
+    def push_to_hub(self, repo_id: str, folder: str | Path, token: str | None = None, private: bool = False) -> str:
+        """Upload a saved checkpoint folder (weights, config, tokenizer, model card) to the Hub; returns its URL."""
+        from huggingface_hub import HfApi
+
+        api = HfApi(token=token)
+        api.create_repo(repo_id, private=private, exist_ok=True)
+        return api.upload_folder(repo_id=repo_id, folder_path=str(folder), allow_patterns=checkpoint.CHECKPOINT_FILES)
+
+
+def check_compatible(config, tokenizer: Tokenizer, name: str) -> None:
+    # One tokenizer serves both sides, so both vocabularies must be exactly its size.
+    if not tokenizer.vocab_size == config.src_vocab_size == config.tgt_vocab_size:
+        raise CheckpointError(
+            f"{name}/{checkpoint.TOKENIZER_FILE}: vocabulary of {tokenizer.vocab_size} tokens does not match "
+            f"config.json (src_vocab_size={config.src_vocab_size}, tgt_vocab_size={config.tgt_vocab_size})"
+        )
+    specials = (config.pad_id, config.bos_id, config.eos_id)
+    if specials != (tokenizer.pad_id, tokenizer.bos_id, tokenizer.eos_id):
+        raise CheckpointError(f"{name}: special token ids in config.json {specials} differ from the tokenizer's")
+
+
+def load_pretrained(name_or_path: str | Path, *, revision: str | None = None, local_files_only: bool = False,
+                    map_location: str = "cpu") -> Seq2SeqPipeline:
+    """Load model and tokenizer from a folder or a Hub repo id; raises CheckpointError naming the file at fault."""
+    folder = checkpoint.resolve(name_or_path, revision=revision, local_files_only=local_files_only)
+    model = Transformer.from_pretrained(folder, map_location=map_location)
+    tokenizer_path = folder / checkpoint.TOKENIZER_FILE
+    if not tokenizer_path.is_file():
+        raise CheckpointError(f"{tokenizer_path}: missing")
+    try:
+        tokenizer = Tokenizer.load(tokenizer_path)
+    except Exception as err:  # tokenizers raises plain Exceptions for malformed JSON
+        raise CheckpointError(f"{tokenizer_path}: not a readable tokenizer ({err})") from err
+    return Seq2SeqPipeline(model, tokenizer, name=str(name_or_path))

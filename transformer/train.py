@@ -1,0 +1,382 @@
+"""Train a model from a task preset.
+
+    python -m transformer.train --task reverse --out checkpoints/reverse      # minutes on a laptop CPU
+    python -m transformer.train --task de-en --out checkpoints/de-en          # hours on CPU, minutes on a GPU
+    torchrun --nproc_per_node 2 -m transformer.train --task de-en ...         # the same, data-parallel
+
+The best checkpoint (by validation BLEU, or exact match for reversal) is written to --out as config.json,
+model.safetensors and tokenizer.json. The latest state (weights, optimizer, progress) is kept in --run-dir so that
+`--resume` continues where a run stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import random
+import sys
+import time
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import sacrebleu
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
+from torch.nn.parallel import DistributedDataParallel
+from tqdm import tqdm
+
+from .config import TransformerConfig
+from .data import REVERSAL_ALPHABET, ding_split, reversal_pairs, token_batches
+from .hub import Seq2SeqPipeline
+from .model import Transformer
+from .tokenizer import Tokenizer
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Preset:
+    """A task's model shape and training recipe; every field can be overridden on the command line."""
+
+    d_model: int
+    n_heads: int
+    n_layers: int  # encoder and decoder each
+    d_ff: int
+    dropout: float
+    max_len: int
+    lr: float  # peak learning rate, reached after `warmup` steps, then decaying as 1/sqrt(step)
+    warmup: int
+    batch_tokens: int  # padded source or target tokens per batch (per process)
+    epochs: int
+    eval_every: int  # steps between validations
+    label_smoothing: float = 0.1
+    word_dropout: float = 0.0  # probability of replacing a source token by <unk> while training
+    vocab_size: int = 0  # BPE vocabulary (joint German-English); 0 for the character vocabulary
+    train_size: int = 0  # fresh random examples per epoch (reversal only)
+    weight_decay: float = 0.01
+    average_last: int = 1  # average the weights of the last N validations at the end
+
+
+PRESETS = {
+    "reverse": Preset(d_model=128, n_heads=4, n_layers=2, d_ff=512, dropout=0.1, max_len=40, lr=1e-3, warmup=400,
+                      batch_tokens=3000, epochs=12, eval_every=500, train_size=50_000),
+    # Low-resource recipe (Sennrich & Zhang 2019): a small joint BPE vocabulary, strong dropout and word dropout,
+    # small batches (many updates per epoch), pre-LN for a high learning rate, checkpoint averaging.
+    "de-en": Preset(d_model=256, n_heads=4, n_layers=3, d_ff=1024, dropout=0.3, max_len=128, lr=1e-3, warmup=1000,
+                    batch_tokens=1500, epochs=60, eval_every=600, word_dropout=0.1, vocab_size=4000, average_last=4),
+}
+
+
+# Data ----------------------------------------------------------------------------------------------------------------
+
+
+def load_task_data(task: str, epoch: int, preset: Preset, seed: int) -> list[tuple[str, str]]:
+    if task == "reverse":  # a fresh sample each epoch: the task has unlimited data
+        return reversal_pairs(preset.train_size, 1, 24, seed=seed * 1000 + epoch)
+    return ding_split("train")
+
+
+def validation_data(task: str) -> list[tuple[str, str]]:
+    if task == "reverse":
+        return reversal_pairs(500, 1, 24, seed=999_999)
+    return ding_split("valid")
+
+
+def build_tokenizer(task: str, preset: Preset) -> Tokenizer:
+    if task == "reverse":
+        return Tokenizer.characters(REVERSAL_ALPHABET)
+    pairs = ding_split("train")
+    return Tokenizer.train_bpe([text for pair in pairs for text in pair], preset.vocab_size)
+
+
+def make_batches(pairs, tokenizer: Tokenizer, max_tokens: int, max_len: int, seed: int):
+    """Encoded, length-bucketed (src, decoder input, labels) tensors; pairs longer than max_len are skipped."""
+    encoded = [(tokenizer.encode(s), tokenizer.encode_target(t)) for s, t in pairs]
+    encoded = [(s, t) for s, t in encoded if len(s) <= max_len and len(t) - 1 <= max_len]
+    lengths = [max(len(s), len(t) - 1) for s, t in encoded]
+    for indices in token_batches(lengths, max_tokens, shuffle=True, seed=seed):
+        yield collate([encoded[i] for i in indices], tokenizer.pad_id)
+
+
+def collate(examples, pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    src_width = max(len(s) for s, _ in examples)
+    tgt_width = max(len(t) for _, t in examples)
+    src = torch.full((len(examples), src_width), pad_id, dtype=torch.long)
+    tgt = torch.full((len(examples), tgt_width), pad_id, dtype=torch.long)
+    for i, (s, t) in enumerate(examples):
+        src[i, : len(s)] = torch.tensor(s)
+        tgt[i, : len(t)] = torch.tensor(t)
+    return src, tgt[:, :-1], tgt[:, 1:]
+
+
+def word_dropout(src: torch.Tensor, p: float, unk_id: int, pad_id: int, eos_id: int) -> torch.Tensor:
+    if p <= 0:
+        return src
+    drop = (torch.rand(src.shape) < p) & (src != pad_id) & (src != eos_id)
+    return src.masked_fill(drop, unk_id)
+
+
+# Evaluation ----------------------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def evaluate(model: Transformer, tokenizer: Tokenizer, task: str, pairs, preset: Preset, device) -> dict[str, float]:
+    """Validation loss, plus BLEU/chrF (translation) or exact match (reversal) with greedy decoding."""
+    model.eval()
+    total_loss, total_tokens = 0.0, 0
+    for src, tgt_in, labels in make_batches(pairs, tokenizer, 4000, preset.max_len, seed=0):
+        src, tgt_in, labels = src.to(device), tgt_in.to(device), labels.to(device)
+        logits = model(src, tgt_in).logits
+        total_loss += F.cross_entropy(logits.transpose(1, 2), labels, ignore_index=tokenizer.pad_id,
+                                      reduction="sum").item()
+        total_tokens += (labels != tokenizer.pad_id).sum().item()
+    pipeline = Seq2SeqPipeline(model, tokenizer, name=task)
+    hypotheses = pipeline.generate([s for s, _ in pairs])
+    references = [t for _, t in pairs]
+    metrics = {"valid_loss": total_loss / max(total_tokens, 1)}
+    if task == "reverse":
+        metrics["exact_match"] = sum(h == r for h, r in zip(hypotheses, references)) / len(pairs)
+    else:
+        metrics["bleu"] = sacrebleu.corpus_bleu(hypotheses, [references]).score
+        metrics["chrf"] = sacrebleu.corpus_chrf(hypotheses, [references]).score
+    model.train()
+    return metrics
+
+
+def selection_metric(task: str, metrics: dict[str, float]) -> float:
+    return metrics["exact_match"] if task == "reverse" else metrics["bleu"]
+
+
+# Training state ------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Progress:
+    step: int = 0
+    epoch: int = 0
+    batch_in_epoch: int = 0  # batches of the current epoch already trained on
+    best: float = -math.inf
+    seconds: float = 0.0
+    history: list[dict] = field(default_factory=list)
+
+
+def learning_rate(step: int, preset: Preset) -> float:
+    """Linear warm-up to preset.lr, then inverse square-root decay (Vaswani et al. 2017)."""
+    step = max(step, 1)
+    return preset.lr * min(step / preset.warmup, math.sqrt(preset.warmup / step))
+
+
+def save_state(run_dir: Path, model: Transformer, tokenizer: Tokenizer, optimizer, progress: Progress, args) -> None:
+    """Everything --resume needs, without pickle: weights and optimizer tensors as safetensors, the rest as JSON."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    Seq2SeqPipeline(model, tokenizer).save_pretrained(run_dir / "last")
+    state = optimizer.state_dict()
+    tensors = {f"{i}.{name}": value.contiguous() for i, slots in state["state"].items()
+               for name, value in slots.items()}
+    save_file(tensors, str(run_dir / "optimizer.safetensors"))
+    meta = {"progress": progress.__dict__, "param_groups": state["param_groups"], "args": vars(args)}
+    (run_dir / "state.json").write_text(json.dumps(meta, indent=1, default=str))
+
+
+def load_state(run_dir: Path, model: Transformer, optimizer) -> Progress:
+    from .checkpoint import load_weights
+
+    load_weights(model, run_dir / "last")
+    meta = json.loads((run_dir / "state.json").read_text())
+    tensors = load_file(str(run_dir / "optimizer.safetensors"))
+    slots: dict[int, dict[str, torch.Tensor]] = {}
+    for key, value in tensors.items():
+        index, name = key.split(".", 1)
+        slots.setdefault(int(index), {})[name] = value
+    optimizer.load_state_dict({"state": slots, "param_groups": meta["param_groups"]})
+    return Progress(**meta["progress"])
+
+
+# The loop ------------------------------------------------------------------------------------------------------------
+
+
+def train(args: argparse.Namespace) -> Progress:
+    distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if distributed:
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        if device.type == "cuda":
+            device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+            torch.cuda.set_device(device)
+    rank, world = (dist.get_rank(), dist.get_world_size()) if distributed else (0, 1)
+    is_main = rank == 0
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    preset = PRESETS[args.task]
+    for name in ("lr", "warmup", "batch_tokens", "epochs", "eval_every", "dropout", "d_model", "n_layers",
+                 "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size"):
+        if getattr(args, name, None) is not None:
+            setattr(preset, name, getattr(args, name))
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)  # same seed on every rank: identical initial weights
+
+    run_dir = Path(args.run_dir or f"runs/{args.task}")
+    resume_dir = Path(args.resume) if args.resume else None
+    tokenizer = Tokenizer.load(resume_dir / "last" / "tokenizer.json") if resume_dir else build_tokenizer(args.task, preset)
+    vocab = tokenizer.vocab_size
+    config = TransformerConfig(
+        src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=preset.d_model, n_heads=preset.n_heads,
+        n_encoder_layers=preset.n_layers, n_decoder_layers=preset.n_layers, d_ff=preset.d_ff,
+        dropout=preset.dropout, max_len=preset.max_len, pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id,
+        eos_id=tokenizer.eos_id, norm_first=True, tie_output_embeddings=True, share_embeddings=True,
+    )
+    model = Transformer(config).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.98), eps=1e-9,
+                                  weight_decay=preset.weight_decay)
+    progress = load_state(resume_dir, model, optimizer) if resume_dir else Progress()
+    wrapped = DistributedDataParallel(model) if distributed else model
+    valid = validation_data(args.task)
+    snapshots: list[dict[str, torch.Tensor]] = []  # the last few validated weights, for averaging
+    if is_main:
+        n_params = sum(p.numel() for p in model.parameters())
+        logger.info("%s: %.2fM parameters, vocabulary %d, %d process(es) on %s", args.task, n_params / 1e6, vocab,
+                    world, device)
+
+    started = time.time() - progress.seconds
+    stop = False
+    while progress.epoch < preset.epochs and not stop:
+        pairs = load_task_data(args.task, progress.epoch, preset, args.seed)
+        batches = list(make_batches(pairs, tokenizer, preset.batch_tokens, preset.max_len,
+                                    seed=args.seed * 1000 + progress.epoch))
+        per_rank = len(batches) // world  # equal counts on every rank, so no process waits for a missing step
+        mine = batches[rank::world][:per_rank]
+        bar = tqdm(total=per_rank, initial=progress.batch_in_epoch, disable=not is_main or args.quiet,
+                   desc=f"epoch {progress.epoch + 1}/{preset.epochs}", dynamic_ncols=True, mininterval=2)
+        tokens_seen, window_start = 0, time.time()
+        for src, tgt_in, labels in mine[progress.batch_in_epoch:]:
+            src = word_dropout(src, preset.word_dropout, tokenizer.unk_id, tokenizer.pad_id, tokenizer.eos_id)
+            src, tgt_in, labels = src.to(device), tgt_in.to(device), labels.to(device)
+            lr = learning_rate(progress.step + 1, preset)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            logits = wrapped(src, tgt_in).logits
+            loss = F.cross_entropy(logits.transpose(1, 2), labels, ignore_index=tokenizer.pad_id,
+                                   label_smoothing=preset.label_smoothing)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            progress.step += 1
+            progress.batch_in_epoch += 1
+            tokens_seen += int((labels != tokenizer.pad_id).sum()) * world
+            bar.update(1)
+            tok_s = tokens_seen / max(time.time() - window_start, 1e-9)
+            bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.1e}", tok_s=f"{tok_s:.0f}")
+            if args.quiet and is_main and progress.step % 100 == 0:  # a log line instead of the bar
+                logger.info("step %d epoch %d loss %.3f lr %.1e %.0f tok/s", progress.step, progress.epoch + 1,
+                            loss.item(), lr, tok_s)
+            last_batch = progress.batch_in_epoch == per_rank and progress.epoch == preset.epochs - 1
+            out_of_time = args.time_limit and (time.time() - started) / 60 >= args.time_limit
+            if distributed:  # every rank must agree to stop, or the next all-reduce waits forever
+                flag = torch.tensor([float(bool(out_of_time))], device=device)
+                dist.all_reduce(flag)
+                out_of_time = flag.item() > 0
+            if args.max_steps and progress.step >= args.max_steps:
+                out_of_time = True
+            if progress.step % preset.eval_every == 0 or last_batch or out_of_time:
+                progress.seconds = time.time() - started
+                if is_main:
+                    validate(args, model, tokenizer, preset, valid, device, progress, snapshots, optimizer, run_dir)
+                if distributed:
+                    dist.barrier()
+            if out_of_time:
+                stop = True
+                break
+        bar.close()
+        if not stop:
+            progress.epoch += 1
+            progress.batch_in_epoch = 0
+
+    if is_main and preset.average_last > 1 and len(snapshots) > 1:
+        average_and_keep_if_better(args, model, tokenizer, preset, valid, device, progress, snapshots)
+    if distributed:
+        dist.barrier()
+        dist.destroy_process_group()
+    return progress
+
+
+def report(message: str) -> None:
+    tqdm.write(message, file=sys.stderr)  # stderr is unbuffered, so a log file shows it at once
+
+
+def validate(args, model, tokenizer, preset, valid, device, progress, snapshots, optimizer, run_dir) -> None:
+    metrics = evaluate(model, tokenizer, args.task, valid, preset, device)
+    metrics.update(step=progress.step, epoch=progress.epoch, minutes=round(progress.seconds / 60, 2))
+    progress.history.append(metrics)
+    report(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()}))
+    snapshots.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+    del snapshots[: -preset.average_last]
+    score = selection_metric(args.task, metrics)
+    if score > progress.best:
+        progress.best = score
+        Seq2SeqPipeline(model, tokenizer).save_pretrained(args.out)
+        report(f"new best ({score:.2f}), saved to {args.out}")
+    save_state(run_dir, model, tokenizer, optimizer, progress, args)
+
+
+def average_and_keep_if_better(args, model, tokenizer, preset, valid, device, progress, snapshots) -> None:
+    """Checkpoint averaging: the mean of the last validated weights often beats each of them."""
+    current = {k: v.clone() for k, v in model.state_dict().items()}
+    averaged = {k: torch.stack([s[k].float() for s in snapshots]).mean(0).to(v.dtype) for k, v in current.items()}
+    model.load_state_dict(averaged)
+    metrics = evaluate(model, tokenizer, args.task, valid, preset, device)
+    score = selection_metric(args.task, metrics)
+    report(f"average of the last {len(snapshots)} validations: {json.dumps(metrics)}")
+    progress.history.append({**metrics, "averaged": len(snapshots)})
+    if score > progress.best:
+        progress.best = score
+        Seq2SeqPipeline(model, tokenizer).save_pretrained(args.out)
+        report(f"averaged weights are the new best ({score:.2f}), saved to {args.out}")
+    else:
+        model.load_state_dict(current)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m transformer.train",
+                                     description="Train a model from a task preset (see module docstring).")
+    parser.add_argument("--task", choices=sorted(PRESETS), required=True)
+    parser.add_argument("--out", type=Path, help="where the best checkpoint goes (default checkpoints/TASK)")
+    parser.add_argument("--run-dir", type=Path, help="where the resumable state goes (default runs/TASK)")
+    parser.add_argument("--resume", type=Path, help="a run dir to continue from")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument("--time-limit", type=float, default=0, help="stop after this many minutes (0: no limit)")
+    parser.add_argument("--max-steps", type=int, default=0, help="stop after this many updates (0: no limit)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    for name, kind in [("lr", float), ("warmup", int), ("batch-tokens", int), ("epochs", int), ("eval-every", int),
+                       ("dropout", float), ("word-dropout", float), ("d-model", int), ("n-layers", int),
+                       ("d-ff", int), ("n-heads", int), ("vocab-size", int), ("average-last", int),
+                       ("train-size", int)]:
+        parser.add_argument(f"--{name}", type=kind, help="override the preset")
+    args = parser.parse_args(argv)
+    args.out = args.out or Path("checkpoints") / args.task
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    args = parse_args(argv)
+    try:
+        progress = train(args)
+    except FileNotFoundError as err:  # the Ding corpus is not installed
+        print(err, file=sys.stderr)
+        return 1
+    if int(os.environ.get("RANK", "0")) == 0:
+        print(f"done: {progress.step} steps in {progress.seconds / 60:.1f} min, best {progress.best:.3f} -> {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
