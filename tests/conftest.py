@@ -25,3 +25,21 @@ def random_ids(generator: torch.Generator, batch: int, length: int, vocab: int, 
         for b, n in enumerate(lengths):
             ids[b, n:] = 0
     return ids
+
+
+def tiny_pipelines():
+    """Untrained tiny models with real tokenizers, for app and figure tests that must not depend on training."""
+    from transformer.data import REVERSAL_ALPHABET
+    from transformer.hub import Seq2SeqPipeline
+    from transformer.tokenizer import Tokenizer
+
+    chars = Tokenizer.characters(REVERSAL_ALPHABET)
+    texts = ["Ich habe Hunger.", "I am hungry.", "Das ist ein Haus.", "This is a house.", "<b>fett</b> & mehr"] * 5
+    bpe = Tokenizer.train_bpe(texts, vocab_size=90, min_frequency=1)
+    pipelines = {}
+    for name, tok, max_len in (("reverse", chars, 24), ("de-en", bpe, 20)):
+        torch.manual_seed(0)
+        cfg = tiny_config(src_vocab_size=tok.vocab_size, tgt_vocab_size=tok.vocab_size, max_len=max_len,
+                          share_embeddings=True)
+        pipelines[name] = Seq2SeqPipeline(Transformer(cfg), tok, name=name)
+    return pipelines

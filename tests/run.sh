@@ -5,6 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Debian packages: Chromium for the browser test, and the Ding dictionary (trans-de-en) for the corpus tests.
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+[ -f /usr/share/trans/de-en ] || missing+=(trans-de-en)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing ${missing[*]} with apt-get"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
 python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r tests/requirements.txt
 
 export GRADIO_ANALYTICS_ENABLED=False HF_HUB_DISABLE_TELEMETRY=1

@@ -1,0 +1,158 @@
+"""The app's behaviour (Lab, no server), then the real app over HTTP with gradio_client."""
+
+import json
+import socket
+
+import gradio as gr
+import pytest
+from gradio_client import Client
+
+import app
+from app import Lab, Registry, UserState
+
+from tests.conftest import tiny_pipelines
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return Lab(Registry(models=tiny_pipelines()))
+
+
+def test_run_equals_one_shot_decoding(lab):
+    user = UserState()
+    screen = lab.run(user, "reverse", "abc123", max_len=24)
+    pipeline = lab.registry.models["reverse"]
+    assert screen.output == pipeline.generate(["abc123"], max_new_tokens=24)[0]
+    assert screen.n_steps == screen.step == len(user.run.session.steps)
+    assert {"encoder", "decoder_self", "cross", "spotlight", "top_k"} <= set(screen.figures)
+
+
+def test_step_through_gives_the_same_tokens_as_run(lab):
+    stepper, runner = UserState(), UserState()
+    lab.run(runner, "de-en", "Ich habe Hunger.", max_len=10)
+    for _ in range(10):
+        if stepper.run is not None and stepper.run.session.finished:
+            break
+        screen = lab.step(stepper, "de-en", "Ich habe Hunger.", max_len=10)
+    assert stepper.run.session.tokens == runner.run.session.tokens
+    assert screen.output == lab.screen(runner).output
+    with pytest.raises(gr.Error, match="finished"):
+        lab.step(stepper, "de-en", "Ich habe Hunger.", max_len=10)
+
+
+def test_back_and_what_if(lab):
+    user = UserState()
+    first = lab.step(user, "reverse", "hello", max_len=8)
+    lab.step(user, "reverse", "hello", max_len=8)
+    back = lab.back(user)
+    assert back.n_steps == 1 and back.output == first.output
+    label, token = first.candidates[1]  # the runner-up at step 1
+    forced = lab.force(user, 1, token)
+    assert user.run.session.steps[0].token == int(token) and user.run.session.steps[0].forced
+    assert forced.step == 1 and forced.n_steps >= 1
+    assert lab.reset(user).output == "" and user.run is None
+    with pytest.raises(gr.Error, match="Nothing to go back"):
+        lab.back(user)
+
+
+def test_changing_the_text_or_model_starts_over(lab):
+    user = UserState()
+    lab.step(user, "reverse", "abc", max_len=8)
+    lab.step(user, "reverse", "abcd", max_len=8)
+    assert len(user.run.session.steps) == 1 and user.run.text == "abcd"
+    lab.step(user, "de-en", "Das ist ein Haus.", max_len=8)
+    assert user.run.model_name == "de-en"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("", "empty"),
+    ("   \n\t", "empty"),
+    (None, "empty"),
+])
+def test_empty_input_is_refused_with_a_message(lab, text, message):
+    with pytest.raises(gr.Error, match=message):
+        lab.run(UserState(), "reverse", text)
+
+
+def test_characters_outside_the_reversal_alphabet_are_named(lab):
+    with pytest.raises(gr.Error, match=r"'A' \(latin capital letter a\).*'!' \(exclamation mark\)"):
+        lab.run(UserState(), "reverse", "abA!c")
+
+
+def test_text_longer_than_the_model_limit_is_truncated_with_a_notice(lab):
+    user = UserState()
+    screen = lab.step(user, "reverse", "a" * 100, max_len=5)
+    assert "only the first 23" in screen.status
+    assert len(user.run.session.src_ids) == 24
+
+
+def test_unknown_model_is_a_message(lab):
+    with pytest.raises(gr.Error, match="Unknown model"):
+        lab.run(UserState(), "nope", "abc")
+
+
+def test_beam_view_and_export(lab, tmp_path):
+    user = UserState()
+    screen = lab.run(user, "de-en", "Das ist ein Haus.", strategy="beam", beam_size=3, max_len=8)
+    pipeline = lab.registry.models["de-en"]
+    assert screen.output == pipeline.generate(["Das ist ein Haus."], strategy="beam", beam_size=3,
+                                              max_new_tokens=8)[0]
+    assert screen.beam_rows and screen.beam_rows[0][:2] == [1, 1] and len(screen.beam_rows[0]) == 4
+    record = json.loads(open(lab.export(user), encoding="utf-8").read())
+    assert record["output_tokens"] == pipeline.tokenizer.tokens(user.run.session.tokens)
+    with pytest.raises(gr.Error, match="Nothing to export"):
+        lab.export(UserState())
+
+
+def test_view_choices_follow_the_model(lab):
+    layers, heads = lab.view_choices("reverse")
+    assert layers == ["All layers", "Layer 1", "Layer 2"]
+    assert heads[:2] == ["All heads", "Mean of heads"] and len(heads) == 2 + 4
+    assert Lab.parse_view("Layer 2", "Head 3").layers == 1 and Lab.parse_view("Layer 2", "Head 3").heads == 2
+    assert Lab.parse_view("All layers", "Mean of heads").heads == "mean"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def served():
+    """The real app on the bundled checkpoints, launched in-process."""
+    registry = app.load_models([])
+    demo = app.build_demo(registry)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield Client(f"http://127.0.0.1:{port}/", verbose=False), registry
+    demo.close()
+
+
+def test_api_translate_matches_the_model(served):
+    client, registry = served
+    assert {"reverse", "de-en"} <= set(registry.models)
+    assert client.predict("reverse", "abc123", "greedy", 4, api_name="/translate") == "321cba"
+    text = "Ich habe Hunger."
+    expected = registry.models["de-en"].generate([text])[0]
+    assert client.predict("de-en", text, "greedy", 4, api_name="/translate") == expected
+    beam = registry.models["de-en"].generate([text], strategy="beam", beam_size=4)[0]
+    assert client.predict("de-en", text, "beam", 4, api_name="/translate") == beam
+
+
+def test_api_attention_returns_every_head(served):
+    client, registry = served
+    record = client.predict("reverse", "abc", "greedy", 4, api_name="/attention")
+    cfg = registry.models["reverse"].model.config
+    assert record["output_text"] == "cba" and record["output_tokens"][-1] == "</s>"
+    assert len(record["encoder"]) == cfg.n_encoder_layers and len(record["encoder"][0]) == cfg.n_heads
+    assert len(record["steps"]) == 4 and len(record["steps"][0]["cross"][0][0]) == 4  # a, b, c, </s>
+
+
+def test_api_bad_input_is_a_clear_error_and_the_app_keeps_working(served):
+    client, _ = served
+    with pytest.raises(Exception, match="only knows lowercase letters and digits"):
+        client.predict("reverse", "Hello!", "greedy", 4, api_name="/translate")
+    with pytest.raises(Exception, match="empty"):
+        client.predict("de-en", "   ", "greedy", 4, api_name="/translate")
+    assert client.predict("reverse", "ok", "greedy", 4, api_name="/translate") == "ko"

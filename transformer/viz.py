@@ -1,0 +1,219 @@
+"""Plotly figures and a JSON record of what a DecodingSession saw. Pure functions: no server, no gradio.
+
+Attention arrives as numpy arrays (L layers, H heads, Q queries, K keys). Every heatmap shares one colour axis from
+0 to 1. Token text is escaped before it reaches plotly (which renders a subset of HTML in labels and hovers), so a
+token such as "<b>" is shown as text, never interpreted.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .decoding import DecodingSession
+from .tokenizer import Tokenizer
+
+COLORSCALE = "Blues"
+HIGHLIGHT = "#e4572e"  # the current step, everywhere
+CELL_PX = 18  # height of one token row in a heatmap
+
+
+def escape_token(token: str) -> str:
+    """Plotly-safe display text: markup becomes visible text, and an empty token is still visible."""
+    return html.escape(token, quote=False) if token else "∅"
+
+
+def axis_labels(tokens: Sequence[str]) -> list[str]:
+    """Escaped tokens made unique, so that a categorical axis keeps repeated tokens apart.
+
+    Repeats get trailing zero-width spaces: invisible on screen and in hovers, but distinct categories.
+    """
+    seen: dict[str, int] = {}
+    labels = []
+    for token in tokens:
+        text = escape_token(token)
+        labels.append(text + "\u200b" * seen.get(text, 0))
+        seen[text] = seen.get(text, 0) + 1
+    return labels
+
+
+@dataclass
+class View:
+    """Which part of the (L, H, Q, K) attention to draw: a layer index or "all"; a head index, "all" or "mean"."""
+
+    layers: int | str = "all"
+    heads: int | str = "all"
+
+    def select(self, weights: np.ndarray) -> tuple[np.ndarray, list[str], list[str]]:
+        """weights (L, H, Q, K) -> (rows, cols, Q, K) with row (layer) and column (head) titles."""
+        n_layers, n_heads = weights.shape[:2]
+        layers = list(range(n_layers)) if self.layers == "all" else [int(self.layers)]
+        chosen = weights[layers]
+        if self.heads == "mean":
+            chosen, head_names = chosen.mean(axis=1, keepdims=True), ["mean of heads"]
+        elif self.heads == "all":
+            head_names = [f"head {h + 1}" for h in range(n_heads)]
+        else:
+            chosen, head_names = chosen[:, [int(self.heads)]], [f"head {int(self.heads) + 1}"]
+        return chosen, [f"layer {layer + 1}" for layer in layers], head_names
+
+
+def attention_grid(
+    weights: np.ndarray,
+    query_tokens: Sequence[str],
+    key_tokens: Sequence[str],
+    view: View = View(),
+    highlight_row: int | None = None,
+    query_title: str = "query",
+    key_title: str = "key",
+) -> go.Figure:
+    """A grid of heatmaps, layers down and heads across, with tokens on the axes and one 0-1 colour scale.
+
+    Hover shows the query token, the key token and the weight. `highlight_row` outlines one query row in every cell.
+    """
+    chosen, layer_names, head_names = view.select(np.asarray(weights, dtype=np.float32))
+    n_rows, n_cols, n_queries, n_keys = chosen.shape
+    ys, xs = axis_labels(query_tokens), axis_labels(key_tokens)
+    titles = [f"{layer} · {head}" for layer in layer_names for head in head_names]
+    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=titles, horizontal_spacing=0.03 + 0.04 / n_cols,
+                        vertical_spacing=min(0.3 / n_rows, 0.12))
+    for r in range(n_rows):
+        for c in range(n_cols):
+            fig.add_trace(
+                go.Heatmap(
+                    z=np.round(chosen[r, c], 4), x=xs, y=ys, coloraxis="coloraxis",
+                    hovertemplate=f"{query_title}: %{{y}}<br>{key_title}: %{{x}}<br>weight: %{{z:.3f}}"
+                                  f"<extra>{titles[r * n_cols + c]}</extra>",
+                ),
+                row=r + 1, col=c + 1,
+            )
+            if highlight_row is not None and 0 <= highlight_row < n_queries:
+                fig.add_shape(type="rect", x0=-0.5, x1=n_keys - 0.5, y0=highlight_row - 0.5, y1=highlight_row + 0.5,
+                              line=dict(color=HIGHLIGHT, width=2), row=r + 1, col=c + 1)
+    fig.update_yaxes(autorange="reversed", type="category", categoryorder="array", categoryarray=ys,
+                     tickfont=dict(size=10))
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=xs, tickangle=-60, tickfont=dict(size=10))
+    cell_height = max(140, CELL_PX * n_queries + 70)
+    fig.update_layout(
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0, colorbar=dict(title="weight", thickness=12)),
+        height=min(120 + cell_height * n_rows, 4000), margin=dict(l=10, r=10, t=40, b=10),
+        plot_bgcolor="white",
+    )
+    fig.update_annotations(font_size=11)
+    return fig
+
+
+def step_cross_attention(session: DecodingSession, tokenizer: Tokenizer, step: int, view: View = View()) -> go.Figure:
+    """The spotlight: one step's cross-attention over the source, a row per (layer, head), in one heatmap."""
+    record = session.steps[step]
+    weights = np.stack([w.numpy() for w in record.cross_attention])[:, :, None, :]  # (L, H, 1, S)
+    chosen, layer_names, head_names = view.select(weights)
+    rows = [f"{layer} · {head}" for layer in layer_names for head in head_names]
+    z = chosen.reshape(len(rows), -1)
+    xs = axis_labels(tokenizer.tokens(session.src_ids))
+    output = escape_token(tokenizer.id_to_token(record.token))
+    fig = go.Figure(go.Heatmap(
+        z=np.round(z, 4), x=xs, y=rows, coloraxis="coloraxis",
+        hovertemplate=f"step {step + 1} → {output}<br>source: %{{x}}<br>%{{y}}<br>weight: %{{z:.3f}}<extra></extra>",
+    ))
+    fig.update_layout(
+        title=dict(text=f"Step {step + 1} wrote <b>{output}</b>: where it looked in the source", font_size=15),
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0, colorbar=dict(title="weight", thickness=12)),
+        height=max(220, 24 * len(rows) + 140), margin=dict(l=10, r=10, t=50, b=10),
+    )
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=xs, tickangle=-60, side="top")
+    return fig
+
+
+def top_k_figure(session: DecodingSession, tokenizer: Tokenizer, step: int) -> go.Figure:
+    """Bar chart of the k most likely next tokens at `step`, the token actually taken in the highlight colour."""
+    record = session.steps[step]
+    labels = axis_labels(tokenizer.tokens(record.top_ids))
+    colors = [HIGHLIGHT if i == record.token else "#4a7ab5" for i in record.top_ids]
+    fig = go.Figure(go.Bar(
+        x=record.top_probs, y=labels, orientation="h", marker_color=colors,
+        hovertemplate="%{y}: %{x:.3f}<extra></extra>", text=[f"{p:.2f}" for p in record.top_probs],
+        textposition="auto",
+    ))
+    taken = escape_token(tokenizer.id_to_token(record.token))
+    how = " (not the most likely)" if record.forced else ""
+    fig.update_layout(
+        title=dict(text=f"Step {step + 1}: next-token probabilities; took <b>{taken}</b>{how}", font_size=13),
+        height=max(200, 26 * len(labels) + 80), margin=dict(l=10, r=10, t=40, b=10),
+        xaxis=dict(range=[0, 1], title="probability"),
+    )
+    fig.update_yaxes(autorange="reversed", type="category")
+    return fig
+
+
+def decoder_matrices(session: DecodingSession, upto: int) -> tuple[np.ndarray, np.ndarray]:
+    """Decoder self-attention (L, H, n, n) and cross-attention (L, H, n, S) for steps 0..upto, from the recorded rows.
+
+    Row i is step i's query; self-attention rows are zero beyond position i (the causal mask made them exactly 0).
+    """
+    n = upto + 1
+    first = session.steps[0]
+    n_layers, n_heads = len(first.self_attention), first.self_attention[0].shape[0]
+    self_attn = np.zeros((n_layers, n_heads, n, n), dtype=np.float32)
+    cross = np.zeros((n_layers, n_heads, n, len(session.src_ids)), dtype=np.float32)
+    for i, step in enumerate(session.steps[:n]):
+        for layer in range(n_layers):
+            self_attn[layer, :, i, : i + 1] = step.self_attention[layer].numpy()
+            cross[layer, :, i] = step.cross_attention[layer].numpy()
+    return self_attn, cross
+
+
+def session_figures(session: DecodingSession, tokenizer: Tokenizer, step: int, view: View) -> dict[str, go.Figure]:
+    """Every figure of the app for `step` (0-based) of `session`."""
+    src_tokens = tokenizer.tokens(session.src_ids)
+    encoder = np.stack([w.numpy() for w in session.encoder_attention])
+    figures = {"encoder": attention_grid(encoder, src_tokens, src_tokens, view, query_title="source query",
+                                         key_title="source key")}
+    if not session.steps:
+        return figures
+    step = min(step, len(session.steps) - 1)
+    self_attn, cross = decoder_matrices(session, step)
+    inputs = tokenizer.tokens([session.model.config.bos_id, *session.tokens[:step]])
+    outputs = [f"{t} ({i + 1})" for i, t in enumerate(tokenizer.tokens(session.tokens[: step + 1]))]
+    figures["decoder_self"] = attention_grid(self_attn, outputs, inputs, view, highlight_row=step,
+                                             query_title="step (output)", key_title="decoder input")
+    figures["cross"] = attention_grid(cross, outputs, src_tokens, view, highlight_row=step,
+                                      query_title="step (output)", key_title="source")
+    figures["spotlight"] = step_cross_attention(session, tokenizer, step, view)
+    figures["top_k"] = top_k_figure(session, tokenizer, step)
+    return figures
+
+
+def attention_record(session: DecodingSession, tokenizer: Tokenizer, model_name: str, decimals: int = 5) -> dict:
+    """Everything the session recorded, as JSON-ready data: tokens, per-step top-k, and every head's weights."""
+    def rounded(tensor) -> list:
+        return np.round(tensor.numpy().astype(np.float64), decimals).tolist()
+
+    return {
+        "model": model_name,
+        "source_tokens": tokenizer.tokens(session.src_ids),
+        "output_tokens": tokenizer.tokens(session.tokens),
+        "output_text": tokenizer.decode(session.tokens),
+        "shapes": {"encoder": "[layer][head][query][key]", "decoder_self": "[layer][head][key <= step]",
+                   "cross": "[layer][head][source]"},
+        "encoder": [rounded(w) for w in session.encoder_attention],
+        "steps": [
+            {
+                "step": i + 1,
+                "token": tokenizer.id_to_token(s.token),
+                "probability": round(s.prob, decimals),
+                "forced": s.forced,
+                "top_k": [{"token": tokenizer.id_to_token(t), "probability": round(p, decimals)}
+                          for t, p in zip(s.top_ids, s.top_probs)],
+                "decoder_self": [rounded(w) for w in s.self_attention],
+                "cross": [rounded(w) for w in s.cross_attention],
+            }
+            for i, s in enumerate(session.steps)
+        ],
+    }
