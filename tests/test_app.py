@@ -156,3 +156,27 @@ def test_api_bad_input_is_a_clear_error_and_the_app_keeps_working(served):
     with pytest.raises(Exception, match="empty"):
         client.predict("de-en", "   ", "greedy", 4, api_name="/translate")
     assert client.predict("reverse", "ok", "greedy", 4, api_name="/translate") == "ko"
+
+
+UNREACHABLE = """
+import app
+registry = app.load_models(["someone/not-cached"])
+print(sorted(registry.models))
+print(registry.errors["someone/not-cached"])
+"""
+
+
+def test_unreachable_hub_model_is_reported_and_the_bundled_models_still_work():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(repo)}
+    result = subprocess.run([sys.executable, "-c", UNREACHABLE], env=env, capture_output=True, text=True,
+                            timeout=120, cwd=repo)
+    assert result.returncode == 0, result.stderr
+    models, error = result.stdout.splitlines()[:2]
+    assert models == "['de-en', 'reverse']"
+    assert error.startswith("someone/not-cached: could not get it from the Hugging Face Hub")

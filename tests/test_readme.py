@@ -21,3 +21,13 @@ def test_readme_opens_with_the_two_commands():
     first_block = re.search(r"```bash\n(.*?)```", text, flags=re.S).group(1)
     assert "python app.py" in first_block and "bash tests/run.sh" in first_block
     assert "bash tests/run.sh" in (README.parent / ".ci" / "run").read_text()
+
+
+def test_space_front_matter_matches_the_requirements():
+    text = README.read_text(encoding="utf-8")
+    front = re.match(r"---\n(.*?)\n---\n", text, flags=re.S).group(1)
+    fields = dict(line.split(": ", 1) for line in front.splitlines() if ": " in line and not line.startswith(" "))
+    requirements = (README.parent / "requirements.txt").read_text()
+    gradio_pin = re.search(r"^gradio==(\S+)$", requirements, flags=re.M).group(1)
+    assert fields["sdk"] == "gradio" and fields["sdk_version"] == gradio_pin
+    assert fields["app_file"] == "app.py" and "python_version" in fields and "models:" in front

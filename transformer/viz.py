@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .decoding import DecodingSession
 from .tokenizer import Tokenizer
@@ -63,6 +62,15 @@ class View:
         return chosen, [f"layer {layer + 1}" for layer in layers], head_names
 
 
+def figure(data: list[dict], layout: dict) -> go.Figure:
+    """A plotly Figure from plain dicts, skipping plotly's per-property validation (the slow part of building)."""
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def _colour_axis() -> dict:
+    return dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text="weight"), thickness=12))
+
+
 def attention_grid(
     weights: np.ndarray,
     query_tokens: Sequence[str],
@@ -79,33 +87,38 @@ def attention_grid(
     chosen, layer_names, head_names = view.select(np.asarray(weights, dtype=np.float32))
     n_rows, n_cols, n_queries, n_keys = chosen.shape
     ys, xs = axis_labels(query_tokens), axis_labels(key_tokens)
-    titles = [f"{layer} · {head}" for layer in layer_names for head in head_names]
-    fig = make_subplots(rows=n_rows, cols=n_cols, subplot_titles=titles, horizontal_spacing=0.03 + 0.04 / n_cols,
-                        vertical_spacing=min(0.3 / n_rows, 0.12))
+    cell_px = max(140, CELL_PX * n_queries + 70)
+    height = min(120 + cell_px * n_rows, 4000)
+    h_gap, v_gap = 0.03 + 0.04 / n_cols, min(90 / height, 0.3 / n_rows)
+    width = (1 - h_gap * (n_cols - 1)) / n_cols
+    cell_height = (1 - v_gap * (n_rows - 1)) / n_rows
+    data, annotations, shapes = [], [], []
+    layout = dict(coloraxis=_colour_axis(), height=height, margin=dict(l=10, r=10, t=40, b=10),
+                  plot_bgcolor="white", annotations=annotations, shapes=shapes)
     for r in range(n_rows):
         for c in range(n_cols):
-            fig.add_trace(
-                go.Heatmap(
-                    z=np.round(chosen[r, c], 4), x=xs, y=ys, coloraxis="coloraxis",
-                    hovertemplate=f"{query_title}: %{{y}}<br>{key_title}: %{{x}}<br>weight: %{{z:.3f}}"
-                                  f"<extra>{titles[r * n_cols + c]}</extra>",
-                ),
-                row=r + 1, col=c + 1,
-            )
+            k = r * n_cols + c + 1
+            x0, top = c * (width + h_gap), 1 - r * (cell_height + v_gap)
+            suffix = "" if k == 1 else str(k)
+            title = f"{layer_names[r]} · {head_names[c]}"
+            data.append(dict(
+                type="heatmap", z=np.round(chosen[r, c], 4), x=xs, y=ys, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
+                coloraxis="coloraxis",
+                hovertemplate=f"{query_title}: %{{y}}<br>{key_title}: %{{x}}<br>weight: %{{z:.3f}}<extra>{title}</extra>",
+            ))
+            layout[f"xaxis{suffix}"] = dict(domain=[x0, x0 + width], anchor=f"y{suffix}", type="category",
+                                            categoryorder="array", categoryarray=xs, tickangle=-60,
+                                            tickfont=dict(size=10))
+            layout[f"yaxis{suffix}"] = dict(domain=[max(top - cell_height, 0), top], anchor=f"x{suffix}",
+                                            type="category", categoryorder="array", categoryarray=ys,
+                                            autorange="reversed", tickfont=dict(size=10))
+            annotations.append(dict(text=title, x=x0 + width / 2, y=top, xref="paper", yref="paper",
+                                    xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=11)))
             if highlight_row is not None and 0 <= highlight_row < n_queries:
-                fig.add_shape(type="rect", x0=-0.5, x1=n_keys - 0.5, y0=highlight_row - 0.5, y1=highlight_row + 0.5,
-                              line=dict(color=HIGHLIGHT, width=2), row=r + 1, col=c + 1)
-    fig.update_yaxes(autorange="reversed", type="category", categoryorder="array", categoryarray=ys,
-                     tickfont=dict(size=10))
-    fig.update_xaxes(type="category", categoryorder="array", categoryarray=xs, tickangle=-60, tickfont=dict(size=10))
-    cell_height = max(140, CELL_PX * n_queries + 70)
-    fig.update_layout(
-        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0, colorbar=dict(title="weight", thickness=12)),
-        height=min(120 + cell_height * n_rows, 4000), margin=dict(l=10, r=10, t=40, b=10),
-        plot_bgcolor="white",
-    )
-    fig.update_annotations(font_size=11)
-    return fig
+                shapes.append(dict(type="rect", xref=f"x{suffix}", yref=f"y{suffix}", x0=-0.5, x1=n_keys - 0.5,
+                                   y0=highlight_row - 0.5, y1=highlight_row + 0.5,
+                                   line=dict(color=HIGHLIGHT, width=2)))
+    return figure(data, layout)
 
 
 def step_cross_attention(session: DecodingSession, tokenizer: Tokenizer, step: int, view: View = View()) -> go.Figure:
@@ -114,42 +127,40 @@ def step_cross_attention(session: DecodingSession, tokenizer: Tokenizer, step: i
     weights = np.stack([w.numpy() for w in record.cross_attention])[:, :, None, :]  # (L, H, 1, S)
     chosen, layer_names, head_names = view.select(weights)
     rows = [f"{layer} · {head}" for layer in layer_names for head in head_names]
-    z = chosen.reshape(len(rows), -1)
     xs = axis_labels(tokenizer.tokens(session.src_ids))
     output = escape_token(tokenizer.id_to_token(record.token))
-    fig = go.Figure(go.Heatmap(
-        z=np.round(z, 4), x=xs, y=rows, coloraxis="coloraxis",
+    data = [dict(
+        type="heatmap", z=np.round(chosen.reshape(len(rows), -1), 4), x=xs, y=rows, coloraxis="coloraxis",
         hovertemplate=f"step {step + 1} → {output}<br>source: %{{x}}<br>%{{y}}<br>weight: %{{z:.3f}}<extra></extra>",
-    ))
-    fig.update_layout(
-        title=dict(text=f"Step {step + 1} wrote <b>{output}</b>: where it looked in the source", font_size=15),
-        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0, colorbar=dict(title="weight", thickness=12)),
-        height=max(220, 24 * len(rows) + 140), margin=dict(l=10, r=10, t=50, b=10),
+    )]
+    layout = dict(
+        title=dict(text=f"Step {step + 1} wrote <b>{output}</b>: where it looked in the source", font=dict(size=15)),
+        coloraxis=_colour_axis(), height=max(220, 24 * len(rows) + 140), margin=dict(l=10, r=10, t=50, b=10),
+        xaxis=dict(type="category", categoryorder="array", categoryarray=xs, tickangle=-60, side="top"),
+        yaxis=dict(type="category", autorange="reversed"),
     )
-    fig.update_yaxes(autorange="reversed", type="category")
-    fig.update_xaxes(type="category", categoryorder="array", categoryarray=xs, tickangle=-60, side="top")
-    return fig
+    return figure(data, layout)
 
 
 def top_k_figure(session: DecodingSession, tokenizer: Tokenizer, step: int) -> go.Figure:
     """Bar chart of the k most likely next tokens at `step`, the token actually taken in the highlight colour."""
     record = session.steps[step]
     labels = axis_labels(tokenizer.tokens(record.top_ids))
-    colors = [HIGHLIGHT if i == record.token else "#4a7ab5" for i in record.top_ids]
-    fig = go.Figure(go.Bar(
-        x=record.top_probs, y=labels, orientation="h", marker_color=colors,
+    data = [dict(
+        type="bar", x=record.top_probs, y=labels, orientation="h",
+        marker=dict(color=[HIGHLIGHT if i == record.token else "#4a7ab5" for i in record.top_ids]),
         hovertemplate="%{y}: %{x:.3f}<extra></extra>", text=[f"{p:.2f}" for p in record.top_probs],
         textposition="auto",
-    ))
+    )]
     taken = escape_token(tokenizer.id_to_token(record.token))
     how = " (not the most likely)" if record.forced else ""
-    fig.update_layout(
-        title=dict(text=f"Step {step + 1}: next-token probabilities; took <b>{taken}</b>{how}", font_size=13),
+    layout = dict(
+        title=dict(text=f"Step {step + 1}: next-token probabilities; took <b>{taken}</b>{how}", font=dict(size=13)),
         height=max(200, 26 * len(labels) + 80), margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(range=[0, 1], title="probability"),
+        xaxis=dict(range=[0, 1], title=dict(text="probability")),
+        yaxis=dict(type="category", autorange="reversed"),
     )
-    fig.update_yaxes(autorange="reversed", type="category")
-    return fig
+    return figure(data, layout)
 
 
 def decoder_matrices(session: DecodingSession, upto: int) -> tuple[np.ndarray, np.ndarray]:
