@@ -98,7 +98,7 @@ class UserState:
 
 def check_source(pipeline: Seq2SeqPipeline, text: str | None) -> tuple[list[int], str]:
     """Source ids for `text`, and a notice for the user; raises gr.Error with a clear message for unusable input."""
-    if text is None or not text.strip():
+    if text is None or is_blank(text):
         raise gr.Error("Type a source text first: it is empty.")
     tokenizer = pipeline.tokenizer
     unknown = tokenizer.unknown_characters(text)
@@ -117,8 +117,15 @@ def check_source(pipeline: Seq2SeqPipeline, text: str | None) -> tuple[list[int]
 
 
 def describe_char(char: str) -> str:
-    name = unicodedata.name(char, f"U+{ord(char):04X}")
-    return f"'{char}' ({name.lower()})" if char.isprintable() and not char.isspace() else name.lower()
+    """A character named so that any reader can tell what it is, without printing markup or invisible characters."""
+    code = f"U+{ord(char):04X}"
+    name = unicodedata.name(char, code).lower()
+    return f"'{char}' ({name})" if char.isalnum() else f"{name} ({code})" if name != code.lower() else code
+
+
+def is_blank(text: str) -> bool:
+    """Nothing visible: only white space, control or format characters (such as zero-width spaces)."""
+    return all(c.isspace() or unicodedata.category(c) in ("Cc", "Cf", "Zs", "Zl", "Zp") for c in text)
 
 
 def replay_beam(run: Run, beam_size: int) -> list[list]:
@@ -313,7 +320,7 @@ def build_demo(registry: Registry) -> gr.Blocks:
         return (
             user,
             screen.output,
-            screen.status,
+            gr.update(value=screen.status, visible=bool(screen.status)),
             gr.update(value=screen.step, maximum=max(screen.n_steps, 1), interactive=screen.n_steps > 1),
             figures.get("spotlight"),
             figures.get("top_k"),
@@ -375,7 +382,7 @@ def build_demo(registry: Registry) -> gr.Blocks:
             back_btn = gr.Button("Back")
             reset_btn = gr.Button("Reset")
         output = gr.Textbox(label="Output", interactive=False)
-        status = gr.Markdown()
+        status = gr.Textbox(label="Notice", interactive=False, visible=False)
         scrub = gr.Slider(0, 1, value=0, step=1, label="Show step", interactive=False)
         with gr.Row():
             spotlight = gr.Plot(label="Cross-attention at this step", scale=3)
@@ -406,11 +413,14 @@ def build_demo(registry: Registry) -> gr.Blocks:
         outputs = [state, output, status, scrub, spotlight, top_k_plot, what_if, encoder_plot, decoder_plot,
                    cross_plot, beam_table]
         view = [layer_view, head_view]
+        # The buttons' endpoints stay out of the API docs, but benchmarks and tests can drive them by name.
+        hidden = dict(api_visibility="undocumented")
         private = dict(api_visibility="private")
-        run_btn.click(on_run, [state, model, source, strategy, beam_size, max_len, top_k, *view], outputs, **private)
-        step_btn.click(on_step, [state, model, source, max_len, top_k, *view], outputs, **private)
-        back_btn.click(on_back, [state, *view], outputs, **private)
-        reset_btn.click(on_reset, [state], outputs, **private)
+        run_btn.click(on_run, [state, model, source, strategy, beam_size, max_len, top_k, *view], outputs,
+                      api_name="ui_run", **hidden)
+        step_btn.click(on_step, [state, model, source, max_len, top_k, *view], outputs, api_name="ui_step", **hidden)
+        back_btn.click(on_back, [state, *view], outputs, api_name="ui_back", **hidden)
+        reset_btn.click(on_reset, [state], outputs, api_name="ui_reset", **hidden)
         force_btn.click(on_force, [state, scrub, what_if, *view], outputs, **private)
         scrub.release(on_scrub, [state, scrub, *view], outputs, **private)
         layer_view.change(on_view, [state, scrub, *view], outputs, **private)

@@ -3,15 +3,18 @@
 from .checkpoint import CheckpointError
 from .config import TransformerConfig
 from .decoding import DecodingSession, beam_search, greedy_decode
+from .hub import Seq2SeqPipeline, load_pretrained
 from .model import Attentions, Seq2SeqOutput, Transformer
 
 __all__ = [
     "Attentions",
     "CheckpointError",
     "DecodingSession",
+    "Seq2SeqPipeline",
     "Seq2SeqOutput",
     "Transformer",
     "TransformerConfig",
     "beam_search",
     "greedy_decode",
+    "load_pretrained",
 ]

@@ -1,0 +1,327 @@
+"""Benchmarks: our Transformer against torch.nn.Transformer, KV-cached decoding, and the app's latency.
+
+    python benchmarks/run.py            # the full run; writes benchmarks/RESULTS.md
+    python benchmarks/run.py --quick    # a few repeats of small shapes: shows that the code runs (CI)
+
+Machines are shared and noisy, so every comparison is measured side by side in one run, alternating the two
+contenders, and reported as the ratio of medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+warnings.filterwarnings("ignore", message=".*nested tensor.*")  # torch.nn.Transformer's notes about its fast path
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+from transformer import Transformer, TransformerConfig  # noqa: E402
+from transformer.masks import to_torch_causal_mask, to_torch_key_padding_mask  # noqa: E402
+
+SENTENCE_15 = "Ich habe gestern mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
+
+
+def median_ms(times: list[float]) -> float:
+    return 1000 * statistics.median(times)
+
+
+def alternate(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 2) -> dict[str, list[float]]:
+    """Time each function `repeats` times, interleaved (A B A B ...) so that noise hits every contender alike."""
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+# 1. Training step ----------------------------------------------------------------------------------------------------
+
+
+def torch_pair(cfg: TransformerConfig) -> tuple[Transformer, nn.Transformer]:
+    torch.manual_seed(0)
+    ours = Transformer(cfg)
+    theirs = nn.Transformer(d_model=cfg.d_model, nhead=cfg.n_heads, num_encoder_layers=cfg.n_encoder_layers,
+                            num_decoder_layers=cfg.n_decoder_layers, dim_feedforward=cfg.d_ff, dropout=cfg.dropout,
+                            batch_first=True, norm_first=cfg.norm_first)
+    ours.load_torch_transformer(theirs)
+    return ours, theirs
+
+
+def training_step_bench(cfg: TransformerConfig, batch: int, length: int, repeats: int) -> dict[str, float]:
+    ours, theirs = torch_pair(cfg)
+    shell = copy.deepcopy(ours)  # our embeddings and projection around torch's stacks
+    g = torch.Generator().manual_seed(0)
+    src = torch.randint(4, cfg.src_vocab_size, (batch, length), generator=g)
+    tgt = torch.randint(4, cfg.tgt_vocab_size, (batch, length + 1), generator=g)
+    tgt_in, labels = tgt[:, :-1], tgt[:, 1:]
+    opt_ours = torch.optim.AdamW(ours.parameters(), lr=1e-4)
+    opt_theirs = torch.optim.AdamW([*theirs.parameters(), *shell.parameters()], lr=1e-4)
+    causal = to_torch_causal_mask(length)
+    src_pad, tgt_pad = to_torch_key_padding_mask(src, cfg.pad_id), to_torch_key_padding_mask(tgt_in, cfg.pad_id)
+
+    def step(model_logits, optimizer):
+        loss = F.cross_entropy(model_logits().transpose(1, 2), labels)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    def torch_logits():
+        hidden = theirs(shell.embed_src(src), shell.embed_tgt(tgt_in), tgt_mask=causal, src_key_padding_mask=src_pad,
+                        tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad)
+        return shell.project(hidden)
+
+    ours.train(), theirs.train(), shell.train()
+    times = alternate({
+        "torch": lambda: step(torch_logits, opt_theirs),
+        "ours": lambda: step(lambda: ours(src, tgt_in).logits, opt_ours),
+        "ours_weights": lambda: step(lambda: ours(src, tgt_in, output_attentions=True).logits, opt_ours),
+    }, repeats)
+    return {name: median_ms(t) for name, t in times.items()}
+
+
+# 2. Inference --------------------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def greedy_fixed(model: Transformer, src: torch.Tensor, steps: int, cached: bool) -> list[int]:
+    """Greedy decoding of exactly `steps` tokens (eos ignored), with the KV cache or re-running the whole prefix."""
+    enc = model.encode(src)
+    tokens = torch.full((src.size(0), 1), model.config.bos_id)
+    cache = None
+    for _ in range(steps):
+        if cached:
+            dec = model.decode(tokens[:, -1:], enc.memory, enc.src_mask, cache, use_cache=True)
+            cache = dec.cache
+        else:
+            dec = model.decode(tokens, enc.memory, enc.src_mask)
+        tokens = torch.cat([tokens, model.project(dec.hidden[:, -1:]).argmax(-1)], dim=1)
+    return tokens[0].tolist()
+
+
+@torch.no_grad()
+def torch_greedy(ours: Transformer, theirs: nn.Transformer, src: torch.Tensor, steps: int) -> list[int]:
+    """The same greedy loop through torch.nn.Transformer's modules, which have no KV cache."""
+    src_pad = to_torch_key_padding_mask(src, ours.config.pad_id)
+    memory = theirs.encoder(ours.embed_src(src), src_key_padding_mask=src_pad)
+    tokens = torch.full((src.size(0), 1), ours.config.bos_id)
+    for _ in range(steps):
+        hidden = theirs.decoder(ours.embed_tgt(tokens), memory, tgt_mask=to_torch_causal_mask(tokens.size(1)),
+                                memory_key_padding_mask=src_pad)
+        tokens = torch.cat([tokens, ours.project(hidden[:, -1:]).argmax(-1)], dim=1)
+    return tokens[0].tolist()
+
+
+@torch.no_grad()
+def step_at(model: Transformer, src: torch.Tensor, position: int, repeats: int) -> float:
+    """Median time of one cached decoder step when `position` tokens are already in the cache."""
+    enc = model.encode(src)
+    tokens = torch.randint(4, model.config.tgt_vocab_size, (1, position))
+    cache = model.decode(tokens, enc.memory, enc.src_mask, use_cache=True).cache
+    nxt = tokens[:, -1:]
+    times = alternate({"step": lambda: model.decode(nxt, enc.memory, enc.src_mask, cache, use_cache=True)}, repeats)
+    return median_ms(times["step"])
+
+
+def inference_bench(cfg: TransformerConfig, steps: int, repeats: int) -> dict[str, float]:
+    ours, theirs = torch_pair(cfg)
+    ours.eval(), theirs.eval()
+    src = torch.randint(4, cfg.src_vocab_size, (1, 20), generator=torch.Generator().manual_seed(1))
+    same = greedy_fixed(ours, src, steps, True) == greedy_fixed(ours, src, steps, False) == torch_greedy(
+        ours, theirs, src, steps)
+    times = alternate({
+        "cached": lambda: greedy_fixed(ours, src, steps, True),
+        "recompute": lambda: greedy_fixed(ours, src, steps, False),
+        "torch": lambda: torch_greedy(ours, theirs, src, steps),
+    }, repeats)
+    result = {name: median_ms(t) for name, t in times.items()}
+    result["same_tokens"] = float(same)
+    result["step_at_8"] = step_at(ours, src, 8, repeats * 5)
+    result["step_at_64"] = step_at(ours, src, min(64, cfg.max_len - 1), repeats * 5)
+    return result
+
+
+# 3. App latency, through gradio_client, and 4. memory -----------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def app_bench(calls: int) -> dict[str, float]:
+    """The real app in its own process, driven through gradio_client: Run and Step as the buttons call them."""
+    from gradio_client import Client
+
+    port = free_port()
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "PYTHONPATH": str(REPO)}
+    server = subprocess.Popen([sys.executable, str(REPO / "app.py")], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+                break
+            except Exception:
+                if time.time() > deadline or server.poll() is not None:
+                    raise RuntimeError("the app did not start") from None
+                time.sleep(1)
+        loaded_mb = peak_rss_mb(server.pid)
+        view = ["All layers", "All heads"]
+        run, step = [], []
+        for _ in range(calls):
+            client.predict(api_name="/ui_reset")
+            start = time.perf_counter()
+            client.predict("de-en", SENTENCE_15, "greedy", 4, 64, 8, *view, api_name="/ui_run")
+            run.append(time.perf_counter() - start)
+        client.predict(api_name="/ui_reset")
+        client.predict("de-en", SENTENCE_15, 64, 8, *view, api_name="/ui_step")  # the first step also encodes
+        for _ in range(min(calls, 12)):
+            start = time.perf_counter()
+            client.predict("de-en", SENTENCE_15, 64, 8, *view, api_name="/ui_step")
+            step.append(time.perf_counter() - start)
+        result = {"rss_loaded_mb": loaded_mb, "rss_peak_mb": peak_rss_mb(server.pid)}
+        for name, values in (("run", run), ("step", step)):
+            result[f"{name}_p50"] = 1000 * percentile(values, 0.5)
+            result[f"{name}_p95"] = 1000 * percentile(values, 0.95)
+        return result
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def figures_bench(calls: int) -> dict[str, float]:
+    """Figure building alone (in-process), and the JSON size of every figure for 20 output tokens."""
+    from transformer import DecodingSession
+    from transformer.hub import load_pretrained
+    from transformer.viz import View, session_figures
+
+    pipeline = load_pretrained(REPO / "checkpoints" / "de-en")
+    session = DecodingSession(pipeline.model, pipeline.tokenizer.encode(SENTENCE_15), max_new_tokens=64)
+    session.run()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        figures = session_figures(session, pipeline.tokenizer, len(session.steps) - 1, View())
+        for fig in figures.values():
+            fig.to_json()  # what gr.Plot sends
+        times.append(time.perf_counter() - start)
+    session.reset()
+    for token in (list(range(10, 30))):  # 20 output tokens, whatever the model would say
+        session.step(force=token)
+    sizes = sum(len(f.to_json()) for f in session_figures(session, pipeline.tokenizer, 19, View()).values())
+    return {"figures_p50": 1000 * percentile(times, 0.5), "figures_p95": 1000 * percentile(times, 0.95),
+            "figures_json_bytes_20": sizes}
+
+
+# Report --------------------------------------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+            f"{torch.get_num_threads()} threads, Python {platform.python_version()}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny shapes and few repeats (a smoke run)")
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "RESULTS.md")
+    args = parser.parse_args(argv)
+    quick = args.quick
+    repeats = 3 if quick else 15
+    deen = TransformerConfig.from_dict(json.loads((REPO / "checkpoints" / "de-en" / "config.json").read_text()))
+    base = TransformerConfig(src_vocab_size=deen.src_vocab_size, tgt_vocab_size=deen.tgt_vocab_size, d_model=512,
+                             n_heads=8, n_encoder_layers=6, n_decoder_layers=6, d_ff=2048, dropout=0.1)
+    configs = {"de-en (shipped)": deen, "base (512, 6+6)": base}
+    if quick:
+        configs = {"tiny": TransformerConfig(src_vocab_size=100, tgt_vocab_size=100, d_model=32, n_heads=4,
+                                             n_encoder_layers=1, n_decoder_layers=1, d_ff=64, max_len=80)}
+    batch, length = (4, 8) if quick else (32, 32)
+    rows = []
+
+    def row(measure, ours, theirs, ratio_bar=None, note=""):
+        rows.append((measure, ours, theirs, ratio_bar, note))
+
+    for name, cfg in configs.items():
+        t = training_step_bench(cfg, batch, length, repeats if not name.startswith("base") else max(3, repeats // 3))
+        row(f"training step, {name}, weights off", t["ours"], t["torch"], 1.10)
+        row(f"training step, {name}, weights on", t["ours_weights"], t["torch"], None)
+    steps = 16 if quick else 64
+    inf_cfg = configs[next(iter(configs))]
+    inf = inference_bench(inf_cfg, steps, repeats)
+    row(f"greedy {steps} tokens: KV cache vs recompute", inf["cached"], inf["recompute"], 0.5,
+        "same tokens" if inf["same_tokens"] else "TOKENS DIFFER")
+    row(f"greedy {steps} tokens: KV cache vs torch.nn.Transformer", inf["cached"], inf["torch"], None)
+    row(f"greedy {steps} tokens: recompute vs torch.nn.Transformer", inf["recompute"], inf["torch"], None)
+    row("one cached step: position 64 vs position 8", inf["step_at_64"], inf["step_at_8"], None)
+
+    app_rows = []
+    if not quick:
+        app = {**app_bench(calls=20), **figures_bench(calls=20)}
+        app_rows = [
+            ("Run, 15-word sentence, gradio_client round trip (p50 / p95)", app["run_p50"], app["run_p95"], 400),
+            ("one Step, gradio_client round trip (p50 / p95)", app["step_p50"], app["step_p95"], 100),
+            ("figure building alone, per Run (p50 / p95)", app["figures_p50"], app["figures_p95"], None),
+        ]
+        figures_kb, rss = app["figures_json_bytes_20"] / 1024, app["rss_peak_mb"]
+
+    lines = [f"# Benchmark results\n", f"Machine: {machine()}. Medians of {repeats} interleaved repeats"
+             f"{' (quick mode: tiny shapes)' if quick else ''}; batch {batch} × {length} tokens for training.\n",
+             "| measure | ours (ms) | reference (ms) | ratio | bar |", "|---|---|---|---|---|"]
+    for measure, ours, theirs, bar, note in rows:
+        ratio = ours / theirs
+        verdict = "" if bar is None else ("✓" if ratio <= bar else "✗") + f" ≤ {bar:.2f}"
+        lines.append(f"| {measure} | {ours:.1f} | {theirs:.1f} | {ratio:.2f} | {verdict} {note} |".replace("  ", " "))
+    if app_rows:
+        lines += ["", "| app measure | p50 (ms) | p95 (ms) | bar |", "|---|---|---|---|"]
+        for measure, p50, p95, bar in app_rows:
+            verdict = "" if bar is None else ("✓" if p95 <= bar else "✗") + f" ≤ {bar} ms"
+            lines.append(f"| {measure} | {p50:.0f} | {p95:.0f} | {verdict} |")
+        lines += ["", f"- Figures' JSON for 20 output tokens, all layers and heads: {figures_kb:.0f} KB "
+                      f"({'✓' if figures_kb <= 1024 else '✗'} ≤ 1 MB).",
+                  f"- Peak memory of the app process with both models loaded: {app['rss_loaded_mb']:.0f} MB at start, "
+                  f"{rss:.0f} MB after the calls above."]
+    report = "\n".join(lines) + "\n"
+    print(report)
+    if not quick:
+        args.out.write_text(report, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
