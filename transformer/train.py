@@ -244,6 +244,8 @@ def train(args: argparse.Namespace) -> Progress:
         logger.info("%s: %.2fM parameters, vocabulary %d, %d process(es) on %s", args.task, n_params / 1e6, vocab,
                     world, device)
 
+    # bfloat16 autocast: matmuls in bf16 (about 1.6x faster on a CPU with AVX512-BF16), weights and loss in fp32.
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if args.bf16 else nullcontext()
     started = time.time() - progress.seconds
     stop = False
     while progress.epoch < preset.epochs and not stop:
@@ -261,8 +263,9 @@ def train(args: argparse.Namespace) -> Progress:
             lr = learning_rate(progress.step + 1, preset)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            logits = wrapped(src, tgt_in).logits
-            loss = F.cross_entropy(logits.transpose(1, 2), labels, ignore_index=tokenizer.pad_id,
+            with autocast:
+                logits = wrapped(src, tgt_in).logits
+            loss = F.cross_entropy(logits.float().transpose(1, 2), labels, ignore_index=tokenizer.pad_id,
                                    label_smoothing=preset.label_smoothing)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -355,6 +358,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--time-limit", type=float, default=0, help="stop after this many minutes (0: no limit)")
     parser.add_argument("--max-steps", type=int, default=0, help="stop after this many updates (0: no limit)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast for the forward pass")
     for name, kind in [("lr", float), ("warmup", int), ("batch-tokens", int), ("epochs", int), ("eval-every", int),
                        ("dropout", float), ("word-dropout", float), ("d-model", int), ("n-layers", int),
                        ("d-ff", int), ("n-heads", int), ("vocab-size", int), ("average-last", int),

@@ -1,0 +1,95 @@
+"""Hostile input through the path a user takes: every case gets a valid output or a clear message, and the app
+still answers a normal request afterwards. Markup in tokens is shown as text, never interpreted."""
+
+import json
+
+import gradio as gr
+import pytest
+
+from app import Lab, Registry, UserState
+
+from tests.conftest import tiny_pipelines
+
+HOSTILE = {
+    "empty": "",
+    "spaces": "     ",
+    "tabs and newlines": "\t\n\r\n",
+    "10,000 characters": "Haus " * 2000,
+    "10,000 letters": "a" * 10_000,
+    "one character": "a",
+    "emoji": "Ich 😀 habe 🍕 Hunger 🇩🇪.",
+    "only emoji": "😀😀😀",
+    "skin-tone emoji sequence": "👋🏽 Hallo",
+    "zero-width joiner family": "👨‍👩‍👧",
+    "right-to-left Hebrew": "שלום עולם",
+    "right-to-left Arabic": "مرحبا بالعالم",
+    "right-to-left override": "Ich\u202ehabe Hunger",
+    "left-to-right mark": "\u200eHallo",
+    "combining characters": "e\u0301e\u0301e\u0301",
+    "zalgo": "H̸̡̪̯ͨ͊̽̅̾̎Ȩ̬̩̾͛ͪ̈́̀́͘ ̶̧̨̱̹̭̯ͧ̾ͬC̷̙̲̝͖ͭ̏ͥͮ͟Oͮ͏̮̪̝͍",
+    "decomposed umlaut": "Gru\u0308n ist schön.",
+    "NUL": "a\x00b",
+    "only NUL": "\x00",
+    "control characters": "\x01\x02\x03abc\x1b[31m",
+    "bell and backspace": "ab\x07\x08c",
+    "zero-width spaces": "\u200b\u200b\u200b",
+    "BOM": "\ufeffHallo Welt.",
+    "mixed scripts": "Hallo мир 世界 κόσμος",
+    "CJK": "我饿了",
+    "mathematical letters": "𝐇𝐚𝐥𝐥𝐨",
+    "fullwidth": "ＡＢＣ１２３",
+    "surrogate-free astral": "𓀀𓀁𓀂",
+    "symbols outside the reversal alphabet": "abc-def_ghi!",
+    "uppercase for reversal": "ABC",
+    "punctuation only": "?!.,;:",
+    "script tag": "<script>alert(1)</script>",
+    "img onerror": "<img src=x onerror=alert(1)>",
+    "svg onload": "<svg onload=alert(1)>",
+    "link": "<a href='javascript:alert(1)'>klick</a>",
+    "plotly link markup": "<a href=\"https://example.invalid\">x</a> Haus",
+    "bold markup": "<b>fett</b> und <i>kursiv</i>",
+    "html entities": "&lt;b&gt; &amp; &#60;script&#62;",
+    "markdown": "**fett** _kursiv_ [link](http://example.invalid) `code`",
+    "template injection": "{{7*7}} ${7*7} %{x}",
+    "plotly hover syntax": "%{customdata} <extra>x</extra>",
+    "format string": "%s %d %(x)s {0} {}",
+    "path traversal": "../../etc/passwd",
+    "SQL": "'; DROP TABLE users; --",
+    "very long word": "Donaudampfschifffahrtsgesellschaftskapitän" * 20,
+    "many lines": "Haus.\n" * 300,
+    "lone surrogate escaped": "\\ud800",
+    "unicode specials": "\ufffd\ufffe",
+    "digits only": "0123456789",
+}
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return Lab(Registry(models=tiny_pipelines()))
+
+
+def test_there_are_at_least_40_hostile_cases():
+    assert len(HOSTILE) >= 40
+
+
+@pytest.mark.parametrize("model", ["de-en", "reverse"])
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name):
+    user = UserState()
+    text = HOSTILE[name]
+    try:
+        screen = lab.run(user, model, text, max_len=8)
+    except gr.Error as err:  # a clear message, not a traceback
+        message = str(err)
+        assert message and "Traceback" not in message
+        assert any(word in message for word in ("empty", "only knows lowercase letters and digits"))
+        if model == "reverse" and "only knows" in message:
+            assert "remove" in message
+    else:
+        assert isinstance(screen.output, str) and screen.n_steps >= 1
+        json.dumps(lab.attention(model, text))  # the export path copes too
+        figures_json = "".join(f.to_json() for f in screen.figures.values())
+        for markup in ("<script", "<img", "<svg", "<a href", "<i>"):
+            assert markup not in figures_json  # tokens are escaped before plotly sees them
+    # the app still answers a normal request
+    assert lab.run(UserState(), "reverse", "abc", max_len=5).n_steps >= 1

@@ -1,0 +1,127 @@
+"""Untrusted checkpoints: each broken or unsafe one is refused with a message naming the file and the problem."""
+
+import json
+import pickle
+import shutil
+
+import pytest
+import torch
+
+import app
+from transformer import CheckpointError, Transformer
+from transformer.hub import load_pretrained
+
+from tests.conftest import tiny_pipelines
+
+
+@pytest.fixture
+def good(tmp_path):
+    """A valid checkpoint folder (tiny model, real tokenizer)."""
+    folder = tmp_path / "good"
+    tiny_pipelines()["reverse"].save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def no_unpickling(monkeypatch):
+    """Any attempt to unpickle during these tests fails loudly."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("something tried to unpickle")
+
+    monkeypatch.setattr(torch, "load", refuse)
+    monkeypatch.setattr(pickle, "load", refuse)
+    monkeypatch.setattr(pickle, "loads", refuse)
+
+
+def refused(folder, pattern):
+    with pytest.raises(CheckpointError, match=pattern) as info:
+        load_pretrained(folder)
+    assert str(folder) in str(info.value) or folder.name in str(info.value)
+    return info.value
+
+
+def test_the_good_checkpoint_loads(good):
+    assert load_pretrained(good).generate(["abc"], max_new_tokens=3)
+
+
+def test_missing_config(good):
+    (good / "config.json").unlink()
+    refused(good, r"config.json: missing")
+
+
+@pytest.mark.parametrize("content, pattern", [
+    ("{not json", r"config.json: not valid JSON"),
+    ("[1, 2]", r"config.json: invalid config \(config must be a JSON object"),
+    (None, r"config.json: invalid config \(d_model must be divisible by n_heads"),
+    ("unknown", r"config.json: invalid config \(unknown config keys: surprise"),
+    ("types", r"config.json: invalid config \(n_heads must be int"),
+])
+def test_invalid_config(good, content, pattern):
+    config = json.loads((good / "config.json").read_text())
+    if content is None:
+        config["d_model"] = 18
+        content = json.dumps(config)
+    elif content == "unknown":
+        content = json.dumps({**config, "surprise": 1})
+    elif content == "types":
+        content = json.dumps({**config, "n_heads": "4"})
+    (good / "config.json").write_text(content)
+    refused(good, pattern)
+
+
+def test_missing_weights(good):
+    (good / "model.safetensors").unlink()
+    refused(good, r"model.safetensors: missing$")
+
+
+def test_pickled_weights_are_refused_not_loaded(good):
+    (good / "model.safetensors").rename(good / "pytorch_model.bin")
+    refused(good, r"model.safetensors: missing; found pytorch_model.bin, which is refused: weights are loaded from "
+                  r"safetensors only")
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "header"])
+def test_corrupt_weights(good, damage):
+    path = good / "model.safetensors"
+    data = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"\x00\x01garbage" * 100)
+    elif damage == "empty":
+        path.write_bytes(b"")
+    else:  # a header that claims an absurd length
+        path.write_bytes((2**40).to_bytes(8, "little") + data[8:])
+    refused(good, r"model.safetensors: not a readable safetensors file")
+
+
+def test_weights_that_do_not_match_the_config(good, tmp_path):
+    config = json.loads((good / "config.json").read_text())
+    config["d_ff"] = 48  # same names, other shapes
+    (good / "config.json").write_text(json.dumps(config))
+    refused(good, r"model.safetensors: weights do not match config.json")
+
+
+def test_tokenizer_problems(good):
+    (good / "tokenizer.json").write_text("{}")
+    refused(good, r"tokenizer.json: not a readable tokenizer")
+    (good / "tokenizer.json").unlink()
+    refused(good, r"tokenizer.json: missing")
+
+
+def test_a_broken_model_does_not_take_the_app_down(good, tmp_path):
+    bundled = tmp_path / "bundled"
+    shutil.copytree(good, bundled / "works")
+    shutil.copytree(good, bundled / "broken")
+    (bundled / "broken" / "model.safetensors").write_bytes(b"not weights")
+    registry = app.load_models([], bundled=bundled)
+    assert list(registry.models) == ["works"]
+    assert "broken/model.safetensors: not a readable safetensors file" in registry.errors["broken"]
+    lab = app.Lab(registry)
+    assert lab.translate("works", "abc") is not None
+
+
+def test_from_pretrained_alone_is_strict_and_pickle_free(good):
+    (good / "model.safetensors").rename(good / "pytorch_model.bin")
+    with pytest.raises(CheckpointError, match="refused"):
+        Transformer.from_pretrained(good)
