@@ -32,6 +32,7 @@ from transformer.viz import View, attention_record, session_figures  # noqa: E40
 logger = logging.getLogger("attention_lab")
 BUNDLED = Path(__file__).resolve().parent / "checkpoints"
 SECTIONS = {"encoder": "Encoder self-attention", "decoder_self": "Decoder self-attention", "cross": "Cross-attention"}
+MAX_BEAM = 8
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 
 
@@ -47,11 +48,16 @@ class Registry:
 
 def card_examples(folder: Path, limit: int = 8) -> list[str]:
     """Example inputs from the model card's `widget` metadata (taken from each model's test data)."""
-    readme = folder / "README.md"
+    readme = Path(folder) / "README.md"
     if not readme.is_file():
         return []
-    widget = ModelCard.load(readme).data.to_dict().get("widget") or []
-    return [item["text"] for item in widget if isinstance(item, dict) and "text" in item][:limit]
+    try:
+        widget = ModelCard.load(readme).data.to_dict().get("widget") or []
+    except Exception as err:  # a card is documentation: a broken one costs the examples, not the model
+        logger.warning("%s: examples not read (%s)", readme, err)
+        return []
+    texts = [item.get("text") for item in widget if isinstance(item, dict)] if isinstance(widget, list) else []
+    return [t for t in texts if isinstance(t, str) and t.strip()][:limit]
 
 
 def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
@@ -67,8 +73,7 @@ def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
             logger.warning("not loaded: %s", err)
             continue
         registry.models[name] = pipeline
-        folder = Path(spec) if Path(spec).is_dir() else None
-        registry.examples[name] = card_examples(folder) if folder else []
+        registry.examples[name] = card_examples(pipeline.folder) if pipeline.folder else []
     return registry
 
 
@@ -80,6 +85,8 @@ class Run:
     model_name: str
     text: str  # the source as the user typed it
     session: DecodingSession
+    top_k: int = 8  # the options the run was started with, as the user asked for them
+    max_len: int = 64
     notice: str = ""  # e.g. "the source was truncated"
     beams: list[list] = field(default_factory=list)  # beam search history rows, when beam search ran
 
@@ -190,13 +197,13 @@ class Lab:
         ids, notice = check_source(pipeline, text)
         max_len = int(max_len) if max_len else pipeline.model.config.max_len
         session = DecodingSession(pipeline.model, ids, top_k=int(top_k), max_new_tokens=max_len)
-        return Run(name, text, session, notice)
+        return Run(name, text, session, top_k=int(top_k), max_len=max_len, notice=notice)
 
     def current(self, user: UserState, name: str, text: str, top_k: int, max_len: int) -> Run:
         """The user's run, restarted when the model, the text or the options changed."""
         run = user.run
-        if (run is None or run.model_name != name or run.text != text or run.session.top_k != int(top_k)
-                or run.session.max_new_tokens != int(max_len)):
+        if (run is None or run.model_name != name or run.text != text or run.top_k != int(top_k)
+                or run.max_len != int(max_len)):
             user.run = run = self.new_run(name, text, top_k, max_len)
         return run
 
@@ -232,6 +239,8 @@ class Lab:
             heads="All heads") -> Screen:
         with user.lock:
             run = self.current(user, name, text, top_k, max_len)
+            if run.session.finished:  # Run continues a stepped decoding; a finished one is decoded afresh
+                run.session.reset()
             run.beams = self.decode(run, strategy, beam_size)
             return self.screen(user, None, layer, heads)
 
@@ -249,6 +258,7 @@ class Lab:
             if user.run is None or not user.run.session.steps:
                 raise gr.Error("Nothing to go back to.")
             user.run.session.back()
+            user.run.beams = []  # the beam table described the finished decoding, not this one
             return self.screen(user, None, layer, heads)
 
     def reset(self, user) -> Screen:
@@ -263,8 +273,12 @@ class Lab:
             if run is None or not run.session.steps or candidate in (None, ""):
                 raise gr.Error("Decode a step first, then pick another candidate token.")
             step = max(1, min(int(shown_step or 1), len(run.session.steps)))
-            run.session.rewind(step - 1)
-            run.session.step(force=int(candidate))
+            cfg = run.session.model.config
+            token = int(candidate) if str(candidate).isdigit() else -1
+            if not 0 <= token < cfg.tgt_vocab_size or token in (cfg.pad_id, cfg.bos_id):
+                raise gr.Error("Pick one of the candidate tokens listed for this step.")
+            run.session.rewind(step - 1)  # checked first, so a bad choice loses nothing
+            run.session.step(force=token)
             run.session.run()
             run.beams = []
             return self.screen(user, step, layer, heads)
@@ -274,10 +288,11 @@ class Lab:
             return self.screen(user, shown_step, layer, heads)
 
     def export(self, user) -> str:
-        run = user.run
-        if run is None or not run.session.steps:
-            raise gr.Error("Nothing to export yet: Run or Step first.")
-        record = attention_record(run.session, self.registry.models[run.model_name].tokenizer, run.model_name)
+        with user.lock:
+            run = user.run
+            if run is None or not run.session.steps:
+                raise gr.Error("Nothing to export yet: Run or Step first.")
+            record = attention_record(run.session, self.registry.models[run.model_name].tokenizer, run.model_name)
         path = Path(tempfile.mkdtemp(prefix="attention-")) / "attention.json"
         path.write_text(json.dumps(record), encoding="utf-8")
         return str(path)
@@ -288,6 +303,8 @@ class Lab:
         if strategy not in ("greedy", "beam"):
             raise gr.Error(f'Strategy must be "greedy" or "beam" (got {strategy!r}).')
         if strategy == "beam":
+            if not 1 <= int(beam_size) <= MAX_BEAM:
+                raise gr.Error(f"Beam size must be between 1 and {MAX_BEAM} (got {beam_size}).")
             return replay_beam(run, int(beam_size))
         run.session.run()
         return []
@@ -355,9 +372,8 @@ def build_demo(registry: Registry) -> gr.Blocks:
         return outputs_of(user, lab.show(user, *args), with_encoder=False)
 
     def on_model(user, name):
-        lab.reset(user)
         layer_choices, head_choices = lab.view_choices(name)
-        return (gr.update(choices=layer_choices, value=layer_choices[0]),
+        return (*outputs_of(user, lab.reset(user)), gr.update(choices=layer_choices, value=layer_choices[0]),
                 gr.update(choices=head_choices, value=head_choices[0]))
 
     with gr.Blocks(title="Attention Lab") as demo:
@@ -373,7 +389,7 @@ def build_demo(registry: Registry) -> gr.Blocks:
         with gr.Accordion("Decoding options", open=False):
             with gr.Row():
                 strategy = gr.Radio(["greedy", "beam"], value="greedy", label="Strategy")
-                beam_size = gr.Slider(1, 8, value=4, step=1, label="Beam size")
+                beam_size = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size")
                 max_len = gr.Slider(1, 128, value=64, step=1, label="Max length")
                 top_k = gr.Slider(1, 20, value=8, step=1, label="Top-k shown")
         with gr.Row():
@@ -425,7 +441,7 @@ def build_demo(registry: Registry) -> gr.Blocks:
         scrub.release(on_scrub, [state, scrub, *view], outputs, **private)
         layer_view.change(on_view, [state, scrub, *view], outputs, **private)
         head_view.change(on_view, [state, scrub, *view], outputs, **private)
-        model.change(on_model, [state, model], view, **private)
+        model.change(on_model, [state, model], [*outputs, *view], **private)
         export_btn.click(lab.export, [state], [export_file], **private)
         gr.api(lab.translate, api_name="translate")
         gr.api(lab.attention, api_name="attention")

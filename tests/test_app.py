@@ -9,6 +9,7 @@ from gradio_client import Client
 
 import app
 from app import Lab, Registry, UserState
+from transformer import DecodingSession
 
 from tests.conftest import tiny_pipelines
 
@@ -48,11 +49,27 @@ def test_back_and_what_if(lab):
     assert back.n_steps == 1 and back.output == first.output
     label, token = first.candidates[1]  # the runner-up at step 1
     forced = lab.force(user, 1, token)
-    assert user.run.session.steps[0].token == int(token) and user.run.session.steps[0].forced
-    assert forced.step == 1 and forced.n_steps >= 1
+    session = user.run.session
+    assert session.steps[0].token == int(token) and session.steps[0].forced
+    assert forced.step == 1 and forced.n_steps == len(session.steps) and session.finished
+    # decoding went on greedily from the forced token: the same as a fresh session forced the same way
+    replay = DecodingSession(session.model, session.src_ids, max_new_tokens=8)
+    replay.step(force=int(token))
+    assert replay.run() == session.tokens
+    with pytest.raises(gr.Error, match="candidate tokens"):
+        lab.force(user, 1, "0")  # pad is no candidate; nothing is lost
+    assert user.run.session.tokens == session.tokens
     assert lab.reset(user).output == "" and user.run is None
     with pytest.raises(gr.Error, match="Nothing to go back"):
         lab.back(user)
+
+
+def test_stepping_works_when_the_max_length_exceeds_the_model_limit(lab):
+    user = UserState()
+    limit = lab.registry.models["reverse"].model.config.max_len
+    for n in range(1, 4):
+        screen = lab.step(user, "reverse", "abc", max_len=limit + 40)
+        assert screen.n_steps == n  # the run continues rather than restarting
 
 
 def test_changing_the_text_or_model_starts_over(lab):
@@ -182,3 +199,13 @@ def test_unreachable_hub_model_is_reported_and_the_bundled_models_still_work():
     models, error = result.stdout.splitlines()[:2]
     assert models == "['de-en', 'reverse']"
     assert error.startswith("someone/not-cached: could not get it from the Hugging Face Hub")
+
+
+def test_run_after_beam_with_greedy_decodes_greedily_again(lab):
+    user = UserState()
+    text = "Das ist ein Haus."
+    beam = lab.run(user, "de-en", text, strategy="beam", beam_size=3, max_len=8)
+    greedy = lab.run(user, "de-en", text, strategy="greedy", max_len=8)
+    pipeline = lab.registry.models["de-en"]
+    assert greedy.output == pipeline.generate([text], max_new_tokens=8)[0] and not greedy.beam_rows
+    assert beam.beam_rows

@@ -102,10 +102,16 @@ def recompute_greedy_from(model, src, prefix, max_new_tokens):
 
 def test_session_stops_at_the_length_limit(model):
     session = DecodingSession(model, [4, 5], max_new_tokens=3)
-    session.run()
-    assert len(session.steps) <= 3 and session.finished
+    for _ in range(3):
+        assert not session.finished
+        session.step(force=5)  # never eos, so only the limit can stop it
+    assert session.finished and len(session.steps) == 3
     with pytest.raises(ValueError, match="finished"):
         session.step()
+    session.back()
+    with pytest.raises(ValueError, match="not pad or bos"):
+        session.step(force=model.config.pad_id)
+    assert len(session.steps) == 2
 
 
 def test_beam_of_one_is_greedy_and_beams_are_batched(model):
@@ -132,11 +138,20 @@ def test_beam_search_finds_a_better_sequence_than_greedy_on_a_known_distribution
         logp = torch.stack([_mask(model, row) for row in logits]).log_softmax(-1)
         return logp[torch.arange(len(tgt) - 1), torch.tensor(tgt[1:])].sum().item()
 
-    greedy = greedy_decode(model, src, max_new_tokens=32)[0]
-    beam = beam_search(model, src, beam_size=8, max_new_tokens=32, length_penalty=0.0)[0]
-    if len(greedy) < 32:  # greedy reached eos, so both are complete hypotheses
-        assert sequence_log_prob(beam.tokens) >= sequence_log_prob(greedy) - 1e-5
-    assert beam.score == pytest.approx(sequence_log_prob(beam.tokens), abs=1e-4)
+    def score(tokens, limit):  # complete hypotheses end with eos; ones cut by the limit do not
+        return sequence_log_prob(tokens) if len(tokens) < limit else partial_log_prob(tokens)
+
+    def partial_log_prob(tokens):
+        tgt = [model.config.bos_id, *tokens]
+        logits = model(src, torch.tensor([tgt[:-1]])).logits[0]
+        logp = torch.stack([_mask(model, row) for row in logits]).log_softmax(-1)
+        return logp[torch.arange(len(tgt) - 1), torch.tensor(tgt[1:])].sum().item()
+
+    for limit in (3, 8, 32):
+        greedy = greedy_decode(model, src, max_new_tokens=limit)[0]
+        beam = beam_search(model, src, beam_size=8, max_new_tokens=limit, length_penalty=0.0)[0]
+        assert score(beam.tokens, limit) >= score(greedy, limit) - 1e-5
+        assert beam.score == pytest.approx(score(beam.tokens, limit), abs=1e-4)
 
 
 def test_tiny_model_overfits_reversal_and_decodes_it_exactly():

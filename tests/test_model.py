@@ -127,8 +127,9 @@ def test_save_and_load_round_trip_is_bit_exact(tmp_path, overrides):
     assert json.loads((tmp_path / "config.json").read_text()) == model.config.to_dict()
     loaded = Transformer.from_pretrained(tmp_path)
     assert loaded.config == model.config
-    for (name, a), (_, b) in zip(model.state_dict().items(), loaded.state_dict().items()):
-        assert torch.equal(a, b), name
+    assert model.state_dict().keys() == loaded.state_dict().keys()
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(tensor, loaded.state_dict()[name]), name
     g = torch.Generator().manual_seed(7)
     src, tgt = random_ids(g, 2, 6, 11), random_ids(g, 2, 4, 11)
     assert torch.equal(model(src, tgt).logits, loaded(src, tgt).logits)

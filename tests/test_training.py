@@ -62,3 +62,26 @@ def test_missing_corpus_is_a_message_not_a_traceback(tmp_path):
     from transformer.data import main
 
     assert main(["ding", "--source", str(tmp_path / "missing"), "--out", str(tmp_path / "d")]) == 1
+
+
+def test_dropout_stays_on_after_each_validation(tmp_path, monkeypatch):
+    """Validation switches the model to eval mode; every training step after it must run in train mode again."""
+    import torch
+
+    from transformer import train as train_module
+
+    modes = []
+    original = Transformer.forward
+
+    def spy(self, src, tgt, output_attentions=False):
+        if torch.is_grad_enabled():  # a training step, not validation
+            modes.append(self.training)
+        return original(self, src, tgt, output_attentions)
+
+    monkeypatch.setattr(Transformer, "forward", spy)
+    monkeypatch.chdir(tmp_path)
+    in_process = TINY[: TINY.index("--threads")]  # keep this process's own torch thread setting
+    args = train_module.parse_args(["--task", "reverse", "--max-steps", "6", *in_process, "--eval-every", "2"])
+    progress = train_module.train(args)
+    assert len(progress.history) == 3
+    assert modes == [True] * 6

@@ -102,6 +102,7 @@ def beam_search(
     beams: list[list[int]] = [[] for _ in range(B * k)]
     finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
     done = [False] * B
+    at_limit = [False] * B  # rows still searching when the length limit came: their live beams are candidates
     history: list[list[list[tuple[list[int], float]]]] = [[] for _ in range(B)]
     next_input = torch.full((B * k, 1), cfg.bos_id, dtype=torch.long, device=device)
     cache: KVCache | None = None
@@ -144,7 +145,8 @@ def beam_search(
                            if new_scores[b, i] > float("-inf")]
                 history[b].append(entries)
             if not done[b]:
-                done[b] = last_step or _row_done(finished[b], new_scores[b], k, step + 1, length_penalty)
+                at_limit[b] = last_step
+                done[b] = last_step or _row_done(finished[b], new_scores[b], k, step + 1, steps, length_penalty)
         beams = new_beams
         scores = new_scores
         if all(done):
@@ -156,7 +158,7 @@ def beam_search(
     results = []
     for b in range(B):
         candidates = list(finished[b])
-        if len(candidates) < k:  # hit the length limit: live beams count too
+        if at_limit[b] or len(candidates) < k:  # stopped by the length limit: live beams count too
             for i in range(k):
                 if scores[b, i] > float("-inf"):
                     hyp = beams[b * k + i]
@@ -166,13 +168,18 @@ def beam_search(
     return results
 
 
-def _row_done(finished, live_scores: torch.Tensor, k: int, length: int, alpha: float) -> bool:
+def _row_done(finished, live_scores: torch.Tensor, k: int, length: int, max_length: int, alpha: float) -> bool:
+    """True when no live beam can still beat the k-th best finished hypothesis."""
     if len(finished) < k:
         return False
     worst_kept = sorted((s for s, _ in finished), reverse=True)[k - 1]
     best_live = live_scores.max().item()
-    # Log-probabilities only fall as a hypothesis grows; this bound is the usual heuristic for alpha > 0.
-    return best_live == float("-inf") or length_normalise(best_live, length, alpha) < worst_kept
+    if best_live == float("-inf"):
+        return True
+    # A live beam's log-probability only falls as it grows (it is negative), so its best normalised score is
+    # reached with the most favourable penalty over the lengths it can still have.
+    bound = max(length_normalise(best_live, n, alpha) for n in (length + 1, max_length + 1))
+    return bound < worst_kept
 
 
 @dataclass
@@ -233,8 +240,9 @@ class DecodingSession:
         if self.finished:
             raise ValueError("decoding has finished; step back or reset first")
         cfg = self.model.config
-        if force is not None and not 0 <= force < cfg.tgt_vocab_size:
-            raise ValueError(f"forced token must be a target id below {cfg.tgt_vocab_size} (got {force})")
+        if force is not None and (not 0 <= force < cfg.tgt_vocab_size or force in (cfg.pad_id, cfg.bos_id)):
+            raise ValueError(f"forced token must be a target id below {cfg.tgt_vocab_size}, "
+                             f"not pad or bos (got {force})")
         previous = self.steps[-1].token if self.steps else cfg.bos_id
         next_input = torch.tensor([[previous]], device=self._memory.device)
         dec = self.model.decode(

@@ -25,9 +25,11 @@ logger = logging.getLogger(__name__)
 class Seq2SeqPipeline:
     """A Transformer and the tokenizer it was trained with; the tokenizer travels with the model."""
 
-    def __init__(self, model: Transformer, tokenizer: Tokenizer, name: str = "model") -> None:
+    def __init__(self, model: Transformer, tokenizer: Tokenizer, name: str = "model",
+                 folder: Path | None = None) -> None:
         check_compatible(model.config, tokenizer, name)
-        self.model = model.eval()
+        self.folder = folder  # where it was loaded from (its model card is there), if anywhere
+        self.model = model  # its train/eval mode is left alone: generate() switches to eval only while it runs
         self.tokenizer = tokenizer
         self.name = name
 
@@ -68,15 +70,24 @@ class Seq2SeqPipeline:
         if strategy not in ("greedy", "beam"):
             raise ValueError(f'strategy must be "greedy" or "beam" (got {strategy!r})')
         outputs: list[str] = []
-        for start in range(0, len(texts), batch_size):
-            src = self.encode_batch(texts[start: start + batch_size])
-            limit = max_new_tokens or 2 * src.size(1) + 10
-            if strategy == "greedy":
-                ids = greedy_decode(self.model, src, limit)
-            else:
-                ids = [r.tokens for r in beam_search(self.model, src, beam_size, limit, length_penalty)]
-            outputs.extend(self.tokenizer.decode(row) for row in ids)
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            for start in range(0, len(texts), batch_size):
+                outputs.extend(self._generate_batch(texts[start: start + batch_size], strategy, beam_size,
+                                                    max_new_tokens, length_penalty))
+        finally:
+            self.model.train(was_training)
         return outputs
+
+    def _generate_batch(self, texts, strategy, beam_size, max_new_tokens, length_penalty) -> list[str]:
+        src = self.encode_batch(texts)
+        limit = max_new_tokens or 2 * src.size(1) + 10
+        if strategy == "greedy":
+            ids = greedy_decode(self.model, src, limit)
+        else:
+            ids = [r.tokens for r in beam_search(self.model, src, beam_size, limit, length_penalty)]
+        return [self.tokenizer.decode(row) for row in ids]
 
     def save_pretrained(self, folder: str | Path) -> None:
         """config.json + model.safetensors + tokenizer.json (the model card is written separately)."""
@@ -118,4 +129,4 @@ def load_pretrained(name_or_path: str | Path, *, revision: str | None = None, lo
         tokenizer = Tokenizer.load(tokenizer_path)
     except Exception as err:  # tokenizers raises plain Exceptions for malformed JSON
         raise CheckpointError(f"{tokenizer_path}: not a readable tokenizer ({err})") from err
-    return Seq2SeqPipeline(model, tokenizer, name=str(name_or_path))
+    return Seq2SeqPipeline(model, tokenizer, name=str(name_or_path), folder=folder)

@@ -12,6 +12,8 @@ model.safetensors and tokenizer.json. The latest state (weights, optimizer, prog
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import datetime
 import json
 import logging
 import math
@@ -127,7 +129,10 @@ def word_dropout(src: torch.Tensor, p: float, unk_id: int, pad_id: int, eos_id: 
 
 @torch.no_grad()
 def evaluate(model: Transformer, tokenizer: Tokenizer, task: str, pairs, preset: Preset, device) -> dict[str, float]:
-    """Validation loss, plus BLEU/chrF (translation) or exact match (reversal) with greedy decoding."""
+    """Validation loss, plus BLEU/chrF (translation) or exact match (reversal) with greedy decoding.
+
+    Leaves the model in eval mode; the training loop switches it back.
+    """
     model.eval()
     total_loss, total_tokens = 0.0, 0
     for src, tgt_in, labels in make_batches(pairs, tokenizer, 4000, preset.max_len, seed=0):
@@ -145,7 +150,6 @@ def evaluate(model: Transformer, tokenizer: Tokenizer, task: str, pairs, preset:
     else:
         metrics["bleu"] = sacrebleu.corpus_bleu(hypotheses, [references]).score
         metrics["chrf"] = sacrebleu.corpus_chrf(hypotheses, [references]).score
-    model.train()
     return metrics
 
 
@@ -205,7 +209,8 @@ def train(args: argparse.Namespace) -> Progress:
     distributed = int(os.environ.get("WORLD_SIZE", "1")) > 1
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if distributed:
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo")
+        # Rank 0 validates alone while the others wait at a barrier: allow for a slow validation.
+        dist.init_process_group("nccl" if device.type == "cuda" else "gloo", timeout=datetime.timedelta(hours=2))
         if device.type == "cuda":
             device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
             torch.cuda.set_device(device)
@@ -214,7 +219,7 @@ def train(args: argparse.Namespace) -> Progress:
     if args.threads:
         torch.set_num_threads(args.threads)
 
-    preset = PRESETS[args.task]
+    preset = dataclasses.replace(PRESETS[args.task])  # a copy: overrides must not leak into the shared presets
     for name in ("lr", "warmup", "batch_tokens", "epochs", "eval_every", "dropout", "d_model", "n_layers",
                  "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size"):
         if getattr(args, name, None) is not None:
@@ -224,7 +229,19 @@ def train(args: argparse.Namespace) -> Progress:
 
     run_dir = Path(args.run_dir or f"runs/{args.task}")
     resume_dir = Path(args.resume) if args.resume else None
-    tokenizer = Tokenizer.load(resume_dir / "last" / "tokenizer.json") if resume_dir else build_tokenizer(args.task, preset)
+    if resume_dir:
+        tokenizer = Tokenizer.load(resume_dir / "last" / "tokenizer.json")
+    else:
+        # Rank 0 extracts the corpus and learns the vocabulary; the other ranks wait and load exactly that.
+        shared_tokenizer = run_dir / "tokenizer.json"
+        if is_main:
+            tokenizer = build_tokenizer(args.task, preset)
+            run_dir.mkdir(parents=True, exist_ok=True)
+            tokenizer.save(shared_tokenizer)
+        if distributed:
+            dist.barrier()
+        if not is_main:
+            tokenizer = Tokenizer.load(shared_tokenizer)
     vocab = tokenizer.vocab_size
     config = TransformerConfig(
         src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=preset.d_model, n_heads=preset.n_heads,
@@ -292,6 +309,7 @@ def train(args: argparse.Namespace) -> Progress:
                 progress.seconds = time.time() - started
                 if is_main:
                     validate(args, model, tokenizer, preset, valid, device, progress, snapshots, optimizer, run_dir)
+                model.train()  # validation ran in eval mode; dropout must come back on
                 if distributed:
                     dist.barrier()
             if out_of_time:
@@ -320,7 +338,7 @@ def validate(args, model, tokenizer, preset, valid, device, progress, snapshots,
     progress.history.append(metrics)
     report(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()}))
     snapshots.append({k: v.detach().clone() for k, v in model.state_dict().items()})
-    del snapshots[: -preset.average_last]
+    del snapshots[: -max(preset.average_last, 1)]
     score = selection_metric(args.task, metrics)
     if score > progress.best:
         progress.best = score
@@ -355,7 +373,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--resume", type=Path, help="a run dir to continue from")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--time-limit", type=float, default=0, help="stop after this many minutes (0: no limit)")
+    parser.add_argument("--time-limit", type=float, default=0,
+                        help="stop once the run has trained this many minutes in all, counting resumed parts (0: none)")
     parser.add_argument("--max-steps", type=int, default=0, help="stop after this many updates (0: no limit)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast for the forward pass")

@@ -51,14 +51,18 @@ class View:
     def select(self, weights: np.ndarray) -> tuple[np.ndarray, list[str], list[str]]:
         """weights (L, H, Q, K) -> (rows, cols, Q, K) with row (layer) and column (head) titles."""
         n_layers, n_heads = weights.shape[:2]
-        layers = list(range(n_layers)) if self.layers == "all" else [int(self.layers)]
+        # A layer or head this stack does not have (the encoder may be deeper than the decoder) shows them all.
+        layer_ok = self.layers != "all" and 0 <= int(self.layers) < n_layers
+        layers = [int(self.layers)] if layer_ok else list(range(n_layers))
         chosen = weights[layers]
         if self.heads == "mean":
             chosen, head_names = chosen.mean(axis=1, keepdims=True), ["mean of heads"]
         elif self.heads == "all":
             head_names = [f"head {h + 1}" for h in range(n_heads)]
-        else:
+        elif 0 <= int(self.heads) < n_heads:
             chosen, head_names = chosen[:, [int(self.heads)]], [f"head {int(self.heads) + 1}"]
+        else:
+            head_names = [f"head {h + 1}" for h in range(n_heads)]
         return chosen, [f"layer {layer + 1}" for layer in layers], head_names
 
 

@@ -1,0 +1,126 @@
+"""The shipped checkpoints: Hub format, size, quality, and loading from a folder or (offline) from the Hub cache."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from transformer import CheckpointError, Transformer
+from transformer.data import reversal_pairs
+from transformer.hub import load_pretrained
+
+REPO = Path(__file__).resolve().parent.parent
+CHECKPOINTS = REPO / "checkpoints"
+NAMES = ["reverse", "de-en"]
+
+
+@pytest.fixture(scope="module")
+def reverse():
+    return load_pretrained(CHECKPOINTS / "reverse")
+
+
+@pytest.fixture(scope="module")
+def de_en():
+    return load_pretrained(CHECKPOINTS / "de-en")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_checkpoint_is_in_hub_format_and_small(name):
+    folder = CHECKPOINTS / name
+    assert {p.name for p in folder.iterdir()} == {"config.json", "model.safetensors", "tokenizer.json", "README.md"}
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 30 * 2**20
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    front_matter = re.match(r"---\n(.*?)\n---\n", card, flags=re.S).group(1)
+    for key in ("license:", "library_name:", "tags:", "metrics:"):
+        assert key in front_matter, key
+    assert "python -m transformer.train" in card  # the exact training command
+    if name == "de-en":
+        assert "license: gpl-2.0" in front_matter and "GPL" in card and "datasets:" in front_matter
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_both_loaders_read_the_checkpoint(name):
+    model = Transformer.from_pretrained(CHECKPOINTS / name)
+    pipeline = load_pretrained(CHECKPOINTS / name)
+    assert model.state_dict().keys() == pipeline.model.state_dict().keys()
+    for key, tensor in model.state_dict().items():
+        assert torch.equal(tensor, pipeline.model.state_dict()[key]), key
+    assert not model.training
+
+
+def test_reversal_is_exact_on_fresh_random_strings(reverse):
+    pairs = reversal_pairs(400, 1, 24, seed=20261122)
+    outputs = reverse.generate([s for s, _ in pairs])
+    accuracy = sum(o == t for o, (_, t) in zip(outputs, pairs)) / len(pairs)
+    assert accuracy >= 0.99, [(s, o) for o, (s, t) in zip(outputs, pairs) if o != t][:5]
+
+
+EVERYDAY = {
+    "Ich habe Hunger.": "I am hungry.",
+    "Ich habe heute keine Zeit.": "I have no time today.",
+    "Das ist mein Haus.": "This is my house.",
+    "Wo ist der Bahnhof?": "Where is the station?",
+    "Ich liebe dich.": "I love you.",
+    "Er ist mein Freund.": "He is my friend.",
+    "Das Wetter ist heute schön.": "The weather is nice today.",
+    "Ich weiß es nicht.": "I don't know.",
+}
+
+
+def test_simple_everyday_sentences_come_out_right(de_en):
+    outputs = de_en.generate(list(EVERYDAY), strategy="beam", beam_size=4)
+    normalise = lambda s: s.replace("’", "'").lower()  # noqa: E731 - a curly apostrophe is still right
+    right = {src: out for src, out in zip(EVERYDAY, outputs) if normalise(out) == normalise(EVERYDAY[src])}
+    assert len(right) >= 6, dict(zip(EVERYDAY, outputs))
+    greedy = de_en.generate(list(EVERYDAY))
+    assert sum(normalise(g) == normalise(EVERYDAY[s]) for s, g in zip(EVERYDAY, greedy)) >= 5, greedy
+
+
+def test_generate_rejects_unknown_strategy(reverse):
+    with pytest.raises(ValueError, match="strategy"):
+        reverse.generate(["abc"], strategy="sampling")
+
+
+def test_tokenizer_that_does_not_match_the_vocabulary_is_refused(tmp_path):
+    folder = tmp_path / "mixed"
+    shutil.copytree(CHECKPOINTS / "reverse", folder)
+    shutil.copy(CHECKPOINTS / "de-en" / "tokenizer.json", folder / "tokenizer.json")
+    with pytest.raises(CheckpointError, match=r"tokenizer.json: vocabulary of \d+ tokens does not match config.json"):
+        load_pretrained(folder)
+
+
+def make_hub_cache(cache: Path, repo_id: str, source: Path, commit: str = "0" * 40) -> None:
+    """Lay out `source` the way huggingface_hub caches a downloaded repo."""
+    repo_dir = cache / f"models--{repo_id.replace('/', '--')}"
+    (repo_dir / "refs").mkdir(parents=True)
+    (repo_dir / "refs" / "main").write_text(commit)
+    shutil.copytree(source, repo_dir / "snapshots" / commit)
+
+
+HUB_SCRIPT = """
+import sys
+from transformer import CheckpointError, Transformer
+from transformer.hub import load_pretrained
+model = Transformer.from_pretrained("attention-lab/reverse")
+print("from_pretrained", model.config.d_model)
+print("generate", load_pretrained("attention-lab/reverse").generate(["abc123"])[0])
+try:
+    load_pretrained("attention-lab/not-cached")
+except CheckpointError as err:
+    print("refused", err)
+"""
+
+
+def test_loading_by_hub_repo_id_works_offline_from_the_cache(tmp_path):
+    make_hub_cache(tmp_path, "attention-lab/reverse", CHECKPOINTS / "reverse")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path), "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-c", HUB_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("from_pretrained ") and lines[1] == "generate 321cba"
+    assert lines[2].startswith("refused attention-lab/not-cached: could not get it from the Hugging Face Hub")
