@@ -102,6 +102,23 @@ def test_weights_that_do_not_match_the_config(good, tmp_path):
     refused(good, r"model.safetensors: weights do not match config.json")
 
 
+@pytest.mark.parametrize("key, value", [("d_model", 4096), ("n_encoder_layers", 60), ("src_vocab_size", 10**7)])
+def test_a_config_asking_for_a_huge_model_is_refused_before_building_it(good, key, value):
+    config = json.loads((good / "config.json").read_text())
+    config[key] = value
+    if key == "src_vocab_size":
+        config["tgt_vocab_size"] = value
+    (good / "config.json").write_text(json.dumps(config))
+    refused(good, r"model.safetensors: weights do not match config.json \(the config describes [\d,]+ parameters")
+
+
+def test_huge_max_len_is_an_invalid_config(good):
+    config = json.loads((good / "config.json").read_text())
+    config["max_len"] = 10**9
+    (good / "config.json").write_text(json.dumps(config))
+    refused(good, r"config.json: invalid config \(max_len must be at most 8192")
+
+
 def test_tokenizer_problems(good):
     (good / "tokenizer.json").write_text("{}")
     refused(good, r"tokenizer.json: not a readable tokenizer")

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from pathlib import Path
 
 import torch
 from huggingface_hub import snapshot_download
 from huggingface_hub.errors import HFValidationError
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_model
 
 from .config import TransformerConfig
@@ -75,6 +76,24 @@ def read_config(folder: Path) -> TransformerConfig:
         return TransformerConfig.from_dict(data)
     except (TypeError, ValueError) as err:
         raise CheckpointError(f"{path}: invalid config ({err})") from err
+
+
+def check_size(model: torch.nn.Module, folder: Path) -> None:
+    """Compare the parameter count `model` (built on the meta device, so nothing is allocated) would need with what
+    model.safetensors holds, before the real model is built: a config.json that asks for a huge model is refused
+    instead of exhausting memory."""
+    path = Path(folder) / WEIGHTS_FILE
+    if not path.is_file():
+        return  # load_weights says what is missing
+    try:
+        with safe_open(str(path), framework="pt") as weights:
+            stored = sum(math.prod(weights.get_slice(name).get_shape()) for name in weights.keys())
+    except (SafetensorError, OSError) as err:
+        raise CheckpointError(f"{path}: not a readable safetensors file ({err})") from err
+    needed = sum(p.numel() for p in model.parameters())
+    if needed != stored:
+        raise CheckpointError(f"{path}: weights do not match {CONFIG_FILE} (the config describes {needed:,} "
+                              f"parameters, the file holds {stored:,})")
 
 
 def load_weights(model: torch.nn.Module, folder: Path, device: str = "cpu") -> None:

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 
+MAX_POSITIONS = 8192  # the positional-encoding table is built in full, so its size is capped
+
+
 @dataclass
 class TransformerConfig:
     """Shape of an encoder-decoder Transformer ("Attention Is All You Need", base model by default).
@@ -51,6 +54,8 @@ class TransformerConfig:
                      "n_decoder_layers", "d_ff", "max_len"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)})")
+        if self.max_len > MAX_POSITIONS:
+            raise ValueError(f"max_len must be at most {MAX_POSITIONS} (got {self.max_len})")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model must be divisible by n_heads (got d_model={self.d_model}, n_heads={self.n_heads})")
         if not 0.0 <= self.dropout < 1.0:

@@ -254,7 +254,10 @@ class Transformer(
             local_files_only=local_files_only,
             force_download=force_download,
         )
-        model = cls(checkpoint.read_config(folder))
+        config = checkpoint.read_config(folder)
+        with torch.device("meta"):  # shapes only: check the file can fill this model before allocating it
+            checkpoint.check_size(cls(config), folder)
+        model = cls(config)
         checkpoint.load_weights(model, folder, device=map_location)
         return model.eval()
 
