@@ -33,6 +33,7 @@ logger = logging.getLogger("attention_lab")
 BUNDLED = Path(__file__).resolve().parent / "checkpoints"
 SECTIONS = {"encoder": "Encoder self-attention", "decoder_self": "Decoder self-attention", "cross": "Cross-attention"}
 MAX_BEAM = 8
+CONCURRENCY = 2  # decoding requests served at once; more would only share the same cores
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 
 
@@ -445,7 +446,7 @@ def build_demo(registry: Registry) -> gr.Blocks:
         export_btn.click(lab.export, [state], [export_file], **private)
         gr.api(lab.translate, api_name="translate")
         gr.api(lab.attention, api_name="attention")
-    demo.queue(default_concurrency_limit=2, max_size=64)
+    demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
     return demo
 
 
@@ -455,6 +456,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="also load this Hugging Face Hub model (repeatable)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # Each of the CONCURRENCY requests gets its share of the cores (1 thread each on a 2-core Space).
+    torch.set_num_threads(max(1, (os.cpu_count() or 2) // CONCURRENCY))
     registry = load_models(args.model)
     demo = build_demo(registry)
     demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
