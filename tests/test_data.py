@@ -3,7 +3,8 @@
 import pytest
 
 from transformer.data import (
-    DING_PATH, clean, extract_ding, is_sentence, reversal_pairs, split_of, split_pairs, token_batches,
+    DING_PATH, clean, extract_ding, extract_ding_phrases, is_sentence, reversal_pairs, split_of, split_pairs,
+    token_batches,
 )
 from transformer.tokenizer import Tokenizer
 
@@ -16,6 +17,7 @@ Haus {n} | Das ist ein Haus. :: house | This is a house.
 kaputt | Das ist ein Haus. :: broken | That is a house.
 ungleich | Ein Satz hier. :: unequal
 klein | das ist klein. :: small | that is small.
+anrufen | jdn. anrufen :: to call | to call sb.
 """
 
 
@@ -34,6 +36,16 @@ def test_extraction_follows_the_dictionary_format(ding_file):
         ("Wie geht es dir?", "How are you?"),  # first '; ' alternative
         ("Das ist ein Haus.", "This is a house."),  # the German side is de-duplicated: the later one is dropped
     ]  # misaligned lines, non-sentences, lower-case starts and 2-word sentences are left out
+
+
+def test_phrase_pairs_skip_sentences_placeholders_and_held_out_entries(ding_file):
+    phrases = extract_ding_phrases(ding_file, exclude={"Das ist ein Haus."})
+    assert ("Hunger", "hunger") in phrases and ("Hunger haben", "to be hungry") in phrases
+    assert ("gehen", "to go") in phrases and ("klein", "small") in phrases
+    assert all(not is_sentence(de) for de, _ in phrases)
+    # both lines holding the held-out sentence are skipped whole: nothing of those entries is trained on
+    assert not any(de in ("Haus", "kaputt") for de, _ in phrases)
+    assert ("jdn. anrufen", "to call sb.") not in extract_ding_phrases(ding_file)
 
 
 def test_clean_and_sentence_rules():

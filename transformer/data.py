@@ -80,6 +80,36 @@ def extract_ding(path: Path = DING_PATH) -> list[tuple[str, str]]:
     return pairs
 
 
+_PLACEHOLDER = re.compile(r"\b(etw|jdm|jdn|jds|jd|sb|sth)\.(?:'s)?(?=\s|$)")  # "jdn. anrufen" :: "to call sb."
+
+
+def extract_ding_phrases(path: Path = DING_PATH, exclude: set[str] = frozenset()) -> list[tuple[str, str]]:
+    """The dictionary's word and phrase pairs (every aligned sub-entry that is not a sentence), cleaned like the
+    sentences, with the placeholders jdn./etw./sb./sth. dropped. Whole lines that hold a sentence in `exclude` (the
+    valid and test splits) are skipped, so nothing from those entries reaches training."""
+    if not Path(path).is_file():
+        raise FileNotFoundError(DING_MISSING)
+    phrases = []
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            if line.startswith("#") or " :: " not in line:
+                continue
+            german, english = line.rstrip("\n").split(" :: ", 1)
+            de_parts, en_parts = german.split(" | "), english.split(" | ")
+            if len(de_parts) != len(en_parts):
+                continue
+            cleaned = [(clean(de), clean(en)) for de, en in zip(de_parts, en_parts)]
+            if any(de in exclude for de, _ in cleaned):
+                continue
+            for de, en in cleaned:
+                if is_sentence(de) or is_sentence(en):
+                    continue
+                de, en = (_SPACES.sub(" ", _PLACEHOLDER.sub("", text)).strip() for text in (de, en))
+                if de and en:
+                    phrases.append((de, en))
+    return phrases
+
+
 def split_of(german: str, test_per_mille: int = 52, valid_per_mille: int = 26) -> str:
     """A stable split by a hash of the German sentence: the same sentence always lands in the same split."""
     bucket = int(hashlib.sha256(german.encode("utf-8")).hexdigest(), 16) % 1000
@@ -110,8 +140,11 @@ def read_tsv(path: Path) -> list[tuple[str, str]]:
 
 
 def prepare_ding(out_dir: Path, source: Path = DING_PATH) -> dict[str, int]:
-    """Extract, split and write train/valid/test.tsv under out_dir; returns the size of each split."""
+    """Extract, split and write train/valid/test.tsv (and the word/phrase pairs, phrases.tsv) under out_dir;
+    returns the size of each."""
     splits = split_pairs(extract_ding(source))
+    held_out = {de for name in ("valid", "test") for de, _ in splits[name]}
+    splits["phrases"] = extract_ding_phrases(source, exclude=held_out)
     for name, pairs in splits.items():
         write_tsv(pairs, Path(out_dir) / f"{name}.tsv")
     return {name: len(pairs) for name, pairs in splits.items()}
@@ -160,7 +193,7 @@ def token_batches(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m transformer.data", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    ding = sub.add_parser("ding", help="extract the Ding sentence pairs and write train/valid/test.tsv")
+    ding = sub.add_parser("ding", help="extract the Ding pairs and write train/valid/test.tsv and phrases.tsv")
     ding.add_argument("--out", type=Path, default=Path("data/de-en"))
     ding.add_argument("--source", type=Path, default=DING_PATH)
     args = parser.parse_args(argv)

@@ -63,6 +63,7 @@ class Preset:
     train_size: int = 0  # fresh random examples per epoch (reversal only)
     weight_decay: float = 0.01
     average_last: int = 1  # average the weights of the last N validations at the end
+    phrases_per_epoch: int = 0  # dictionary word/phrase pairs sampled afresh each epoch (translation only)
 
 
 PRESETS = {
@@ -71,7 +72,8 @@ PRESETS = {
     # Low-resource recipe (Sennrich & Zhang 2019): a small joint BPE vocabulary, strong dropout and word dropout,
     # small batches (many updates per epoch), pre-LN for a high learning rate, checkpoint averaging.
     "de-en": Preset(d_model=256, n_heads=4, n_layers=3, d_ff=1024, dropout=0.3, max_len=128, lr=1e-3, warmup=1000,
-                    batch_tokens=1500, epochs=60, eval_every=600, word_dropout=0.1, vocab_size=4000, average_last=4),
+                    batch_tokens=1500, epochs=60, eval_every=600, word_dropout=0.1, vocab_size=4000, average_last=4,
+                    phrases_per_epoch=40_000),
 }
 
 
@@ -81,7 +83,12 @@ PRESETS = {
 def load_task_data(task: str, epoch: int, preset: Preset, seed: int) -> list[tuple[str, str]]:
     if task == "reverse":  # a fresh sample each epoch: the task has unlimited data
         return reversal_pairs(preset.train_size, 1, 24, seed=seed * 1000 + epoch)
-    return ding_split("train")
+    pairs = ding_split("train")
+    if preset.phrases_per_epoch:  # the dictionary's words and phrases: vocabulary the 17k sentences lack
+        phrases = ding_split("phrases")
+        rng = random.Random(seed * 1000 + epoch)
+        pairs = pairs + rng.sample(phrases, min(preset.phrases_per_epoch, len(phrases)))
+    return pairs
 
 
 def validation_data(task: str) -> list[tuple[str, str]]:
@@ -221,7 +228,7 @@ def train(args: argparse.Namespace) -> Progress:
 
     preset = dataclasses.replace(PRESETS[args.task])  # a copy: overrides must not leak into the shared presets
     for name in ("lr", "warmup", "batch_tokens", "epochs", "eval_every", "dropout", "d_model", "n_layers",
-                 "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size"):
+                 "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size", "phrases_per_epoch"):
         if getattr(args, name, None) is not None:
             setattr(preset, name, getattr(args, name))
     random.seed(args.seed)
@@ -381,7 +388,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name, kind in [("lr", float), ("warmup", int), ("batch-tokens", int), ("epochs", int), ("eval-every", int),
                        ("dropout", float), ("word-dropout", float), ("d-model", int), ("n-layers", int),
                        ("d-ff", int), ("n-heads", int), ("vocab-size", int), ("average-last", int),
-                       ("train-size", int)]:
+                       ("train-size", int), ("phrases-per-epoch", int)]:
         parser.add_argument(f"--{name}", type=kind, help="override the preset")
     args = parser.parse_args(argv)
     args.out = args.out or Path("checkpoints") / args.task
