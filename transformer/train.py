@@ -68,7 +68,7 @@ class Preset:
 
 PRESETS = {
     "reverse": Preset(d_model=128, n_heads=4, n_layers=2, d_ff=512, dropout=0.1, max_len=40, lr=1e-3, warmup=400,
-                      batch_tokens=3000, epochs=12, eval_every=500, train_size=50_000),
+                      batch_tokens=3000, epochs=20, eval_every=500, train_size=50_000, average_last=3),
     # Low-resource recipe (Sennrich & Zhang 2019): a small joint BPE vocabulary, strong dropout and word dropout,
     # small batches (many updates per epoch), pre-LN for a high learning rate, checkpoint averaging.
     "de-en": Preset(d_model=256, n_heads=4, n_layers=3, d_ff=1024, dropout=0.3, max_len=128, lr=1e-3, warmup=1000,
