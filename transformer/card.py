@@ -79,7 +79,10 @@ The example sentences of the Ding German–English dictionary (Frank Richter, TU
 `trans-de-en` (`/usr/share/trans/de-en`), **licensed GPL-2.0-or-later**; this model is a derivative of it and is
 distributed under the same terms. One pair per aligned ` | ` sub-entry, annotations stripped, the first `; `
 alternative kept, sentence-like pairs only, de-duplicated on the German side: 19,259 pairs, split by a hash of the
-German sentence into train 17,770 / valid 487 / test 1,002. Joint German–English BPE vocabulary of
+German sentence into train 17,770 / valid 487 / test 1,002. From the same dictionary, 40,000 of its
+{len(ding_split("phrases")):,} word and phrase pairs (every non-sentence sub-entry, placeholders such as jdn./sb.
+dropped) are sampled afresh into each epoch, for the vocabulary the sentences lack; dictionary lines that hold a
+valid or test sentence are left out entirely. Joint German–English BPE vocabulary of
 {pipeline.tokenizer.vocab_size} tokens (Hugging Face `tokenizers`, `tokenizer.json` here).
 
 ## Training
@@ -88,7 +91,9 @@ German sentence into train 17,770 / valid 487 / test 1,002. Joint German–Engli
 {args.command}
 ```
 
-{args.minutes:.0f} minutes on {args.hardware}. AdamW (0.9, 0.98), linear warm-up then inverse square-root decay, label
+{args.minutes:.0f} minutes on {args.hardware}.{(" " + args.history) if args.history else ""}
+
+The recipe: AdamW (0.9, 0.98), linear warm-up then inverse square-root decay, label
 smoothing 0.1, dropout 0.3, source word dropout 0.1, gradient clipping at 1.0, batches of about 1,500 tokens bucketed by
 length, pre-LN, shared embeddings; the best checkpoint by validation BLEU (or the average of the last validated weights,
 when that scored better) is kept.
@@ -164,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, required=True, help="training time")
     parser.add_argument("--hardware", required=True)
     parser.add_argument("--command", help="the exact training command (default: the task's preset command)")
+    parser.add_argument("--history", default="", help="how the run actually went, if not in one piece")
     args = parser.parse_args(argv)
     pipeline = load_pretrained(args.model)
     reversal = pipeline.tokenizer.is_character_level
