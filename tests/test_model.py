@@ -4,7 +4,7 @@ import json
 
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 
 from transformer import Transformer, TransformerConfig
 from transformer.attention import MultiHeadAttention
@@ -145,9 +145,14 @@ def test_loading_is_strict(tmp_path):
     config = json.loads((tmp_path / "config.json").read_text())
     config["n_decoder_layers"] = 3  # the file now lacks a layer's weights
     (tmp_path / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ValueError, match=r"model.safetensors: weights do not match config.json \(missing: decoder.layers.2"):
+    with pytest.raises(ValueError, match=r"model.safetensors: weights do not match config.json \(the config describes"):
         Transformer.from_pretrained(tmp_path)
-    config["n_decoder_layers"] = 1  # now the file has weights the model does not
+    config["n_decoder_layers"] = 2
     (tmp_path / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ValueError, match="unexpected: decoder.layers.1"):
+    # Same sizes, different names: one weight missing, one unexpected.
+    weights = load_file(tmp_path / "model.safetensors")
+    weights["decoder.layers.1.ff.linear9.bias"] = weights.pop("decoder.layers.1.ff.linear2.bias")
+    save_file(weights, tmp_path / "model.safetensors")
+    with pytest.raises(ValueError, match=r"missing: decoder.layers.1.ff.linear2.bias; "
+                                         r"unexpected: decoder.layers.1.ff.linear9.bias"):
         Transformer.from_pretrained(tmp_path)

@@ -81,7 +81,8 @@ def test_dropout_stays_on_after_each_validation(tmp_path, monkeypatch):
     monkeypatch.setattr(Transformer, "forward", spy)
     monkeypatch.chdir(tmp_path)
     in_process = TINY[: TINY.index("--threads")]  # keep this process's own torch thread setting
-    args = train_module.parse_args(["--task", "reverse", "--max-steps", "6", *in_process, "--eval-every", "2"])
+    args = train_module.parse_args(["--task", "reverse", "--max-steps", "6", *in_process, "--eval-every", "2",
+                                    "--average-last", "1"])
     progress = train_module.train(args)
     assert len(progress.history) == 3
     assert modes == [True] * 6
