@@ -1,3 +1,5 @@
+import socket
+
 import pytest
 import torch
 
@@ -43,3 +45,22 @@ def tiny_pipelines():
                           share_embeddings=True)
         pipelines[name] = Seq2SeqPipeline(Transformer(cfg), tok, name=name)
     return pipelines
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def served_app():
+    """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry)."""
+    import app
+
+    registry = app.load_models([])
+    demo = app.build_demo(registry)
+    port = free_port()
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    yield f"http://127.0.0.1:{port}/", registry
+    demo.close()

@@ -1,7 +1,6 @@
 """The app's behaviour (Lab, no server), then the real app over HTTP with gradio_client."""
 
 import json
-import socket
 
 import gradio as gr
 import pytest
@@ -131,21 +130,10 @@ def test_view_choices_follow_the_model(lab):
     assert Lab.parse_view("All layers", "Mean of heads").heads == "mean"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def served():
-    """The real app on the bundled checkpoints, launched in-process."""
-    registry = app.load_models([])
-    demo = app.build_demo(registry)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield Client(f"http://127.0.0.1:{port}/", verbose=False), registry
-    demo.close()
+def served(served_app):
+    url, registry = served_app
+    return Client(url, verbose=False), registry
 
 
 def test_api_translate_matches_the_model(served):

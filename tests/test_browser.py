@@ -1,33 +1,14 @@
 """A real browser (Debian's Chromium, driven by Playwright) uses the app as a person would."""
 
 import shutil
-import socket
 from pathlib import Path
 
 import pytest
-
-import app
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
         "--disable-sync", "--no-first-run", "--disable-quic"]
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def served():
-    registry = app.load_models([])
-    demo = app.build_demo(registry)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/", registry
-    demo.close()
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +21,10 @@ def browser():
         browser.close()
 
 
-def test_step_run_and_the_three_heatmap_sections(served, browser):
+def test_step_run_and_the_three_heatmap_sections(served_app, browser):
     from playwright.sync_api import expect
 
-    url, registry = served
+    url, registry = served_app
     text = "Ich habe heute keine Zeit."
     expected = registry.models["de-en"].generate([text], max_new_tokens=64)[0]  # 64: the app's default max length
     page = browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -56,27 +56,32 @@ def is_sentence(text: str) -> bool:
     return len(text) > 1 and text[0].isupper() and text[-1] in _SENTENCE_END and len(text.split()) >= 3
 
 
-def extract_ding(path: Path = DING_PATH) -> list[tuple[str, str]]:
-    """Sentence pairs from the Ding dictionary, one per aligned ' | ' sub-entry, de-duplicated on the German side.
+def ding_entries(path: Path = DING_PATH) -> Iterator[list[tuple[str, str]]]:
+    """Each dictionary line as its cleaned, aligned (German, English) sub-entries.
 
-    Lines read `German :: English`; sub-entries split by ' | ' line up on both sides.
+    Lines read `German :: English`; sub-entries split by ' | ' line up on both sides (lines where they do not are
+    skipped).
     """
     if not Path(path).is_file():
         raise FileNotFoundError(DING_MISSING)
-    pairs, seen = [], set()
     with open(path, encoding="utf-8") as lines:
         for line in lines:
             if line.startswith("#") or " :: " not in line:
                 continue
             german, english = line.rstrip("\n").split(" :: ", 1)
             de_parts, en_parts = german.split(" | "), english.split(" | ")
-            if len(de_parts) != len(en_parts):
-                continue
-            for de, en in zip(de_parts, en_parts):
-                de, en = clean(de), clean(en)
-                if is_sentence(de) and is_sentence(en) and de not in seen:
-                    seen.add(de)
-                    pairs.append((de, en))
+            if len(de_parts) == len(en_parts):
+                yield [(clean(de), clean(en)) for de, en in zip(de_parts, en_parts)]
+
+
+def extract_ding(path: Path = DING_PATH) -> list[tuple[str, str]]:
+    """Sentence pairs from the Ding dictionary, one per aligned sub-entry, de-duplicated on the German side."""
+    pairs, seen = [], set()
+    for entry in ding_entries(path):
+        for de, en in entry:
+            if is_sentence(de) and is_sentence(en) and de not in seen:
+                seen.add(de)
+                pairs.append((de, en))
     return pairs
 
 
@@ -87,26 +92,16 @@ def extract_ding_phrases(path: Path = DING_PATH, exclude: set[str] = frozenset()
     """The dictionary's word and phrase pairs (every aligned sub-entry that is not a sentence), cleaned like the
     sentences, with the placeholders jdn./etw./sb./sth. dropped. Whole lines that hold a sentence in `exclude` (the
     valid and test splits) are skipped, so nothing from those entries reaches training."""
-    if not Path(path).is_file():
-        raise FileNotFoundError(DING_MISSING)
     phrases = []
-    with open(path, encoding="utf-8") as lines:
-        for line in lines:
-            if line.startswith("#") or " :: " not in line:
+    for entry in ding_entries(path):
+        if any(de in exclude for de, _ in entry):
+            continue
+        for de, en in entry:
+            if is_sentence(de) or is_sentence(en):
                 continue
-            german, english = line.rstrip("\n").split(" :: ", 1)
-            de_parts, en_parts = german.split(" | "), english.split(" | ")
-            if len(de_parts) != len(en_parts):
-                continue
-            cleaned = [(clean(de), clean(en)) for de, en in zip(de_parts, en_parts)]
-            if any(de in exclude for de, _ in cleaned):
-                continue
-            for de, en in cleaned:
-                if is_sentence(de) or is_sentence(en):
-                    continue
-                de, en = (_SPACES.sub(" ", _PLACEHOLDER.sub("", text)).strip() for text in (de, en))
-                if de and en:
-                    phrases.append((de, en))
+            de, en = (_SPACES.sub(" ", _PLACEHOLDER.sub("", text)).strip() for text in (de, en))
+            if de and en:
+                phrases.append((de, en))
     return phrases
 
 
