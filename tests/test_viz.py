@@ -31,6 +31,8 @@ def test_grid_is_layers_by_heads_with_one_colour_scale_from_0_to_1():
     assert len(heatmaps(fig)) == 8
     assert {t.coloraxis for t in fig.data} == {"coloraxis"}
     assert fig.layout.coloraxis.cmin == 0 and fig.layout.coloraxis.cmax == 1
+    scale = fig.to_dict()["layout"]["coloraxis"]["colorscale"]  # explicit, light for 0 and dark for 1
+    assert scale[0][0] == 0 and scale[-1][0] == 1 and scale[0][1] == "rgb(247,251,255)"
     np.testing.assert_allclose(fig.data[5].z, weights[1, 1], atol=1e-4)  # row-major: layer 2, head 2
     assert [a.text for a in fig.layout.annotations][:2] == ["layer 1 · head 1", "layer 1 · head 2"]
     hover = fig.data[0].hovertemplate

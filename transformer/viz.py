@@ -12,12 +12,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
 
 from .decoding import DecodingSession
 from .tokenizer import Tokenizer
 
-COLORSCALE = "Blues"
+# White (weight 0) to dark blue (weight 1), spelled out: plotly.js's own "Blues" runs the other way round.
+COLORSCALE = [[i / (len(plotly.colors.sequential.Blues) - 1), colour]
+              for i, colour in enumerate(plotly.colors.sequential.Blues)]
 HIGHLIGHT = "#e4572e"  # the current step, everywhere
 CELL_PX = 18  # height of one token row in a heatmap
 
