@@ -216,7 +216,11 @@ class Lab:
             return Screen()
         tokenizer, session = self.registry.models[run.model_name].tokenizer, run.session
         n = len(session.steps)
-        shown = n if step is None else max(1, min(int(step), n))
+        if step is None:  # the latest step; after a finished run, the last word rather than the end-of-sentence token
+            ends_with_eos = n > 1 and session.steps[-1].token == session.model.config.eos_id
+            shown = n - 1 if ends_with_eos else n
+        else:
+            shown = max(1, min(int(step), n))
         status = run.notice
         if session.finished:
             status = (status + " Finished: use Back, a what-if token, or Reset.").strip()
