@@ -35,7 +35,7 @@ from torch import nn  # noqa: E402
 from transformer import Transformer, TransformerConfig  # noqa: E402
 from transformer.masks import to_torch_causal_mask, to_torch_key_padding_mask  # noqa: E402
 
-SENTENCE_15 = "Ich habe gestern mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
+SENTENCE_15 = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
 
 
 def median_ms(times: list[float]) -> float:
@@ -225,6 +225,57 @@ def app_bench(calls: int) -> dict[str, float]:
         server.wait(timeout=30)
 
 
+def server_bench(calls: int) -> dict[str, float]:
+    """Server-side time of the Run and Step buttons for calls made through gradio_client: the app is served
+    in-process, its handlers timed where they run, including the JSON encoding gradio does for the figures."""
+    import app
+    from gradio_client import Client
+
+    timings: dict[str, list[float]] = {"run": [], "step": []}
+    original = {name: getattr(app.Lab, name) for name in timings}
+
+    def timed(name):
+        def wrapper(self, *args, **kwargs):
+            start = time.perf_counter()
+            screen = original[name](self, *args, **kwargs)
+            for figure in screen.figures.values():
+                figure.to_json()  # what gr.Plot's postprocess does with each figure
+            timings[name].append(time.perf_counter() - start)
+            return screen
+        return wrapper
+
+    for name in timings:
+        setattr(app.Lab, name, timed(name))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(max(1, (os.cpu_count() or 2) // app.CONCURRENCY))  # as app.main() sets it
+    demo = app.build_demo(app.load_models([]))
+    port = free_port()
+    try:
+        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True)
+        client = Client(f"http://127.0.0.1:{port}/", verbose=False)
+        view = ["All layers", "All heads"]
+        for _ in range(calls):
+            client.predict("de-en", SENTENCE_15, "greedy", 4, 64, 8, *view, api_name="/ui_run")
+        client.predict(api_name="/ui_reset")
+        for _ in range(5):  # into the sentence, so that the timed Steps are ordinary mid-sentence ones
+            client.predict("de-en", SENTENCE_15, 64, 8, *view, api_name="/ui_step")
+        timings["step"].clear()
+        for _ in range(calls):
+            client.predict("de-en", SENTENCE_15, 64, 8, *view, api_name="/ui_step")  # step 6, timed
+            client.predict(*view, api_name="/ui_back")  # and back to 5
+    finally:
+        demo.close()
+        torch.set_num_threads(threads)
+        for name, fn in original.items():
+            setattr(app.Lab, name, fn)
+    result = {}
+    for name, values in timings.items():
+        values = values[1:]  # the first call of each warms up
+        result[f"server_{name}_p50"] = 1000 * percentile(values, 0.5)
+        result[f"server_{name}_p95"] = 1000 * percentile(values, 0.95)
+    return result
+
+
 def figures_bench(calls: int) -> dict[str, float]:
     """Figure building alone (in-process), and the JSON size of every figure for 20 output tokens."""
     from transformer import DecodingSession
@@ -283,19 +334,27 @@ def main(argv: list[str] | None = None) -> int:
         row(f"training step, {name}, weights on", t["ours_weights"], t["torch"], None)
     steps = 16 if quick else 64
     inf_cfg = configs[next(iter(configs))]
-    inf = inference_bench(inf_cfg, steps, repeats)
-    row(f"greedy {steps} tokens: KV cache vs recompute", inf["cached"], inf["recompute"], 0.5,
-        "same tokens" if inf["same_tokens"] else "TOKENS DIFFER")
-    row(f"greedy {steps} tokens: KV cache vs torch.nn.Transformer", inf["cached"], inf["torch"], None)
-    row(f"greedy {steps} tokens: recompute vs torch.nn.Transformer", inf["recompute"], inf["torch"], None)
-    row("one cached step: position 64 vs position 8", inf["step_at_64"], inf["step_at_8"], None)
+    threads = torch.get_num_threads()
+    # The app decodes with one thread per request; small decoding steps also pay a thread pool's fork/join.
+    for n_threads in sorted({1, threads}):
+        torch.set_num_threads(n_threads)
+        inf = inference_bench(inf_cfg, steps, repeats)
+        tag = f"{n_threads} thread{'s' if n_threads > 1 else ''}"
+        row(f"greedy {steps} tokens, {tag}: KV cache vs recompute", inf["cached"], inf["recompute"], 0.5,
+            "same tokens" if inf["same_tokens"] else "TOKENS DIFFER")
+        row(f"greedy {steps} tokens, {tag}: KV cache vs torch.nn.Transformer", inf["cached"], inf["torch"], None)
+        row(f"greedy {steps} tokens, {tag}: recompute vs torch.nn.Transformer", inf["recompute"], inf["torch"], None)
+        row(f"one cached step, {tag}: position 64 vs position 8", inf["step_at_64"], inf["step_at_8"], None)
+    torch.set_num_threads(threads)
 
     app_rows = []
     if not quick:
-        app = {**app_bench(calls=20), **figures_bench(calls=20)}
+        app = {**app_bench(calls=20), **server_bench(calls=21), **figures_bench(calls=20)}
         app_rows = [
-            ("Run, 15-word sentence, gradio_client round trip (p50 / p95)", app["run_p50"], app["run_p95"], 400),
-            ("one Step, gradio_client round trip (p50 / p95)", app["step_p50"], app["step_p95"], 100),
+            ("Run, 15-word sentence, server side (p50 / p95)", app["server_run_p50"], app["server_run_p95"], 400),
+            ("one Step, server side (p50 / p95)", app["server_step_p50"], app["server_step_p95"], 100),
+            ("Run, 15-word sentence, gradio_client round trip (p50 / p95)", app["run_p50"], app["run_p95"], None),
+            ("one Step, gradio_client round trip (p50 / p95)", app["step_p50"], app["step_p95"], None),
             ("figure building alone, per Run (p50 / p95)", app["figures_p50"], app["figures_p95"], None),
         ]
         figures_kb, rss = app["figures_json_bytes_20"] / 1024, app["rss_peak_mb"]

@@ -14,4 +14,4 @@ def test_quick_benchmark_runs_and_prints_the_table():
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| measure | ours (ms) | reference (ms) | ratio | bar |" in result.stdout
-    assert "greedy 16 tokens: KV cache vs recompute" in result.stdout and "same tokens" in result.stdout
+    assert "greedy 16 tokens, 1 thread: KV cache vs recompute" in result.stdout and "same tokens" in result.stdout
