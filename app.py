@@ -35,6 +35,10 @@ SECTIONS = {"encoder": "Encoder self-attention", "decoder_self": "Decoder self-a
 MAX_BEAM = 8
 CONCURRENCY = 2  # decoding requests served at once; more would only share the same cores
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
+# Gradio keeps every session's component values (our figures among them) until the session is evicted, oldest
+# first, beyond this many sessions; its default of 10,000 would let memory grow by about 0.3 MB per session.
+SESSION_CAPACITY = 128
+LAUNCH_OPTIONS = dict(state_session_capacity=SESSION_CAPACITY)
 
 
 # Models: loaded once, shared by all sessions ---------------------------------------------------------------------------
@@ -464,7 +468,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(max(1, (os.cpu_count() or 2) // CONCURRENCY))
     registry = load_models(args.model)
     demo = build_demo(registry)
-    demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"))
+    demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), **LAUNCH_OPTIONS)
 
 
 if __name__ == "__main__":

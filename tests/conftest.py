@@ -55,12 +55,12 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def served_app():
-    """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry)."""
+    """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry, demo)."""
     import app
 
     registry = app.load_models([])
     demo = app.build_demo(registry)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
-    yield f"http://127.0.0.1:{port}/", registry
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.LAUNCH_OPTIONS)
+    yield f"http://127.0.0.1:{port}/", registry, demo
     demo.close()

@@ -134,7 +134,7 @@ def test_view_choices_follow_the_model(lab):
 
 @pytest.fixture(scope="module")
 def served(served_app):
-    url, registry = served_app
+    url, registry, _ = served_app
     return Client(url, verbose=False), registry
 
 

@@ -24,7 +24,7 @@ def browser():
 def test_step_run_and_the_three_heatmap_sections(served_app, browser):
     from playwright.sync_api import expect
 
-    url, registry = served_app
+    url, registry, _ = served_app
     text = "Ich habe heute keine Zeit."
     expected = registry.models["de-en"].generate([text], max_new_tokens=64)[0]  # 64: the app's default max length
     page = browser.new_page(viewport={"width": 1400, "height": 1000})

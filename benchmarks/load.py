@@ -1,0 +1,217 @@
+"""Many users at once, through gradio_client, against the real app: failures, mismatches, latency, memory.
+
+    python benchmarks/load.py                  # 32 users x 5 requests, then memory before/after 200 sessions
+
+Each user has its own session and its own texts and mixes Run, Step and Back on both bundled models. Every response
+is compared with what the same requests give one user alone, so a wrong answer, a non-deterministic one or another
+user's state showing through all count as mismatches. tests/test_concurrency.py runs the same load in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+VIEW = ["All layers", "All heads"]
+SENTENCES = ["Ich habe Hunger.", "Das Haus ist alt.", "Wo ist der Bahnhof?", "Er kommt morgen.",
+             "Wir gehen heute ins Kino.", "Sie liest ein Buch.", "Es regnet seit Tagen.", "Der Hund schläft."]
+
+
+@dataclass
+class Request:
+    action: str  # "run", "step" or "back"
+    model: str = ""
+    text: str = ""
+
+    def call(self, client) -> tuple:
+        if self.action == "run":
+            return client.predict(self.model, self.text, "greedy", 4, 64, 8, *VIEW, api_name="/ui_run")
+        if self.action == "step":
+            return client.predict(self.model, self.text, 64, 8, *VIEW, api_name="/ui_step")
+        return client.predict(*VIEW, api_name="/ui_back")
+
+
+def user_requests(user: int, n: int = 5) -> list[Request]:
+    """User `user`'s requests: its own texts, both models, Run, Step and Back mixed (always starting from a clean
+    session, so the sequence's answers do not depend on anything else)."""
+    rng = random.Random(user)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    own = {"de-en": f"{SENTENCES[user % len(SENTENCES)][:-1]} {user}.",
+           "reverse": "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 20)))}
+    first, second = ("de-en", "reverse") if user % 2 else ("reverse", "de-en")
+    plan = [Request("step", first, own[first]), Request("step", first, own[first]), Request("back"),
+            Request("run", second, own[second]), Request("step", first, own[first]),
+            Request("run", first, own[first]), Request("step", second, own[second])]
+    return plan[:n]
+
+
+def fingerprint(response: tuple) -> str:
+    """What the user sees (output, notice, figures with every weight), as a hash: equal answers, equal hashes."""
+    return hashlib.sha256(json.dumps(response, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def output_of(response: tuple) -> str:
+    return response[0]
+
+
+@dataclass
+class LoadResult:
+    users: int
+    requests: int
+    failures: list[str] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)
+    wall_s: float = 0.0
+
+    @property
+    def p50_ms(self) -> float:
+        return 1000 * statistics.median(self.latencies) if self.latencies else float("nan")
+
+    @property
+    def p95_ms(self) -> float:
+        ordered = sorted(self.latencies)
+        return 1000 * ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else float("nan")
+
+
+def play(client, requests: list[Request]) -> list[tuple[str, str, float]]:
+    """(output, fingerprint, seconds) for each request, in a fresh session."""
+    client.reset_session()
+    answers = []
+    for request in requests:
+        start = time.perf_counter()
+        response = request.call(client)
+        answers.append((output_of(response), fingerprint(response), time.perf_counter() - start))
+    return answers
+
+
+def answers_alone(url: str, users: int = 32, requests_per_user: int = 5) -> list[list[tuple[str, str]]]:
+    """(output, fingerprint) of each user's requests, played one user at a time."""
+    from gradio_client import Client
+
+    solo = Client(url, verbose=False)
+    return [[(out, fp) for out, fp, _ in play(solo, user_requests(u, requests_per_user))] for u in range(users)]
+
+
+def load_test(url: str, users: int = 32, requests_per_user: int = 5, expected=None) -> LoadResult:
+    """All users at once, each answer compared with `expected` (by default: each user alone, measured first)."""
+    from gradio_client import Client
+
+    plans = [user_requests(u, requests_per_user) for u in range(users)]
+    expected = expected or answers_alone(url, users, requests_per_user)
+    clients = [Client(url, verbose=False) for _ in range(users)]
+    result = LoadResult(users=users, requests=users * requests_per_user)
+    start_line = threading.Barrier(users)
+    lock = threading.Lock()
+
+    def user(u: int) -> None:
+        start_line.wait()
+        try:
+            answers = play(clients[u], plans[u])
+        except Exception as err:  # a failure to report, whatever it is
+            with lock:
+                result.failures.append(f"user {u}: {type(err).__name__}: {err}")
+            return
+        with lock:
+            for i, ((out, fp, seconds), (want_out, want_fp)) in enumerate(zip(answers, expected[u])):
+                result.latencies.append(seconds)
+                if fp != want_fp:
+                    result.mismatches.append(f"user {u} request {i} ({plans[u][i].action}): got {out!r}, "
+                                             f"alone it gave {want_out!r}")
+
+    threads = [threading.Thread(target=user, args=(u,)) for u in range(users)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    result.wall_s = time.perf_counter() - began
+    return result
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def sessions(url: str, count: int) -> None:
+    """`count` new sessions, each running one de-en sentence and stepping once: state and figures to keep."""
+    from gradio_client import Client
+
+    client = Client(url, verbose=False)
+    for i in range(count):
+        client.reset_session()
+        Request("run", "de-en", f"{SENTENCES[i % len(SENTENCES)][:-1]} {i}.").call(client)
+        Request("step", "reverse", f"abc{i}").call(client)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_app() -> tuple[subprocess.Popen, str]:
+    from gradio_client import Client
+
+    port = free_port()
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "PYTHONPATH": str(REPO)}
+    server = subprocess.Popen([sys.executable, str(REPO / "app.py")], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.time() + 120
+    while True:
+        try:
+            Client(url, verbose=False)
+            return server, url
+        except Exception:
+            if time.time() > deadline or server.poll() is not None:
+                server.kill()
+                raise RuntimeError("the app did not start") from None
+            time.sleep(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--users", type=int, default=32)
+    parser.add_argument("--requests", type=int, default=5, help="requests per user")
+    parser.add_argument("--sessions", type=int, default=200, help="sessions for the memory measure (0: skip)")
+    args = parser.parse_args(argv)
+    server, url = start_app()
+    try:
+        result = load_test(url, args.users, args.requests)
+        print(f"{result.users} users x {args.requests} requests = {result.requests} requests in {result.wall_s:.1f} s: "
+              f"{len(result.failures)} failures, {len(result.mismatches)} mismatches; "
+              f"latency p50 {result.p50_ms:.0f} ms, p95 {result.p95_ms:.0f} ms")
+        for line in result.failures + result.mismatches:
+            print("  " + line)
+        if args.sessions:
+            sessions(url, 10)  # warm up: the first sessions allocate what every later one reuses
+            before = rss_mb(server.pid)
+            sessions(url, args.sessions)
+            after = rss_mb(server.pid)
+            sessions(url, args.sessions)
+            again = rss_mb(server.pid)
+            print(f"app memory (RSS): {before:.0f} MB before {args.sessions} sessions, {after:.0f} MB after, "
+                  f"{again:.0f} MB after {args.sessions} more")
+        return 1 if result.failures or result.mismatches else 0
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
