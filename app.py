@@ -13,8 +13,10 @@ import os
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 
 import argparse  # noqa: E402
+import html  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
+import string  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 import unicodedata  # noqa: E402
@@ -27,6 +29,7 @@ from huggingface_hub import ModelCard  # noqa: E402
 
 from transformer import CheckpointError, DecodingSession, beam_search  # noqa: E402
 from transformer.hub import Seq2SeqPipeline, load_pretrained  # noqa: E402
+from transformer.tokenizer import SPECIAL_TOKENS  # noqa: E402
 from transformer.viz import View, attention_record, session_figures  # noqa: E402
 
 logger = logging.getLogger("attention_lab")
@@ -117,8 +120,9 @@ def check_source(pipeline: Seq2SeqPipeline, text: str | None) -> tuple[list[int]
     notice = ""
     if unknown:
         names = ", ".join(describe_char(c) for c in unknown[:10]) + (" …" if len(unknown) > 10 else "")
-        if tokenizer.is_character_level:
-            raise gr.Error(f"This model only knows lowercase letters and digits; remove {names}.")
+        alphabet = known_characters(tokenizer)
+        if alphabet:  # a character-level model has no use for <unk>: ask for the text it can read
+            raise gr.Error(f"This model only knows {alphabet}; remove {names}.")
         notice = f"Not in the vocabulary (read as <unk>): {names}. "
     ids = tokenizer.encode(text)
     limit = pipeline.max_source_tokens
@@ -126,6 +130,26 @@ def check_source(pipeline: Seq2SeqPipeline, text: str | None) -> tuple[list[int]
         ids = ids[: limit - 1] + [tokenizer.eos_id]
         notice += f"The source was {len(tokenizer.encode(text))} tokens; only the first {limit - 1} are used."
     return ids, notice.strip()
+
+
+def known_characters(tokenizer) -> str:
+    """The alphabet of a character-level model, in words where it is a familiar one; "" for other models."""
+    if not tokenizer.is_character_level:
+        return ""
+    chars = sorted(t for t in tokenizer.hf.get_vocab() if t not in SPECIAL_TOKENS)
+    if any(len(c) != 1 for c in chars):  # a word-level vocabulary
+        return ""
+    if set(chars) == set(string.ascii_lowercase + string.digits):
+        return "lowercase letters and digits"
+    if len(chars) <= 40 and all(c.isalnum() for c in chars):
+        return "the characters " + "".join(chars)
+    return f"the {len(chars)} characters of its vocabulary"
+
+
+def quoted(value: object, limit: int = 60) -> str:
+    """A value the user sent, for an error message: quoted, cut short, and with markup escaped (toasts render HTML)."""
+    text = repr(value)
+    return html.escape(text if len(text) <= limit else text[:limit] + "…")
 
 
 def describe_char(char: str) -> str:
@@ -197,7 +221,7 @@ class Lab:
 
     def new_run(self, name: str, text: str, top_k: int = 8, max_len: int | None = None) -> Run:
         if name not in self.registry.models:
-            raise gr.Error(f"Unknown model {name!r}; choose one of: {', '.join(self.names)}.")
+            raise gr.Error(f"Unknown model {quoted(name)}; choose one of: {', '.join(self.names)}.")
         pipeline = self.registry.models[name]
         ids, notice = check_source(pipeline, text)
         max_len = int(max_len) if max_len else pipeline.model.config.max_len
@@ -310,11 +334,12 @@ class Lab:
     def decode(run: Run, strategy: str, beam_size: int) -> list[list]:
         """Decode the run to the end; returns the beam history (empty for greedy)."""
         if strategy not in ("greedy", "beam"):
-            raise gr.Error(f'Strategy must be "greedy" or "beam" (got {strategy!r}).')
+            raise gr.Error(f'Strategy must be "greedy" or "beam" (got {quoted(strategy)}).')
         if strategy == "beam":
-            if not 1 <= int(beam_size) <= MAX_BEAM:
-                raise gr.Error(f"Beam size must be between 1 and {MAX_BEAM} (got {beam_size}).")
-            return replay_beam(run, int(beam_size))
+            size = int(beam_size) if isinstance(beam_size, (int, float)) or str(beam_size).isdigit() else 0
+            if not 1 <= size <= MAX_BEAM:
+                raise gr.Error(f"Beam size must be between 1 and {MAX_BEAM} (got {quoted(beam_size)}).")
+            return replay_beam(run, size)
         run.session.run()
         return []
 

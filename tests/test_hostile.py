@@ -93,3 +93,30 @@ def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name):
             assert markup not in figures_json  # tokens are escaped before plotly sees them
     # the app still answers a normal request
     assert lab.run(UserState(), "reverse", "abc", max_len=5).n_steps >= 1
+
+
+@pytest.mark.parametrize("call", [
+    lambda lab: lab.translate("<img src=x onerror=alert(1)>", "abc"),
+    lambda lab: lab.translate("reverse", "abc", strategy="<b>beam</b>"),
+    lambda lab: lab.translate("reverse", "abc", strategy="beam", beam_size="<i>9</i>"),
+])
+def test_messages_quote_what_the_user_sent_as_text(lab, call):
+    """Error toasts render HTML, so anything the user sent is escaped in them."""
+    with pytest.raises(gr.Error) as err:
+        call(lab)
+    message = str(err.value)
+    assert "&lt;" in message and "<img" not in message and "<b>" not in message and "<i>" not in message
+
+
+def test_a_character_model_names_its_own_alphabet():
+    from app import check_source
+    from transformer import Transformer
+    from transformer.hub import Seq2SeqPipeline
+    from transformer.tokenizer import Tokenizer
+
+    from tests.conftest import tiny_config
+
+    model = Transformer(tiny_config(src_vocab_size=8, tgt_vocab_size=8, share_embeddings=True))
+    pipeline = Seq2SeqPipeline(model, Tokenizer.characters("ACGT"), name="dna")
+    with pytest.raises(gr.Error, match="only knows the characters ACGT; remove 'x'"):
+        check_source(pipeline, "ACxGT")

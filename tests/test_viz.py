@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from transformer import DecodingSession
-from transformer.viz import View, attention_grid, attention_record, axis_labels, decoder_matrices, session_figures
+from transformer.viz import MAX_LABEL, View, attention_grid, attention_record, axis_labels, decoder_matrices, session_figures
 
 from tests.conftest import tiny_pipelines
 
@@ -54,10 +54,18 @@ def test_view_selects_layers_and_heads(view, cells, first):
 def test_repeated_tokens_stay_apart_and_markup_is_escaped():
     labels = axis_labels(["a", "a", "<script>alert(1)</script>", "a"])
     assert len(set(labels)) == 4
-    assert labels[2] == "&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert labels[2] == "&lt;script&gt;alert(1…"  # cut to MAX_LABEL characters, then escaped
+    assert axis_labels(["<b>x</b>"]) == ["&lt;b&gt;x&lt;/b&gt;"]
     assert all(label.replace("\u200b", "") == "a" for label in (labels[0], labels[1], labels[3]))
     fig = attention_grid(np.zeros((1, 1, 2, 2)), ["<img src=x onerror=alert(1)>", "b"], ["a", "a"])
     assert "<img" not in fig.to_json()
+
+
+def test_long_tokens_are_cut_and_still_kept_apart():
+    long = ["a" * 20 + "x", "a" * 20 + "y", "short"]
+    labels = axis_labels(long)
+    assert len(set(labels)) == 3 and labels[2] == "short"
+    assert all(len(label.replace("\u200b", "")) == MAX_LABEL and label.endswith(("…", "…\u200b")) for label in labels[:2])
 
 
 def test_highlighted_row_is_outlined_in_every_cell():

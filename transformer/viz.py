@@ -23,6 +23,7 @@ COLORSCALE = [[i / (len(plotly.colors.sequential.Blues) - 1), colour]
               for i, colour in enumerate(plotly.colors.sequential.Blues)]
 HIGHLIGHT = "#e4572e"  # the current step, everywhere
 CELL_PX = 18  # height of one token row in a heatmap
+MAX_LABEL = 16  # characters of a token shown on an axis; longer ones are cut with "…" so the grid stays readable
 
 
 def escape_token(token: str) -> str:
@@ -31,14 +32,14 @@ def escape_token(token: str) -> str:
 
 
 def axis_labels(tokens: Sequence[str]) -> list[str]:
-    """Escaped tokens made unique, so that a categorical axis keeps repeated tokens apart.
+    """Escaped tokens (cut to MAX_LABEL characters) made unique, so that a categorical axis keeps repeats apart.
 
     Repeats get trailing zero-width spaces: invisible on screen and in hovers, but distinct categories.
     """
     seen: dict[str, int] = {}
     labels = []
     for token in tokens:
-        text = escape_token(token)
+        text = escape_token(token if len(token) <= MAX_LABEL else token[: MAX_LABEL - 1] + "…")
         labels.append(text + "\u200b" * seen.get(text, 0))
         seen[text] = seen.get(text, 0) + 1
     return labels
