@@ -1,6 +1,8 @@
 """Many users at once on the real app, through gradio_client: nobody fails, nobody sees another's state, answers are
 deterministic, and the memory kept per session is bounded."""
 
+from concurrent.futures import ThreadPoolExecutor
+
 from gradio_client import Client
 
 import app
@@ -49,10 +51,17 @@ def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
     url, _, demo = served_app
     holder = demo.state_holder
     assert holder.capacity == app.SESSION_CAPACITY < 1000
-    client = Client(url, verbose=False)
-    for _ in range(app.SESSION_CAPACITY + 5):
-        client.reset_session()
-        client.predict(api_name="/ui_reset")
+    clients = [Client(url, verbose=False) for _ in range(4)]
+
+    def new_sessions(client: Client) -> None:
+        for _ in range(app.SESSION_CAPACITY // len(clients) + 2):
+            client.reset_session()
+            client.predict(api_name="/ui_reset")
+
+    with ThreadPoolExecutor(len(clients)) as pool:
+        list(pool.map(new_sessions, clients))
+    client = clients[0]
+    client.reset_session()
+    assert Request("run", "reverse", "abc").call(client)[0] == "cba"
     assert len(holder.session_data) <= app.SESSION_CAPACITY
     assert client.session_hash in holder.session_data  # the newest session is kept
-    assert Request("run", "reverse", "abc").call(client)[0] == "cba"  # and still answers
