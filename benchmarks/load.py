@@ -15,7 +15,6 @@ import json
 import os
 import random
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -77,12 +76,16 @@ class LoadResult:
 
     @property
     def p50_ms(self) -> float:
-        return 1000 * statistics.median(self.latencies) if self.latencies else float("nan")
+        return 1000 * percentile(self.latencies, 0.5)
 
     @property
     def p95_ms(self) -> float:
-        ordered = sorted(self.latencies)
-        return 1000 * ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))] if ordered else float("nan")
+        return 1000 * percentile(self.latencies, 0.95)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
 
 
 def play(client, requests: list[Request]) -> list[tuple[str, str, float]]:

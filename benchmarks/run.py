@@ -14,9 +14,7 @@ import copy
 import json
 import os
 import platform
-import socket
 import statistics
-import subprocess
 import sys
 import time
 import warnings
@@ -34,6 +32,8 @@ from torch import nn  # noqa: E402
 
 from transformer import Transformer, TransformerConfig  # noqa: E402
 from transformer.masks import to_torch_causal_mask, to_torch_key_padding_mask  # noqa: E402
+
+from load import free_port, percentile, start_app  # noqa: E402  (benchmarks/load.py)
 
 SENTENCE_15 = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
 
@@ -165,12 +165,6 @@ def inference_bench(cfg: TransformerConfig, steps: int, repeats: int) -> dict[st
 # 3. App latency, through gradio_client, and 4. memory -----------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -178,29 +172,13 @@ def peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def app_bench(calls: int) -> dict[str, float]:
     """The real app in its own process, driven through gradio_client: Run and Step as the buttons call them."""
     from gradio_client import Client
 
-    port = free_port()
-    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "PYTHONPATH": str(REPO)}
-    server = subprocess.Popen([sys.executable, str(REPO / "app.py")], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server, url = start_app()
     try:
-        deadline = time.time() + 120
-        while True:
-            try:
-                client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-                break
-            except Exception:
-                if time.time() > deadline or server.poll() is not None:
-                    raise RuntimeError("the app did not start") from None
-                time.sleep(1)
+        client = Client(url, verbose=False)
         loaded_mb = peak_rss_mb(server.pid)
         view = ["All layers", "All heads"]
         run, step = [], []
@@ -303,6 +281,28 @@ def figures_bench(calls: int) -> dict[str, float]:
 # Report --------------------------------------------------------------------------------------------------------------
 
 
+def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
+    """Many users at once, and memory over many sessions, against the app in its own process (benchmarks/load.py)."""
+    import app
+    import load
+
+    server, url = start_app()
+    try:
+        result = load.load_test(url, users, requests)
+        load.sessions(url, 10)  # the first sessions allocate what later ones reuse
+        before = load.rss_mb(server.pid)
+        load.sessions(url, sessions)
+        after = load.rss_mb(server.pid)
+        load.sessions(url, sessions)
+        again = load.rss_mb(server.pid)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return dict(users=users, requests=requests, failures=len(result.failures), mismatches=len(result.mismatches),
+                p50=result.p50_ms, p95=result.p95_ms, sessions=sessions, rss_before=before, rss_after=after,
+                rss_again=again, capacity=app.SESSION_CAPACITY)
+
+
 def machine() -> str:
     return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
             f"{torch.get_num_threads()} threads, Python {platform.python_version()}")
@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((measure, ours, theirs, ratio_bar, note))
 
     for name, cfg in configs.items():
-        t = training_step_bench(cfg, batch, length, repeats if not name.startswith("base") else max(3, repeats // 3))
+        t = training_step_bench(cfg, batch, length, repeats if not name.startswith("base") else max(3, repeats // 2))
         row(f"training step, {name}, weights off", t["ours"], t["torch"], 1.10)
         row(f"training step, {name}, weights on", t["ours_weights"], t["torch"], None)
     steps = 16 if quick else 64
@@ -358,9 +358,11 @@ def main(argv: list[str] | None = None) -> int:
             ("figure building alone, per Run (p50 / p95)", app["figures_p50"], app["figures_p95"], None),
         ]
         figures_kb, rss = app["figures_json_bytes_20"] / 1024, app["rss_peak_mb"]
+        crowd = crowd_bench(users=32, requests=5, sessions=200)
 
-    lines = [f"# Benchmark results\n", f"Machine: {machine()}. Medians of {repeats} interleaved repeats"
-             f"{' (quick mode: tiny shapes)' if quick else ''}; batch {batch} × {length} tokens for training.\n",
+    lines = ["# Benchmark results\n", f"Machine: {machine()}. Medians of {repeats} interleaved repeats "
+             f"({max(3, repeats // 2)} for the base config){' (quick mode: tiny shapes)' if quick else ''}; "
+             f"batch {batch} × {length} tokens for training.\n",
              "| measure | ours (ms) | reference (ms) | ratio | bar |", "|---|---|---|---|---|"]
     for measure, ours, theirs, bar, note in rows:
         ratio = ours / theirs
@@ -374,7 +376,14 @@ def main(argv: list[str] | None = None) -> int:
         lines += ["", f"- Figures' JSON for 20 output tokens, all layers and heads: {figures_kb:.0f} KB "
                       f"({'✓' if figures_kb <= 1024 else '✗'} ≤ 1 MB).",
                   f"- Peak memory of the app process with both models loaded: {app['rss_loaded_mb']:.0f} MB at start, "
-                  f"{rss:.0f} MB after the calls above."]
+                  f"{rss:.0f} MB after the calls above.",
+                  f"- {crowd['users']} gradio_client users at once, {crowd['requests']} requests each (Run, Step and Back "
+                  f"on both models; `benchmarks/load.py`): {crowd['failures']} failures, {crowd['mismatches']} answers "
+                  f"that differ from the same requests made alone; latency p50 {crowd['p50']:.0f} ms, p95 "
+                  f"{crowd['p95']:.0f} ms (queued: 2 requests decode at once).",
+                  f"- App memory (RSS) over new sessions, each a Run and a Step: {crowd['rss_before']:.0f} MB before, "
+                  f"{crowd['rss_after']:.0f} MB after {crowd['sessions']} sessions, {crowd['rss_again']:.0f} MB after "
+                  f"{crowd['sessions']} more (at most {crowd['capacity']} sessions are kept)."]
     report = "\n".join(lines) + "\n"
     print(report)
     if not quick:

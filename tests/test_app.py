@@ -6,7 +6,6 @@ import gradio as gr
 import pytest
 from gradio_client import Client
 
-import app
 from app import Lab, Registry, UserState
 from transformer import DecodingSession
 
