@@ -33,7 +33,7 @@ from torch import nn  # noqa: E402
 from transformer import Transformer, TransformerConfig  # noqa: E402
 from transformer.masks import to_torch_causal_mask, to_torch_key_padding_mask  # noqa: E402
 
-from load import free_port, percentile, start_app  # noqa: E402  (benchmarks/load.py)
+from load import free_port, percentile, rss_mb, start_app  # noqa: E402  (benchmarks/load.py)
 
 SENTENCE_15 = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
 
@@ -165,13 +165,6 @@ def inference_bench(cfg: TransformerConfig, steps: int, repeats: int) -> dict[st
 # 3. App latency, through gradio_client, and 4. memory -----------------------------------------------------------------
 
 
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 def app_bench(calls: int) -> dict[str, float]:
     """The real app in its own process, driven through gradio_client: Run and Step as the buttons call them."""
     from gradio_client import Client
@@ -179,7 +172,7 @@ def app_bench(calls: int) -> dict[str, float]:
     server, url = start_app()
     try:
         client = Client(url, verbose=False)
-        loaded_mb = peak_rss_mb(server.pid)
+        loaded_mb = rss_mb(server.pid, "VmHWM")
         view = ["All layers", "All heads"]
         run, step = [], []
         for _ in range(calls):
@@ -193,7 +186,7 @@ def app_bench(calls: int) -> dict[str, float]:
             start = time.perf_counter()
             client.predict("de-en", SENTENCE_15, 64, 8, *view, api_name="/ui_step")
             step.append(time.perf_counter() - start)
-        result = {"rss_loaded_mb": loaded_mb, "rss_peak_mb": peak_rss_mb(server.pid)}
+        result = {"rss_loaded_mb": loaded_mb, "rss_peak_mb": rss_mb(server.pid, "VmHWM")}
         for name, values in (("run", run), ("step", step)):
             result[f"{name}_p50"] = 1000 * percentile(values, 0.5)
             result[f"{name}_p95"] = 1000 * percentile(values, 0.95)
@@ -290,11 +283,11 @@ def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
     try:
         result = load.load_test(url, users, requests)
         load.sessions(url, 10)  # the first sessions allocate what later ones reuse
-        before = load.rss_mb(server.pid)
+        before = rss_mb(server.pid)
         load.sessions(url, sessions)
-        after = load.rss_mb(server.pid)
+        after = rss_mb(server.pid)
         load.sessions(url, sessions)
-        again = load.rss_mb(server.pid)
+        again = rss_mb(server.pid)
     finally:
         server.terminate()
         server.wait(timeout=30)
