@@ -1,8 +1,12 @@
 """Many users at once on the real app, through gradio_client: nobody fails, nobody sees another's state, answers are
 deterministic, and the memory kept per session is bounded."""
 
+import os
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
+import torch
 from gradio_client import Client
 
 import app
@@ -65,3 +69,43 @@ def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
     assert Request("run", "reverse", "abc").call(client)[0] == "cba"
     assert len(holder.session_data) <= app.SESSION_CAPACITY
     assert client.session_hash in holder.session_data  # the newest session is kept
+
+
+def test_the_queue_decodes_two_requests_at_once_and_no_more(served_app, monkeypatch):
+    url, _, _ = served_app
+    active, most = [0], [0]
+    lock = threading.Lock()
+    run = app.Lab.run
+
+    def slow_run(self, *args, **kwargs):
+        with lock:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        time.sleep(0.3)
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            with lock:
+                active[0] -= 1
+
+    monkeypatch.setattr(app.Lab, "run", slow_run)
+    clients = [Client(url, verbose=False) for _ in range(6)]
+    with ThreadPoolExecutor(len(clients)) as pool:
+        outputs = list(pool.map(lambda c: Request("run", "reverse", "abc").call(c)[0], clients))
+    assert outputs == ["cba"] * 6
+    assert most[0] == app.CONCURRENCY == 2
+
+
+def test_each_request_gets_its_share_of_the_cores(monkeypatch):
+    from tests.conftest import tiny_pipelines
+
+    monkeypatch.setattr(app, "load_models", lambda hub_models: app.Registry(models=tiny_pipelines()))
+    monkeypatch.setattr(app.gr.Blocks, "launch", lambda self, **kwargs: launched.update(kwargs))
+    launched: dict = {}
+    threads = torch.get_num_threads()
+    try:
+        app.main([])
+        assert torch.get_num_threads() == max(1, (os.cpu_count() or 2) // app.CONCURRENCY)
+    finally:
+        torch.set_num_threads(threads)
+    assert launched["state_session_capacity"] == app.SESSION_CAPACITY
