@@ -186,15 +186,12 @@ class Transformer(
         tgt_key_mask = tgt != self.config.pad_id  # (B, T)
         if cache is not None:
             tgt_key_mask = torch.cat([cache.tgt_key_mask, tgt_key_mask], dim=1)  # (B, P+T)
-        if tgt.size(1) == 1 and bool(tgt_key_mask.all()):
-            self_mask = None  # one new position with nothing padded may attend everywhere: no mask, a faster kernel
-        else:
-            self_mask = causal_mask(tgt.size(1), tgt_key_mask.size(1), tgt.device) & tgt_key_mask[:, None, None, :]
+        self_mask = causal_mask(tgt.size(1), tgt_key_mask.size(1), tgt.device) & tgt_key_mask[:, None, None, :]
         hidden, self_attn, cross_attn, layer_caches = self.decoder(
             self.embed_tgt(tgt, start),
             memory,
             self_mask,
-            None if bool(src_mask.all()) else src_mask,
+            src_mask,
             cache.layers if cache is not None else None,
             output_attentions,
         )
