@@ -146,10 +146,19 @@ def known_characters(tokenizer) -> str:
     return f"the {len(chars)} characters of its vocabulary"
 
 
+def as_int(value: object) -> int | None:
+    """A whole number the user sent (5, 5.0 or "5"), or None for anything else."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return int(number) if number.is_integer() else None
+
+
 def quoted(value: object, limit: int = 60) -> str:
     """A value the user sent, for an error message: quoted, cut short, and with markup escaped (toasts render HTML)."""
     text = repr(value)
-    return html.escape(text if len(text) <= limit else text[:limit] + "…")
+    return html.escape(text if len(text) <= limit else text[:limit] + "…", quote=False)
 
 
 def describe_char(char: str) -> str:
@@ -336,8 +345,8 @@ class Lab:
         if strategy not in ("greedy", "beam"):
             raise gr.Error(f'Strategy must be "greedy" or "beam" (got {quoted(strategy)}).')
         if strategy == "beam":
-            size = int(beam_size) if isinstance(beam_size, (int, float)) or str(beam_size).isdigit() else 0
-            if not 1 <= size <= MAX_BEAM:
+            size = as_int(beam_size)
+            if size is None or not 1 <= size <= MAX_BEAM:
                 raise gr.Error(f"Beam size must be between 1 and {MAX_BEAM} (got {quoted(beam_size)}).")
             return replay_beam(run, size)
         run.session.run()
@@ -464,8 +473,10 @@ def build_demo(registry: Registry) -> gr.Blocks:
                    cross_plot, beam_table]
         view = [layer_view, head_view]
         # The buttons' endpoints stay out of the API docs, but benchmarks and tests can drive them by name.
-        hidden = dict(api_visibility="undocumented")
-        private = dict(api_visibility="private")
+        # Every event that decodes or draws shares one queue slot group: CONCURRENCY of them run at once, app-wide.
+        shared = dict(concurrency_id="decode", concurrency_limit=CONCURRENCY)
+        hidden = dict(api_visibility="undocumented", **shared)
+        private = dict(api_visibility="private", **shared)
         run_btn.click(on_run, [state, model, source, strategy, beam_size, max_len, top_k, *view], outputs,
                       api_name="ui_run", **hidden)
         step_btn.click(on_step, [state, model, source, max_len, top_k, *view], outputs, api_name="ui_step", **hidden)
@@ -477,10 +488,23 @@ def build_demo(registry: Registry) -> gr.Blocks:
         head_view.change(on_view, [state, scrub, *view], outputs, **private)
         model.change(on_model, [state, model], [*outputs, *view], **private)
         export_btn.click(lab.export, [state], [export_file], **private)
-        gr.api(lab.translate, api_name="translate")
-        gr.api(lab.attention, api_name="attention")
+        gr.api(lab.translate, api_name="translate", **shared)
+        gr.api(lab.attention, api_name="attention", **shared)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
     return demo
+
+
+def available_cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """The CPUs this process may use: its affinity mask, capped by a cgroup CPU quota (how containers such as Spaces
+    are limited, while os.cpu_count() reports the whole host)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass  # no cgroup v2 quota to read
+    return cores
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -490,7 +514,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     # Each of the CONCURRENCY requests gets its share of the cores (1 thread each on a 2-core Space).
-    torch.set_num_threads(max(1, (os.cpu_count() or 2) // CONCURRENCY))
+    torch.set_num_threads(max(1, available_cores() // CONCURRENCY))
     registry = load_models(args.model)
     demo = build_demo(registry)
     demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), **LAUNCH_OPTIONS)

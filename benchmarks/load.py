@@ -162,6 +162,16 @@ def sessions(url: str, count: int) -> None:
         Request("step", "reverse", f"abc{i}").call(client)
 
 
+def memory_over_sessions(url: str, pid: int, count: int) -> tuple[float, float, float]:
+    """The app's RSS in MB after 10 warm-up sessions, after `count` more, and after `count` more again."""
+    sessions(url, 10)  # the first sessions allocate what every later one reuses
+    before = rss_mb(pid)
+    sessions(url, count)
+    after = rss_mb(pid)
+    sessions(url, count)
+    return before, after, rss_mb(pid)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -196,21 +206,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     server, url = start_app()
     try:
+        if args.sessions:  # first, on the fresh app
+            before, after, again = memory_over_sessions(url, server.pid, args.sessions)
+            print(f"app memory (RSS): {before:.0f} MB after 10 sessions, {after:.0f} MB after {args.sessions} more, "
+                  f"{again:.0f} MB after {args.sessions} more again")
         result = load_test(url, args.users, args.requests)
         print(f"{result.users} users x {args.requests} requests = {result.requests} requests in {result.wall_s:.1f} s: "
               f"{len(result.failures)} failures, {len(result.mismatches)} mismatches; "
               f"latency p50 {result.p50_ms:.0f} ms, p95 {result.p95_ms:.0f} ms")
         for line in result.failures + result.mismatches:
             print("  " + line)
-        if args.sessions:
-            sessions(url, 10)  # warm up: the first sessions allocate what every later one reuses
-            before = rss_mb(server.pid)
-            sessions(url, args.sessions)
-            after = rss_mb(server.pid)
-            sessions(url, args.sessions)
-            again = rss_mb(server.pid)
-            print(f"app memory (RSS): {before:.0f} MB before {args.sessions} sessions, {after:.0f} MB after, "
-                  f"{again:.0f} MB after {args.sessions} more")
         return 1 if result.failures or result.mismatches else 0
     finally:
         server.terminate()

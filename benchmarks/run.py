@@ -281,13 +281,8 @@ def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
 
     server, url = start_app()
     try:
+        before, after, again = load.memory_over_sessions(url, server.pid, sessions)  # on the fresh app
         result = load.load_test(url, users, requests)
-        load.sessions(url, 10)  # the first sessions allocate what later ones reuse
-        before = rss_mb(server.pid)
-        load.sessions(url, sessions)
-        after = rss_mb(server.pid)
-        load.sessions(url, sessions)
-        again = rss_mb(server.pid)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -374,9 +369,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"on both models; `benchmarks/load.py`): {crowd['failures']} failures, {crowd['mismatches']} answers "
                   f"that differ from the same requests made alone; latency p50 {crowd['p50']:.0f} ms, p95 "
                   f"{crowd['p95']:.0f} ms (queued: 2 requests decode at once).",
-                  f"- App memory (RSS) over new sessions, each a Run and a Step: {crowd['rss_before']:.0f} MB before, "
-                  f"{crowd['rss_after']:.0f} MB after {crowd['sessions']} sessions, {crowd['rss_again']:.0f} MB after "
-                  f"{crowd['sessions']} more (at most {crowd['capacity']} sessions are kept)."]
+                  f"- App memory (RSS) over new sessions, each a Run and a Step: {crowd['rss_before']:.0f} MB after 10, "
+                  f"{crowd['rss_after']:.0f} MB after {crowd['sessions']} more, {crowd['rss_again']:.0f} MB after "
+                  f"{crowd['sessions']} more again (at most {crowd['capacity']} sessions are kept)."]
     report = "\n".join(lines) + "\n"
     print(report)
     if not quick:

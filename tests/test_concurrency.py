@@ -6,6 +6,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 import torch
 from gradio_client import Client
 
@@ -56,11 +57,14 @@ def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
     holder = demo.state_holder
     assert holder.capacity == app.SESSION_CAPACITY < 1000
     clients = [Client(url, verbose=False) for _ in range(4)]
+    first_sessions = []
 
     def new_sessions(client: Client) -> None:
-        for _ in range(app.SESSION_CAPACITY // len(clients) + 2):
+        for i in range(app.SESSION_CAPACITY // len(clients) + 2):
             client.reset_session()
             client.predict(api_name="/ui_reset")
+            if i == 0:
+                first_sessions.append(client.session_hash)
 
     with ThreadPoolExecutor(len(clients)) as pool:
         list(pool.map(new_sessions, clients))
@@ -69,43 +73,65 @@ def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
     assert Request("run", "reverse", "abc").call(client)[0] == "cba"
     assert len(holder.session_data) <= app.SESSION_CAPACITY
     assert client.session_hash in holder.session_data  # the newest session is kept
+    assert not any(session in holder.session_data for session in first_sessions)  # the oldest are gone
 
 
 def test_the_queue_decodes_two_requests_at_once_and_no_more(served_app, monkeypatch):
+    """Run, Step and both API endpoints share one limit: never more than CONCURRENCY decode at the same time."""
+    from transformer.decoding import DecodingSession
+
     url, _, _ = served_app
     active, most = [0], [0]
     lock = threading.Lock()
-    run = app.Lab.run
+    step = DecodingSession.step
 
-    def slow_run(self, *args, **kwargs):
+    def slow_step(self, *args, **kwargs):
         with lock:
             active[0] += 1
             most[0] = max(most[0], active[0])
-        time.sleep(0.3)
         try:
-            return run(self, *args, **kwargs)
+            time.sleep(0.02)
+            return step(self, *args, **kwargs)
         finally:
             with lock:
                 active[0] -= 1
 
-    monkeypatch.setattr(app.Lab, "run", slow_run)
-    clients = [Client(url, verbose=False) for _ in range(6)]
-    with ThreadPoolExecutor(len(clients)) as pool:
-        outputs = list(pool.map(lambda c: Request("run", "reverse", "abc").call(c)[0], clients))
-    assert outputs == ["cba"] * 6
+    monkeypatch.setattr(DecodingSession, "step", slow_step)
+    calls = [
+        lambda c: Request("run", "reverse", "abcdefgh").call(c)[0],
+        lambda c: Request("step", "reverse", "abcdefgh").call(c)[0],
+        lambda c: c.predict("reverse", "abcdefgh", "greedy", 4, api_name="/translate"),
+        lambda c: c.predict("reverse", "abcdefgh", "greedy", 4, api_name="/attention")["output_text"],
+    ] * 2
+    clients = [Client(url, verbose=False) for _ in calls]
+    with ThreadPoolExecutor(len(calls)) as pool:
+        outputs = list(pool.map(lambda call, client: call(client), calls, clients))
+    assert outputs == ["hgfedcba", "h", "hgfedcba", "hgfedcba"] * 2
     assert most[0] == app.CONCURRENCY == 2
 
 
-def test_each_request_gets_its_share_of_the_cores(monkeypatch):
+@pytest.mark.parametrize("cores, threads", [(2, 1), (8, 4), (1, 1)])
+def test_each_request_gets_its_share_of_the_cores(monkeypatch, cores, threads):
     from tests.conftest import tiny_pipelines
 
+    launched: dict = {}
     monkeypatch.setattr(app, "load_models", lambda hub_models: app.Registry(models=tiny_pipelines()))
     monkeypatch.setattr(app.gr.Blocks, "launch", lambda self, **kwargs: launched.update(kwargs))
-    launched: dict = {}
-    threads = torch.get_num_threads()
+    monkeypatch.setattr(app, "available_cores", lambda: cores)
+    before = torch.get_num_threads()
     try:
         app.main([])
-        assert torch.get_num_threads() == max(1, (os.cpu_count() or 2) // app.CONCURRENCY)
+        assert torch.get_num_threads() == threads
     finally:
-        torch.set_num_threads(threads)
+        torch.set_num_threads(before)
     assert launched["state_session_capacity"] == app.SESSION_CAPACITY
+
+
+@pytest.mark.parametrize("cpu_max, cores", [("200000 100000\n", 2), ("150000 100000\n", 1), ("max 100000\n", None),
+                                            ("garbage", None)])
+def test_available_cores_follows_the_container_quota(tmp_path, cpu_max, cores):
+    path = tmp_path / "cpu.max"
+    path.write_text(cpu_max)
+    everything = len(os.sched_getaffinity(0))
+    assert app.available_cores(path) == (min(cores, everything) if cores else everything)
+    assert app.available_cores(tmp_path / "missing") == everything

@@ -99,6 +99,7 @@ def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name):
     lambda lab: lab.translate("<img src=x onerror=alert(1)>", "abc"),
     lambda lab: lab.translate("reverse", "abc", strategy="<b>beam</b>"),
     lambda lab: lab.translate("reverse", "abc", strategy="beam", beam_size="<i>9</i>"),
+    lambda lab: lab.translate("reverse", "abc", strategy="beam", beam_size="²<i>"),
 ])
 def test_messages_quote_what_the_user_sent_as_text(lab, call):
     """Error toasts render HTML, so anything the user sent is escaped in them."""
@@ -120,3 +121,9 @@ def test_a_character_model_names_its_own_alphabet():
     pipeline = Seq2SeqPipeline(model, Tokenizer.characters("ACGT"), name="dna")
     with pytest.raises(gr.Error, match="only knows the characters ACGT; remove 'x'"):
         check_source(pipeline, "ACxGT")
+
+
+@pytest.mark.parametrize("size", ["²", float("nan"), float("inf"), 2.5, -1, 0, 99, None, "4.0x"])
+def test_an_unusable_beam_size_is_a_clear_message(lab, size):
+    with pytest.raises(gr.Error, match="Beam size must be between 1 and 8"):
+        lab.translate("reverse", "abc", strategy="beam", beam_size=size)

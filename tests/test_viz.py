@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from transformer import DecodingSession
-from transformer.viz import MAX_LABEL, View, attention_grid, attention_record, axis_labels, decoder_matrices, session_figures
+from transformer.viz import (MAX_LABEL, View, attention_grid, attention_record, axis_labels, decoder_matrices,
+                             session_figures, step_cross_attention)
 
 from tests.conftest import tiny_pipelines
 
@@ -110,3 +111,23 @@ def test_attention_record_is_json_with_every_head(session_and_tokenizer):
     assert abs(sum(step["cross"][0][0]) - 1) < 1e-3
     torch.testing.assert_close(torch.tensor(step["cross"][1]), session.steps[1].cross_attention[1], atol=1e-5,
                                rtol=0)
+
+
+def test_a_token_in_a_hover_template_stays_text(session_and_tokenizer):
+    """Plotly fills %{...} in hover templates: a token like "%{x}" must not be filled in."""
+    session, tokenizer = session_and_tokenizer
+
+    class Hostile:
+        def __getattr__(self, name):
+            return getattr(tokenizer, name)
+
+        def id_to_token(self, token_id):
+            return "%{x}<b>"
+
+        def tokens(self, ids):
+            return ["a" for _ in ids]
+
+    fig = step_cross_attention(session, Hostile(), 0)
+    template = fig.data[0].hovertemplate
+    assert template.count("%{x}") == 1 and "<b>" not in template  # the source placeholder only; markup escaped
+    assert "&#37;{x}&lt;b&gt;" in template

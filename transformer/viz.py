@@ -31,6 +31,11 @@ def escape_token(token: str) -> str:
     return html.escape(token, quote=False) if token else "∅"
 
 
+def template_text(token: str) -> str:
+    """A token to put inside a hovertemplate: escaped, and with "%" as an entity so "%{x}" in it stays text."""
+    return escape_token(token).replace("%", "&#37;")
+
+
 def axis_labels(tokens: Sequence[str]) -> list[str]:
     """Escaped tokens (cut to MAX_LABEL characters) made unique, so that a categorical axis keeps repeats apart.
 
@@ -139,7 +144,8 @@ def step_cross_attention(session: DecodingSession, tokenizer: Tokenizer, step: i
     output = escape_token(tokenizer.id_to_token(record.token))
     data = [dict(
         type="heatmap", z=np.round(chosen.reshape(len(rows), -1), 4), x=xs, y=rows, coloraxis="coloraxis",
-        hovertemplate=f"step {step + 1} → {output}<br>source: %{{x}}<br>%{{y}}<br>weight: %{{z:.3f}}<extra></extra>",
+        hovertemplate=(f"step {step + 1} → {template_text(tokenizer.id_to_token(record.token))}<br>source: %{{x}}<br>"
+                       "%{y}<br>weight: %{z:.3f}<extra></extra>"),
     )]
     layout = dict(
         title=dict(text=f"Step {step + 1} wrote <b>{output}</b>: where it looked in the source", font=dict(size=15)),
