@@ -39,7 +39,7 @@ MAX_BEAM = 8
 CONCURRENCY = 2  # decoding requests served at once; more would only share the same cores
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 # Gradio keeps every session's component values (our figures among them) until the session is evicted, oldest
-# first, beyond this many sessions; its default of 10,000 would let memory grow by about 0.3 MB per session.
+# first, beyond this many sessions; its default of 10,000 let memory grow by about 0.25 MB per session here.
 SESSION_CAPACITY = 128
 LAUNCH_OPTIONS = dict(state_session_capacity=SESSION_CAPACITY)
 
