@@ -33,7 +33,7 @@ from torch import nn  # noqa: E402
 from transformer import Transformer, TransformerConfig  # noqa: E402
 from transformer.masks import to_torch_causal_mask, to_torch_key_padding_mask  # noqa: E402
 
-from load import free_port, percentile, rss_mb, start_app  # noqa: E402  (benchmarks/load.py)
+from load import free_port, load_test, memory_over_sessions, percentile, rss_mb, start_app  # noqa: E402
 
 SENTENCE_15 = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
 
@@ -277,12 +277,11 @@ def figures_bench(calls: int) -> dict[str, float]:
 def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
     """Many users at once, and memory over many sessions, against the app in its own process (benchmarks/load.py)."""
     import app
-    import load
 
     server, url = start_app()
     try:
-        before, after, again = load.memory_over_sessions(url, server.pid, sessions)  # on the fresh app
-        result = load.load_test(url, users, requests)
+        before, after, again = memory_over_sessions(url, server.pid, sessions)  # on the fresh app
+        result = load_test(url, users, requests)
     finally:
         server.terminate()
         server.wait(timeout=30)

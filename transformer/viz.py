@@ -141,10 +141,11 @@ def step_cross_attention(session: DecodingSession, tokenizer: Tokenizer, step: i
     chosen, layer_names, head_names = view.select(weights)
     rows = [f"{layer} · {head}" for layer in layer_names for head in head_names]
     xs = axis_labels(tokenizer.tokens(session.src_ids))
-    output = escape_token(tokenizer.id_to_token(record.token))
+    token = tokenizer.id_to_token(record.token)
+    output = escape_token(token)
     data = [dict(
         type="heatmap", z=np.round(chosen.reshape(len(rows), -1), 4), x=xs, y=rows, coloraxis="coloraxis",
-        hovertemplate=(f"step {step + 1} → {template_text(tokenizer.id_to_token(record.token))}<br>source: %{{x}}<br>"
+        hovertemplate=(f"step {step + 1} → {template_text(token)}<br>source: %{{x}}<br>"
                        "%{y}<br>weight: %{z:.3f}<extra></extra>"),
     )]
     layout = dict(
