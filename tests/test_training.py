@@ -86,3 +86,46 @@ def test_dropout_stays_on_after_each_validation(tmp_path, monkeypatch):
     progress = train_module.train(args)
     assert len(progress.history) == 3
     assert modes == [True] * 6
+
+
+def test_learning_rate_warms_up_decays_and_anneals_to_zero():
+    import dataclasses
+
+    from transformer.train import PRESETS, learning_rate
+
+    preset = dataclasses.replace(PRESETS["de-en"], lr=1e-3, warmup=100, anneal_steps=50)
+    plain = [learning_rate(step, preset) for step in range(1, 301)]
+    assert plain[99] == pytest.approx(1e-3) and plain[49] == pytest.approx(5e-4)  # linear warm-up
+    assert plain[-1] == pytest.approx(1e-3 * (100 / 300) ** 0.5)  # then 1/sqrt(step)
+    annealed = [learning_rate(step, preset, max_steps=300) for step in range(1, 301)]
+    assert annealed[:250] == plain[:250]  # untouched until the last 50 steps
+    assert all(a > b for a, b in zip(annealed[249:], annealed[250:]))
+    assert annealed[-1] == pytest.approx(plain[-1] / 50)  # the last step takes one fiftieth; the next would take 0
+
+
+def test_anneal_needs_a_last_step():
+    from transformer.train import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--task", "de-en", "--anneal-steps", "100"])
+    assert parse_args(["--task", "de-en", "--anneal-steps", "100", "--max-steps", "500"]).anneal_steps == 100
+
+
+def test_each_epoch_samples_its_own_extra_pairs(tmp_path, monkeypatch):
+    import dataclasses
+
+    from transformer.train import PRESETS, load_task_data
+
+    data = tmp_path / "data" / "de-en"
+    data.mkdir(parents=True)
+    lines = {"train": ["Ein Satz hier.\tA sentence here."],
+             "phrases": [f"Wort {i}\tword {i}" for i in range(50)],
+             "libreoffice": [f"Klicken Sie {i} an.\tClick {i}." for i in range(50)]}
+    for name, rows in lines.items():
+        (data / f"{name}.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    preset = dataclasses.replace(PRESETS["de-en"], phrases_per_epoch=3, libreoffice_per_epoch=4)
+    first, again, second = (load_task_data("de-en", epoch, preset, seed=0) for epoch in (0, 0, 1))
+    assert first[0] == ("Ein Satz hier.", "A sentence here.") and len(first) == 1 + 3 + 4
+    assert sum(de.startswith("Klicken") for de, _ in first) == 4
+    assert first == again and first != second  # seeded by epoch

@@ -1,6 +1,7 @@
 """Training data: the synthetic reversal task, the Ding German-English sentence pairs, and length-bucketed batches.
 
-    python -m transformer.data ding --out data/de-en     # extract and split the Ding corpus into TSV files
+    python -m transformer.data ding --out data/de-en          # extract and split the Ding corpus into TSV files
+    python -m transformer.data libreoffice --out data/de-en   # extra training pairs from LibreOffice's help pages
 """
 
 from __future__ import annotations
@@ -154,6 +155,24 @@ def ding_split(split: str, data_dir: Path = Path("data/de-en"), source: Path = D
     return read_tsv(path)
 
 
+def libreoffice_pairs(data_dir: Path = Path("data/de-en"), source: Path | None = None) -> list[tuple[str, str]]:
+    """LibreOffice help sentence pairs (training only), extracted on first use into data_dir/libreoffice.tsv."""
+    path = Path(data_dir) / "libreoffice.tsv"
+    if not path.is_file():
+        prepare_libreoffice(data_dir, source)
+    return read_tsv(path)
+
+
+def prepare_libreoffice(out_dir: Path, source: Path | None = None) -> int:
+    """Write the help's sentence pairs, minus every Ding valid and test sentence, to out_dir/libreoffice.tsv."""
+    from .libreoffice import HELP_PATH, extract_help
+
+    held_out = {de for name in ("valid", "test") for de, _ in ding_split(name, out_dir)}
+    pairs = extract_help(source or HELP_PATH, exclude=held_out)
+    write_tsv(pairs, Path(out_dir) / "libreoffice.tsv")
+    return len(pairs)
+
+
 # Batching ------------------------------------------------------------------------------------------------------------
 
 
@@ -191,9 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     ding = sub.add_parser("ding", help="extract the Ding pairs and write train/valid/test.tsv and phrases.tsv")
     ding.add_argument("--out", type=Path, default=Path("data/de-en"))
     ding.add_argument("--source", type=Path, default=DING_PATH)
+    office = sub.add_parser("libreoffice", help="extract LibreOffice help sentence pairs into libreoffice.tsv")
+    office.add_argument("--out", type=Path, default=Path("data/de-en"))
+    office.add_argument("--source", type=Path, default=None, help="the help's root, holding de/ and en-US/")
     args = parser.parse_args(argv)
     try:
-        sizes = prepare_ding(args.out, args.source)
+        if args.command == "ding":
+            sizes = prepare_ding(args.out, args.source)
+        else:
+            sizes = {"libreoffice": prepare_libreoffice(args.out, args.source)}
     except FileNotFoundError as err:
         print(err, file=sys.stderr)
         return 1

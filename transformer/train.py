@@ -34,7 +34,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from .config import TransformerConfig
-from .data import REVERSAL_ALPHABET, ding_split, reversal_pairs, token_batches
+from .data import REVERSAL_ALPHABET, ding_split, libreoffice_pairs, reversal_pairs, token_batches
 from .hub import Seq2SeqPipeline
 from .model import Transformer
 from .tokenizer import Tokenizer
@@ -64,6 +64,8 @@ class Preset:
     weight_decay: float = 0.01
     average_last: int = 1  # average the weights of the last N validations at the end
     phrases_per_epoch: int = 0  # dictionary word/phrase pairs sampled afresh each epoch (translation only)
+    libreoffice_per_epoch: int = 0  # LibreOffice help sentence pairs sampled afresh each epoch (translation only)
+    anneal_steps: int = 0  # decay the learning rate linearly to zero over the last N steps before --max-steps
 
 
 PRESETS = {
@@ -84,10 +86,13 @@ def load_task_data(task: str, epoch: int, preset: Preset, seed: int) -> list[tup
     if task == "reverse":  # a fresh sample each epoch: the task has unlimited data
         return reversal_pairs(preset.train_size, 1, 24, seed=seed * 1000 + epoch)
     pairs = ding_split("train")
+    rng = random.Random(seed * 1000 + epoch)
     if preset.phrases_per_epoch:  # the dictionary's words and phrases: vocabulary the 17k sentences lack
         phrases = ding_split("phrases")
-        rng = random.Random(seed * 1000 + epoch)
         pairs = pairs + rng.sample(phrases, min(preset.phrases_per_epoch, len(phrases)))
+    if preset.libreoffice_per_epoch:  # more sentences, of another domain: grammar the 17k sentences lack
+        extra = libreoffice_pairs()
+        pairs = pairs + rng.sample(extra, min(preset.libreoffice_per_epoch, len(extra)))
     return pairs
 
 
@@ -177,10 +182,14 @@ class Progress:
     history: list[dict] = field(default_factory=list)
 
 
-def learning_rate(step: int, preset: Preset) -> float:
-    """Linear warm-up to preset.lr, then inverse square-root decay (Vaswani et al. 2017)."""
+def learning_rate(step: int, preset: Preset, max_steps: int = 0) -> float:
+    """Linear warm-up to preset.lr, then inverse square-root decay (Vaswani et al. 2017); with anneal_steps and
+    max_steps, a linear decay to zero over the last anneal_steps steps (a short final cool-down lowers the loss)."""
     step = max(step, 1)
-    return preset.lr * min(step / preset.warmup, math.sqrt(preset.warmup / step))
+    lr = preset.lr * min(step / preset.warmup, math.sqrt(preset.warmup / step))
+    if preset.anneal_steps and max_steps:
+        lr *= min(1.0, max(max_steps - step + 1, 0) / preset.anneal_steps)
+    return lr
 
 
 def save_state(run_dir: Path, model: Transformer, tokenizer: Tokenizer, optimizer, progress: Progress, args) -> None:
@@ -228,7 +237,8 @@ def train(args: argparse.Namespace) -> Progress:
 
     preset = dataclasses.replace(PRESETS[args.task])  # a copy: overrides must not leak into the shared presets
     for name in ("lr", "warmup", "batch_tokens", "epochs", "eval_every", "dropout", "d_model", "n_layers",
-                 "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size", "phrases_per_epoch"):
+                 "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size", "phrases_per_epoch",
+                 "libreoffice_per_epoch", "anneal_steps"):
         if getattr(args, name, None) is not None:
             setattr(preset, name, getattr(args, name))
     random.seed(args.seed)
@@ -284,7 +294,7 @@ def train(args: argparse.Namespace) -> Progress:
         for src, tgt_in, labels in mine[progress.batch_in_epoch:]:
             src = word_dropout(src, preset.word_dropout, tokenizer.unk_id, tokenizer.pad_id, tokenizer.eos_id)
             src, tgt_in, labels = src.to(device), tgt_in.to(device), labels.to(device)
-            lr = learning_rate(progress.step + 1, preset)
+            lr = learning_rate(progress.step + 1, preset, args.max_steps)
             for group in optimizer.param_groups:
                 group["lr"] = lr
             with autocast:
@@ -388,9 +398,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name, kind in [("lr", float), ("warmup", int), ("batch-tokens", int), ("epochs", int), ("eval-every", int),
                        ("dropout", float), ("word-dropout", float), ("d-model", int), ("n-layers", int),
                        ("d-ff", int), ("n-heads", int), ("vocab-size", int), ("average-last", int),
-                       ("train-size", int), ("phrases-per-epoch", int)]:
+                       ("train-size", int), ("phrases-per-epoch", int), ("libreoffice-per-epoch", int),
+                       ("anneal-steps", int)]:
         parser.add_argument(f"--{name}", type=kind, help="override the preset")
     args = parser.parse_args(argv)
+    if args.anneal_steps and not args.max_steps:
+        parser.error("--anneal-steps counts back from --max-steps: give --max-steps too")
     args.out = args.out or Path("checkpoints") / args.task
     return args
 
