@@ -15,9 +15,10 @@ from pathlib import Path
 
 from huggingface_hub import ModelCard, ModelCardData
 
-from .data import ding_split, reversal_pairs
+from .data import ding_split, libreoffice_pairs, reversal_pairs
 from .evaluate import REVERSAL_TEST_SEED, reversal_accuracy_by_length, score_translation
 from .hub import Seq2SeqPipeline, load_pretrained
+from .train import PRESETS
 
 EVERYDAY = ["Ich habe Hunger.", "Ich habe heute keine Zeit.", "Wo ist der Bahnhof?", "Das Wetter ist heute schön."]
 
@@ -44,11 +45,12 @@ def translation_card(folder: Path, pipeline: Seq2SeqPipeline, args) -> str:
     data = ModelCardData(
         language=["de", "en"], license="gpl-2.0", library_name="attention-lab",
         tags=["translation", "attention-visualization", "transformer", "from-scratch"],
-        datasets=["ding-de-en"], pipeline_tag="translation",
+        datasets=["ding-de-en", "libreoffice-help"], pipeline_tag="translation",
         metrics=["bleu", "chrf"], widget=[{"text": t} for t in examples],
     )
     everyday = "\n".join(f"| {s} | {o} |" for s, o in zip(EVERYDAY, pipeline.generate(EVERYDAY, strategy="beam")))
     greedy_bleu, greedy_chrf = scores["greedy"]
+    preset = PRESETS["de-en"]
     return f"""---
 {data.to_yaml()}
 ---
@@ -79,11 +81,20 @@ The example sentences of the Ding German–English dictionary (Frank Richter, TU
 `trans-de-en` (`/usr/share/trans/de-en`), **licensed GPL-2.0-or-later**; this model is a derivative of it and is
 distributed under the same terms. One pair per aligned ` | ` sub-entry, annotations stripped, the first `; `
 alternative kept, sentence-like pairs only, de-duplicated on the German side: 19,259 pairs, split by a hash of the
-German sentence into train 17,770 / valid 487 / test 1,002. From the same dictionary, 40,000 of its
+German sentence into train 17,770 / valid 487 / test 1,002. From the same dictionary, {preset.phrases_per_epoch:,} of its
 {len(ding_split("phrases")):,} word and phrase pairs (every non-sentence sub-entry, placeholders such as jdn./sb.
 dropped) are sampled afresh into each epoch, for the vocabulary the sentences lack; dictionary lines that hold a
-valid or test sentence are left out entirely. Joint German–English BPE vocabulary of
-{pipeline.tokenizer.vocab_size} tokens (Hugging Face `tokenizers`, `tokenizer.json` here).
+valid or test sentence are left out entirely.
+
+For grammar the short Ding sentences lack, {preset.libreoffice_per_epoch:,} of
+{len(libreoffice_pairs()):,} sentence pairs from LibreOffice's help pages (Debian's `libreoffice-help-de` and
+`libreoffice-help-en-us`, **MPL-2.0**) are sampled into each epoch too: every page exists in both languages with the
+same paragraph ids, so paragraphs pair up by id and split into sentences where both sides have as many. It is software
+documentation, so it widens the model's German rather than matching the test's style; Ding valid and test sentences
+are excluded from it.
+
+Joint German–English BPE vocabulary of {pipeline.tokenizer.vocab_size} tokens, learned on the Ding training sentences
+(Hugging Face `tokenizers`, `tokenizer.json` here).
 
 ## Training
 
@@ -93,7 +104,8 @@ valid or test sentence are left out entirely. Joint German–English BPE vocabul
 
 {args.minutes:.0f} minutes on {args.hardware}.{(" " + args.history) if args.history else ""}
 
-The recipe: AdamW (0.9, 0.98), linear warm-up then inverse square-root decay, label
+The recipe: AdamW (0.9, 0.98), linear warm-up then inverse square-root decay, then a linear cool-down to zero
+over the last steps (`--anneal-steps`), label
 smoothing 0.1, dropout 0.3, source word dropout 0.1, gradient clipping at 1.0, batches of about 1,500 tokens bucketed by
 length, pre-LN, shared embeddings; the best checkpoint by validation BLEU (or the average of the last validated weights,
 when that scored better) is kept.
