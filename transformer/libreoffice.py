@@ -14,6 +14,8 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+from .data import is_sentence
+
 HELP_PATH = Path("/usr/share/libreoffice/help")
 HELP_MISSING = (
     "LibreOffice's German and English help pages were not found under {root} (de/ and en-US/). Either install them:\n"
@@ -75,8 +77,7 @@ def aligned_sentences(german: str, english: str) -> list[tuple[str, str]]:
 
 
 def _is_sentence(text: str) -> bool:
-    words = len(text.split())
-    return text[:1].isupper() and text[-1:] in ".!?" and 3 <= words <= MAX_WORDS
+    return is_sentence(text) and len(text.split()) <= MAX_WORDS  # the Ding rule, without run-on paragraphs
 
 
 def extract_help(root: Path = HELP_PATH, exclude: set[str] = frozenset()) -> list[tuple[str, str]]:
