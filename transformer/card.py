@@ -81,14 +81,14 @@ The example sentences of the Ding German–English dictionary (Frank Richter, TU
 `trans-de-en` (`/usr/share/trans/de-en`), **licensed GPL-2.0-or-later**; this model is a derivative of it and is
 distributed under the same terms. One pair per aligned ` | ` sub-entry, annotations stripped, the first `; `
 alternative kept, sentence-like pairs only, de-duplicated on the German side: 19,259 pairs, split by a hash of the
-German sentence into train 17,770 / valid 487 / test 1,002. From the same dictionary, {preset.phrases_per_epoch:,} of its
-{len(ding_split("phrases")):,} word and phrase pairs (every non-sentence sub-entry, placeholders such as jdn./sb.
-dropped) are sampled afresh into each epoch, for the vocabulary the sentences lack; dictionary lines that hold a
-valid or test sentence are left out entirely.
+German sentence into train 17,770 / valid 487 / test 1,002. From the same dictionary,
+{preset.phrases_per_epoch:,} of its {len(ding_split("phrases")):,} word and phrase pairs (every non-sentence sub-entry,
+placeholders such as jdn./sb. dropped) are sampled afresh into each epoch, for the vocabulary the sentences lack;
+dictionary lines that hold a valid or test sentence are left out entirely.
 
-For grammar the short Ding sentences lack, {preset.libreoffice_per_epoch:,} of
-{len(libreoffice_pairs()):,} sentence pairs from LibreOffice's help pages (Debian's `libreoffice-help-de` and
-`libreoffice-help-en-us`, **MPL-2.0**) are sampled into each epoch too: every page exists in both languages with the
+For grammar the short Ding sentences lack, {preset.libreoffice_per_epoch:,} of {len(libreoffice_pairs()):,} sentence
+pairs from LibreOffice's help pages (Debian's `libreoffice-help-de` and `libreoffice-help-en-us`, **MPL-2.0**) are
+sampled into each epoch too: every page exists in both languages with the
 same paragraph ids, so paragraphs pair up by id and split into sentences where both sides have as many. It is software
 documentation, so it widens the model's German rather than matching the test's style; Ding valid and test sentences
 are excluded from it.
@@ -104,10 +104,9 @@ Joint German–English BPE vocabulary of {pipeline.tokenizer.vocab_size} tokens,
 
 {args.minutes:.0f} minutes on {args.hardware}.{(" " + args.history) if args.history else ""}
 
-The recipe: AdamW (0.9, 0.98), linear warm-up then inverse square-root decay, then a linear cool-down to zero
-over the last steps (`--anneal-steps`), label
-smoothing 0.1, dropout 0.3, source word dropout 0.1, gradient clipping at 1.0, batches of about 1,500 tokens bucketed by
-length, pre-LN, shared embeddings; the best checkpoint by validation BLEU (or the average of the last validated weights,
+The recipe: AdamW (0.9, 0.98), linear warm-up then inverse square-root decay, then a linear cool-down to zero over
+the last steps (`--anneal-steps`), label smoothing 0.1, dropout 0.3, source word dropout 0.1, gradient clipping at
+1.0, batches of about 1,500 tokens bucketed by length, pre-LN, shared embeddings; the best checkpoint by validation BLEU (or the average of the last validated weights,
 when that scored better) is kept.
 
 ## Use
