@@ -41,9 +41,11 @@ def test_train_a_few_steps_then_resume(tmp_path):
 
 @pytest.mark.skipif(not DING_PATH.is_file(), reason="the trans-de-en package is not installed")
 def test_translation_training_smoke(tmp_path):
-    result = run([sys.executable, "-m", "transformer.train", "--task", "de-en", "--max-steps", "2", "--vocab-size",
-                  "300", "--libreoffice-per-epoch", "0", *TINY], tmp_path)
+    result = run([sys.executable, "-m", "transformer.train", "--task", "de-en", "--max-steps", "4", "--focus-steps", "2",
+                  "--vocab-size", "300", "--libreoffice-per-epoch", "0", *TINY], tmp_path)
     assert "bleu" in result.stdout + result.stderr
+    state = json.loads((tmp_path / "runs" / "de-en" / "state.json").read_text())
+    assert state["progress"]["epoch"] == 1  # the first epoch (hundreds of batches) gave way to the in-domain finish
     assert (tmp_path / "data" / "de-en" / "test.tsv").is_file()
     pipeline = load_pretrained(tmp_path / "checkpoints" / "de-en")
     assert pipeline.tokenizer.vocab_size == 300 and not pipeline.tokenizer.is_character_level
@@ -103,12 +105,14 @@ def test_learning_rate_warms_up_decays_and_anneals_to_zero():
     assert annealed[-1] == pytest.approx(plain[-1] / 50)  # the last step takes one fiftieth; the next would take 0
 
 
-def test_anneal_needs_a_last_step():
+@pytest.mark.parametrize("flag", ["--anneal-steps", "--focus-steps"])
+def test_windows_counted_back_from_the_end_need_a_last_step(flag):
     from transformer.train import parse_args
 
     with pytest.raises(SystemExit):
-        parse_args(["--task", "de-en", "--anneal-steps", "100"])
-    assert parse_args(["--task", "de-en", "--anneal-steps", "100", "--max-steps", "500"]).anneal_steps == 100
+        parse_args(["--task", "de-en", flag, "100"])
+    args = parse_args(["--task", "de-en", flag, "100", "--max-steps", "500"])
+    assert getattr(args, flag[2:].replace("-", "_")) == 100
 
 
 def test_each_epoch_samples_its_own_extra_pairs(tmp_path, monkeypatch):
@@ -129,3 +133,19 @@ def test_each_epoch_samples_its_own_extra_pairs(tmp_path, monkeypatch):
     assert first[0] == ("Ein Satz hier.", "A sentence here.") and len(first) == 1 + 3 + 4
     assert sum(de.startswith("Klicken") for de, _ in first) == 4
     assert first == again and first != second  # seeded by epoch
+
+    preset = dataclasses.replace(preset, focus_phrases_per_epoch=2)
+    focused = load_task_data("de-en", 0, preset, seed=0, focus=True)
+    assert focused[0] == ("Ein Satz hier.", "A sentence here.") and len(focused) == 1 + 2
+    assert not any(de.startswith("Klicken") for de, _ in focused)  # no help pages in the in-domain finish
+
+
+def test_focus_window_is_the_last_steps_before_max_steps():
+    import dataclasses
+
+    from transformer.train import PRESETS, in_focus
+
+    preset = dataclasses.replace(PRESETS["de-en"], focus_steps=30)
+    assert [step for step in range(101) if in_focus(step, preset, max_steps=100)] == list(range(70, 101))
+    assert not in_focus(99, preset, max_steps=0)  # no last step, no window
+    assert not in_focus(99, dataclasses.replace(preset, focus_steps=0), max_steps=100)

@@ -66,6 +66,10 @@ class Preset:
     phrases_per_epoch: int = 0  # dictionary word/phrase pairs sampled afresh each epoch (translation only)
     libreoffice_per_epoch: int = 0  # LibreOffice help sentence pairs sampled afresh each epoch (translation only)
     anneal_steps: int = 0  # decay the learning rate linearly to zero over the last N steps before --max-steps
+    # In-domain finish: over the last N steps before --max-steps each epoch is the Ding sentences with fewer phrases
+    # and no help pages, so that the end of training is spent on the kind of sentence the test split holds.
+    focus_steps: int = 0
+    focus_phrases_per_epoch: int = 0
 
 
 PRESETS = {
@@ -75,22 +79,28 @@ PRESETS = {
     # small batches (many updates per epoch), pre-LN for a high learning rate, checkpoint averaging.
     "de-en": Preset(d_model=256, n_heads=4, n_layers=3, d_ff=1024, dropout=0.3, max_len=128, lr=1e-3, warmup=1000,
                     batch_tokens=1500, epochs=100, eval_every=600, word_dropout=0.1, vocab_size=4000, average_last=4,
-                    phrases_per_epoch=80_000, libreoffice_per_epoch=8_000),
+                    phrases_per_epoch=80_000, libreoffice_per_epoch=8_000, focus_phrases_per_epoch=20_000),
 }
 
 
 # Data ----------------------------------------------------------------------------------------------------------------
 
 
-def load_task_data(task: str, epoch: int, preset: Preset, seed: int) -> list[tuple[str, str]]:
+def in_focus(step: int, preset: Preset, max_steps: int) -> bool:
+    """Whether `step` lies in the in-domain finish (the last `focus_steps` before `max_steps`)."""
+    return bool(preset.focus_steps and max_steps and step >= max_steps - preset.focus_steps)
+
+
+def load_task_data(task: str, epoch: int, preset: Preset, seed: int, focus: bool = False) -> list[tuple[str, str]]:
     if task == "reverse":  # a fresh sample each epoch: the task has unlimited data
         return reversal_pairs(preset.train_size, 1, 24, seed=seed * 1000 + epoch)
     pairs = ding_split("train")
     rng = random.Random(seed * 1000 + epoch)
-    if preset.phrases_per_epoch:  # the dictionary's words and phrases: vocabulary the 17k sentences lack
+    n_phrases = preset.focus_phrases_per_epoch if focus else preset.phrases_per_epoch
+    if n_phrases:  # the dictionary's words and phrases: vocabulary the 17k sentences lack
         phrases = ding_split("phrases")
-        pairs = pairs + rng.sample(phrases, min(preset.phrases_per_epoch, len(phrases)))
-    if preset.libreoffice_per_epoch:  # more sentences, of another domain: grammar the 17k sentences lack
+        pairs = pairs + rng.sample(phrases, min(n_phrases, len(phrases)))
+    if preset.libreoffice_per_epoch and not focus:  # another domain's sentences: grammar the 17k sentences lack
         extra = libreoffice_pairs()
         pairs = pairs + rng.sample(extra, min(preset.libreoffice_per_epoch, len(extra)))
     return pairs
@@ -238,7 +248,7 @@ def train(args: argparse.Namespace) -> Progress:
     preset = dataclasses.replace(PRESETS[args.task])  # a copy: overrides must not leak into the shared presets
     for name in ("lr", "warmup", "batch_tokens", "epochs", "eval_every", "dropout", "d_model", "n_layers",
                  "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size", "phrases_per_epoch",
-                 "libreoffice_per_epoch", "anneal_steps"):
+                 "libreoffice_per_epoch", "anneal_steps", "focus_steps", "focus_phrases_per_epoch"):
         if getattr(args, name, None) is not None:
             setattr(preset, name, getattr(args, name))
     random.seed(args.seed)
@@ -283,7 +293,8 @@ def train(args: argparse.Namespace) -> Progress:
     started = time.time() - progress.seconds
     stop = False
     while progress.epoch < preset.epochs and not stop:
-        pairs = load_task_data(args.task, progress.epoch, preset, args.seed)
+        focus = in_focus(progress.step, preset, args.max_steps)
+        pairs = load_task_data(args.task, progress.epoch, preset, args.seed, focus)
         batches = list(make_batches(pairs, tokenizer, preset.batch_tokens, preset.max_len,
                                     seed=args.seed * 1000 + progress.epoch))
         per_rank = len(batches) // world  # equal counts on every rank, so no process waits for a missing step
@@ -332,6 +343,8 @@ def train(args: argparse.Namespace) -> Progress:
             if out_of_time:
                 stop = True
                 break
+            if not focus and in_focus(progress.step, preset, args.max_steps):
+                break  # the in-domain finish starts now, with a fresh epoch of its own mix
         bar.close()
         if not stop:
             progress.epoch += 1
@@ -399,11 +412,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                        ("dropout", float), ("word-dropout", float), ("d-model", int), ("n-layers", int),
                        ("d-ff", int), ("n-heads", int), ("vocab-size", int), ("average-last", int),
                        ("train-size", int), ("phrases-per-epoch", int), ("libreoffice-per-epoch", int),
-                       ("anneal-steps", int)]:
+                       ("anneal-steps", int), ("focus-steps", int), ("focus-phrases-per-epoch", int)]:
         parser.add_argument(f"--{name}", type=kind, help="override the preset")
     args = parser.parse_args(argv)
     if args.anneal_steps and not args.max_steps:
         parser.error("--anneal-steps counts back from --max-steps: give --max-steps too")
+    if args.focus_steps and not args.max_steps:
+        parser.error("--focus-steps counts back from --max-steps: give --max-steps too")
     args.out = args.out or Path("checkpoints") / args.task
     return args
 
