@@ -78,7 +78,7 @@ PRESETS = {
     # Low-resource recipe (Sennrich & Zhang 2019): a small joint BPE vocabulary, strong dropout and word dropout,
     # small batches (many updates per epoch), pre-LN for a high learning rate, checkpoint averaging.
     "de-en": Preset(d_model=256, n_heads=4, n_layers=3, d_ff=1024, dropout=0.3, max_len=128, lr=1e-3, warmup=1000,
-                    batch_tokens=1500, epochs=100, eval_every=600, word_dropout=0.1, vocab_size=4000, average_last=4,
+                    batch_tokens=1500, epochs=200, eval_every=600, word_dropout=0.1, vocab_size=4000, average_last=4,
                     phrases_per_epoch=80_000, libreoffice_per_epoch=8_000, focus_phrases_per_epoch=20_000),
 }
 
