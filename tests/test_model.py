@@ -79,6 +79,17 @@ def test_fast_path_without_weights_equals_explicit_attention(model):
                                rtol=0, atol=1e-5)
 
 
+def test_set_dropout_reaches_every_dropout_and_the_config():
+    torch.manual_seed(0)
+    model = Transformer(tiny_config(dropout=0.5)).train()
+    g = torch.Generator().manual_seed(5)
+    src, tgt = random_ids(g, 2, 6, 13), random_ids(g, 2, 5, 11)
+    assert not torch.allclose(model(src, tgt).logits, model(src, tgt).logits)  # dropout is on
+    model.set_dropout(0.0)
+    assert model.config.dropout == 0.0
+    torch.testing.assert_close(model(src, tgt).logits, model.eval()(src, tgt).logits, rtol=0, atol=1e-6)
+
+
 def test_too_long_input_is_a_clear_error(model):
     with pytest.raises(ValueError, match="max_len"):
         model(torch.ones(1, 40, dtype=torch.long), torch.ones(1, 2, dtype=torch.long))

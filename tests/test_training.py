@@ -42,10 +42,12 @@ def test_train_a_few_steps_then_resume(tmp_path):
 @pytest.mark.skipif(not DING_PATH.is_file(), reason="the trans-de-en package is not installed")
 def test_translation_training_smoke(tmp_path):
     result = run([sys.executable, "-m", "transformer.train", "--task", "de-en", "--max-steps", "4", "--focus-steps", "2",
-                  "--vocab-size", "300", "--libreoffice-per-epoch", "0", *TINY], tmp_path)
+                  "--vocab-size", "300", "--libreoffice-per-epoch", "0", "--focus-dropout", "0.05", *TINY], tmp_path)
     assert "bleu" in result.stdout + result.stderr
     state = json.loads((tmp_path / "runs" / "de-en" / "state.json").read_text())
     assert state["progress"]["epoch"] == 1  # the first epoch (hundreds of batches) gave way to the in-domain finish
+    last = Transformer.from_pretrained(tmp_path / "runs" / "de-en" / "last")
+    assert last.config.dropout == 0.05  # the finish trained with its own dropout
     assert (tmp_path / "data" / "de-en" / "test.tsv").is_file()
     pipeline = load_pretrained(tmp_path / "checkpoints" / "de-en")
     assert pipeline.tokenizer.vocab_size == 300 and not pipeline.tokenizer.is_character_level
@@ -138,6 +140,19 @@ def test_each_epoch_samples_its_own_extra_pairs(tmp_path, monkeypatch):
     focused = load_task_data("de-en", 0, preset, seed=0, focus=True)
     assert focused[0] == ("Ein Satz hier.", "A sentence here.") and len(focused) == 1 + 2
     assert not any(de.startswith("Klicken") for de, _ in focused)  # no help pages in the in-domain finish
+
+
+def test_focus_finish_may_lower_dropout_and_word_dropout():
+    import dataclasses
+
+    from transformer.train import PRESETS, regularization
+
+    preset = dataclasses.replace(PRESETS["de-en"], dropout=0.3, word_dropout=0.1, focus_dropout=0.1,
+                                 focus_word_dropout=0.0)
+    assert regularization(preset, focus=False) == (0.3, 0.1)
+    assert regularization(preset, focus=True) == (0.1, 0.0)
+    unset = dataclasses.replace(preset, focus_dropout=None, focus_word_dropout=None)
+    assert regularization(unset, focus=True) == (0.3, 0.1)
 
 
 def test_focus_window_is_the_last_steps_before_max_steps():

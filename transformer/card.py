@@ -105,11 +105,12 @@ Joint German–English BPE vocabulary of {pipeline.tokenizer.vocab_size} tokens,
 {args.minutes:.0f} minutes on {args.hardware}.{(" " + args.history) if args.history else ""}
 
 The recipe: AdamW (0.9, 0.98), linear warm-up then inverse square-root decay, then a linear cool-down to zero over
-the last steps (`--anneal-steps`), label smoothing 0.1, dropout 0.3, source word dropout 0.1, gradient clipping at
-1.0, batches of about 1,500 tokens bucketed by length, pre-LN, shared embeddings. An in-domain finish
-(`--focus-steps`): over the last steps each epoch is the Ding training sentences with
-{preset.focus_phrases_per_epoch:,} phrase pairs and no help pages. The best checkpoint by validation BLEU (or the
-average of the last validated weights, when that scored better) is kept.
+the last steps (`--anneal-steps`), label smoothing 0.1, dropout {preset.dropout}, source word dropout
+{preset.word_dropout}, gradient clipping at 1.0, batches of about 1,500 tokens bucketed by length, pre-LN, shared
+embeddings. An in-domain finish (`--focus-steps`): over the last steps each epoch is the Ding training sentences with
+{preset.focus_phrases_per_epoch:,} phrase pairs and no help pages, trained with dropout {preset.focus_dropout} and
+source word dropout {preset.focus_word_dropout}. The best checkpoint by validation BLEU (or the average of the last
+validated weights, when that scored better) is kept.
 
 ## Use
 

@@ -15,6 +15,7 @@ from huggingface_hub import PyTorchModelHubMixin
 from torch import nn
 
 from . import checkpoint
+from .attention import MultiHeadAttention
 from .config import TransformerConfig
 from .layers import Decoder, Encoder, LayerCache
 from .masks import causal_mask, padding_mask
@@ -138,6 +139,15 @@ class Transformer(
                 nn.init.zeros_(p)
         for embed in (self.src_embed, self.tgt_embed):
             nn.init.normal_(embed.weight, mean=0.0, std=self.config.d_model**-0.5)
+
+    def set_dropout(self, p: float) -> None:
+        """Set every dropout rate in the model to p (training lowers it for a final stage); the config follows."""
+        self.config.dropout = p
+        for module in self.modules():
+            if isinstance(module, nn.Dropout):
+                module.p = p
+            elif isinstance(module, MultiHeadAttention):
+                module.dropout = p
 
     # Embeddings and output -------------------------------------------------------------------------------------------
 

@@ -70,6 +70,9 @@ class Preset:
     # and no help pages, so that the end of training is spent on the kind of sentence the test split holds.
     focus_steps: int = 0
     focus_phrases_per_epoch: int = 0
+    # By then the model underfits even its training sentences, so the finish may also train with less regularization.
+    focus_dropout: float | None = None  # None: keep `dropout`
+    focus_word_dropout: float | None = None  # None: keep `word_dropout`
 
 
 PRESETS = {
@@ -79,7 +82,8 @@ PRESETS = {
     # small batches (many updates per epoch), pre-LN for a high learning rate, checkpoint averaging.
     "de-en": Preset(d_model=256, n_heads=4, n_layers=3, d_ff=1024, dropout=0.3, max_len=128, lr=1e-3, warmup=1000,
                     batch_tokens=1500, epochs=200, eval_every=600, word_dropout=0.1, vocab_size=4000, average_last=4,
-                    phrases_per_epoch=80_000, libreoffice_per_epoch=8_000, focus_phrases_per_epoch=20_000),
+                    phrases_per_epoch=80_000, libreoffice_per_epoch=8_000, focus_phrases_per_epoch=20_000,
+                    focus_dropout=0.1, focus_word_dropout=0.0),
 }
 
 
@@ -89,6 +93,15 @@ PRESETS = {
 def in_focus(step: int, preset: Preset, max_steps: int) -> bool:
     """Whether `step` lies in the in-domain finish (the last `focus_steps` before `max_steps`)."""
     return bool(preset.focus_steps and max_steps and step >= max_steps - preset.focus_steps)
+
+
+def regularization(preset: Preset, focus: bool) -> tuple[float, float]:
+    """(dropout, source word dropout) for the current stage: the in-domain finish may set its own."""
+    dropout, word_p = preset.dropout, preset.word_dropout
+    if focus:
+        dropout = dropout if preset.focus_dropout is None else preset.focus_dropout
+        word_p = word_p if preset.focus_word_dropout is None else preset.focus_word_dropout
+    return dropout, word_p
 
 
 def load_task_data(task: str, epoch: int, preset: Preset, seed: int, focus: bool = False) -> list[tuple[str, str]]:
@@ -248,7 +261,8 @@ def train(args: argparse.Namespace) -> Progress:
     preset = dataclasses.replace(PRESETS[args.task])  # a copy: overrides must not leak into the shared presets
     for name in ("lr", "warmup", "batch_tokens", "epochs", "eval_every", "dropout", "d_model", "n_layers",
                  "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size", "phrases_per_epoch",
-                 "libreoffice_per_epoch", "anneal_steps", "focus_steps", "focus_phrases_per_epoch"):
+                 "libreoffice_per_epoch", "anneal_steps", "focus_steps", "focus_phrases_per_epoch", "focus_dropout",
+                 "focus_word_dropout"):
         if getattr(args, name, None) is not None:
             setattr(preset, name, getattr(args, name))
     random.seed(args.seed)
@@ -295,6 +309,8 @@ def train(args: argparse.Namespace) -> Progress:
     while progress.epoch < preset.epochs and not stop:
         focus = in_focus(progress.step, preset, args.max_steps)
         pairs = load_task_data(args.task, progress.epoch, preset, args.seed, focus)
+        dropout, word_p = regularization(preset, focus)
+        model.set_dropout(dropout)
         batches = list(make_batches(pairs, tokenizer, preset.batch_tokens, preset.max_len,
                                     seed=args.seed * 1000 + progress.epoch))
         per_rank = len(batches) // world  # equal counts on every rank, so no process waits for a missing step
@@ -303,7 +319,7 @@ def train(args: argparse.Namespace) -> Progress:
                    desc=f"epoch {progress.epoch + 1}/{preset.epochs}", dynamic_ncols=True, mininterval=2)
         tokens_seen, window_start = 0, time.time()
         for src, tgt_in, labels in mine[progress.batch_in_epoch:]:
-            src = word_dropout(src, preset.word_dropout, tokenizer.unk_id, tokenizer.pad_id, tokenizer.eos_id)
+            src = word_dropout(src, word_p, tokenizer.unk_id, tokenizer.pad_id, tokenizer.eos_id)
             src, tgt_in, labels = src.to(device), tgt_in.to(device), labels.to(device)
             lr = learning_rate(progress.step + 1, preset, args.max_steps)
             for group in optimizer.param_groups:
@@ -412,7 +428,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                        ("dropout", float), ("word-dropout", float), ("d-model", int), ("n-layers", int),
                        ("d-ff", int), ("n-heads", int), ("vocab-size", int), ("average-last", int),
                        ("train-size", int), ("phrases-per-epoch", int), ("libreoffice-per-epoch", int),
-                       ("anneal-steps", int), ("focus-steps", int), ("focus-phrases-per-epoch", int)]:
+                       ("anneal-steps", int), ("focus-steps", int), ("focus-phrases-per-epoch", int),
+                       ("focus-dropout", float), ("focus-word-dropout", float)]:
         parser.add_argument(f"--{name}", type=kind, help="override the preset")
     args = parser.parse_args(argv)
     if args.anneal_steps and not args.max_steps:
