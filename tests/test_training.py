@@ -107,7 +107,7 @@ def test_learning_rate_warms_up_decays_and_anneals_to_zero():
     assert annealed[-1] == pytest.approx(plain[-1] / 50)  # the last step takes one fiftieth; the next would take 0
 
 
-@pytest.mark.parametrize("flag", ["--anneal-steps", "--focus-steps"])
+@pytest.mark.parametrize("flag", ["--anneal-steps", "--focus-steps", "--distill-steps"])
 def test_windows_counted_back_from_the_end_need_a_last_step(flag):
     from transformer.train import parse_args
 
@@ -158,9 +158,45 @@ def test_focus_finish_may_lower_dropout_and_word_dropout():
 def test_focus_window_is_the_last_steps_before_max_steps():
     import dataclasses
 
-    from transformer.train import PRESETS, in_focus
+    from transformer.train import PRESETS, in_window
 
     preset = dataclasses.replace(PRESETS["de-en"], focus_steps=30)
-    assert [step for step in range(101) if in_focus(step, preset, max_steps=100)] == list(range(70, 101))
-    assert not in_focus(99, preset, max_steps=0)  # no last step, no window
-    assert not in_focus(99, dataclasses.replace(preset, focus_steps=0), max_steps=100)
+    assert [step for step in range(101) if in_window(step, preset.focus_steps, max_steps=100)] == list(range(70, 101))
+    assert not in_window(99, preset.focus_steps, max_steps=0)  # no last step, no window
+    assert not in_window(99, 0, max_steps=100)
+
+
+def test_distillation_targets_are_the_models_beam_outputs_and_kept_for_resume(tmp_path, monkeypatch):
+    import dataclasses
+
+    import torch
+
+    import transformer.train as train
+    from transformer import TransformerConfig
+    from transformer.hub import Seq2SeqPipeline
+    from transformer.tokenizer import Tokenizer
+
+    sentences = [("abc", "cba"), ("a1b2c3", "3c2b1a"), ("zz", "zz")]
+    monkeypatch.setattr(train, "ding_split", lambda split: list(sentences))
+    tokenizer = Tokenizer.characters("abcz123")
+    config = TransformerConfig(src_vocab_size=tokenizer.vocab_size, tgt_vocab_size=tokenizer.vocab_size, d_model=16,
+                               n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32, dropout=0.0, max_len=32,
+                               pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id)
+    torch.manual_seed(0)
+    teacher = Transformer(config)
+    distilled = train.distilled_sentences(teacher, tokenizer, tmp_path, is_main=True, distributed=False)
+    sources = [de for de, _ in distilled]
+    assert sorted(sources) == sorted(de for de, _ in sentences)
+    beams = Seq2SeqPipeline(teacher, tokenizer).generate(sources, strategy="beam", beam_size=4)
+    references = dict(sentences)
+    assert [en for _, en in distilled] == [out or references[de] for de, out in zip(sources, beams)]
+    assert [en for _, en in distilled] != [references[de] for de in sources]  # an untrained teacher: its own targets
+    assert (tmp_path / "distilled.tsv").is_file()
+    torch.manual_seed(1)
+    other = Transformer(config)  # a resumed run keeps the targets it made, whatever the weights are now
+    assert train.distilled_sentences(other, tokenizer, tmp_path, is_main=True, distributed=False) == distilled
+
+    preset = train.PRESETS["de-en"]
+    epoch = train.load_task_data("de-en", 0, dataclasses.replace(preset, phrases_per_epoch=0, libreoffice_per_epoch=0),
+                                 seed=0, sentences=distilled)
+    assert epoch == distilled

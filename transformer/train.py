@@ -34,7 +34,7 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from .config import TransformerConfig
-from .data import REVERSAL_ALPHABET, ding_split, libreoffice_pairs, reversal_pairs, token_batches
+from .data import REVERSAL_ALPHABET, ding_split, libreoffice_pairs, read_tsv, reversal_pairs, token_batches, write_tsv
 from .hub import Seq2SeqPipeline
 from .model import Transformer
 from .tokenizer import Tokenizer
@@ -73,6 +73,10 @@ class Preset:
     # By then the model underfits even its training sentences, so the finish may also train with less regularization.
     focus_dropout: float | None = None  # None: keep `dropout`
     focus_word_dropout: float | None = None  # None: keep `word_dropout`
+    # Sequence-level self-distillation (Kim & Rush 2016): over the last N steps before --max-steps the Ding training
+    # sentences' targets are the model's own beam-4 translations, made once when the window opens, so that greedy
+    # decoding learns to follow beam search.
+    distill_steps: int = 0
 
 
 PRESETS = {
@@ -90,9 +94,9 @@ PRESETS = {
 # Data ----------------------------------------------------------------------------------------------------------------
 
 
-def in_focus(step: int, preset: Preset, max_steps: int) -> bool:
-    """Whether `step` lies in the in-domain finish (the last `focus_steps` before `max_steps`)."""
-    return bool(preset.focus_steps and max_steps and step >= max_steps - preset.focus_steps)
+def in_window(step: int, steps: int, max_steps: int) -> bool:
+    """Whether `step` lies in the last `steps` steps before `max_steps` (the in-domain finish, or distillation)."""
+    return bool(steps and max_steps and step >= max_steps - steps)
 
 
 def regularization(preset: Preset, focus: bool) -> tuple[float, float]:
@@ -104,10 +108,12 @@ def regularization(preset: Preset, focus: bool) -> tuple[float, float]:
     return dropout, word_p
 
 
-def load_task_data(task: str, epoch: int, preset: Preset, seed: int, focus: bool = False) -> list[tuple[str, str]]:
+def load_task_data(task: str, epoch: int, preset: Preset, seed: int, focus: bool = False,
+                   sentences: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """One epoch's training pairs; `sentences` replaces the Ding training sentences (their distilled version)."""
     if task == "reverse":  # a fresh sample each epoch: the task has unlimited data
         return reversal_pairs(preset.train_size, 1, 24, seed=seed * 1000 + epoch)
-    pairs = ding_split("train")
+    pairs = sentences or ding_split("train")
     rng = random.Random(seed * 1000 + epoch)
     n_phrases = preset.focus_phrases_per_epoch if focus else preset.phrases_per_epoch
     if n_phrases:  # the dictionary's words and phrases: vocabulary the 17k sentences lack
@@ -117,6 +123,23 @@ def load_task_data(task: str, epoch: int, preset: Preset, seed: int, focus: bool
         extra = libreoffice_pairs()
         pairs = pairs + rng.sample(extra, min(preset.libreoffice_per_epoch, len(extra)))
     return pairs
+
+
+def distilled_sentences(model: Transformer, tokenizer: Tokenizer, run_dir: Path, is_main: bool,
+                        distributed: bool) -> list[tuple[str, str]]:
+    """The Ding training sentences with the model's own beam-4 translations as targets. They are made once, by rank 0,
+    and kept in the run dir, so that --resume goes on with the same targets."""
+    path = run_dir / "distilled.tsv"
+    if is_main and not path.is_file():
+        pairs = sorted(ding_split("train"), key=lambda pair: len(pair[0]))  # similar lengths batch faster
+        report(f"self-distillation: translating the {len(pairs):,} training sentences with beam 4")
+        outputs = Seq2SeqPipeline(model, tokenizer).generate([de for de, _ in pairs], strategy="beam", beam_size=4)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        # An empty output keeps the reference.
+        write_tsv([(de, out or en) for (de, en), out in zip(pairs, outputs)], path)
+    if distributed:
+        dist.barrier()
+    return read_tsv(path)
 
 
 def validation_data(task: str) -> list[tuple[str, str]]:
@@ -262,7 +285,7 @@ def train(args: argparse.Namespace) -> Progress:
     for name in ("lr", "warmup", "batch_tokens", "epochs", "eval_every", "dropout", "d_model", "n_layers",
                  "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size", "phrases_per_epoch",
                  "libreoffice_per_epoch", "anneal_steps", "focus_steps", "focus_phrases_per_epoch", "focus_dropout",
-                 "focus_word_dropout"):
+                 "focus_word_dropout", "distill_steps"):
         if getattr(args, name, None) is not None:
             setattr(preset, name, getattr(args, name))
     random.seed(args.seed)
@@ -306,9 +329,13 @@ def train(args: argparse.Namespace) -> Progress:
     autocast = torch.autocast(device.type, dtype=torch.bfloat16) if args.bf16 else nullcontext()
     started = time.time() - progress.seconds
     stop = False
+    distilled = None
     while progress.epoch < preset.epochs and not stop:
-        focus = in_focus(progress.step, preset, args.max_steps)
-        pairs = load_task_data(args.task, progress.epoch, preset, args.seed, focus)
+        focus = in_window(progress.step, preset.focus_steps, args.max_steps)
+        distill = args.task != "reverse" and in_window(progress.step, preset.distill_steps, args.max_steps)
+        if distill and distilled is None:
+            distilled = distilled_sentences(model, tokenizer, run_dir, is_main, distributed)
+        pairs = load_task_data(args.task, progress.epoch, preset, args.seed, focus, distilled if distill else None)
         dropout, word_p = regularization(preset, focus)
         model.set_dropout(dropout)
         batches = list(make_batches(pairs, tokenizer, preset.batch_tokens, preset.max_len,
@@ -359,8 +386,9 @@ def train(args: argparse.Namespace) -> Progress:
             if out_of_time:
                 stop = True
                 break
-            if not focus and in_focus(progress.step, preset, args.max_steps):
-                break  # the in-domain finish starts now, with a fresh epoch of its own mix
+            if (not focus and in_window(progress.step, preset.focus_steps, args.max_steps)
+                    or not distill and in_window(progress.step, preset.distill_steps, args.max_steps)):
+                break  # a window of the finish opens now, with a fresh epoch of its own data
         bar.close()
         if not stop:
             progress.epoch += 1
@@ -429,13 +457,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                        ("d-ff", int), ("n-heads", int), ("vocab-size", int), ("average-last", int),
                        ("train-size", int), ("phrases-per-epoch", int), ("libreoffice-per-epoch", int),
                        ("anneal-steps", int), ("focus-steps", int), ("focus-phrases-per-epoch", int),
-                       ("focus-dropout", float), ("focus-word-dropout", float)]:
+                       ("focus-dropout", float), ("focus-word-dropout", float), ("distill-steps", int)]:
         parser.add_argument(f"--{name}", type=kind, help="override the preset")
     args = parser.parse_args(argv)
     if args.anneal_steps and not args.max_steps:
         parser.error("--anneal-steps counts back from --max-steps: give --max-steps too")
     if args.focus_steps and not args.max_steps:
         parser.error("--focus-steps counts back from --max-steps: give --max-steps too")
+    if args.distill_steps and not args.max_steps:
+        parser.error("--distill-steps counts back from --max-steps: give --max-steps too")
     args.out = args.out or Path("checkpoints") / args.task
     return args
 
