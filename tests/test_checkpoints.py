@@ -86,7 +86,7 @@ def right(source: str, output: str) -> bool:
     return same(output) in {same(t) for t in EVERYDAY[source]}
 
 
-@pytest.mark.xfail(reason="the shipped German-English model (test BLEU 9.2 greedy) is still below the bar",
+@pytest.mark.xfail(reason="the shipped German-English model still gets 4 of the 10 wrong",
                    strict=False)
 def test_simple_everyday_sentences_come_out_right(de_en):
     sources = list(EVERYDAY)
