@@ -172,16 +172,16 @@ def test_distillation_targets_are_the_models_beam_outputs_and_kept_for_resume(tm
     import torch
 
     import transformer.train as train
-    from transformer import TransformerConfig
     from transformer.hub import Seq2SeqPipeline
     from transformer.tokenizer import Tokenizer
+
+    from tests.conftest import tiny_config
 
     sentences = [("abc", "cba"), ("a1b2c3", "3c2b1a"), ("zz", "zz")]
     monkeypatch.setattr(train, "ding_split", lambda split: list(sentences))
     tokenizer = Tokenizer.characters("abcz123")
-    config = TransformerConfig(src_vocab_size=tokenizer.vocab_size, tgt_vocab_size=tokenizer.vocab_size, d_model=16,
-                               n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32, dropout=0.0, max_len=32,
-                               pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id)
+    config = tiny_config(src_vocab_size=tokenizer.vocab_size, tgt_vocab_size=tokenizer.vocab_size,
+                         pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id)
     torch.manual_seed(0)
     teacher = Transformer(config)
     distilled = train.distilled_sentences(teacher, tokenizer, tmp_path, is_main=True, distributed=False)
