@@ -96,6 +96,14 @@ def test_simple_everyday_sentences_come_out_right(de_en):
         assert len(wrong) <= 3, (strategy, wrong)
 
 
+def test_candidates_are_the_beams_hypotheses_best_first(reverse):
+    texts = ["abc123", "zyx", "q"]
+    candidates = reverse.candidates(texts, beam_size=4)
+    assert [rows[0] for rows in candidates] == reverse.generate(texts, strategy="beam", beam_size=4)
+    assert [rows[0] for rows in candidates] == ["321cba", "xyz", "q"]
+    assert all(len(rows) >= 2 and len(set(rows)) == len(rows) for rows in candidates)
+
+
 def test_generate_rejects_unknown_strategy(reverse):
     with pytest.raises(ValueError, match="strategy"):
         reverse.generate(["abc"], strategy="sampling")

@@ -152,6 +152,9 @@ def test_beam_search_finds_a_better_sequence_than_greedy_on_a_known_distribution
         beam = beam_search(model, src, beam_size=8, max_new_tokens=limit, length_penalty=0.0)[0]
         assert score(beam.tokens, limit) >= score(greedy, limit) - 1e-5
         assert beam.score == pytest.approx(score(beam.tokens, limit), abs=1e-4)
+        scores = [s for _, s in beam.candidates]  # every hypothesis it ended with, best first, the best among them
+        assert beam.candidates[0] == (beam.tokens, beam.score) and scores == sorted(scores, reverse=True)
+        assert len(beam.candidates) >= 2
 
 
 def test_tiny_model_overfits_reversal_and_decodes_it_exactly():

@@ -67,6 +67,8 @@ class BeamResult:
     score: float  # its length-normalised log-probability
     # history[t]: the live beams after step t, as (tokens so far, summed log-probability), best first
     history: list[list[tuple[list[int], float]]] = field(default_factory=list)
+    # every hypothesis the search ended with, as (tokens, length-normalised log-probability), best first
+    candidates: list[tuple[list[int], float]] = field(default_factory=list)
 
 
 def length_normalise(log_prob: float, length: int, alpha: float) -> float:
@@ -163,8 +165,9 @@ def beam_search(
                 if scores[b, i] > float("-inf"):
                     hyp = beams[b * k + i]
                     candidates.append((length_normalise(scores[b, i].item(), len(hyp), length_penalty), hyp))
-        best_score, best = max(candidates, key=lambda c: c[0])
-        results.append(BeamResult(best, best_score, history[b]))
+        candidates.sort(key=lambda c: c[0], reverse=True)
+        best_score, best = candidates[0]
+        results.append(BeamResult(best, best_score, history[b], [(hyp, score) for score, hyp in candidates]))
     return results
 
 

@@ -69,25 +69,41 @@ class Seq2SeqPipeline:
         """
         if strategy not in ("greedy", "beam"):
             raise ValueError(f'strategy must be "greedy" or "beam" (got {strategy!r})')
-        outputs: list[str] = []
+        if strategy == "greedy":
+            decode = self.tokenizer.decode
+            return self._in_batches(texts, batch_size, max_new_tokens,
+                                    lambda src, limit: [decode(row) for row in greedy_decode(self.model, src, limit)])
+        return [rows[0] for rows in self.candidates(texts, beam_size, max_new_tokens, length_penalty, batch_size)]
+
+    @torch.no_grad()
+    def candidates(
+        self,
+        texts: list[str],
+        beam_size: int = 4,
+        max_new_tokens: int | None = None,
+        length_penalty: float = 1.0,
+        batch_size: int = 64,
+    ) -> list[list[str]]:
+        """Every hypothesis beam search ends with for each text, detokenized, best first."""
+
+        def search(src: torch.Tensor, limit: int) -> list[list[str]]:
+            results = beam_search(self.model, src, beam_size, limit, length_penalty)
+            return [[self.tokenizer.decode(hyp) for hyp, _ in r.candidates] for r in results]
+
+        return self._in_batches(texts, batch_size, max_new_tokens, search)
+
+    def _in_batches(self, texts: list[str], batch_size: int, max_new_tokens: int | None, decode) -> list:
+        """decode(src, limit) over batches of texts, in eval mode; its outputs in order."""
+        outputs = []
         was_training = self.model.training
         self.model.eval()
         try:
             for start in range(0, len(texts), batch_size):
-                outputs.extend(self._generate_batch(texts[start: start + batch_size], strategy, beam_size,
-                                                    max_new_tokens, length_penalty))
+                src = self.encode_batch(texts[start: start + batch_size])
+                outputs.extend(decode(src, max_new_tokens or 2 * src.size(1) + 10))
         finally:
             self.model.train(was_training)
         return outputs
-
-    def _generate_batch(self, texts, strategy, beam_size, max_new_tokens, length_penalty) -> list[str]:
-        src = self.encode_batch(texts)
-        limit = max_new_tokens or 2 * src.size(1) + 10
-        if strategy == "greedy":
-            ids = greedy_decode(self.model, src, limit)
-        else:
-            ids = [r.tokens for r in beam_search(self.model, src, beam_size, limit, length_penalty)]
-        return [self.tokenizer.decode(row) for row in ids]
 
     def save_pretrained(self, folder: str | Path) -> None:
         """config.json + model.safetensors + tokenizer.json (the model card is written separately)."""
