@@ -96,6 +96,19 @@ def test_simple_everyday_sentences_come_out_right(de_en):
         assert len(wrong) <= 3, (strategy, wrong)
 
 
+def test_the_translations_the_readme_shows_are_what_the_model_gives(de_en):
+    """Each `m.generate([...])  # [...]` line of the README (and the hub module's example) states the real output."""
+    import ast
+
+    claim = re.compile(r"m\.generate\((\[[^\]]*\])(?:, strategy=\"(\w+)\", beam_size=(\d+))?\)\s+#\s*(\[[^\]]*\])")
+    texts = [(REPO / "README.md").read_text(encoding="utf-8"), (REPO / "transformer" / "hub.py").read_text()]
+    claims = [m.groups() for text in texts for m in claim.finditer(text.replace(">>> ", "").replace("\n    [", "  # ["))]
+    assert len(claims) >= 3, claims
+    for sources, strategy, beam_size, expected in claims:
+        outputs = de_en.generate(ast.literal_eval(sources), strategy=strategy or "greedy", beam_size=int(beam_size or 4))
+        assert outputs == ast.literal_eval(expected), (sources, strategy)
+
+
 def test_candidates_are_the_beams_hypotheses_best_first(reverse):
     texts = ["abc123", "zyx", "q"]
     candidates = reverse.candidates(texts, beam_size=4)

@@ -2,8 +2,8 @@
 
     >>> from transformer import load_pretrained
     >>> m = load_pretrained("checkpoints/de-en")          # or a Hub repo id such as "user/attention-lab-de-en"
-    >>> m.generate(["Ich habe Hunger."])
-    ['I am hungry.']
+    >>> m.generate(["Wo ist der Bahnhof?"])
+    ['Where’s the station?']
 """
 
 from __future__ import annotations
