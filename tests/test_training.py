@@ -37,6 +37,13 @@ def test_train_a_few_steps_then_resume(tmp_path):
     assert len(state["progress"]["history"]) == 2  # the first run's validation is kept
     model = Transformer.from_pretrained(run_dir / "last")
     assert model.config.d_model == 32 and model.config.norm_first
+    state["progress"]["best"] = 1e9  # a record this stage cannot beat, unless it is judged on its own
+    (run_dir / "state.json").write_text(json.dumps(state))
+    result = run([sys.executable, "-m", "transformer.train", "--task", "reverse", "--resume", str(run_dir),
+                  "--max-steps", "9", "--reset-best", *TINY], tmp_path)
+    state = json.loads((run_dir / "state.json").read_text())
+    assert "new best" in result.stdout + result.stderr
+    assert state["progress"]["best"] == state["progress"]["history"][-1]["exact_match"]
 
 
 @pytest.mark.skipif(not DING_PATH.is_file(), reason="the trans-de-en package is not installed")
@@ -107,6 +114,14 @@ def test_learning_rate_warms_up_decays_and_anneals_to_zero():
     assert annealed[-1] == pytest.approx(plain[-1] / 50)  # the last step takes one fiftieth; the next would take 0
 
 
+def test_reset_best_needs_a_resumed_run():
+    from transformer.train import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(["--task", "de-en", "--reset-best"])
+    assert parse_args(["--task", "de-en", "--reset-best", "--resume", "runs/de-en"]).reset_best
+
+
 @pytest.mark.parametrize("flag", ["--anneal-steps", "--focus-steps", "--distill-steps"])
 def test_windows_counted_back_from_the_end_need_a_last_step(flag):
     from transformer.train import parse_args
@@ -166,7 +181,7 @@ def test_focus_window_is_the_last_steps_before_max_steps():
     assert not in_window(99, 0, max_steps=100)
 
 
-def test_distillation_targets_are_the_models_beam_outputs_and_kept_for_resume(tmp_path, monkeypatch):
+def test_distillation_targets_come_from_the_models_beam_and_are_kept_for_resume(tmp_path, monkeypatch):
     import dataclasses
 
     import torch
@@ -184,19 +199,32 @@ def test_distillation_targets_are_the_models_beam_outputs_and_kept_for_resume(tm
                          pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id)
     torch.manual_seed(0)
     teacher = Transformer(config)
-    distilled = train.distilled_sentences(teacher, tokenizer, tmp_path, is_main=True, distributed=False)
+    distilled = train.distilled_sentences(teacher, tokenizer, tmp_path, is_main=True, distributed=False, start=100)
     sources = [de for de, _ in distilled]
     assert sorted(sources) == sorted(de for de, _ in sentences)
-    beams = Seq2SeqPipeline(teacher, tokenizer).generate(sources, strategy="beam", beam_size=4)
+    candidates = Seq2SeqPipeline(teacher, tokenizer).candidates(sources, beam_size=4)
     references = dict(sentences)
-    assert [en for _, en in distilled] == [out or references[de] for de, out in zip(sources, beams)]
+    assert [en for _, en in distilled] == [train.nearest(hyps[:4], references[de])
+                                           for de, hyps in zip(sources, candidates)]
     assert [en for _, en in distilled] != [references[de] for de in sources]  # an untrained teacher: its own targets
-    assert (tmp_path / "distilled.tsv").is_file()
+    assert (tmp_path / "distilled-100.tsv").is_file()
     torch.manual_seed(1)
     other = Transformer(config)  # a resumed run keeps the targets it made, whatever the weights are now
-    assert train.distilled_sentences(other, tokenizer, tmp_path, is_main=True, distributed=False) == distilled
+    assert train.distilled_sentences(other, tokenizer, tmp_path, is_main=True, distributed=False, start=100) == distilled
+    later = train.distilled_sentences(other, tokenizer, tmp_path, is_main=True, distributed=False, start=200)
+    assert later != distilled  # a later window: the model as it is then makes new targets
 
     preset = train.PRESETS["de-en"]
     epoch = train.load_task_data("de-en", 0, dataclasses.replace(preset, phrases_per_epoch=0, libreoffice_per_epoch=0),
                                  seed=0, sentences=distilled)
     assert epoch == distilled
+
+
+def test_the_distillation_target_is_the_beam_hypothesis_nearest_the_reference():
+    from transformer.train import nearest
+
+    beam = ["I don’t know it.", "I don't know it.", "I don’t know.", "I know."]
+    assert nearest(beam, "I don't know.") == "I don’t know."  # a curly apostrophe matches a straight one
+    assert nearest(beam, "I don't know it at all.") == "I don’t know it."  # a tie goes to the better-ranked
+    assert nearest(["", "Where is it?"], "Where is the station?") == "Where is it?"
+    assert nearest(["", " "], "Where is the station?") == "Where is the station?"  # nothing usable: the reference

@@ -75,7 +75,8 @@ class Preset:
     focus_word_dropout: float | None = None  # None: keep `word_dropout`
     # Sequence-level self-distillation (Kim & Rush 2016): over the last N steps before --max-steps the Ding training
     # sentences' targets are the model's own beam-4 translations, made once when the window opens, so that greedy
-    # decoding learns to follow beam search.
+    # decoding learns to follow beam search. Of the beam's 4 best, the one nearest the reference is kept (their
+    # sequence-level interpolation), so that the model is not taught its own mistakes where the beam had it right.
     distill_steps: int = 0
 
 
@@ -126,20 +127,31 @@ def load_task_data(task: str, epoch: int, preset: Preset, seed: int, focus: bool
 
 
 def distilled_sentences(model: Transformer, tokenizer: Tokenizer, run_dir: Path, is_main: bool,
-                        distributed: bool) -> list[tuple[str, str]]:
-    """The Ding training sentences with the model's own beam-4 translations as targets. They are made once, by rank 0,
-    and kept in the run dir, so that --resume goes on with the same targets."""
-    path = run_dir / "distilled.tsv"
+                        distributed: bool, start: int) -> list[tuple[str, str]]:
+    """The Ding training sentences with targets from the model's own beam search, for the distillation window that
+    opens at step `start`. They are made once, by rank 0, and kept in the run dir, so that --resume goes on with the
+    same targets; a later window (a resumed run with a later --max-steps) makes its own."""
+    path = run_dir / f"distilled-{start}.tsv"
     if is_main and not path.is_file():
         pairs = sorted(ding_split("train"), key=lambda pair: len(pair[0]))  # similar lengths batch faster
         report(f"self-distillation: translating the {len(pairs):,} training sentences with beam 4")
-        outputs = Seq2SeqPipeline(model, tokenizer).generate([de for de, _ in pairs], strategy="beam", beam_size=4)
+        candidates = Seq2SeqPipeline(model, tokenizer).candidates([de for de, _ in pairs], beam_size=4)
         run_dir.mkdir(parents=True, exist_ok=True)
-        # An empty output keeps the reference.
-        write_tsv([(de, out or en) for (de, en), out in zip(pairs, outputs)], path)
+        write_tsv([(de, nearest(hyps[:4], en)) for (de, en), hyps in zip(pairs, candidates)], path)
     if distributed:
         dist.barrier()
     return read_tsv(path)
+
+
+def nearest(candidates: list[str], reference: str) -> str:
+    """The candidate with the highest sentence BLEU against the reference, the better-ranked one on ties; the reference
+    itself when no candidate has any words. Curly and straight apostrophes count as the same."""
+    candidates = [c for c in candidates if c.strip()]
+    if not candidates:
+        return reference
+    same = lambda text: text.replace("’", "'")  # noqa: E731
+    bleu = sacrebleu.BLEU(effective_order=True)
+    return max(candidates, key=lambda c: bleu.sentence_score(same(c), [same(reference)]).score)
 
 
 def validation_data(task: str) -> list[tuple[str, str]]:
@@ -317,6 +329,8 @@ def train(args: argparse.Namespace) -> Progress:
     optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.98), eps=1e-9,
                                   weight_decay=preset.weight_decay)
     progress = load_state(resume_dir, model, optimizer) if resume_dir else Progress()
+    if args.reset_best:  # a new stage, judged on its own validations
+        progress.best = -math.inf
     wrapped = DistributedDataParallel(model) if distributed else model
     valid = validation_data(args.task)
     snapshots: list[dict[str, torch.Tensor]] = []  # the last few validated weights, for averaging
@@ -334,7 +348,8 @@ def train(args: argparse.Namespace) -> Progress:
         focus = in_window(progress.step, preset.focus_steps, args.max_steps)
         distill = args.task != "reverse" and in_window(progress.step, preset.distill_steps, args.max_steps)
         if distill and distilled is None:
-            distilled = distilled_sentences(model, tokenizer, run_dir, is_main, distributed)
+            distilled = distilled_sentences(model, tokenizer, run_dir, is_main, distributed,
+                                            start=args.max_steps - preset.distill_steps)
         pairs = load_task_data(args.task, progress.epoch, preset, args.seed, focus, distilled if distill else None)
         dropout, word_p = regularization(preset, focus)
         model.set_dropout(dropout)
@@ -450,6 +465,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--time-limit", type=float, default=0,
                         help="stop once the run has trained this many minutes in all, counting resumed parts (0: none)")
     parser.add_argument("--max-steps", type=int, default=0, help="stop after this many updates (0: no limit)")
+    parser.add_argument("--reset-best", action="store_true",
+                        help="with --resume: --out gets the best of this run's own validations, not only a new record")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast for the forward pass")
     for name, kind in [("lr", float), ("warmup", int), ("batch-tokens", int), ("epochs", int), ("eval-every", int),
@@ -466,6 +483,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error("--focus-steps counts back from --max-steps: give --max-steps too")
     if args.distill_steps and not args.max_steps:
         parser.error("--distill-steps counts back from --max-steps: give --max-steps too")
+    if args.reset_best and not args.resume:
+        parser.error("--reset-best applies to a resumed run: give --resume too")
     args.out = args.out or Path("checkpoints") / args.task
     return args
 
