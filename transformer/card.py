@@ -111,8 +111,8 @@ embeddings. An in-domain finish (`--focus-steps`): over the last steps each epoc
 {preset.focus_phrases_per_epoch:,} phrase pairs and no help pages, trained with dropout {preset.focus_dropout} and
 source word dropout {preset.focus_word_dropout}. Self-distillation (`--distill-steps`): over the last steps the Ding
 training sentences' targets are the model's own beam-4 translations (of the 4 best, the one nearest the reference by
-sentence BLEU), made when that window opens, so that greedy decoding learns to follow beam search. The best checkpoint by validation BLEU (or the average of the last validated
-weights, when that scored better) is kept.
+sentence BLEU), made when that window opens, so that greedy decoding learns to follow beam search. The best checkpoint
+by validation BLEU (or the average of the last validated weights, when that scored better) is kept.
 
 ## Use
 

@@ -149,9 +149,9 @@ def nearest(candidates: list[str], reference: str) -> str:
     candidates = [c for c in candidates if c.strip()]
     if not candidates:
         return reference
-    same = lambda text: text.replace("’", "'")  # noqa: E731
     bleu = sacrebleu.BLEU(effective_order=True)
-    return max(candidates, key=lambda c: bleu.sentence_score(same(c), [same(reference)]).score)
+    straight = reference.replace("’", "'")
+    return max(candidates, key=lambda c: bleu.sentence_score(c.replace("’", "'"), [straight]).score)
 
 
 def validation_data(task: str) -> list[tuple[str, str]]:
