@@ -100,10 +100,12 @@ def test_the_translations_the_readme_shows_are_what_the_model_gives(de_en):
 
     claim = re.compile(r"m\.generate\((\[[^\]]*\])(?:, strategy=\"(\w+)\", beam_size=(\d+))?\)\s+#\s*(\[[^\]]*\])")
     texts = [(REPO / "README.md").read_text(encoding="utf-8"), (REPO / "transformer" / "hub.py").read_text()]
-    claims = [m.groups() for text in texts for m in claim.finditer(text.replace(">>> ", "").replace("\n    [", "  # ["))]
+    texts = [text.replace(">>> ", "").replace("\n    [", "  # [") for text in texts]  # the doctest's output line
+    claims = [m.groups() for text in texts for m in claim.finditer(text)]
     assert len(claims) >= 3, claims
     for sources, strategy, beam_size, expected in claims:
-        outputs = de_en.generate(ast.literal_eval(sources), strategy=strategy or "greedy", beam_size=int(beam_size or 4))
+        outputs = de_en.generate(ast.literal_eval(sources), strategy=strategy or "greedy",
+                                 beam_size=int(beam_size or 4))
         assert outputs == ast.literal_eval(expected), (sources, strategy)
 
 
