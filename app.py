@@ -71,7 +71,9 @@ def card_examples(folder: Path, limit: int = 8) -> list[str]:
 def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
     """The bundled checkpoints (offline) plus any Hub repos; a model that fails to load is reported, not fatal."""
     registry = Registry()
-    specs = [(p.name, p) for p in sorted(bundled.iterdir()) if (p / "config.json").is_file()] if bundled.is_dir() else []
+    specs = (
+        [(p.name, p) for p in sorted(bundled.iterdir()) if (p / "config.json").is_file()] if bundled.is_dir() else []
+    )
     specs += [(repo_id, repo_id) for repo_id in hub_models]
     for name, spec in specs:
         try:
@@ -179,8 +181,9 @@ def replay_beam(run: Run, beam_size: int) -> list[list]:
     Returns the beam history (the live beams and their scores at each step) for the beam view.
     """
     session = run.session
-    result = beam_search(session.model, torch.tensor([session.src_ids]), beam_size, session.max_new_tokens,
-                         record_history=True)[0]
+    result = beam_search(
+        session.model, torch.tensor([session.src_ids]), beam_size, session.max_new_tokens, record_history=True
+    )[0]
     session.reset()
     for token in result.tokens + [session.model.config.eos_id]:
         if session.finished:
@@ -225,7 +228,11 @@ class Lab:
     def parse_view(layer: str, heads: str) -> View:
         return View(
             layers="all" if layer.startswith("All") else int(layer.split()[-1]) - 1,
-            heads="all" if heads.startswith("All") else "mean" if heads.startswith("Mean") else int(heads.split()[-1]) - 1,
+            heads="all"
+            if heads.startswith("All")
+            else "mean"
+            if heads.startswith("Mean")
+            else int(heads.split()[-1]) - 1,
         )
 
     def new_run(self, name: str, text: str, top_k: int = 8, max_len: int | None = None) -> Run:
@@ -240,13 +247,19 @@ class Lab:
     def current(self, user: UserState, name: str, text: str, top_k: int, max_len: int) -> Run:
         """The user's run, restarted when the model, the text or the options changed."""
         run = user.run
-        if (run is None or run.model_name != name or run.text != text or run.top_k != int(top_k)
-                or run.max_len != int(max_len)):
+        if (
+            run is None
+            or run.model_name != name
+            or run.text != text
+            or run.top_k != int(top_k)
+            or run.max_len != int(max_len)
+        ):
             user.run = run = self.new_run(name, text, top_k, max_len)
         return run
 
-    def screen(self, user: UserState, step: int | None = None, layer: str = "All layers",
-               heads: str = "All heads") -> Screen:
+    def screen(
+        self, user: UserState, step: int | None = None, layer: str = "All layers", heads: str = "All heads"
+    ) -> Screen:
         """The user's run drawn at `step` (1-based; None = the latest)."""
         run = user.run
         if run is None:
@@ -264,8 +277,9 @@ class Lab:
         candidates = []
         if n:
             record = session.steps[shown - 1]
-            candidates = [(f"{tokenizer.id_to_token(t)}  ({p:.2f})", str(t))
-                          for t, p in zip(record.top_ids, record.top_probs)]
+            candidates = [
+                (f"{tokenizer.id_to_token(t)}  ({p:.2f})", str(t)) for t, p in zip(record.top_ids, record.top_probs)
+            ]
         return Screen(
             output=tokenizer.decode(session.tokens),
             status=status,
@@ -273,12 +287,25 @@ class Lab:
             n_steps=n,
             figures=session_figures(session, tokenizer, shown - 1, self.parse_view(layer, heads)),
             candidates=candidates,
-            beam_rows=[[i + 1, rank + 1, tokenizer.decode(tokens), round(score, 3)]
-                       for i, beams in enumerate(run.beams) for rank, (tokens, score) in enumerate(beams)],
+            beam_rows=[
+                [i + 1, rank + 1, tokenizer.decode(tokens), round(score, 3)]
+                for i, beams in enumerate(run.beams)
+                for rank, (tokens, score) in enumerate(beams)
+            ],
         )
 
-    def run(self, user, name, text, strategy="greedy", beam_size=4, max_len=64, top_k=8, layer="All layers",
-            heads="All heads") -> Screen:
+    def run(
+        self,
+        user,
+        name,
+        text,
+        strategy="greedy",
+        beam_size=4,
+        max_len=64,
+        top_k=8,
+        layer="All layers",
+        heads="All heads",
+    ) -> Screen:
         with user.lock:
             run = self.current(user, name, text, top_k, max_len)
             if run.session.finished:  # Run continues a stepped decoding; a finished one is decoded afresh
@@ -416,19 +443,25 @@ def build_demo(registry: Registry) -> gr.Blocks:
 
     def on_model(user, name):
         layer_choices, head_choices = lab.view_choices(name)
-        return (*outputs_of(user, lab.reset(user)), gr.update(choices=layer_choices, value=layer_choices[0]),
-                gr.update(choices=head_choices, value=head_choices[0]))
+        return (
+            *outputs_of(user, lab.reset(user)),
+            gr.update(choices=layer_choices, value=layer_choices[0]),
+            gr.update(choices=head_choices, value=head_choices[0]),
+        )
 
     with gr.Blocks(title="Attention Lab") as demo:
-        gr.Markdown("# Attention Lab\nStep through an encoder–decoder Transformer's decoding and see every head's "
-                    "attention: encoder self-attention, decoder self-attention and cross-attention.")
+        gr.Markdown(
+            "# Attention Lab\nStep through an encoder–decoder Transformer's decoding and see every head's "
+            "attention: encoder self-attention, decoder self-attention and cross-attention."
+        )
         if registry.errors:
             gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
         state = gr.State(UserState, time_to_live=STATE_TTL_S)
         with gr.Row():
             model = gr.Dropdown(lab.names, value=lab.default, label="Model", scale=1)
-            source = gr.Textbox(label="Source", lines=2, max_lines=6, scale=4,
-                                value=(registry.examples.get(lab.default) or [""])[0])
+            source = gr.Textbox(
+                label="Source", lines=2, max_lines=6, scale=4, value=(registry.examples.get(lab.default) or [""])[0]
+            )
         with gr.Accordion("Decoding options", open=False):
             with gr.Row():
                 strategy = gr.Radio(["greedy", "beam"], value="greedy", label="Strategy")
@@ -452,8 +485,10 @@ def build_demo(registry: Registry) -> gr.Blocks:
         with gr.Row():
             layer_view = gr.Dropdown(layers, value=layers[0], label="Layers")
             head_view = gr.Dropdown(heads, value=heads[0], label="Heads")
-        gr.Markdown(f"## {SECTIONS['cross']}\nRows are decoding steps (the token each wrote), columns the source; "
-                    "the current step is outlined.")
+        gr.Markdown(
+            f"## {SECTIONS['cross']}\nRows are decoding steps (the token each wrote), columns the source; "
+            "the current step is outlined."
+        )
         cross_plot = gr.Plot(show_label=False)
         gr.Markdown(f"## {SECTIONS['encoder']}")
         encoder_plot = gr.Plot(show_label=False)
@@ -466,19 +501,38 @@ def build_demo(registry: Registry) -> gr.Blocks:
             export_file = gr.File(label="attention.json")
             gr.Markdown("Each figure's toolbar saves it as PNG; the JSON holds every head's weights at every step.")
         if any(registry.examples.values()):
-            gr.Examples([[n, t] for n, texts in registry.examples.items() for t in texts], inputs=[model, source],
-                        label="Examples from the test data")
+            gr.Examples(
+                [[n, t] for n, texts in registry.examples.items() for t in texts],
+                inputs=[model, source],
+                label="Examples from the test data",
+            )
 
-        outputs = [state, output, status, scrub, spotlight, top_k_plot, what_if, encoder_plot, decoder_plot,
-                   cross_plot, beam_table]
+        outputs = [
+            state,
+            output,
+            status,
+            scrub,
+            spotlight,
+            top_k_plot,
+            what_if,
+            encoder_plot,
+            decoder_plot,
+            cross_plot,
+            beam_table,
+        ]
         view = [layer_view, head_view]
         # The buttons' endpoints stay out of the API docs, but benchmarks and tests can drive them by name.
         # Every event that decodes or draws shares one queue slot group: CONCURRENCY of them run at once, app-wide.
         shared = dict(concurrency_id="decode", concurrency_limit=CONCURRENCY)
         hidden = dict(api_visibility="undocumented", **shared)
         private = dict(api_visibility="private", **shared)
-        run_btn.click(on_run, [state, model, source, strategy, beam_size, max_len, top_k, *view], outputs,
-                      api_name="ui_run", **hidden)
+        run_btn.click(
+            on_run,
+            [state, model, source, strategy, beam_size, max_len, top_k, *view],
+            outputs,
+            api_name="ui_run",
+            **hidden,
+        )
         step_btn.click(on_step, [state, model, source, max_len, top_k, *view], outputs, api_name="ui_step", **hidden)
         back_btn.click(on_back, [state, *view], outputs, api_name="ui_back", **hidden)
         reset_btn.click(on_reset, [state], outputs, api_name="ui_reset", **hidden)
@@ -509,8 +563,13 @@ def available_cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Attention Lab: see inside an encoder-decoder Transformer.")
-    parser.add_argument("--model", action="append", default=[], metavar="USER/REPO",
-                        help="also load this Hugging Face Hub model (repeatable)")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="USER/REPO",
+        help="also load this Hugging Face Hub model (repeatable)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     # Each of the CONCURRENCY requests gets its share of the cores (1 thread each on a 2-core Space).

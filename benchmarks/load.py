@@ -24,8 +24,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 VIEW = ["All layers", "All heads"]
-SENTENCES = ["Ich habe Hunger.", "Das Haus ist alt.", "Wo ist der Bahnhof?", "Er kommt morgen.",
-             "Wir gehen heute ins Kino.", "Sie liest ein Buch.", "Es regnet seit Tagen.", "Der Hund schläft."]
+SENTENCES = [
+    "Ich habe Hunger.",
+    "Das Haus ist alt.",
+    "Wo ist der Bahnhof?",
+    "Er kommt morgen.",
+    "Wir gehen heute ins Kino.",
+    "Sie liest ein Buch.",
+    "Es regnet seit Tagen.",
+    "Der Hund schläft.",
+]
 
 
 @dataclass
@@ -47,12 +55,20 @@ def user_requests(user: int, n: int = 5) -> list[Request]:
     session, so the sequence's answers do not depend on anything else)."""
     rng = random.Random(user)
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-    own = {"de-en": f"{SENTENCES[user % len(SENTENCES)][:-1]} {user}.",
-           "reverse": "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 20)))}
+    own = {
+        "de-en": f"{SENTENCES[user % len(SENTENCES)][:-1]} {user}.",
+        "reverse": "".join(rng.choice(alphabet) for _ in range(rng.randint(6, 20))),
+    }
     first, second = ("de-en", "reverse") if user % 2 else ("reverse", "de-en")
-    plan = [Request("step", first, own[first]), Request("step", first, own[first]), Request("back"),
-            Request("run", second, own[second]), Request("step", first, own[first]),
-            Request("run", first, own[first]), Request("step", second, own[second])]
+    plan = [
+        Request("step", first, own[first]),
+        Request("step", first, own[first]),
+        Request("back"),
+        Request("run", second, own[second]),
+        Request("step", first, own[first]),
+        Request("run", first, own[first]),
+        Request("step", second, own[second]),
+    ]
     return plan[:n]
 
 
@@ -130,8 +146,9 @@ def load_test(url: str, users: int = 32, requests_per_user: int = 5, expected=No
             for i, ((out, fp, seconds), (want_out, want_fp)) in enumerate(zip(answers, expected[u])):
                 result.latencies.append(seconds)
                 if fp != want_fp:
-                    result.mismatches.append(f"user {u} request {i} ({plans[u][i].action}): got {out!r}, "
-                                             f"alone it gave {want_out!r}")
+                    result.mismatches.append(
+                        f"user {u} request {i} ({plans[u][i].action}): got {out!r}, alone it gave {want_out!r}"
+                    )
 
     threads = [threading.Thread(target=user, args=(u,)) for u in range(users)]
     began = time.perf_counter()
@@ -183,8 +200,9 @@ def start_app() -> tuple[subprocess.Popen, str]:
 
     port = free_port()
     env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "PYTHONPATH": str(REPO)}
-    server = subprocess.Popen([sys.executable, str(REPO / "app.py")], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, str(REPO / "app.py")], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     url = f"http://127.0.0.1:{port}/"
     deadline = time.time() + 120
     while True:
@@ -208,12 +226,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.sessions:  # first, on the fresh app
             before, after, again = memory_over_sessions(url, server.pid, args.sessions)
-            print(f"app memory (RSS): {before:.0f} MB after 10 sessions, {after:.0f} MB after {args.sessions} more, "
-                  f"{again:.0f} MB after {args.sessions} more again")
+            print(
+                f"app memory (RSS): {before:.0f} MB after 10 sessions, {after:.0f} MB after {args.sessions} more, "
+                f"{again:.0f} MB after {args.sessions} more again"
+            )
         result = load_test(url, args.users, args.requests)
-        print(f"{result.users} users x {args.requests} requests = {result.requests} requests in {result.wall_s:.1f} s: "
-              f"{len(result.failures)} failures, {len(result.mismatches)} mismatches; "
-              f"latency p50 {result.p50_ms:.0f} ms, p95 {result.p95_ms:.0f} ms")
+        print(
+            f"{result.users} users x {args.requests} requests = {result.requests} requests in {result.wall_s:.1f} s: "
+            f"{len(result.failures)} failures, {len(result.mismatches)} mismatches; "
+            f"latency p50 {result.p50_ms:.0f} ms, p95 {result.p95_ms:.0f} ms"
+        )
         for line in result.failures + result.mismatches:
             print("  " + line)
         return 1 if result.failures or result.mismatches else 0

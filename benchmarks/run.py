@@ -62,9 +62,16 @@ def alternate(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 
 def torch_pair(cfg: TransformerConfig) -> tuple[Transformer, nn.Transformer]:
     torch.manual_seed(0)
     ours = Transformer(cfg)
-    theirs = nn.Transformer(d_model=cfg.d_model, nhead=cfg.n_heads, num_encoder_layers=cfg.n_encoder_layers,
-                            num_decoder_layers=cfg.n_decoder_layers, dim_feedforward=cfg.d_ff, dropout=cfg.dropout,
-                            batch_first=True, norm_first=cfg.norm_first)
+    theirs = nn.Transformer(
+        d_model=cfg.d_model,
+        nhead=cfg.n_heads,
+        num_encoder_layers=cfg.n_encoder_layers,
+        num_decoder_layers=cfg.n_decoder_layers,
+        dim_feedforward=cfg.d_ff,
+        dropout=cfg.dropout,
+        batch_first=True,
+        norm_first=cfg.norm_first,
+    )
     ours.load_torch_transformer(theirs)
     return ours, theirs
 
@@ -88,16 +95,25 @@ def training_step_bench(cfg: TransformerConfig, batch: int, length: int, repeats
         optimizer.step()
 
     def torch_logits():
-        hidden = theirs(shell.embed_src(src), shell.embed_tgt(tgt_in), tgt_mask=causal, src_key_padding_mask=src_pad,
-                        tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad)
+        hidden = theirs(
+            shell.embed_src(src),
+            shell.embed_tgt(tgt_in),
+            tgt_mask=causal,
+            src_key_padding_mask=src_pad,
+            tgt_key_padding_mask=tgt_pad,
+            memory_key_padding_mask=src_pad,
+        )
         return shell.project(hidden)
 
     ours.train(), theirs.train(), shell.train()
-    times = alternate({
-        "torch": lambda: step(torch_logits, opt_theirs),
-        "ours": lambda: step(lambda: ours(src, tgt_in).logits, opt_ours),
-        "ours_weights": lambda: step(lambda: ours(src, tgt_in, output_attentions=True).logits, opt_ours),
-    }, repeats)
+    times = alternate(
+        {
+            "torch": lambda: step(torch_logits, opt_theirs),
+            "ours": lambda: step(lambda: ours(src, tgt_in).logits, opt_ours),
+            "ours_weights": lambda: step(lambda: ours(src, tgt_in, output_attentions=True).logits, opt_ours),
+        },
+        repeats,
+    )
     return {name: median_ms(t) for name, t in times.items()}
 
 
@@ -127,8 +143,12 @@ def torch_greedy(ours: Transformer, theirs: nn.Transformer, src: torch.Tensor, s
     memory = theirs.encoder(ours.embed_src(src), src_key_padding_mask=src_pad)
     tokens = torch.full((src.size(0), 1), ours.config.bos_id)
     for _ in range(steps):
-        hidden = theirs.decoder(ours.embed_tgt(tokens), memory, tgt_mask=to_torch_causal_mask(tokens.size(1)),
-                                memory_key_padding_mask=src_pad)
+        hidden = theirs.decoder(
+            ours.embed_tgt(tokens),
+            memory,
+            tgt_mask=to_torch_causal_mask(tokens.size(1)),
+            memory_key_padding_mask=src_pad,
+        )
         tokens = torch.cat([tokens, ours.project(hidden[:, -1:]).argmax(-1)], dim=1)
     return tokens[0].tolist()
 
@@ -148,13 +168,19 @@ def inference_bench(cfg: TransformerConfig, steps: int, repeats: int) -> dict[st
     ours, theirs = torch_pair(cfg)
     ours.eval(), theirs.eval()
     src = torch.randint(4, cfg.src_vocab_size, (1, 20), generator=torch.Generator().manual_seed(1))
-    same = greedy_fixed(ours, src, steps, True) == greedy_fixed(ours, src, steps, False) == torch_greedy(
-        ours, theirs, src, steps)
-    times = alternate({
-        "cached": lambda: greedy_fixed(ours, src, steps, True),
-        "recompute": lambda: greedy_fixed(ours, src, steps, False),
-        "torch": lambda: torch_greedy(ours, theirs, src, steps),
-    }, repeats)
+    same = (
+        greedy_fixed(ours, src, steps, True)
+        == greedy_fixed(ours, src, steps, False)
+        == torch_greedy(ours, theirs, src, steps)
+    )
+    times = alternate(
+        {
+            "cached": lambda: greedy_fixed(ours, src, steps, True),
+            "recompute": lambda: greedy_fixed(ours, src, steps, False),
+            "torch": lambda: torch_greedy(ours, theirs, src, steps),
+        },
+        repeats,
+    )
     result = {name: median_ms(t) for name, t in times.items()}
     result["same_tokens"] = float(same)
     result["step_at_8"] = step_at(ours, src, 8, repeats * 5)
@@ -213,6 +239,7 @@ def server_bench(calls: int) -> dict[str, float]:
                 figure.to_json()  # what gr.Plot's postprocess does with each figure
             timings[name].append(time.perf_counter() - start)
             return screen
+
         return wrapper
 
     for name in timings:
@@ -264,11 +291,14 @@ def figures_bench(calls: int) -> dict[str, float]:
             fig.to_json()  # what gr.Plot sends
         times.append(time.perf_counter() - start)
     session.reset()
-    for token in (list(range(10, 30))):  # 20 output tokens, whatever the model would say
+    for token in list(range(10, 30)):  # 20 output tokens, whatever the model would say
         session.step(force=token)
     sizes = sum(len(f.to_json()) for f in session_figures(session, pipeline.tokenizer, 19, View()).values())
-    return {"figures_p50": 1000 * percentile(times, 0.5), "figures_p95": 1000 * percentile(times, 0.95),
-            "figures_json_bytes_20": sizes}
+    return {
+        "figures_p50": 1000 * percentile(times, 0.5),
+        "figures_p95": 1000 * percentile(times, 0.95),
+        "figures_json_bytes_20": sizes,
+    }
 
 
 # Report --------------------------------------------------------------------------------------------------------------
@@ -285,14 +315,26 @@ def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    return dict(users=users, requests=requests, failures=len(result.failures), mismatches=len(result.mismatches),
-                p50=result.p50_ms, p95=result.p95_ms, sessions=sessions, rss_before=before, rss_after=after,
-                rss_again=again, capacity=app.SESSION_CAPACITY)
+    return dict(
+        users=users,
+        requests=requests,
+        failures=len(result.failures),
+        mismatches=len(result.mismatches),
+        p50=result.p50_ms,
+        p95=result.p95_ms,
+        sessions=sessions,
+        rss_before=before,
+        rss_after=after,
+        rss_again=again,
+        capacity=app.SESSION_CAPACITY,
+    )
 
 
 def machine() -> str:
-    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
-            f"{torch.get_num_threads()} threads, Python {platform.python_version()}")
+    return (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} threads, Python {platform.python_version()}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -303,12 +345,30 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick
     repeats = 3 if quick else 15
     deen = TransformerConfig.from_dict(json.loads((REPO / "checkpoints" / "de-en" / "config.json").read_text()))
-    base = TransformerConfig(src_vocab_size=deen.src_vocab_size, tgt_vocab_size=deen.tgt_vocab_size, d_model=512,
-                             n_heads=8, n_encoder_layers=6, n_decoder_layers=6, d_ff=2048, dropout=0.1)
+    base = TransformerConfig(
+        src_vocab_size=deen.src_vocab_size,
+        tgt_vocab_size=deen.tgt_vocab_size,
+        d_model=512,
+        n_heads=8,
+        n_encoder_layers=6,
+        n_decoder_layers=6,
+        d_ff=2048,
+        dropout=0.1,
+    )
     configs = {"de-en (shipped)": deen, "base (512, 6+6)": base}
     if quick:
-        configs = {"tiny": TransformerConfig(src_vocab_size=100, tgt_vocab_size=100, d_model=32, n_heads=4,
-                                             n_encoder_layers=1, n_decoder_layers=1, d_ff=64, max_len=80)}
+        configs = {
+            "tiny": TransformerConfig(
+                src_vocab_size=100,
+                tgt_vocab_size=100,
+                d_model=32,
+                n_heads=4,
+                n_encoder_layers=1,
+                n_decoder_layers=1,
+                d_ff=64,
+                max_len=80,
+            )
+        }
     batch, length = (4, 8) if quick else (32, 32)
     rows = []
 
@@ -327,8 +387,13 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(n_threads)
         inf = inference_bench(inf_cfg, steps, repeats)
         tag = f"{n_threads} thread{'s' if n_threads > 1 else ''}"
-        row(f"greedy {steps} tokens, {tag}: KV cache vs recompute", inf["cached"], inf["recompute"], 0.5,
-            "same tokens" if inf["same_tokens"] else "TOKENS DIFFER")
+        row(
+            f"greedy {steps} tokens, {tag}: KV cache vs recompute",
+            inf["cached"],
+            inf["recompute"],
+            0.5,
+            "same tokens" if inf["same_tokens"] else "TOKENS DIFFER",
+        )
         row(f"greedy {steps} tokens, {tag}: KV cache vs torch.nn.Transformer", inf["cached"], inf["torch"], None)
         row(f"greedy {steps} tokens, {tag}: recompute vs torch.nn.Transformer", inf["recompute"], inf["torch"], None)
         row(f"one cached step, {tag}: position 64 vs position 8", inf["step_at_64"], inf["step_at_8"], None)
@@ -347,10 +412,14 @@ def main(argv: list[str] | None = None) -> int:
         figures_kb, rss = app["figures_json_bytes_20"] / 1024, app["rss_peak_mb"]
         crowd = crowd_bench(users=32, requests=5, sessions=200)
 
-    lines = ["# Benchmark results\n", f"Machine: {machine()}. Medians of {repeats} interleaved repeats "
-             f"({max(3, repeats // 2)} for the base config){' (quick mode: tiny shapes)' if quick else ''}; "
-             f"batch {batch} × {length} tokens for training.\n",
-             "| measure | ours (ms) | reference (ms) | ratio | bar |", "|---|---|---|---|---|"]
+    lines = [
+        "# Benchmark results\n",
+        f"Machine: {machine()}. Medians of {repeats} interleaved repeats "
+        f"({max(3, repeats // 2)} for the base config){' (quick mode: tiny shapes)' if quick else ''}; "
+        f"batch {batch} × {length} tokens for training.\n",
+        "| measure | ours (ms) | reference (ms) | ratio | bar |",
+        "|---|---|---|---|---|",
+    ]
     for measure, ours, theirs, bar, note in rows:
         ratio = ours / theirs
         verdict = "" if bar is None else ("✓" if ratio <= bar else "✗") + f" ≤ {bar:.2f}"
@@ -360,17 +429,20 @@ def main(argv: list[str] | None = None) -> int:
         for measure, p50, p95, bar in app_rows:
             verdict = "" if bar is None else ("✓" if p95 <= bar else "✗") + f" ≤ {bar} ms"
             lines.append(f"| {measure} | {p50:.0f} | {p95:.0f} | {verdict} |")
-        lines += ["", f"- Figures' JSON for 20 output tokens, all layers and heads: {figures_kb:.0f} KB "
-                      f"({'✓' if figures_kb <= 1024 else '✗'} ≤ 1 MB).",
-                  f"- Peak memory of the app process with both models loaded: {app['rss_loaded_mb']:.0f} MB at start, "
-                  f"{rss:.0f} MB after the calls above.",
-                  f"- {crowd['users']} gradio_client users at once, {crowd['requests']} requests each (Run, Step and Back "
-                  f"on both models; `benchmarks/load.py`): {crowd['failures']} failures, {crowd['mismatches']} answers "
-                  f"that differ from the same requests made alone; latency p50 {crowd['p50']:.0f} ms, p95 "
-                  f"{crowd['p95']:.0f} ms (queued: 2 requests decode at once).",
-                  f"- App memory (RSS) over new sessions, each a Run and a Step: {crowd['rss_before']:.0f} MB after 10, "
-                  f"{crowd['rss_after']:.0f} MB after {crowd['sessions']} more, {crowd['rss_again']:.0f} MB after "
-                  f"{crowd['sessions']} more again (at most {crowd['capacity']} sessions are kept)."]
+        lines += [
+            "",
+            f"- Figures' JSON for 20 output tokens, all layers and heads: {figures_kb:.0f} KB "
+            f"({'✓' if figures_kb <= 1024 else '✗'} ≤ 1 MB).",
+            f"- Peak memory of the app process with both models loaded: {app['rss_loaded_mb']:.0f} MB at start, "
+            f"{rss:.0f} MB after the calls above.",
+            f"- {crowd['users']} gradio_client users at once, {crowd['requests']} requests each (Run, Step and Back "
+            f"on both models; `benchmarks/load.py`): {crowd['failures']} failures, {crowd['mismatches']} answers "
+            f"that differ from the same requests made alone; latency p50 {crowd['p50']:.0f} ms, p95 "
+            f"{crowd['p95']:.0f} ms (queued: 2 requests decode at once).",
+            f"- App memory (RSS) over new sessions, each a Run and a Step: {crowd['rss_before']:.0f} MB after 10, "
+            f"{crowd['rss_after']:.0f} MB after {crowd['sessions']} more, {crowd['rss_again']:.0f} MB after "
+            f"{crowd['sessions']} more again (at most {crowd['capacity']} sessions are kept).",
+        ]
     report = "\n".join(lines) + "\n"
     print(report)
     if not quick:

@@ -8,8 +8,18 @@ from transformer import Transformer, TransformerConfig
 
 def tiny_config(**overrides) -> TransformerConfig:
     """Hidden 16, 4 heads, 2+2 layers: big enough to have every part, small enough to be instant."""
-    values = dict(src_vocab_size=13, tgt_vocab_size=11, d_model=16, n_heads=4, n_encoder_layers=2,
-                  n_decoder_layers=2, d_ff=32, dropout=0.0, max_len=32, pad_id=0)
+    values = dict(
+        src_vocab_size=13,
+        tgt_vocab_size=11,
+        d_model=16,
+        n_heads=4,
+        n_encoder_layers=2,
+        n_decoder_layers=2,
+        d_ff=32,
+        dropout=0.0,
+        max_len=32,
+        pad_id=0,
+    )
     values.update(overrides)
     return TransformerConfig(**values)
 
@@ -41,8 +51,9 @@ def tiny_pipelines():
     pipelines = {}
     for name, tok, max_len in (("reverse", chars, 24), ("de-en", bpe, 20)):
         torch.manual_seed(0)
-        cfg = tiny_config(src_vocab_size=tok.vocab_size, tgt_vocab_size=tok.vocab_size, max_len=max_len,
-                          share_embeddings=True)
+        cfg = tiny_config(
+            src_vocab_size=tok.vocab_size, tgt_vocab_size=tok.vocab_size, max_len=max_len, share_embeddings=True
+        )
         pipelines[name] = Seq2SeqPipeline(Transformer(cfg), tok, name=name)
     return pipelines
 

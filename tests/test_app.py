@@ -81,13 +81,16 @@ def test_changing_the_text_or_model_starts_over(lab):
     assert user.run.model_name == "de-en"
 
 
-@pytest.mark.parametrize("text, message", [
-    ("", "empty"),
-    ("   \n\t", "empty"),
-    (None, "empty"),
-    ("\u200b\u200b", "empty"),
-    (" \x00 ", "empty"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("", "empty"),
+        ("   \n\t", "empty"),
+        (None, "empty"),
+        ("\u200b\u200b", "empty"),
+        (" \x00 ", "empty"),
+    ],
+)
 def test_empty_input_is_refused_with_a_message(lab, text, message):
     with pytest.raises(gr.Error, match=message):
         lab.run(UserState(), "reverse", text)
@@ -114,8 +117,7 @@ def test_beam_view_and_export(lab, tmp_path):
     user = UserState()
     screen = lab.run(user, "de-en", "Das ist ein Haus.", strategy="beam", beam_size=3, max_len=8)
     pipeline = lab.registry.models["de-en"]
-    assert screen.output == pipeline.generate(["Das ist ein Haus."], strategy="beam", beam_size=3,
-                                              max_new_tokens=8)[0]
+    assert screen.output == pipeline.generate(["Das ist ein Haus."], strategy="beam", beam_size=3, max_new_tokens=8)[0]
     assert screen.beam_rows and screen.beam_rows[0][:2] == [1, 1] and len(screen.beam_rows[0]) == 4
     record = json.loads(open(lab.export(user), encoding="utf-8").read())
     assert record["output_tokens"] == pipeline.tokenizer.tokens(user.run.session.tokens)
@@ -182,8 +184,9 @@ def test_unreachable_hub_model_is_reported_and_the_bundled_models_still_work():
 
     repo = Path(__file__).resolve().parent.parent
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(repo)}
-    result = subprocess.run([sys.executable, "-c", UNREACHABLE], env=env, capture_output=True, text=True,
-                            timeout=120, cwd=repo)
+    result = subprocess.run(
+        [sys.executable, "-c", UNREACHABLE], env=env, capture_output=True, text=True, timeout=120, cwd=repo
+    )
     assert result.returncode == 0, result.stderr
     models, error = result.stdout.splitlines()[:2]
     assert models == "['de-en', 'reverse']"

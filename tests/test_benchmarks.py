@@ -10,8 +10,13 @@ REPO = Path(__file__).resolve().parent.parent
 
 def test_quick_benchmark_runs_and_prints_the_table():
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick"], env=env,
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| measure | ours (ms) | reference (ms) | ratio | bar |" in result.stdout
     assert "greedy 16 tokens, 1 thread: KV cache vs recompute" in result.stdout and "same tokens" in result.stdout

@@ -9,8 +9,15 @@ import pytest
 from transformer.viz import MAX_LABEL
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-quic"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
 
 
@@ -46,15 +53,22 @@ def test_step_run_and_the_three_heatmap_sections(served_app, browser):
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 5", timeout=30_000)
     heatmap_traces = page.evaluate(
         "() => [...document.querySelectorAll('.js-plotly-plot')]"
-        ".map(p => (p.data || []).filter(t => t.type === 'heatmap').length)")
+        ".map(p => (p.data || []).filter(t => t.type === 'heatmap').length)"
+    )
     assert sum(1 for n in heatmap_traces if n > 0) >= 4 and max(heatmap_traces) >= 4, heatmap_traces
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / "app.png"), full_page=True)
     page.close()
 
 
-MARKUP = ["<script>alert(1)</script>", "<img src=x onerror=alert(2)>", '<a href="https://example.invalid/">link</a>',
-          "<b>bold</b>", "<svg onload=alert(3)>", "%{x}<br>"]
+MARKUP = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(2)>",
+    '<a href="https://example.invalid/">link</a>',
+    "<b>bold</b>",
+    "<svg onload=alert(3)>",
+    "%{x}<br>",
+]
 TEMPLATE_TOKEN = "%{x}<br>"  # plotly fills %{...} in hover templates
 
 
@@ -79,8 +93,9 @@ def markup_app():
     source = " ".join(MARKUP)
     for seed in range(500):  # untrained: pick weights whose last output token is the template-like one
         torch.manual_seed(seed)
-        cfg = tiny_config(src_vocab_size=tokenizer.vocab_size, tgt_vocab_size=tokenizer.vocab_size, max_len=12,
-                          share_embeddings=True)
+        cfg = tiny_config(
+            src_vocab_size=tokenizer.vocab_size, tgt_vocab_size=tokenizer.vocab_size, max_len=12, share_embeddings=True
+        )
         pipeline = Seq2SeqPipeline(Transformer(cfg), tokenizer, name="markup")
         ids = greedy_decode(pipeline.model, torch.tensor([tokenizer.encode(source)]), 64)[0]  # as Run does
         if ids and tokenizer.id_to_token(ids[-1]) == TEMPLATE_TOKEN:
@@ -144,8 +159,10 @@ def test_markup_in_tokens_is_shown_as_text_and_never_runs(markup_app, browser):
     page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot .xtick').length > 0", timeout=30_000)
     plots = page.locator(".js-plotly-plot")
 
-    labels = page.evaluate("() => [...document.querySelectorAll('.js-plotly-plot .xtick text, "
-                           ".js-plotly-plot .ytick text')].map(t => t.textContent)")
+    labels = page.evaluate(
+        "() => [...document.querySelectorAll('.js-plotly-plot .xtick text, "
+        ".js-plotly-plot .ytick text')].map(t => t.textContent)"
+    )
     for token in MARKUP:  # every source token appears on the axes literally (long ones cut short)
         shown = token if len(token) <= MAX_LABEL else token[: MAX_LABEL - 1] + "…"
         assert any(shown in label for label in labels), (shown, labels[:20])

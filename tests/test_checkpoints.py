@@ -63,21 +63,44 @@ def test_reversal_is_exact_on_fresh_random_strings(reverse):
 # Everyday sentences, each with the translations a fluent speaker would accept.
 EVERYDAY = {
     "Ich habe Hunger.": {"I am hungry.", "I'm hungry."},
-    "Ich habe heute keine Zeit.": {"I have no time today.", "I don't have time today.", "I haven't got time today.",
-                                   "I have no time today!"},
-    "Das ist mein Haus.": {"This is my house.", "That is my house.", "That's my house.", "This is my home.",
-                           "That's my home."},
-    "Wo ist der Bahnhof?": {"Where is the station?", "Where's the station?", "Where is the railway station?",
-                            "Where is the train station?", "Where's the railway station?"},
+    "Ich habe heute keine Zeit.": {
+        "I have no time today.",
+        "I don't have time today.",
+        "I haven't got time today.",
+        "I have no time today!",
+    },
+    "Das ist mein Haus.": {
+        "This is my house.",
+        "That is my house.",
+        "That's my house.",
+        "This is my home.",
+        "That's my home.",
+    },
+    "Wo ist der Bahnhof?": {
+        "Where is the station?",
+        "Where's the station?",
+        "Where is the railway station?",
+        "Where is the train station?",
+        "Where's the railway station?",
+    },
     "Ich liebe dich.": {"I love you."},
     "Er ist mein Freund.": {"He is my friend.", "He's my friend.", "He is my boyfriend.", "He's my boyfriend."},
-    "Das Wetter ist heute schön.": {"The weather is nice today.", "The weather is fine today.",
-                                    "The weather is beautiful today.", "The weather is lovely today.",
-                                    "The weather's nice today.", "It's a nice day today."},
+    "Das Wetter ist heute schön.": {
+        "The weather is nice today.",
+        "The weather is fine today.",
+        "The weather is beautiful today.",
+        "The weather is lovely today.",
+        "The weather's nice today.",
+        "It's a nice day today.",
+    },
     "Ich weiß es nicht.": {"I don't know.", "I do not know."},
     "Wie spät ist es?": {"What time is it?", "What's the time?"},
-    "Das Essen war sehr gut.": {"The food was very good.", "The meal was very good.", "The food was excellent.",
-                                "The meal was excellent."},
+    "Das Essen war sehr gut.": {
+        "The food was very good.",
+        "The meal was very good.",
+        "The food was excellent.",
+        "The meal was excellent.",
+    },
 }
 
 
@@ -104,8 +127,9 @@ def test_the_translations_the_readme_shows_are_what_the_model_gives(de_en):
     claims = [m.groups() for text in texts for m in claim.finditer(text)]
     assert len(claims) >= 3, claims
     for sources, strategy, beam_size, expected in claims:
-        outputs = de_en.generate(ast.literal_eval(sources), strategy=strategy or "greedy",
-                                 beam_size=int(beam_size or 4))
+        outputs = de_en.generate(
+            ast.literal_eval(sources), strategy=strategy or "greedy", beam_size=int(beam_size or 4)
+        )
         assert outputs == ast.literal_eval(expected), (sources, strategy)
 
 

@@ -127,8 +127,9 @@ def test_each_request_gets_its_share_of_the_cores(monkeypatch, cores, threads):
     assert launched["state_session_capacity"] == app.SESSION_CAPACITY
 
 
-@pytest.mark.parametrize("cpu_max, cores", [("200000 100000\n", 2), ("150000 100000\n", 1), ("max 100000\n", None),
-                                            ("garbage", None)])
+@pytest.mark.parametrize(
+    "cpu_max, cores", [("200000 100000\n", 2), ("150000 100000\n", 1), ("max 100000\n", None), ("garbage", None)]
+)
 def test_available_cores_follows_the_container_quota(tmp_path, cpu_max, cores):
     path = tmp_path / "cpu.max"
     path.write_text(cpu_max)

@@ -3,7 +3,14 @@
 import pytest
 
 from transformer.data import (
-    DING_PATH, clean, extract_ding, extract_ding_phrases, is_sentence, reversal_pairs, split_of, split_pairs,
+    DING_PATH,
+    clean,
+    extract_ding,
+    extract_ding_phrases,
+    is_sentence,
+    reversal_pairs,
+    split_of,
+    split_pairs,
     token_batches,
 )
 from transformer.tokenizer import Tokenizer

@@ -122,7 +122,7 @@ def test_beam_of_one_is_greedy_and_beams_are_batched(model):
     assert [r.tokens for r in beam_search(model, src, beam_size=1, max_new_tokens=10, length_penalty=0)] == greedy
     batched = beam_search(model, src, beam_size=4, max_new_tokens=10, record_history=True)
     for b, n in enumerate(lengths):
-        alone = beam_search(model, src[b: b + 1, :n], beam_size=4, max_new_tokens=10)[0]
+        alone = beam_search(model, src[b : b + 1, :n], beam_size=4, max_new_tokens=10)[0]
         assert batched[b].tokens == alone.tokens
         assert batched[b].score == pytest.approx(alone.score, abs=1e-5)
         assert 1 <= len(batched[b].history) <= 10 and len(batched[b].history[0]) <= 4

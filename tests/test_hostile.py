@@ -46,7 +46,7 @@ HOSTILE = {
     "img onerror": "<img src=x onerror=alert(1)>",
     "svg onload": "<svg onload=alert(1)>",
     "link": "<a href='javascript:alert(1)'>klick</a>",
-    "plotly link markup": "<a href=\"https://example.invalid\">x</a> Haus",
+    "plotly link markup": '<a href="https://example.invalid">x</a> Haus',
     "bold markup": "<b>fett</b> und <i>kursiv</i>",
     "html entities": "&lt;b&gt; &amp; &#60;script&#62;",
     "markdown": "**fett** _kursiv_ [link](http://example.invalid) `code`",
@@ -95,12 +95,15 @@ def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name):
     assert lab.run(UserState(), "reverse", "abc", max_len=5).n_steps >= 1
 
 
-@pytest.mark.parametrize("call", [
-    lambda lab: lab.translate("<img src=x onerror=alert(1)>", "abc"),
-    lambda lab: lab.translate("reverse", "abc", strategy="<b>beam</b>"),
-    lambda lab: lab.translate("reverse", "abc", strategy="beam", beam_size="<i>9</i>"),
-    lambda lab: lab.translate("reverse", "abc", strategy="beam", beam_size="²<i>"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda lab: lab.translate("<img src=x onerror=alert(1)>", "abc"),
+        lambda lab: lab.translate("reverse", "abc", strategy="<b>beam</b>"),
+        lambda lab: lab.translate("reverse", "abc", strategy="beam", beam_size="<i>9</i>"),
+        lambda lab: lab.translate("reverse", "abc", strategy="beam", beam_size="²<i>"),
+    ],
+)
 def test_messages_quote_what_the_user_sent_as_text(lab, call):
     """Error toasts render HTML, so anything the user sent is escaped in them."""
     with pytest.raises(gr.Error) as err:

@@ -55,7 +55,9 @@ def test_held_out_sentences_and_repeats_are_left_out(help_root):
 
 def test_aligned_sentences_only_split_when_the_counts_agree():
     assert aligned_sentences("Eins ist hier. Zwei ist da.", "One is here. Two is there.") == [
-        ("Eins ist hier.", "One is here."), ("Zwei ist da.", "Two is there.")]
+        ("Eins ist hier.", "One is here."),
+        ("Zwei ist da.", "Two is there."),
+    ]
     assert aligned_sentences("Eins und zwei.", "One. Two.") == [("Eins und zwei.", "One. Two.")]
 
 

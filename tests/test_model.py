@@ -75,8 +75,9 @@ def test_appending_source_padding_changes_nothing(model):
 def test_fast_path_without_weights_equals_explicit_attention(model):
     g = torch.Generator().manual_seed(6)
     src, tgt = random_ids(g, 3, 7, 13, [7, 5, 2]), random_ids(g, 3, 5, 11, [5, 2, 4])
-    torch.testing.assert_close(model(src, tgt).logits, model(src, tgt, output_attentions=True).logits,
-                               rtol=0, atol=1e-5)
+    torch.testing.assert_close(
+        model(src, tgt).logits, model(src, tgt, output_attentions=True).logits, rtol=0, atol=1e-5
+    )
 
 
 def test_set_dropout_reaches_every_dropout_and_the_config():
@@ -128,8 +129,10 @@ def test_attention_module_rejects_indivisible_width():
         MultiHeadAttention(10, 4, 0.0)
 
 
-@pytest.mark.parametrize("overrides", [{}, dict(norm_first=True, tie_output_embeddings=False),
-                                       dict(src_vocab_size=11, share_embeddings=True)])
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, dict(norm_first=True, tie_output_embeddings=False), dict(src_vocab_size=11, share_embeddings=True)],
+)
 def test_save_and_load_round_trip_is_bit_exact(tmp_path, overrides):
     torch.manual_seed(0)
     model = Transformer(tiny_config(**overrides)).eval()
@@ -147,7 +150,8 @@ def test_save_and_load_round_trip_is_bit_exact(tmp_path, overrides):
     if model.config.tie_output_embeddings:  # tied weights are stored once and still tied after loading
         assert loaded.output_proj.weight is loaded.tgt_embed.weight
         assert len(load_file(tmp_path / "model.safetensors")) == len(model.state_dict()) - 1 - overrides.get(
-            "share_embeddings", 0)
+            "share_embeddings", 0
+        )
 
 
 def test_loading_is_strict(tmp_path):
@@ -164,6 +168,9 @@ def test_loading_is_strict(tmp_path):
     weights = load_file(tmp_path / "model.safetensors")
     weights["decoder.layers.1.ff.linear9.bias"] = weights.pop("decoder.layers.1.ff.linear2.bias")
     save_file(weights, tmp_path / "model.safetensors")
-    with pytest.raises(ValueError, match=r"missing: decoder.layers.1.ff.linear2.bias; "
-                                         r"unexpected: decoder.layers.1.ff.linear9.bias"):
+    with pytest.raises(
+        ValueError,
+        match=r"missing: decoder.layers.1.ff.linear2.bias; "
+        r"unexpected: decoder.layers.1.ff.linear9.bias",
+    ):
         Transformer.from_pretrained(tmp_path)

@@ -25,9 +25,16 @@ def make_pair(norm_first: bool) -> tuple[Transformer, nn.Transformer]:
     torch.manual_seed(0)
     cfg = tiny_config(norm_first=norm_first)
     ours = Transformer(cfg)
-    theirs = nn.Transformer(d_model=cfg.d_model, nhead=cfg.n_heads, num_encoder_layers=cfg.n_encoder_layers,
-                            num_decoder_layers=cfg.n_decoder_layers, dim_feedforward=cfg.d_ff, dropout=0.0,
-                            batch_first=True, norm_first=norm_first)
+    theirs = nn.Transformer(
+        d_model=cfg.d_model,
+        nhead=cfg.n_heads,
+        num_encoder_layers=cfg.n_encoder_layers,
+        num_decoder_layers=cfg.n_decoder_layers,
+        dim_feedforward=cfg.d_ff,
+        dropout=0.0,
+        batch_first=True,
+        norm_first=norm_first,
+    )
     ours.load_torch_transformer(theirs)
     # Train mode keeps torch on its reference (non-fused) path; dropout is 0, so it is deterministic.
     return ours.train(), theirs.train()
@@ -35,8 +42,14 @@ def make_pair(norm_first: bool) -> tuple[Transformer, nn.Transformer]:
 
 def torch_logits(ours: Transformer, theirs: nn.Transformer, src, tgt) -> torch.Tensor:
     src_pad, tgt_pad = to_torch_key_padding_mask(src, PAD), to_torch_key_padding_mask(tgt, PAD)
-    hidden = theirs(ours.embed_src(src), ours.embed_tgt(tgt), tgt_mask=to_torch_causal_mask(tgt.size(1)),
-                    src_key_padding_mask=src_pad, tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad)
+    hidden = theirs(
+        ours.embed_src(src),
+        ours.embed_tgt(tgt),
+        tgt_mask=to_torch_causal_mask(tgt.size(1)),
+        src_key_padding_mask=src_pad,
+        tgt_key_padding_mask=tgt_pad,
+        memory_key_padding_mask=src_pad,
+    )
     return ours.project(hidden)
 
 
@@ -46,8 +59,11 @@ def batch(ragged: bool):
     return random_ids(g, 4, 9, 13, src_lengths), random_ids(g, 4, 7, 11, tgt_lengths)
 
 
-CASES = [pytest.param(nf, r, id=f"{'pre' if nf else 'post'}-LN-{'ragged' if r else 'full'}")
-         for nf in (False, True) for r in (False, True)]
+CASES = [
+    pytest.param(nf, r, id=f"{'pre' if nf else 'post'}-LN-{'ragged' if r else 'full'}")
+    for nf in (False, True)
+    for r in (False, True)
+]
 
 
 @pytest.mark.parametrize("norm_first, ragged", CASES)
@@ -55,8 +71,9 @@ def test_logits_equal_torch(norm_first, ragged):
     ours, theirs = make_pair(norm_first)
     src, tgt = batch(ragged)
     torch.testing.assert_close(ours(src, tgt).logits, torch_logits(ours, theirs, src, tgt), **TOL)
-    torch.testing.assert_close(ours(src, tgt, output_attentions=True).logits,
-                               torch_logits(ours, theirs, src, tgt), **TOL)
+    torch.testing.assert_close(
+        ours(src, tgt, output_attentions=True).logits, torch_logits(ours, theirs, src, tgt), **TOL
+    )
 
 
 def test_logits_equal_torch_in_eval_mode():
@@ -88,6 +105,7 @@ def test_every_layers_attention_weights_equal_torch_multihead_attention(norm_fir
     def capture(name):
         def hook(module, args, kwargs):
             calls[name] = (module, args, kwargs)
+
         return hook
 
     for name, module in theirs.named_modules():
@@ -95,9 +113,11 @@ def test_every_layers_attention_weights_equal_torch_multihead_attention(norm_fir
             module.register_forward_pre_hook(capture(name), with_kwargs=True)
     torch_logits(ours, theirs, src, tgt)
     attentions = ours(src, tgt, output_attentions=True).attentions
-    expected = {"encoder.layers.{}.self_attn": attentions.encoder,
-                "decoder.layers.{}.self_attn": attentions.decoder_self,
-                "decoder.layers.{}.multihead_attn": attentions.cross}
+    expected = {
+        "encoder.layers.{}.self_attn": attentions.encoder,
+        "decoder.layers.{}.self_attn": attentions.decoder_self,
+        "decoder.layers.{}.multihead_attn": attentions.cross,
+    }
     compared = 0
     for pattern, ours_per_layer in expected.items():
         for i, our_weights in enumerate(ours_per_layer):
@@ -149,8 +169,13 @@ def test_every_gradient_equals_torch(norm_first, ragged):
     loss_ours.backward(), loss_theirs.backward()
     pairs = _map_grads(ours, theirs)
     for name in ("src_embed.weight", "tgt_embed.weight", "output_proj.weight"):
-        pairs.append((name, dict(ours.named_parameters()).get(name, ours.tgt_embed.weight).grad,
-                      dict(shell.named_parameters()).get(name, shell.tgt_embed.weight).grad))
+        pairs.append(
+            (
+                name,
+                dict(ours.named_parameters()).get(name, ours.tgt_embed.weight).grad,
+                dict(shell.named_parameters()).get(name, shell.tgt_embed.weight).grad,
+            )
+        )
     assert len(pairs) == len(list(theirs.parameters())) + 3
     for name, ours_grad, their_grad in pairs:
         assert ours_grad is not None and their_grad is not None, name

@@ -13,8 +13,25 @@ from transformer.data import DING_PATH
 from transformer.hub import load_pretrained
 
 REPO = Path(__file__).resolve().parent.parent
-TINY = ["--d-model", "32", "--n-heads", "2", "--n-layers", "1", "--d-ff", "64", "--train-size", "300",
-        "--batch-tokens", "400", "--eval-every", "1000", "--quiet", "--threads", "1"]
+TINY = [
+    "--d-model",
+    "32",
+    "--n-heads",
+    "2",
+    "--n-layers",
+    "1",
+    "--d-ff",
+    "64",
+    "--train-size",
+    "300",
+    "--batch-tokens",
+    "400",
+    "--eval-every",
+    "1000",
+    "--quiet",
+    "--threads",
+    "1",
+]
 
 
 def run(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedProcess:
@@ -30,8 +47,21 @@ def test_train_a_few_steps_then_resume(tmp_path):
     assert {p.name for p in out.iterdir()} >= {"config.json", "model.safetensors", "tokenizer.json"}
     state = json.loads((run_dir / "state.json").read_text())
     assert state["progress"]["step"] == 4 and len(state["progress"]["history"]) == 1
-    result = run([sys.executable, "-m", "transformer.train", "--task", "reverse", "--resume", str(run_dir),
-                  "--max-steps", "7", *TINY], tmp_path)
+    result = run(
+        [
+            sys.executable,
+            "-m",
+            "transformer.train",
+            "--task",
+            "reverse",
+            "--resume",
+            str(run_dir),
+            "--max-steps",
+            "7",
+            *TINY,
+        ],
+        tmp_path,
+    )
     state = json.loads((run_dir / "state.json").read_text())
     assert state["progress"]["step"] == 7, result.stdout + result.stderr
     assert len(state["progress"]["history"]) == 2  # the first run's validation is kept
@@ -39,8 +69,22 @@ def test_train_a_few_steps_then_resume(tmp_path):
     assert model.config.d_model == 32 and model.config.norm_first
     state["progress"]["best"] = 1e9  # a record this stage cannot beat, unless it is judged on its own
     (run_dir / "state.json").write_text(json.dumps(state))
-    result = run([sys.executable, "-m", "transformer.train", "--task", "reverse", "--resume", str(run_dir),
-                  "--max-steps", "9", "--reset-best", *TINY], tmp_path)
+    result = run(
+        [
+            sys.executable,
+            "-m",
+            "transformer.train",
+            "--task",
+            "reverse",
+            "--resume",
+            str(run_dir),
+            "--max-steps",
+            "9",
+            "--reset-best",
+            *TINY,
+        ],
+        tmp_path,
+    )
     state = json.loads((run_dir / "state.json").read_text())
     assert "new best" in result.stdout + result.stderr
     assert state["progress"]["best"] == state["progress"]["history"][-1]["exact_match"]
@@ -48,8 +92,27 @@ def test_train_a_few_steps_then_resume(tmp_path):
 
 @pytest.mark.skipif(not DING_PATH.is_file(), reason="the trans-de-en package is not installed")
 def test_translation_training_smoke(tmp_path):
-    result = run([sys.executable, "-m", "transformer.train", "--task", "de-en", "--max-steps", "4", "--focus-steps", "2",
-                  "--vocab-size", "300", "--libreoffice-per-epoch", "0", "--focus-dropout", "0.05", *TINY], tmp_path)
+    result = run(
+        [
+            sys.executable,
+            "-m",
+            "transformer.train",
+            "--task",
+            "de-en",
+            "--max-steps",
+            "4",
+            "--focus-steps",
+            "2",
+            "--vocab-size",
+            "300",
+            "--libreoffice-per-epoch",
+            "0",
+            "--focus-dropout",
+            "0.05",
+            *TINY,
+        ],
+        tmp_path,
+    )
     assert "bleu" in result.stdout + result.stderr
     state = json.loads((tmp_path / "runs" / "de-en" / "state.json").read_text())
     assert state["progress"]["epoch"] == 1  # the first epoch (hundreds of batches) gave way to the in-domain finish
@@ -92,8 +155,9 @@ def test_dropout_stays_on_after_each_validation(tmp_path, monkeypatch):
     monkeypatch.setattr(Transformer, "forward", spy)
     monkeypatch.chdir(tmp_path)
     in_process = TINY[: TINY.index("--threads")]  # keep this process's own torch thread setting
-    args = train_module.parse_args(["--task", "reverse", "--max-steps", "6", *in_process, "--eval-every", "2",
-                                    "--average-last", "1"])
+    args = train_module.parse_args(
+        ["--task", "reverse", "--max-steps", "6", *in_process, "--eval-every", "2", "--average-last", "1"]
+    )
     progress = train_module.train(args)
     assert len(progress.history) == 3
     assert modes == [True] * 6
@@ -139,9 +203,11 @@ def test_each_epoch_samples_its_own_extra_pairs(tmp_path, monkeypatch):
 
     data = tmp_path / "data" / "de-en"
     data.mkdir(parents=True)
-    lines = {"train": ["Ein Satz hier.\tA sentence here."],
-             "phrases": [f"Wort {i}\tword {i}" for i in range(50)],
-             "libreoffice": [f"Klicken Sie {i} an.\tClick {i}." for i in range(50)]}
+    lines = {
+        "train": ["Ein Satz hier.\tA sentence here."],
+        "phrases": [f"Wort {i}\tword {i}" for i in range(50)],
+        "libreoffice": [f"Klicken Sie {i} an.\tClick {i}." for i in range(50)],
+    }
     for name, rows in lines.items():
         (data / f"{name}.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
@@ -162,8 +228,9 @@ def test_focus_finish_may_lower_dropout_and_word_dropout():
 
     from transformer.train import PRESETS, regularization
 
-    preset = dataclasses.replace(PRESETS["de-en"], dropout=0.3, word_dropout=0.1, focus_dropout=0.1,
-                                 focus_word_dropout=0.0)
+    preset = dataclasses.replace(
+        PRESETS["de-en"], dropout=0.3, word_dropout=0.1, focus_dropout=0.1, focus_word_dropout=0.0
+    )
     assert regularization(preset, focus=False) == (0.3, 0.1)
     assert regularization(preset, focus=True) == (0.1, 0.0)
     unset = dataclasses.replace(preset, focus_dropout=None, focus_word_dropout=None)
@@ -195,8 +262,13 @@ def test_distillation_targets_come_from_the_models_beam_and_are_kept_for_resume(
     sentences = [("abc", "cba"), ("a1b2c3", "3c2b1a"), ("zz", "zz")]
     monkeypatch.setattr(train, "ding_split", lambda split: list(sentences))
     tokenizer = Tokenizer.characters("abcz123")
-    config = tiny_config(src_vocab_size=tokenizer.vocab_size, tgt_vocab_size=tokenizer.vocab_size,
-                         pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id, eos_id=tokenizer.eos_id)
+    config = tiny_config(
+        src_vocab_size=tokenizer.vocab_size,
+        tgt_vocab_size=tokenizer.vocab_size,
+        pad_id=tokenizer.pad_id,
+        bos_id=tokenizer.bos_id,
+        eos_id=tokenizer.eos_id,
+    )
     torch.manual_seed(0)
     teacher = Transformer(config)
     distilled = train.distilled_sentences(teacher, tokenizer, tmp_path, is_main=True, distributed=False, start=100)
@@ -204,8 +276,9 @@ def test_distillation_targets_come_from_the_models_beam_and_are_kept_for_resume(
     assert sorted(sources) == sorted(de for de, _ in sentences)
     candidates = Seq2SeqPipeline(teacher, tokenizer).candidates(sources, beam_size=4)
     references = dict(sentences)
-    assert [en for _, en in distilled] == [train.nearest(hyps[:4], references[de])
-                                           for de, hyps in zip(sources, candidates)]
+    assert [en for _, en in distilled] == [
+        train.nearest(hyps[:4], references[de]) for de, hyps in zip(sources, candidates)
+    ]
     assert [en for _, en in distilled] != [references[de] for de in sources]  # an untrained teacher: its own targets
     assert (tmp_path / "distilled-100.tsv").is_file()
     torch.manual_seed(1)
@@ -216,8 +289,13 @@ def test_distillation_targets_come_from_the_models_beam_and_are_kept_for_resume(
     assert later != distilled  # a later window: the model as it is then makes new targets
 
     preset = train.PRESETS["de-en"]
-    epoch = train.load_task_data("de-en", 0, dataclasses.replace(preset, phrases_per_epoch=0, libreoffice_per_epoch=0),
-                                 seed=0, sentences=distilled)
+    epoch = train.load_task_data(
+        "de-en",
+        0,
+        dataclasses.replace(preset, phrases_per_epoch=0, libreoffice_per_epoch=0),
+        seed=0,
+        sentences=distilled,
+    )
     assert epoch == distilled
 
 

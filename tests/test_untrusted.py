@@ -25,6 +25,7 @@ def good(tmp_path):
 @pytest.fixture(autouse=True)
 def no_unpickling(monkeypatch):
     """Any attempt to unpickle during these tests fails loudly."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("something tried to unpickle")
 
@@ -49,13 +50,16 @@ def test_missing_config(good):
     refused(good, r"config.json: missing")
 
 
-@pytest.mark.parametrize("content, pattern", [
-    ("{not json", r"config.json: not valid JSON"),
-    ("[1, 2]", r"config.json: invalid config \(config must be a JSON object"),
-    (None, r"config.json: invalid config \(d_model must be divisible by n_heads"),
-    ("unknown", r"config.json: invalid config \(unknown config keys: surprise"),
-    ("types", r"config.json: invalid config \(n_heads must be int"),
-])
+@pytest.mark.parametrize(
+    "content, pattern",
+    [
+        ("{not json", r"config.json: not valid JSON"),
+        ("[1, 2]", r"config.json: invalid config \(config must be a JSON object"),
+        (None, r"config.json: invalid config \(d_model must be divisible by n_heads"),
+        ("unknown", r"config.json: invalid config \(unknown config keys: surprise"),
+        ("types", r"config.json: invalid config \(n_heads must be int"),
+    ],
+)
 def test_invalid_config(good, content, pattern):
     config = json.loads((good / "config.json").read_text())
     if content is None:
@@ -76,8 +80,11 @@ def test_missing_weights(good):
 
 def test_pickled_weights_are_refused_not_loaded(good):
     (good / "model.safetensors").rename(good / "pytorch_model.bin")
-    refused(good, r"model.safetensors: missing; found pytorch_model.bin, which is refused: weights are loaded from "
-                  r"safetensors only")
+    refused(
+        good,
+        r"model.safetensors: missing; found pytorch_model.bin, which is refused: weights are loaded from "
+        r"safetensors only",
+    )
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "header"])

@@ -7,8 +7,16 @@ import pytest
 import torch
 
 from transformer import DecodingSession
-from transformer.viz import (MAX_LABEL, View, attention_grid, attention_record, axis_labels, decoder_matrices,
-                             session_figures, step_cross_attention)
+from transformer.viz import (
+    MAX_LABEL,
+    View,
+    attention_grid,
+    attention_record,
+    axis_labels,
+    decoder_matrices,
+    session_figures,
+    step_cross_attention,
+)
 
 from tests.conftest import tiny_pipelines
 
@@ -40,11 +48,14 @@ def test_grid_is_layers_by_heads_with_one_colour_scale_from_0_to_1():
     assert "%{y}" in hover and "%{x}" in hover and "%{z" in hover
 
 
-@pytest.mark.parametrize("view, cells, first", [
-    (View(heads="mean"), 2, lambda w: w[0].mean(0)),
-    (View(layers=1, heads=2), 1, lambda w: w[1, 2]),
-    (View(layers=0), 4, lambda w: w[0, 0]),
-])
+@pytest.mark.parametrize(
+    "view, cells, first",
+    [
+        (View(heads="mean"), 2, lambda w: w[0].mean(0)),
+        (View(layers=1, heads=2), 1, lambda w: w[1, 2]),
+        (View(layers=0), 4, lambda w: w[0, 0]),
+    ],
+)
 def test_view_selects_layers_and_heads(view, cells, first):
     weights = np.random.default_rng(1).random((2, 4, 3, 3)).astype(np.float32)
     fig = attention_grid(weights, list("abc"), list("abc"), view)
@@ -66,7 +77,9 @@ def test_long_tokens_are_cut_and_still_kept_apart():
     long = ["a" * 20 + "x", "a" * 20 + "y", "short"]
     labels = axis_labels(long)
     assert len(set(labels)) == 3 and labels[2] == "short"
-    assert all(len(label.replace("\u200b", "")) == MAX_LABEL and label.endswith(("…", "…\u200b")) for label in labels[:2])
+    assert all(
+        len(label.replace("\u200b", "")) == MAX_LABEL and label.endswith(("…", "…\u200b")) for label in labels[:2]
+    )
 
 
 def test_highlighted_row_is_outlined_in_every_cell():
@@ -80,7 +93,7 @@ def test_decoder_matrices_are_the_recorded_rows(session_and_tokenizer):
     for i, step in enumerate(session.steps):
         for layer in range(len(step.self_attention)):
             assert np.array_equal(self_attn[layer, :, i, : i + 1], step.self_attention[layer].numpy())
-            assert np.all(self_attn[layer, :, i, i + 1:] == 0)
+            assert np.all(self_attn[layer, :, i, i + 1 :] == 0)
             assert np.array_equal(cross[layer, :, i], step.cross_attention[layer].numpy())
 
 
@@ -109,8 +122,7 @@ def test_attention_record_is_json_with_every_head(session_and_tokenizer):
     assert len(step["cross"]) == cfg.n_decoder_layers and len(step["cross"][0]) == cfg.n_heads
     assert len(step["decoder_self"][0][0]) == 2 and len(record["encoder"][0][0]) == len(session.src_ids)
     assert abs(sum(step["cross"][0][0]) - 1) < 1e-3
-    torch.testing.assert_close(torch.tensor(step["cross"][1]), session.steps[1].cross_attention[1], atol=1e-5,
-                               rtol=0)
+    torch.testing.assert_close(torch.tensor(step["cross"][1]), session.steps[1].cross_attention[1], atol=1e-5, rtol=0)
 
 
 def test_a_token_in_a_hover_template_stays_text(session_and_tokenizer):

@@ -26,10 +26,12 @@ EVERYDAY = ["Ich habe Hunger.", "Ich habe heute keine Zeit.", "Wo ist der Bahnho
 def describe_model(pipeline: Seq2SeqPipeline) -> str:
     cfg = pipeline.model.config
     n_params = sum(p.numel() for p in pipeline.model.parameters())
-    return (f"{n_params / 1e6:.2f}M parameters: d_model {cfg.d_model}, {cfg.n_heads} heads, "
-            f"{cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, d_ff {cfg.d_ff}, "
-            f"{'pre-LN' if cfg.norm_first else 'post-LN'}, vocabulary {cfg.tgt_vocab_size}"
-            f"{' (shared source/target/output embeddings)' if cfg.share_embeddings else ''}, max length {cfg.max_len}")
+    return (
+        f"{n_params / 1e6:.2f}M parameters: d_model {cfg.d_model}, {cfg.n_heads} heads, "
+        f"{cfg.n_encoder_layers}+{cfg.n_decoder_layers} layers, d_ff {cfg.d_ff}, "
+        f"{'pre-LN' if cfg.norm_first else 'post-LN'}, vocabulary {cfg.tgt_vocab_size}"
+        f"{' (shared source/target/output embeddings)' if cfg.share_embeddings else ''}, max length {cfg.max_len}"
+    )
 
 
 def translation_card(folder: Path, pipeline: Seq2SeqPipeline, args) -> str:
@@ -43,10 +45,14 @@ def translation_card(folder: Path, pipeline: Seq2SeqPipeline, args) -> str:
         signatures = (str(bleu_metric.get_signature()), str(chrf_metric.get_signature()))
     examples = [s for s, _ in test if len(s) < 40][:6]
     data = ModelCardData(
-        language=["de", "en"], license="gpl-2.0", library_name="attention-lab",
+        language=["de", "en"],
+        license="gpl-2.0",
+        library_name="attention-lab",
         tags=["translation", "attention-visualization", "transformer", "from-scratch"],
-        datasets=["ding-de-en", "libreoffice-help"], pipeline_tag="translation",
-        metrics=["bleu", "chrf"], widget=[{"text": t} for t in examples],
+        datasets=["ding-de-en", "libreoffice-help"],
+        pipeline_tag="translation",
+        metrics=["bleu", "chrf"],
+        widget=[{"text": t} for t in examples],
     )
     everyday = "\n".join(f"| {s} | {o} |" for s, o in zip(EVERYDAY, pipeline.generate(EVERYDAY, strategy="beam")))
     greedy_bleu, greedy_chrf = scores["greedy"]
@@ -139,8 +145,11 @@ def reversal_card(folder: Path, pipeline: Seq2SeqPipeline, args) -> str:
     table = "\n".join(f"| {n} | {100 * a:.1f}% |" for n, a in accuracy.items())
     examples = [s for s, _ in reversal_pairs(5, 6, 20, seed=REVERSAL_TEST_SEED)]
     data = ModelCardData(
-        license="mit", library_name="attention-lab", tags=["sequence-reversal", "attention-visualization", "toy-task"],
-        metrics=["exact_match"], widget=[{"text": t} for t in examples],
+        license="mit",
+        library_name="attention-lab",
+        tags=["sequence-reversal", "attention-visualization", "toy-task"],
+        metrics=["exact_match"],
+        widget=[{"text": t} for t in examples],
     )
     return f"""---
 {data.to_yaml()}

@@ -61,7 +61,9 @@ def resolve(
     except HFValidationError as err:
         raise CheckpointError(f"{name_or_path}: not a folder and not a valid Hub repo id ({err})") from err
     except Exception as err:  # network, auth, missing repo, offline without a cached copy
-        raise CheckpointError(f"{name_or_path}: could not get it from the Hugging Face Hub ({type(err).__name__}: {err})") from err
+        raise CheckpointError(
+            f"{name_or_path}: could not get it from the Hugging Face Hub ({type(err).__name__}: {err})"
+        ) from err
 
 
 def read_config(folder: Path) -> TransformerConfig:
@@ -92,8 +94,10 @@ def check_size(model: torch.nn.Module, folder: Path) -> None:
         raise CheckpointError(f"{path}: not a readable safetensors file ({err})") from err
     needed = sum(p.numel() for p in model.parameters())
     if needed != stored:
-        raise CheckpointError(f"{path}: weights do not match {CONFIG_FILE} (the config describes {needed:,} "
-                              f"parameters, the file holds {stored:,})")
+        raise CheckpointError(
+            f"{path}: weights do not match {CONFIG_FILE} (the config describes {needed:,} "
+            f"parameters, the file holds {stored:,})"
+        )
 
 
 def load_weights(model: torch.nn.Module, folder: Path, device: str = "cpu") -> None:
@@ -101,7 +105,11 @@ def load_weights(model: torch.nn.Module, folder: Path, device: str = "cpu") -> N
     path = Path(folder) / WEIGHTS_FILE
     if not path.is_file():
         pickles = sorted(p.name for p in Path(folder).iterdir() if p.suffix in PICKLE_SUFFIXES)
-        hint = f"; found {', '.join(pickles)}, which is refused: weights are loaded from safetensors only" if pickles else ""
+        hint = (
+            f"; found {', '.join(pickles)}, which is refused: weights are loaded from safetensors only"
+            if pickles
+            else ""
+        )
         raise CheckpointError(f"{path}: missing{hint}")
     try:
         missing, unexpected = load_model(model, str(path), strict=False, device=device)

@@ -50,19 +50,31 @@ class TransformerConfig:
 
     def __post_init__(self) -> None:
         self._check_types()
-        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "n_encoder_layers",
-                     "n_decoder_layers", "d_ff", "max_len"):
+        for name in (
+            "src_vocab_size",
+            "tgt_vocab_size",
+            "d_model",
+            "n_heads",
+            "n_encoder_layers",
+            "n_decoder_layers",
+            "d_ff",
+            "max_len",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1 (got {getattr(self, name)})")
         if self.max_len > MAX_POSITIONS:
             raise ValueError(f"max_len must be at most {MAX_POSITIONS} (got {self.max_len})")
         if self.d_model % self.n_heads:
-            raise ValueError(f"d_model must be divisible by n_heads (got d_model={self.d_model}, n_heads={self.n_heads})")
+            raise ValueError(
+                f"d_model must be divisible by n_heads (got d_model={self.d_model}, n_heads={self.n_heads})"
+            )
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1) (got {self.dropout})")
         smallest_vocab = min(self.src_vocab_size, self.tgt_vocab_size)
         if not 0 <= self.pad_id < smallest_vocab:
-            raise ValueError(f"pad_id must be a valid id in both vocabularies (got {self.pad_id}, vocab {smallest_vocab})")
+            raise ValueError(
+                f"pad_id must be a valid id in both vocabularies (got {self.pad_id}, vocab {smallest_vocab})"
+            )
         for name in ("bos_id", "eos_id"):
             if not 0 <= getattr(self, name) < self.tgt_vocab_size:
                 raise ValueError(
@@ -99,8 +111,9 @@ class TransformerConfig:
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown config keys: {', '.join(unknown)}")
-        missing = sorted(f.name for f in dataclasses.fields(cls)
-                         if f.default is dataclasses.MISSING and f.name not in data)
+        missing = sorted(
+            f.name for f in dataclasses.fields(cls) if f.default is dataclasses.MISSING and f.name not in data
+        )
         if missing:
             raise ValueError(f"missing config keys: {', '.join(missing)}")
         return cls(**data)

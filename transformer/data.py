@@ -1,7 +1,7 @@
 """Training data: the synthetic reversal task, the Ding German-English sentence pairs, and length-bucketed batches.
 
-    python -m transformer.data ding --out data/de-en          # extract and split the Ding corpus into TSV files
-    python -m transformer.data libreoffice --out data/de-en   # extra training pairs from LibreOffice's help pages
+python -m transformer.data ding --out data/de-en          # extract and split the Ding corpus into TSV files
+python -m transformer.data libreoffice --out data/de-en   # extra training pairs from LibreOffice's help pages
 """
 
 from __future__ import annotations
@@ -176,9 +176,7 @@ def prepare_libreoffice(out_dir: Path, source: Path | None = None) -> int:
 # Batching ------------------------------------------------------------------------------------------------------------
 
 
-def token_batches(
-    lengths: Sequence[int], max_tokens: int, shuffle: bool = True, seed: int = 0
-) -> Iterator[list[int]]:
+def token_batches(lengths: Sequence[int], max_tokens: int, shuffle: bool = True, seed: int = 0) -> Iterator[list[int]]:
     """Indices grouped into batches of similar length holding at most max_tokens (padded) tokens each.
 
     Sorting by length keeps padding low; with shuffle, examples of equal length and the batch order are shuffled

@@ -143,8 +143,9 @@ def beam_search(
                 new_beams.append([])
                 live += 1
             if record_history and not done[b]:
-                entries = [(new_beams[-k + i], new_scores[b, i].item()) for i in range(k)
-                           if new_scores[b, i] > float("-inf")]
+                entries = [
+                    (new_beams[-k + i], new_scores[b, i].item()) for i in range(k) if new_scores[b, i] > float("-inf")
+                ]
                 history[b].append(entries)
             if not done[b]:
                 at_limit[b] = last_step
@@ -244,8 +245,9 @@ class DecodingSession:
             raise ValueError("decoding has finished; step back or reset first")
         cfg = self.model.config
         if force is not None and (not 0 <= force < cfg.tgt_vocab_size or force in (cfg.pad_id, cfg.bos_id)):
-            raise ValueError(f"forced token must be a target id below {cfg.tgt_vocab_size}, "
-                             f"not pad or bos (got {force})")
+            raise ValueError(
+                f"forced token must be a target id below {cfg.tgt_vocab_size}, not pad or bos (got {force})"
+            )
         previous = self.steps[-1].token if self.steps else cfg.bos_id
         next_input = torch.tensor([[previous]], device=self._memory.device)
         dec = self.model.decode(

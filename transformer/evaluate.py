@@ -24,15 +24,17 @@ REVERSAL_TEST_SEED = 424_242  # distinct from every training and validation seed
 
 
 def score_translation(pipeline: Seq2SeqPipeline, pairs, strategy: str, beam_size: int, length_penalty: float):
-    hypotheses = pipeline.generate([s for s, _ in pairs], strategy=strategy, beam_size=beam_size,
-                                   length_penalty=length_penalty)
+    hypotheses = pipeline.generate(
+        [s for s, _ in pairs], strategy=strategy, beam_size=beam_size, length_penalty=length_penalty
+    )
     references = [[t for _, t in pairs]]
     bleu, chrf = sacrebleu.BLEU(), sacrebleu.CHRF()
     return hypotheses, bleu.corpus_score(hypotheses, references), bleu, chrf.corpus_score(hypotheses, references), chrf
 
 
-def reversal_accuracy_by_length(pipeline: Seq2SeqPipeline, per_length: int = 100, max_length: int = 32,
-                                strategy: str = "greedy", beam_size: int = 4) -> dict[int, float]:
+def reversal_accuracy_by_length(
+    pipeline: Seq2SeqPipeline, per_length: int = 100, max_length: int = 32, strategy: str = "greedy", beam_size: int = 4
+) -> dict[int, float]:
     accuracy = {}
     for length in range(1, max_length + 1):
         pairs = reversal_pairs(per_length, length, length, seed=REVERSAL_TEST_SEED + length)
@@ -70,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {length} | {100 * value:.1f}% |")
         seen = [accuracy[n] for n in range(1, 25)]
         unseen = [accuracy[n] for n in range(25, 33)]
-        print(f"exact match, lengths 1-24: {100 * sum(seen) / len(seen):.2f}%; "
-              f"lengths 25-32: {100 * sum(unseen) / len(unseen):.2f}% ({strategy})")
+        print(
+            f"exact match, lengths 1-24: {100 * sum(seen) / len(seen):.2f}%; "
+            f"lengths 25-32: {100 * sum(unseen) / len(unseen):.2f}% ({strategy})"
+        )
     else:
         try:
             pairs = ding_split(args.split)
@@ -80,11 +84,14 @@ def main(argv: list[str] | None = None) -> int:
             print(err, file=sys.stderr)
             return 1
         hypotheses, bleu, bleu_metric, chrf, chrf_metric = score_translation(
-            pipeline, pairs, strategy, args.beam, args.length_penalty)
+            pipeline, pairs, strategy, args.beam, args.length_penalty
+        )
         print(f"{bleu}\n  signature: {bleu_metric.get_signature()}")
         print(f"{chrf}\n  signature: {chrf_metric.get_signature()}")
-        print(f"{len(pairs)} sentences of the Ding {args.split} split, {strategy}"
-              + (f" (beam {args.beam}, length penalty {args.length_penalty})" if strategy == "beam" else ""))
+        print(
+            f"{len(pairs)} sentences of the Ding {args.split} split, {strategy}"
+            + (f" (beam {args.beam}, length penalty {args.length_penalty})" if strategy == "beam" else "")
+        )
         for (src, ref), hyp in list(zip(pairs, hypotheses))[: args.show]:
             print(f"\n  de:  {src}\n  ref: {ref}\n  hyp: {hyp}")
         if args.output:

@@ -1,9 +1,9 @@
 """A model together with its tokenizer: load from a folder or a Hub repo, generate text, save, push.
 
-    >>> from transformer import load_pretrained
-    >>> m = load_pretrained("checkpoints/de-en")          # or a Hub repo id such as "user/attention-lab-de-en"
-    >>> m.generate(["Wo ist der Bahnhof?"])
-    ['Where’s the station?']
+>>> from transformer import load_pretrained
+>>> m = load_pretrained("checkpoints/de-en")          # or a Hub repo id such as "user/attention-lab-de-en"
+>>> m.generate(["Wo ist der Bahnhof?"])
+['Where’s the station?']
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ logger = logging.getLogger(__name__)
 class Seq2SeqPipeline:
     """A Transformer and the tokenizer it was trained with; the tokenizer travels with the model."""
 
-    def __init__(self, model: Transformer, tokenizer: Tokenizer, name: str = "model",
-                 folder: Path | None = None) -> None:
+    def __init__(
+        self, model: Transformer, tokenizer: Tokenizer, name: str = "model", folder: Path | None = None
+    ) -> None:
         check_compatible(model.config, tokenizer, name)
         self.folder = folder  # where it was loaded from (its model card is there), if anywhere
         self.model = model  # its train/eval mode is left alone: generate() switches to eval only while it runs
@@ -71,8 +72,12 @@ class Seq2SeqPipeline:
             raise ValueError(f'strategy must be "greedy" or "beam" (got {strategy!r})')
         if strategy == "greedy":
             decode = self.tokenizer.decode
-            return self._in_batches(texts, batch_size, max_new_tokens,
-                                    lambda src, limit: [decode(row) for row in greedy_decode(self.model, src, limit)])
+            return self._in_batches(
+                texts,
+                batch_size,
+                max_new_tokens,
+                lambda src, limit: [decode(row) for row in greedy_decode(self.model, src, limit)],
+            )
         return [rows[0] for rows in self.candidates(texts, beam_size, max_new_tokens, length_penalty, batch_size)]
 
     @torch.no_grad()
@@ -99,7 +104,7 @@ class Seq2SeqPipeline:
         self.model.eval()
         try:
             for start in range(0, len(texts), batch_size):
-                src = self.encode_batch(texts[start: start + batch_size])
+                src = self.encode_batch(texts[start : start + batch_size])
                 outputs.extend(decode(src, max_new_tokens or 2 * src.size(1) + 10))
         finally:
             self.model.train(was_training)
@@ -133,8 +138,9 @@ def check_compatible(config, tokenizer: Tokenizer, name: str) -> None:
         raise CheckpointError(f"{name}: special token ids in config.json {specials} differ from the tokenizer's")
 
 
-def load_pretrained(name_or_path: str | Path, *, revision: str | None = None, local_files_only: bool = False,
-                    map_location: str = "cpu") -> Seq2SeqPipeline:
+def load_pretrained(
+    name_or_path: str | Path, *, revision: str | None = None, local_files_only: bool = False, map_location: str = "cpu"
+) -> Seq2SeqPipeline:
     """Load model and tokenizer from a folder or a Hub repo id; raises CheckpointError naming the file at fault."""
     folder = checkpoint.resolve(name_or_path, revision=revision, local_files_only=local_files_only)
     model = Transformer.from_pretrained(folder, map_location=map_location)

@@ -22,7 +22,7 @@ HELP_MISSING = (
     "    sudo apt-get update && sudo apt-get install -y libreoffice-help-de libreoffice-help-en-us\n"
     "or unpack the two packages without installing LibreOffice, and pass --source:\n"
     "    apt-get download libreoffice-help-de libreoffice-help-en-us\n"
-    "    for deb in libreoffice-help-*.deb; do dpkg-deb -x \"$deb\" lo; done\n"
+    '    for deb in libreoffice-help-*.deb; do dpkg-deb -x "$deb" lo; done\n'
     "    python -m transformer.data libreoffice --source lo/usr/share/libreoffice/help"
 )
 _TEXT_ELEMENTS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "td", "li"}

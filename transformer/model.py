@@ -72,8 +72,10 @@ class KVCache:
     def select(self, index: torch.Tensor) -> KVCache:
         """Reorder or repeat batch rows (beam search): row i of the result is row index[i] of this cache."""
         return KVCache(
-            [LayerCache(*(t.index_select(0, index) for t in (c.self_k, c.self_v, c.cross_k, c.cross_v)))
-             for c in self.layers],
+            [
+                LayerCache(*(t.index_select(0, index) for t in (c.self_k, c.self_v, c.cross_k, c.cross_v)))
+                for c in self.layers
+            ],
             self.tgt_key_mask.index_select(0, index),
         )
 
@@ -154,7 +156,9 @@ class Transformer(
     def _embed(self, embed: nn.Embedding, ids: torch.Tensor, start: int) -> torch.Tensor:
         end = start + ids.size(1)
         if end > self.config.max_len:
-            raise ValueError(f"sequence is longer than the model's max_len (got {end} positions, max {self.config.max_len})")
+            raise ValueError(
+                f"sequence is longer than the model's max_len (got {end} positions, max {self.config.max_len})"
+            )
         x = embed(ids) * math.sqrt(self.config.d_model) + self.positional_encoding[start:end]
         return self.embed_dropout(x)
 
@@ -233,11 +237,14 @@ class Transformer(
         missing = sorted(set(stack_params) - set(ours))
         unexpected = sorted(set(ours) - set(stack_params))
         if missing or unexpected:
-            raise ValueError(f"torch.nn.Transformer does not match this model (missing {missing}, unexpected {unexpected})")
+            raise ValueError(
+                f"torch.nn.Transformer does not match this model (missing {missing}, unexpected {unexpected})"
+            )
         for name, tensor in ours.items():
             if stack_params[name].shape != tensor.shape:
-                raise ValueError(f"shape mismatch for {name} (ours {tuple(stack_params[name].shape)}, "
-                                 f"theirs {tuple(tensor.shape)})")
+                raise ValueError(
+                    f"shape mismatch for {name} (ours {tuple(stack_params[name].shape)}, theirs {tuple(tensor.shape)})"
+                )
             stack_params[name].copy_(tensor)
 
     @classmethod

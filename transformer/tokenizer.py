@@ -55,13 +55,16 @@ class Tokenizer:
         hf = HFTokenizer(models.BPE(unk_token=UNK))
         hf.normalizer = normalizers.NFC()
         # Split at spaces first (marking word starts), then split off punctuation so "hungry." is "▁hungry" ".".
-        hf.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme="always"),
-            pre_tokenizers.Punctuation(behavior="isolated"),
-        ])
+        hf.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme="always"),
+                pre_tokenizers.Punctuation(behavior="isolated"),
+            ]
+        )
         hf.decoder = decoders.Metaspace(replacement=WORD_BOUNDARY, prepend_scheme="always")
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                      special_tokens=SPECIAL_TOKENS, show_progress=False)
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_TOKENS, show_progress=False
+        )
         hf.train_from_iterator(texts, trainer)
         return cls(hf)
 

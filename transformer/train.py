@@ -81,14 +81,44 @@ class Preset:
 
 
 PRESETS = {
-    "reverse": Preset(d_model=128, n_heads=4, n_layers=2, d_ff=512, dropout=0.1, max_len=40, lr=1e-3, warmup=400,
-                      batch_tokens=3000, epochs=20, eval_every=500, train_size=50_000, average_last=3),
+    "reverse": Preset(
+        d_model=128,
+        n_heads=4,
+        n_layers=2,
+        d_ff=512,
+        dropout=0.1,
+        max_len=40,
+        lr=1e-3,
+        warmup=400,
+        batch_tokens=3000,
+        epochs=20,
+        eval_every=500,
+        train_size=50_000,
+        average_last=3,
+    ),
     # Low-resource recipe (Sennrich & Zhang 2019): a small joint BPE vocabulary, strong dropout and word dropout,
     # small batches (many updates per epoch), pre-LN for a high learning rate, checkpoint averaging.
-    "de-en": Preset(d_model=256, n_heads=4, n_layers=3, d_ff=1024, dropout=0.3, max_len=128, lr=1e-3, warmup=1000,
-                    batch_tokens=1500, epochs=200, eval_every=600, word_dropout=0.1, vocab_size=4000, average_last=4,
-                    phrases_per_epoch=80_000, libreoffice_per_epoch=8_000, focus_phrases_per_epoch=20_000,
-                    focus_dropout=0.1, focus_word_dropout=0.0),
+    "de-en": Preset(
+        d_model=256,
+        n_heads=4,
+        n_layers=3,
+        d_ff=1024,
+        dropout=0.3,
+        max_len=128,
+        lr=1e-3,
+        warmup=1000,
+        batch_tokens=1500,
+        epochs=200,
+        eval_every=600,
+        word_dropout=0.1,
+        vocab_size=4000,
+        average_last=4,
+        phrases_per_epoch=80_000,
+        libreoffice_per_epoch=8_000,
+        focus_phrases_per_epoch=20_000,
+        focus_dropout=0.1,
+        focus_word_dropout=0.0,
+    ),
 }
 
 
@@ -109,8 +139,14 @@ def regularization(preset: Preset, focus: bool) -> tuple[float, float]:
     return dropout, word_p
 
 
-def load_task_data(task: str, epoch: int, preset: Preset, seed: int, focus: bool = False,
-                   sentences: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+def load_task_data(
+    task: str,
+    epoch: int,
+    preset: Preset,
+    seed: int,
+    focus: bool = False,
+    sentences: list[tuple[str, str]] | None = None,
+) -> list[tuple[str, str]]:
     """One epoch's training pairs; `sentences` replaces the Ding training sentences (their distilled version)."""
     if task == "reverse":  # a fresh sample each epoch: the task has unlimited data
         return reversal_pairs(preset.train_size, 1, 24, seed=seed * 1000 + epoch)
@@ -126,8 +162,9 @@ def load_task_data(task: str, epoch: int, preset: Preset, seed: int, focus: bool
     return pairs
 
 
-def distilled_sentences(model: Transformer, tokenizer: Tokenizer, run_dir: Path, is_main: bool,
-                        distributed: bool, start: int) -> list[tuple[str, str]]:
+def distilled_sentences(
+    model: Transformer, tokenizer: Tokenizer, run_dir: Path, is_main: bool, distributed: bool, start: int
+) -> list[tuple[str, str]]:
     """The Ding training sentences with targets from the model's own beam search, for the distillation window that
     opens at step `start`. They are made once, by rank 0, and kept in the run dir, so that --resume goes on with the
     same targets; a later window (a resumed run with a later --max-steps) makes its own."""
@@ -208,8 +245,9 @@ def evaluate(model: Transformer, tokenizer: Tokenizer, task: str, pairs, preset:
     for src, tgt_in, labels in make_batches(pairs, tokenizer, 4000, preset.max_len, seed=0):
         src, tgt_in, labels = src.to(device), tgt_in.to(device), labels.to(device)
         logits = model(src, tgt_in).logits
-        total_loss += F.cross_entropy(logits.transpose(1, 2), labels, ignore_index=tokenizer.pad_id,
-                                      reduction="sum").item()
+        total_loss += F.cross_entropy(
+            logits.transpose(1, 2), labels, ignore_index=tokenizer.pad_id, reduction="sum"
+        ).item()
         total_tokens += (labels != tokenizer.pad_id).sum().item()
     pipeline = Seq2SeqPipeline(model, tokenizer, name=task)
     hypotheses = pipeline.generate([s for s, _ in pairs])
@@ -255,8 +293,9 @@ def save_state(run_dir: Path, model: Transformer, tokenizer: Tokenizer, optimize
     run_dir.mkdir(parents=True, exist_ok=True)
     Seq2SeqPipeline(model, tokenizer).save_pretrained(run_dir / "last")
     state = optimizer.state_dict()
-    tensors = {f"{i}.{name}": value.contiguous() for i, slots in state["state"].items()
-               for name, value in slots.items()}
+    tensors = {
+        f"{i}.{name}": value.contiguous() for i, slots in state["state"].items() for name, value in slots.items()
+    }
     save_file(tensors, str(run_dir / "optimizer.safetensors"))
     meta = {"progress": progress.__dict__, "param_groups": state["param_groups"], "args": vars(args)}
     (run_dir / "state.json").write_text(json.dumps(meta, indent=1, default=str))
@@ -294,10 +333,30 @@ def train(args: argparse.Namespace) -> Progress:
         torch.set_num_threads(args.threads)
 
     preset = dataclasses.replace(PRESETS[args.task])  # a copy: overrides must not leak into the shared presets
-    for name in ("lr", "warmup", "batch_tokens", "epochs", "eval_every", "dropout", "d_model", "n_layers",
-                 "d_ff", "n_heads", "vocab_size", "word_dropout", "average_last", "train_size", "phrases_per_epoch",
-                 "libreoffice_per_epoch", "anneal_steps", "focus_steps", "focus_phrases_per_epoch", "focus_dropout",
-                 "focus_word_dropout", "distill_steps"):
+    for name in (
+        "lr",
+        "warmup",
+        "batch_tokens",
+        "epochs",
+        "eval_every",
+        "dropout",
+        "d_model",
+        "n_layers",
+        "d_ff",
+        "n_heads",
+        "vocab_size",
+        "word_dropout",
+        "average_last",
+        "train_size",
+        "phrases_per_epoch",
+        "libreoffice_per_epoch",
+        "anneal_steps",
+        "focus_steps",
+        "focus_phrases_per_epoch",
+        "focus_dropout",
+        "focus_word_dropout",
+        "distill_steps",
+    ):
         if getattr(args, name, None) is not None:
             setattr(preset, name, getattr(args, name))
     random.seed(args.seed)
@@ -320,14 +379,26 @@ def train(args: argparse.Namespace) -> Progress:
             tokenizer = Tokenizer.load(shared_tokenizer)
     vocab = tokenizer.vocab_size
     config = TransformerConfig(
-        src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=preset.d_model, n_heads=preset.n_heads,
-        n_encoder_layers=preset.n_layers, n_decoder_layers=preset.n_layers, d_ff=preset.d_ff,
-        dropout=preset.dropout, max_len=preset.max_len, pad_id=tokenizer.pad_id, bos_id=tokenizer.bos_id,
-        eos_id=tokenizer.eos_id, norm_first=True, tie_output_embeddings=True, share_embeddings=True,
+        src_vocab_size=vocab,
+        tgt_vocab_size=vocab,
+        d_model=preset.d_model,
+        n_heads=preset.n_heads,
+        n_encoder_layers=preset.n_layers,
+        n_decoder_layers=preset.n_layers,
+        d_ff=preset.d_ff,
+        dropout=preset.dropout,
+        max_len=preset.max_len,
+        pad_id=tokenizer.pad_id,
+        bos_id=tokenizer.bos_id,
+        eos_id=tokenizer.eos_id,
+        norm_first=True,
+        tie_output_embeddings=True,
+        share_embeddings=True,
     )
     model = Transformer(config).to(device)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=preset.lr, betas=(0.9, 0.98), eps=1e-9,
-                                  weight_decay=preset.weight_decay)
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=preset.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=preset.weight_decay
+    )
     progress = load_state(resume_dir, model, optimizer) if resume_dir else Progress()
     if args.reset_best:  # a new stage, judged on its own validations
         progress.best = -math.inf
@@ -336,8 +407,9 @@ def train(args: argparse.Namespace) -> Progress:
     snapshots: list[dict[str, torch.Tensor]] = []  # the last few validated weights, for averaging
     if is_main:
         n_params = sum(p.numel() for p in model.parameters())
-        logger.info("%s: %.2fM parameters, vocabulary %d, %d process(es) on %s", args.task, n_params / 1e6, vocab,
-                    world, device)
+        logger.info(
+            "%s: %.2fM parameters, vocabulary %d, %d process(es) on %s", args.task, n_params / 1e6, vocab, world, device
+        )
 
     # bfloat16 autocast: matmuls in bf16 (about 1.6x faster on a CPU with AVX512-BF16), weights and loss in fp32.
     autocast = torch.autocast(device.type, dtype=torch.bfloat16) if args.bf16 else nullcontext()
@@ -348,19 +420,27 @@ def train(args: argparse.Namespace) -> Progress:
         focus = in_window(progress.step, preset.focus_steps, args.max_steps)
         distill = args.task != "reverse" and in_window(progress.step, preset.distill_steps, args.max_steps)
         if distill and distilled is None:
-            distilled = distilled_sentences(model, tokenizer, run_dir, is_main, distributed,
-                                            start=args.max_steps - preset.distill_steps)
+            distilled = distilled_sentences(
+                model, tokenizer, run_dir, is_main, distributed, start=args.max_steps - preset.distill_steps
+            )
         pairs = load_task_data(args.task, progress.epoch, preset, args.seed, focus, distilled if distill else None)
         dropout, word_p = regularization(preset, focus)
         model.set_dropout(dropout)
-        batches = list(make_batches(pairs, tokenizer, preset.batch_tokens, preset.max_len,
-                                    seed=args.seed * 1000 + progress.epoch))
+        batches = list(
+            make_batches(pairs, tokenizer, preset.batch_tokens, preset.max_len, seed=args.seed * 1000 + progress.epoch)
+        )
         per_rank = len(batches) // world  # equal counts on every rank, so no process waits for a missing step
         mine = batches[rank::world][:per_rank]
-        bar = tqdm(total=per_rank, initial=progress.batch_in_epoch, disable=not is_main or args.quiet,
-                   desc=f"epoch {progress.epoch + 1}/{preset.epochs}", dynamic_ncols=True, mininterval=2)
+        bar = tqdm(
+            total=per_rank,
+            initial=progress.batch_in_epoch,
+            disable=not is_main or args.quiet,
+            desc=f"epoch {progress.epoch + 1}/{preset.epochs}",
+            dynamic_ncols=True,
+            mininterval=2,
+        )
         tokens_seen, window_start = 0, time.time()
-        for src, tgt_in, labels in mine[progress.batch_in_epoch:]:
+        for src, tgt_in, labels in mine[progress.batch_in_epoch :]:
             src = word_dropout(src, word_p, tokenizer.unk_id, tokenizer.pad_id, tokenizer.eos_id)
             src, tgt_in, labels = src.to(device), tgt_in.to(device), labels.to(device)
             lr = learning_rate(progress.step + 1, preset, args.max_steps)
@@ -368,8 +448,12 @@ def train(args: argparse.Namespace) -> Progress:
                 group["lr"] = lr
             with autocast:
                 logits = wrapped(src, tgt_in).logits
-            loss = F.cross_entropy(logits.float().transpose(1, 2), labels, ignore_index=tokenizer.pad_id,
-                                   label_smoothing=preset.label_smoothing)
+            loss = F.cross_entropy(
+                logits.float().transpose(1, 2),
+                labels,
+                ignore_index=tokenizer.pad_id,
+                label_smoothing=preset.label_smoothing,
+            )
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -381,8 +465,14 @@ def train(args: argparse.Namespace) -> Progress:
             tok_s = tokens_seen / max(time.time() - window_start, 1e-9)
             bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.1e}", tok_s=f"{tok_s:.0f}")
             if args.quiet and is_main and progress.step % 100 == 0:  # a log line instead of the bar
-                logger.info("step %d epoch %d loss %.3f lr %.1e %.0f tok/s", progress.step, progress.epoch + 1,
-                            loss.item(), lr, tok_s)
+                logger.info(
+                    "step %d epoch %d loss %.3f lr %.1e %.0f tok/s",
+                    progress.step,
+                    progress.epoch + 1,
+                    loss.item(),
+                    lr,
+                    tok_s,
+                )
             last_batch = progress.batch_in_epoch == per_rank and progress.epoch == preset.epochs - 1
             out_of_time = args.time_limit and (time.time() - started) / 60 >= args.time_limit
             if distributed:  # every rank must agree to stop, or the next all-reduce waits forever
@@ -401,8 +491,12 @@ def train(args: argparse.Namespace) -> Progress:
             if out_of_time:
                 stop = True
                 break
-            if (not focus and in_window(progress.step, preset.focus_steps, args.max_steps)
-                    or not distill and in_window(progress.step, preset.distill_steps, args.max_steps)):
+            if (
+                not focus
+                and in_window(progress.step, preset.focus_steps, args.max_steps)
+                or not distill
+                and in_window(progress.step, preset.distill_steps, args.max_steps)
+            ):
                 break  # a window of the finish opens now, with a fresh epoch of its own data
         bar.close()
         if not stop:
@@ -454,27 +548,53 @@ def average_and_keep_if_better(args, model, tokenizer, preset, valid, device, pr
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m transformer.train",
-                                     description="Train a model from a task preset (see module docstring).")
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer.train", description="Train a model from a task preset (see module docstring)."
+    )
     parser.add_argument("--task", choices=sorted(PRESETS), required=True)
     parser.add_argument("--out", type=Path, help="where the best checkpoint goes (default checkpoints/TASK)")
     parser.add_argument("--run-dir", type=Path, help="where the resumable state goes (default runs/TASK)")
     parser.add_argument("--resume", type=Path, help="a run dir to continue from")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (default: torch's choice)")
-    parser.add_argument("--time-limit", type=float, default=0,
-                        help="stop once the run has trained this many minutes in all, counting resumed parts (0: none)")
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=0,
+        help="stop once the run has trained this many minutes in all, counting resumed parts (0: none)",
+    )
     parser.add_argument("--max-steps", type=int, default=0, help="stop after this many updates (0: no limit)")
-    parser.add_argument("--reset-best", action="store_true",
-                        help="with --resume: --out gets the best of this run's own validations, not only a new record")
+    parser.add_argument(
+        "--reset-best",
+        action="store_true",
+        help="with --resume: --out gets the best of this run's own validations, not only a new record",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast for the forward pass")
-    for name, kind in [("lr", float), ("warmup", int), ("batch-tokens", int), ("epochs", int), ("eval-every", int),
-                       ("dropout", float), ("word-dropout", float), ("d-model", int), ("n-layers", int),
-                       ("d-ff", int), ("n-heads", int), ("vocab-size", int), ("average-last", int),
-                       ("train-size", int), ("phrases-per-epoch", int), ("libreoffice-per-epoch", int),
-                       ("anneal-steps", int), ("focus-steps", int), ("focus-phrases-per-epoch", int),
-                       ("focus-dropout", float), ("focus-word-dropout", float), ("distill-steps", int)]:
+    for name, kind in [
+        ("lr", float),
+        ("warmup", int),
+        ("batch-tokens", int),
+        ("epochs", int),
+        ("eval-every", int),
+        ("dropout", float),
+        ("word-dropout", float),
+        ("d-model", int),
+        ("n-layers", int),
+        ("d-ff", int),
+        ("n-heads", int),
+        ("vocab-size", int),
+        ("average-last", int),
+        ("train-size", int),
+        ("phrases-per-epoch", int),
+        ("libreoffice-per-epoch", int),
+        ("anneal-steps", int),
+        ("focus-steps", int),
+        ("focus-phrases-per-epoch", int),
+        ("focus-dropout", float),
+        ("focus-word-dropout", float),
+        ("distill-steps", int),
+    ]:
         parser.add_argument(f"--{name}", type=kind, help="override the preset")
     args = parser.parse_args(argv)
     if args.anneal_steps and not args.max_steps:

@@ -19,8 +19,9 @@ from .decoding import DecodingSession
 from .tokenizer import Tokenizer
 
 # White (weight 0) to dark blue (weight 1), spelled out: plotly.js's own "Blues" runs the other way round.
-COLORSCALE = [[i / (len(plotly.colors.sequential.Blues) - 1), colour]
-              for i, colour in enumerate(plotly.colors.sequential.Blues)]
+COLORSCALE = [
+    [i / (len(plotly.colors.sequential.Blues) - 1), colour] for i, colour in enumerate(plotly.colors.sequential.Blues)
+]
 HIGHLIGHT = "#e4572e"  # the current step, everywhere
 CELL_PX = 18  # height of one token row in a heatmap
 MAX_LABEL = 16  # characters of a token shown on an axis; longer ones are cut with "…" so the grid stays readable
@@ -106,31 +107,76 @@ def attention_grid(
     width = (1 - h_gap * (n_cols - 1)) / n_cols
     cell_height = (1 - v_gap * (n_rows - 1)) / n_rows
     data, annotations, shapes = [], [], []
-    layout = dict(coloraxis=_colour_axis(), height=height, margin=dict(l=10, r=10, t=40, b=10),
-                  plot_bgcolor="white", annotations=annotations, shapes=shapes)
+    layout = dict(
+        coloraxis=_colour_axis(),
+        height=height,
+        margin=dict(l=10, r=10, t=40, b=10),
+        plot_bgcolor="white",
+        annotations=annotations,
+        shapes=shapes,
+    )
     for r in range(n_rows):
         for c in range(n_cols):
             k = r * n_cols + c + 1
             x0, top = c * (width + h_gap), 1 - r * (cell_height + v_gap)
             suffix = "" if k == 1 else str(k)
             title = f"{layer_names[r]} · {head_names[c]}"
-            data.append(dict(
-                type="heatmap", z=np.round(chosen[r, c], 4), x=xs, y=ys, xaxis=f"x{suffix}", yaxis=f"y{suffix}",
-                coloraxis="coloraxis",
-                hovertemplate=f"{query_title}: %{{y}}<br>{key_title}: %{{x}}<br>weight: %{{z:.3f}}<extra>{title}</extra>",
-            ))
-            layout[f"xaxis{suffix}"] = dict(domain=[x0, x0 + width], anchor=f"y{suffix}", type="category",
-                                            categoryorder="array", categoryarray=xs, tickangle=-60,
-                                            tickfont=dict(size=10))
-            layout[f"yaxis{suffix}"] = dict(domain=[max(top - cell_height, 0), top], anchor=f"x{suffix}",
-                                            type="category", categoryorder="array", categoryarray=ys,
-                                            autorange="reversed", tickfont=dict(size=10))
-            annotations.append(dict(text=title, x=x0 + width / 2, y=top, xref="paper", yref="paper",
-                                    xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=11)))
+            data.append(
+                dict(
+                    type="heatmap",
+                    z=np.round(chosen[r, c], 4),
+                    x=xs,
+                    y=ys,
+                    xaxis=f"x{suffix}",
+                    yaxis=f"y{suffix}",
+                    coloraxis="coloraxis",
+                    hovertemplate=f"{query_title}: %{{y}}<br>{key_title}: %{{x}}<br>weight: %{{z:.3f}}<extra>{title}</extra>",
+                )
+            )
+            layout[f"xaxis{suffix}"] = dict(
+                domain=[x0, x0 + width],
+                anchor=f"y{suffix}",
+                type="category",
+                categoryorder="array",
+                categoryarray=xs,
+                tickangle=-60,
+                tickfont=dict(size=10),
+            )
+            layout[f"yaxis{suffix}"] = dict(
+                domain=[max(top - cell_height, 0), top],
+                anchor=f"x{suffix}",
+                type="category",
+                categoryorder="array",
+                categoryarray=ys,
+                autorange="reversed",
+                tickfont=dict(size=10),
+            )
+            annotations.append(
+                dict(
+                    text=title,
+                    x=x0 + width / 2,
+                    y=top,
+                    xref="paper",
+                    yref="paper",
+                    xanchor="center",
+                    yanchor="bottom",
+                    showarrow=False,
+                    font=dict(size=11),
+                )
+            )
             if highlight_row is not None and 0 <= highlight_row < n_queries:
-                shapes.append(dict(type="rect", xref=f"x{suffix}", yref=f"y{suffix}", x0=-0.5, x1=n_keys - 0.5,
-                                   y0=highlight_row - 0.5, y1=highlight_row + 0.5,
-                                   line=dict(color=HIGHLIGHT, width=2)))
+                shapes.append(
+                    dict(
+                        type="rect",
+                        xref=f"x{suffix}",
+                        yref=f"y{suffix}",
+                        x0=-0.5,
+                        x1=n_keys - 0.5,
+                        y0=highlight_row - 0.5,
+                        y1=highlight_row + 0.5,
+                        line=dict(color=HIGHLIGHT, width=2),
+                    )
+                )
     return figure(data, layout)
 
 
@@ -143,14 +189,24 @@ def step_cross_attention(session: DecodingSession, tokenizer: Tokenizer, step: i
     xs = axis_labels(tokenizer.tokens(session.src_ids))
     token = tokenizer.id_to_token(record.token)
     output = escape_token(token)
-    data = [dict(
-        type="heatmap", z=np.round(chosen.reshape(len(rows), -1), 4), x=xs, y=rows, coloraxis="coloraxis",
-        hovertemplate=(f"step {step + 1} → {template_text(token)}<br>source: %{{x}}<br>"
-                       "%{y}<br>weight: %{z:.3f}<extra></extra>"),
-    )]
+    data = [
+        dict(
+            type="heatmap",
+            z=np.round(chosen.reshape(len(rows), -1), 4),
+            x=xs,
+            y=rows,
+            coloraxis="coloraxis",
+            hovertemplate=(
+                f"step {step + 1} → {template_text(token)}<br>source: %{{x}}<br>"
+                "%{y}<br>weight: %{z:.3f}<extra></extra>"
+            ),
+        )
+    ]
     layout = dict(
         title=dict(text=f"Step {step + 1} wrote <b>{output}</b>: where it looked in the source", font=dict(size=15)),
-        coloraxis=_colour_axis(), height=max(220, 24 * len(rows) + 140), margin=dict(l=10, r=10, t=50, b=10),
+        coloraxis=_colour_axis(),
+        height=max(220, 24 * len(rows) + 140),
+        margin=dict(l=10, r=10, t=50, b=10),
         xaxis=dict(type="category", categoryorder="array", categoryarray=xs, tickangle=-60, side="top"),
         yaxis=dict(type="category", autorange="reversed"),
     )
@@ -161,17 +217,24 @@ def top_k_figure(session: DecodingSession, tokenizer: Tokenizer, step: int) -> g
     """Bar chart of the k most likely next tokens at `step`, the token actually taken in the highlight colour."""
     record = session.steps[step]
     labels = axis_labels(tokenizer.tokens(record.top_ids))
-    data = [dict(
-        type="bar", x=record.top_probs, y=labels, orientation="h",
-        marker=dict(color=[HIGHLIGHT if i == record.token else "#4a7ab5" for i in record.top_ids]),
-        hovertemplate="%{y}: %{x:.3f}<extra></extra>", text=[f"{p:.2f}" for p in record.top_probs],
-        textposition="auto",
-    )]
+    data = [
+        dict(
+            type="bar",
+            x=record.top_probs,
+            y=labels,
+            orientation="h",
+            marker=dict(color=[HIGHLIGHT if i == record.token else "#4a7ab5" for i in record.top_ids]),
+            hovertemplate="%{y}: %{x:.3f}<extra></extra>",
+            text=[f"{p:.2f}" for p in record.top_probs],
+            textposition="auto",
+        )
+    ]
     taken = escape_token(tokenizer.id_to_token(record.token))
     how = " (not the most likely)" if record.forced else ""
     layout = dict(
         title=dict(text=f"Step {step + 1}: next-token probabilities; took <b>{taken}</b>{how}", font=dict(size=13)),
-        height=max(200, 26 * len(labels) + 80), margin=dict(l=10, r=10, t=40, b=10),
+        height=max(200, 26 * len(labels) + 80),
+        margin=dict(l=10, r=10, t=40, b=10),
         xaxis=dict(range=[0, 1], title=dict(text="probability")),
         yaxis=dict(type="category", autorange="reversed"),
     )
@@ -199,18 +262,23 @@ def session_figures(session: DecodingSession, tokenizer: Tokenizer, step: int, v
     """Every figure of the app for `step` (0-based) of `session`."""
     src_tokens = tokenizer.tokens(session.src_ids)
     encoder = np.stack([w.numpy() for w in session.encoder_attention])
-    figures = {"encoder": attention_grid(encoder, src_tokens, src_tokens, view, query_title="source query",
-                                         key_title="source key")}
+    figures = {
+        "encoder": attention_grid(
+            encoder, src_tokens, src_tokens, view, query_title="source query", key_title="source key"
+        )
+    }
     if not session.steps:
         return figures
     step = min(step, len(session.steps) - 1)
     self_attn, cross = decoder_matrices(session, step)
     inputs = tokenizer.tokens([session.model.config.bos_id, *session.tokens[:step]])
     outputs = [f"{t} ({i + 1})" for i, t in enumerate(tokenizer.tokens(session.tokens[: step + 1]))]
-    figures["decoder_self"] = attention_grid(self_attn, outputs, inputs, view, highlight_row=step,
-                                             query_title="step (output)", key_title="decoder input")
-    figures["cross"] = attention_grid(cross, outputs, src_tokens, view, highlight_row=step,
-                                      query_title="step (output)", key_title="source")
+    figures["decoder_self"] = attention_grid(
+        self_attn, outputs, inputs, view, highlight_row=step, query_title="step (output)", key_title="decoder input"
+    )
+    figures["cross"] = attention_grid(
+        cross, outputs, src_tokens, view, highlight_row=step, query_title="step (output)", key_title="source"
+    )
     figures["spotlight"] = step_cross_attention(session, tokenizer, step, view)
     figures["top_k"] = top_k_figure(session, tokenizer, step)
     return figures
@@ -218,6 +286,7 @@ def session_figures(session: DecodingSession, tokenizer: Tokenizer, step: int, v
 
 def attention_record(session: DecodingSession, tokenizer: Tokenizer, model_name: str, decimals: int = 5) -> dict:
     """Everything the session recorded, as JSON-ready data: tokens, per-step top-k, and every head's weights."""
+
     def rounded(tensor) -> list:
         return np.round(tensor.numpy().astype(np.float64), decimals).tolist()
 
@@ -226,8 +295,11 @@ def attention_record(session: DecodingSession, tokenizer: Tokenizer, model_name:
         "source_tokens": tokenizer.tokens(session.src_ids),
         "output_tokens": tokenizer.tokens(session.tokens),
         "output_text": tokenizer.decode(session.tokens),
-        "shapes": {"encoder": "[layer][head][query][key]", "decoder_self": "[layer][head][key <= step]",
-                   "cross": "[layer][head][source]"},
+        "shapes": {
+            "encoder": "[layer][head][query][key]",
+            "decoder_self": "[layer][head][key <= step]",
+            "cross": "[layer][head][source]",
+        },
         "encoder": [rounded(w) for w in session.encoder_attention],
         "steps": [
             {
@@ -235,8 +307,10 @@ def attention_record(session: DecodingSession, tokenizer: Tokenizer, model_name:
                 "token": tokenizer.id_to_token(s.token),
                 "probability": round(s.prob, decimals),
                 "forced": s.forced,
-                "top_k": [{"token": tokenizer.id_to_token(t), "probability": round(p, decimals)}
-                          for t, p in zip(s.top_ids, s.top_probs)],
+                "top_k": [
+                    {"token": tokenizer.id_to_token(t), "probability": round(p, decimals)}
+                    for t, p in zip(s.top_ids, s.top_probs)
+                ],
                 "decoder_self": [rounded(w) for w in s.self_attention],
                 "cross": [rounded(w) for w in s.cross_attention],
             }
