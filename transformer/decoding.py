@@ -76,6 +76,71 @@ def length_normalise(log_prob: float, length: int, alpha: float) -> float:
     return log_prob / (((5 + length) / 6) ** alpha)
 
 
+@dataclass
+class _Row:
+    """The beam search of one source row: the hypotheses that ended with eos, its history, and whether it is done."""
+
+    k: int  # beam size
+    alpha: float  # length penalty
+    eos_id: int
+    record_history: bool
+    finished: list[tuple[float, list[int]]] = field(default_factory=list)  # (normalised score, tokens without eos)
+    history: list[list[tuple[list[int], float]]] = field(default_factory=list)
+    done: bool = False
+    at_limit: bool = False  # still searching when the length limit came: its live beams are candidates too
+
+    def extend(self, beams: list[list[int]], top_scores: list[float], top_ids: list[int], V: int) -> list[tuple]:
+        """The row's next live beams from its 2k best extensions, as (beam, token, hypothesis, summed log-prob), at
+        most k; extensions that end with eos leave the beam as finished hypotheses."""
+        if self.done:
+            return []
+        live = []
+        for rank, (score, flat) in enumerate(zip(top_scores, top_ids)):
+            if score == float("-inf"):
+                break
+            beam, token = divmod(flat, V)
+            hyp = beams[beam] + [token]
+            if token == self.eos_id:
+                if rank < self.k:  # only eos among the k best counts, as in the usual implementations
+                    self.finished.append((length_normalise(score, len(hyp), self.alpha), hyp[:-1]))
+                continue
+            if len(live) < self.k:
+                live.append((beam, token, hyp, score))
+        if self.record_history:
+            self.history.append([(hyp, score) for _, _, hyp, score in live])
+        return live
+
+    def update(self, live_scores: torch.Tensor, length: int, max_length: int) -> None:
+        """After a step that left hypotheses of `length` tokens: stop at the limit, or when no live beam can win."""
+        if not self.done:
+            self.at_limit = length == max_length
+            self.done = self.at_limit or self._cannot_improve(live_scores, length, max_length)
+
+    def _cannot_improve(self, live_scores: torch.Tensor, length: int, max_length: int) -> bool:
+        """True when no live beam can still beat the k-th best finished hypothesis."""
+        if len(self.finished) < self.k:
+            return False
+        worst_kept = sorted((s for s, _ in self.finished), reverse=True)[self.k - 1]
+        best_live = live_scores.max().item()
+        if best_live == float("-inf"):
+            return True
+        # A live beam's log-probability only falls as it grows (it is negative), so its best normalised score is
+        # reached with the most favourable penalty over the lengths it can still have.
+        bound = max(length_normalise(best_live, n, self.alpha) for n in (length + 1, max_length + 1))
+        return bound < worst_kept
+
+    def result(self, beams: list[list[int]], scores: list[float]) -> BeamResult:
+        """The best hypothesis and every candidate, best first; live beams count when the limit stopped the row."""
+        candidates = list(self.finished)
+        if self.at_limit or len(candidates) < self.k:
+            for hyp, score in zip(beams, scores):
+                if score > float("-inf"):
+                    candidates.append((length_normalise(score, len(hyp), self.alpha), hyp))
+        candidates.sort(key=lambda c: c[0], reverse=True)
+        best_score, best = candidates[0]
+        return BeamResult(best, best_score, self.history, [(hyp, score) for score, hyp in candidates])
+
+
 @torch.no_grad()
 def beam_search(
     model: Transformer,
@@ -96,19 +161,14 @@ def beam_search(
     steps = _max_new_tokens(model, max_new_tokens)
     B, k, device = src.size(0), beam_size, src.device
     enc = model.encode(src)
-    rows = torch.arange(B, device=device).repeat_interleave(k)  # beam row -> batch row
-    memory, src_mask = enc.memory[rows], enc.src_mask[rows]  # (B*k, S, D), (B*k, 1, 1, S)
-
+    batch_rows = torch.arange(B, device=device).repeat_interleave(k)  # beam row -> batch row
+    memory, src_mask = enc.memory[batch_rows], enc.src_mask[batch_rows]  # (B*k, S, D), (B*k, 1, 1, S)
+    rows = [_Row(k, length_penalty, cfg.eos_id, record_history) for _ in range(B)]
     scores = torch.full((B, k), float("-inf"), device=device)
     scores[:, 0] = 0.0  # all beams start identical: keep one so the first step does not pick duplicates
     beams: list[list[int]] = [[] for _ in range(B * k)]
-    finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(B)]
-    done = [False] * B
-    at_limit = [False] * B  # rows still searching when the length limit came: their live beams are candidates
-    history: list[list[list[tuple[list[int], float]]]] = [[] for _ in range(B)]
     next_input = torch.full((B * k, 1), cfg.bos_id, dtype=torch.long, device=device)
     cache: KVCache | None = None
-
     for step in range(steps):
         dec = model.decode(next_input, memory, src_mask, cache, use_cache=True)
         log_probs = next_token_logits(model, dec.hidden[:, -1]).log_softmax(dim=-1)  # (B*k, V)
@@ -116,74 +176,24 @@ def beam_search(
         total = (scores.view(-1, 1) + log_probs).view(B, k * V)
         top_scores, top_ids = total.topk(2 * k, dim=1)  # enough candidates to refill k beams after eos ones leave
         top_scores, top_ids = top_scores.tolist(), top_ids.tolist()
-        new_scores = torch.full((B, k), float("-inf"), device=device)
+        scores = torch.full((B, k), float("-inf"), device=device)
         source_rows, new_tokens, new_beams = [], [], []
-        last_step = step == steps - 1
-        for b in range(B):
-            live = 0
-            for rank, (score, flat) in enumerate(zip(top_scores[b], top_ids[b])):
-                beam, token = divmod(flat, V)
-                hyp = beams[b * k + beam] + [token]
-                if done[b] or score == float("-inf"):
-                    break
-                if token == cfg.eos_id:
-                    if rank < k:  # only eos among the k best counts, as in the usual implementations
-                        finished[b].append((length_normalise(score, len(hyp), length_penalty), hyp[:-1]))
-                    continue
-                if live < k:
-                    new_scores[b, live] = score
-                    source_rows.append(b * k + beam)
-                    new_tokens.append(token)
-                    new_beams.append(hyp)
-                    live += 1
+        for b, row in enumerate(rows):
+            live = row.extend(beams[b * k : (b + 1) * k], top_scores[b], top_ids[b], V)
             # Rows that are done (or ran out of candidates) keep dummy beams at -inf so shapes stay fixed.
-            while live < k:
-                source_rows.append(b * k)
-                new_tokens.append(cfg.pad_id)
-                new_beams.append([])
-                live += 1
-            if record_history and not done[b]:
-                entries = [
-                    (new_beams[-k + i], new_scores[b, i].item()) for i in range(k) if new_scores[b, i] > float("-inf")
-                ]
-                history[b].append(entries)
-            if not done[b]:
-                at_limit[b] = last_step
-                done[b] = last_step or _row_done(finished[b], new_scores[b], k, step + 1, steps, length_penalty)
+            live += [(0, cfg.pad_id, [], float("-inf")) for _ in range(k - len(live))]
+            for i, (beam, token, hyp, score) in enumerate(live):
+                scores[b, i] = score
+                source_rows.append(b * k + beam)
+                new_tokens.append(token)
+                new_beams.append(hyp)
+            row.update(scores[b], step + 1, steps)
         beams = new_beams
-        scores = new_scores
-        if all(done):
+        if all(row.done for row in rows):
             break
-        index = torch.tensor(source_rows, device=device)
-        cache = dec.cache.select(index)
+        cache = dec.cache.select(torch.tensor(source_rows, device=device))
         next_input = torch.tensor(new_tokens, device=device)[:, None]
-
-    results = []
-    for b in range(B):
-        candidates = list(finished[b])
-        if at_limit[b] or len(candidates) < k:  # stopped by the length limit: live beams count too
-            for i in range(k):
-                if scores[b, i] > float("-inf"):
-                    hyp = beams[b * k + i]
-                    candidates.append((length_normalise(scores[b, i].item(), len(hyp), length_penalty), hyp))
-        candidates.sort(key=lambda c: c[0], reverse=True)
-        best_score, best = candidates[0]
-        results.append(BeamResult(best, best_score, history[b], [(hyp, score) for score, hyp in candidates]))
-    return results
-
-
-def _row_done(finished, live_scores: torch.Tensor, k: int, length: int, max_length: int, alpha: float) -> bool:
-    """True when no live beam can still beat the k-th best finished hypothesis."""
-    if len(finished) < k:
-        return False
-    worst_kept = sorted((s for s, _ in finished), reverse=True)[k - 1]
-    best_live = live_scores.max().item()
-    if best_live == float("-inf"):
-        return True
-    # A live beam's log-probability only falls as it grows (it is negative), so its best normalised score is
-    # reached with the most favourable penalty over the lengths it can still have.
-    bound = max(length_normalise(best_live, n, alpha) for n in (length + 1, max_length + 1))
-    return bound < worst_kept
+    return [row.result(beams[b * k : (b + 1) * k], scores[b].tolist()) for b, row in enumerate(rows)]
 
 
 @dataclass
@@ -206,11 +216,22 @@ class DecodingSession:
     read through the KV cache, so drawing it needs no second pass.
 
     Examples:
-        >>> session = DecodingSession(model, src_ids=[5, 6, 7])
-        >>> step = session.step()              # one token, argmax
+        >>> from transformer import Transformer, TransformerConfig
+        >>> cfg = TransformerConfig(src_vocab_size=12, tgt_vocab_size=12, d_model=16, n_heads=4,
+        ...                         n_encoder_layers=2, n_decoder_layers=2, d_ff=32, max_len=16)
+        >>> session = DecodingSession(Transformer(cfg).eval(), src_ids=[5, 6, 7, 2], top_k=3)
+        >>> step = session.step()              # one token, the argmax
+        >>> step.top_ids[0] == step.token, len(step.top_ids)
+        (True, 3)
+        >>> [w.shape for w in step.cross_attention]     # per decoder layer: (H, S), this step's row
+        [torch.Size([4, 4]), torch.Size([4, 4])]
         >>> session.back()                     # undo it
         >>> step = session.step(force=9)       # take token 9 instead, and continue from there
-        >>> session.run()                      # to eos or the length limit
+        >>> session.tokens
+        [9]
+        >>> tokens = session.run()             # to eos or the length limit
+        >>> tokens[0], session.finished
+        (9, True)
     """
 
     def __init__(self, model: Transformer, src_ids: list[int], top_k: int = 5, max_new_tokens: int | None = None):

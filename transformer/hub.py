@@ -42,14 +42,25 @@ class Seq2SeqPipeline:
     def max_source_tokens(self) -> int:
         return self.model.config.max_len
 
+    def truncate(self, ids: list[int]) -> list[int]:
+        """Source ids (ending with eos) cut to what the model can read: the first max_len - 1 tokens, then eos.
+
+        >>> from transformer import Transformer, TransformerConfig
+        >>> from transformer.tokenizer import Tokenizer
+        >>> tok = Tokenizer.characters("abc")
+        >>> cfg = TransformerConfig(src_vocab_size=7, tgt_vocab_size=7, d_model=8, n_heads=2, n_encoder_layers=1,
+        ...                         n_decoder_layers=1, d_ff=16, max_len=4)
+        >>> pipeline = Seq2SeqPipeline(Transformer(cfg), tok)
+        >>> pipeline.truncate(tok.encode("abcabc"))  # a, b, c, </s>
+        [4, 5, 6, 2]
+        """
+        if len(ids) <= self.max_source_tokens:
+            return ids
+        return ids[: self.max_source_tokens - 1] + [self.tokenizer.eos_id]
+
     def encode_batch(self, texts: list[str]) -> torch.Tensor:
         """Right-padded (B, S) source ids; sources longer than max_len keep their first max_len - 1 tokens + eos."""
-        rows = []
-        for text in texts:
-            ids = self.tokenizer.encode(text)
-            if len(ids) > self.max_source_tokens:
-                ids = ids[: self.max_source_tokens - 1] + [self.tokenizer.eos_id]
-            rows.append(ids)
+        rows = [self.truncate(self.tokenizer.encode(text)) for text in texts]
         width = max(len(r) for r in rows)
         pad = self.model.config.pad_id
         return torch.tensor([r + [pad] * (width - len(r)) for r in rows], device=self.device)
