@@ -41,7 +41,7 @@ def random_ids(generator: torch.Generator, batch: int, length: int, vocab: int, 
 
 def tiny_pipelines():
     """Untrained tiny models with real tokenizers, for app and figure tests that must not depend on training."""
-    from transformer.data import REVERSAL_ALPHABET
+    from training.reversal import REVERSAL_ALPHABET
     from transformer.hub import Seq2SeqPipeline
     from transformer.tokenizer import Tokenizer
 

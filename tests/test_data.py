@@ -2,17 +2,9 @@
 
 import pytest
 
-from transformer.data import (
-    DING_PATH,
-    clean,
-    extract_ding,
-    extract_ding_phrases,
-    is_sentence,
-    reversal_pairs,
-    split_of,
-    split_pairs,
-    token_batches,
-)
+from training.batching import token_batches
+from training.ding import DING_PATH, clean, extract_ding, extract_ding_phrases, is_sentence, split_of, split_pairs
+from training.reversal import reversal_pairs
 from transformer.tokenizer import Tokenizer
 
 DING_SAMPLE = """\

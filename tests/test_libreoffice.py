@@ -2,7 +2,7 @@
 
 import pytest
 
-from transformer.libreoffice import aligned_sentences, extract_help
+from training.libreoffice import aligned_sentences, extract_help
 
 ENGLISH = """<html><body>
 <h1 id="hd_1">Load/Save options</h1>
@@ -62,7 +62,7 @@ def test_aligned_sentences_only_split_when_the_counts_agree():
 
 
 def test_missing_help_says_how_to_get_it(tmp_path):
-    from transformer.data import main
+    from training.data import main
 
     with pytest.raises(FileNotFoundError, match="apt-get install -y libreoffice-help-de libreoffice-help-en-us"):
         extract_help(tmp_path)

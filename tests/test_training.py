@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from training.ding import DING_PATH
 from transformer import Transformer
-from transformer.data import DING_PATH
 from transformer.hub import load_pretrained
 
 REPO = Path(__file__).resolve().parent.parent
@@ -42,7 +42,7 @@ def run(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedP
 
 
 def test_train_a_few_steps_then_resume(tmp_path):
-    run([sys.executable, "-m", "transformer.train", "--task", "reverse", "--max-steps", "4", *TINY], tmp_path)
+    run([sys.executable, "-m", "training.train", "--task", "reverse", "--max-steps", "4", *TINY], tmp_path)
     out, run_dir = tmp_path / "checkpoints" / "reverse", tmp_path / "runs" / "reverse"
     assert {p.name for p in out.iterdir()} >= {"config.json", "model.safetensors", "tokenizer.json"}
     state = json.loads((run_dir / "state.json").read_text())
@@ -51,7 +51,7 @@ def test_train_a_few_steps_then_resume(tmp_path):
         [
             sys.executable,
             "-m",
-            "transformer.train",
+            "training.train",
             "--task",
             "reverse",
             "--resume",
@@ -73,7 +73,7 @@ def test_train_a_few_steps_then_resume(tmp_path):
         [
             sys.executable,
             "-m",
-            "transformer.train",
+            "training.train",
             "--task",
             "reverse",
             "--resume",
@@ -96,7 +96,7 @@ def test_translation_training_smoke(tmp_path):
         [
             sys.executable,
             "-m",
-            "transformer.train",
+            "training.train",
             "--task",
             "de-en",
             "--max-steps",
@@ -125,7 +125,7 @@ def test_translation_training_smoke(tmp_path):
 
 def test_distributed_data_parallel_on_cpu_with_gloo(tmp_path):
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
-    result = run([*torchrun, "-m", "transformer.train", "--task", "reverse", "--max-steps", "3", *TINY], tmp_path)
+    result = run([*torchrun, "-m", "training.train", "--task", "reverse", "--max-steps", "3", *TINY], tmp_path)
     assert "2 process(es)" in result.stdout + result.stderr
     state = json.loads((tmp_path / "runs" / "reverse" / "state.json").read_text())
     assert state["progress"]["step"] == 3
@@ -133,7 +133,7 @@ def test_distributed_data_parallel_on_cpu_with_gloo(tmp_path):
 
 
 def test_missing_corpus_is_a_message_not_a_traceback(tmp_path):
-    from transformer.data import main
+    from training.data import main
 
     assert main(["ding", "--source", str(tmp_path / "missing"), "--out", str(tmp_path / "d")]) == 1
 
@@ -142,7 +142,7 @@ def test_dropout_stays_on_after_each_validation(tmp_path, monkeypatch):
     """Validation switches the model to eval mode; every training step after it must run in train mode again."""
     import torch
 
-    from transformer import train as train_module
+    from training import train as train_module
 
     modes = []
     original = Transformer.forward
@@ -166,7 +166,8 @@ def test_dropout_stays_on_after_each_validation(tmp_path, monkeypatch):
 def test_learning_rate_warms_up_decays_and_anneals_to_zero():
     import dataclasses
 
-    from transformer.train import PRESETS, learning_rate
+    from training.presets import PRESETS
+    from training.schedule import learning_rate
 
     preset = dataclasses.replace(PRESETS["de-en"], lr=1e-3, warmup=100, anneal_steps=50)
     plain = [learning_rate(step, preset) for step in range(1, 301)]
@@ -179,7 +180,7 @@ def test_learning_rate_warms_up_decays_and_anneals_to_zero():
 
 
 def test_reset_best_needs_a_resumed_run():
-    from transformer.train import parse_args
+    from training.train import parse_args
 
     with pytest.raises(SystemExit):
         parse_args(["--task", "de-en", "--reset-best"])
@@ -188,7 +189,7 @@ def test_reset_best_needs_a_resumed_run():
 
 @pytest.mark.parametrize("flag", ["--anneal-steps", "--focus-steps", "--distill-steps"])
 def test_windows_counted_back_from_the_end_need_a_last_step(flag):
-    from transformer.train import parse_args
+    from training.train import parse_args
 
     with pytest.raises(SystemExit):
         parse_args(["--task", "de-en", flag, "100"])
@@ -199,7 +200,8 @@ def test_windows_counted_back_from_the_end_need_a_last_step(flag):
 def test_each_epoch_samples_its_own_extra_pairs(tmp_path, monkeypatch):
     import dataclasses
 
-    from transformer.train import PRESETS, load_task_data
+    from training.presets import PRESETS
+    from training.tasks import load_task_data
 
     data = tmp_path / "data" / "de-en"
     data.mkdir(parents=True)
@@ -226,7 +228,8 @@ def test_each_epoch_samples_its_own_extra_pairs(tmp_path, monkeypatch):
 def test_focus_finish_may_lower_dropout_and_word_dropout():
     import dataclasses
 
-    from transformer.train import PRESETS, regularization
+    from training.presets import PRESETS
+    from training.schedule import regularization
 
     preset = dataclasses.replace(
         PRESETS["de-en"], dropout=0.3, word_dropout=0.1, focus_dropout=0.1, focus_word_dropout=0.0
@@ -240,7 +243,8 @@ def test_focus_finish_may_lower_dropout_and_word_dropout():
 def test_focus_window_is_the_last_steps_before_max_steps():
     import dataclasses
 
-    from transformer.train import PRESETS, in_window
+    from training.presets import PRESETS
+    from training.schedule import in_window
 
     preset = dataclasses.replace(PRESETS["de-en"], focus_steps=30)
     assert [step for step in range(101) if in_window(step, preset.focus_steps, max_steps=100)] == list(range(70, 101))
@@ -253,14 +257,15 @@ def test_distillation_targets_come_from_the_models_beam_and_are_kept_for_resume(
 
     import torch
 
-    import transformer.train as train
+    from tests.conftest import tiny_config
+    from training import distill
+    from training.presets import PRESETS
+    from training.tasks import load_task_data
     from transformer.hub import Seq2SeqPipeline
     from transformer.tokenizer import Tokenizer
 
-    from tests.conftest import tiny_config
-
     sentences = [("abc", "cba"), ("a1b2c3", "3c2b1a"), ("zz", "zz")]
-    monkeypatch.setattr(train, "ding_split", lambda split: list(sentences))
+    monkeypatch.setattr(distill, "ding_split", lambda split: list(sentences))
     tokenizer = Tokenizer.characters("abcz123")
     config = tiny_config(
         src_vocab_size=tokenizer.vocab_size,
@@ -271,25 +276,25 @@ def test_distillation_targets_come_from_the_models_beam_and_are_kept_for_resume(
     )
     torch.manual_seed(0)
     teacher = Transformer(config)
-    distilled = train.distilled_sentences(teacher, tokenizer, tmp_path, is_main=True, distributed=False, start=100)
+    distilled = distill.distilled_sentences(teacher, tokenizer, tmp_path, is_main=True, distributed=False, start=100)
     sources = [de for de, _ in distilled]
     assert sorted(sources) == sorted(de for de, _ in sentences)
     candidates = Seq2SeqPipeline(teacher, tokenizer).candidates(sources, beam_size=4)
     references = dict(sentences)
     assert [en for _, en in distilled] == [
-        train.nearest(hyps[:4], references[de]) for de, hyps in zip(sources, candidates)
+        distill.nearest(hyps[:4], references[de]) for de, hyps in zip(sources, candidates)
     ]
     assert [en for _, en in distilled] != [references[de] for de in sources]  # an untrained teacher: its own targets
     assert (tmp_path / "distilled-100.tsv").is_file()
     torch.manual_seed(1)
     other = Transformer(config)  # a resumed run keeps the targets it made, whatever the weights are now
-    again = train.distilled_sentences(other, tokenizer, tmp_path, is_main=True, distributed=False, start=100)
+    again = distill.distilled_sentences(other, tokenizer, tmp_path, is_main=True, distributed=False, start=100)
     assert again == distilled
-    later = train.distilled_sentences(other, tokenizer, tmp_path, is_main=True, distributed=False, start=200)
+    later = distill.distilled_sentences(other, tokenizer, tmp_path, is_main=True, distributed=False, start=200)
     assert later != distilled  # a later window: the model as it is then makes new targets
 
-    preset = train.PRESETS["de-en"]
-    epoch = train.load_task_data(
+    preset = PRESETS["de-en"]
+    epoch = load_task_data(
         "de-en",
         0,
         dataclasses.replace(preset, phrases_per_epoch=0, libreoffice_per_epoch=0),
@@ -300,7 +305,7 @@ def test_distillation_targets_come_from_the_models_beam_and_are_kept_for_resume(
 
 
 def test_the_distillation_target_is_the_beam_hypothesis_nearest_the_reference():
-    from transformer.train import nearest
+    from training.distill import nearest
 
     beam = ["I don’t know it.", "I don't know it.", "I don’t know.", "I know."]
     assert nearest(beam, "I don't know.") == "I don’t know."  # a curly apostrophe matches a straight one

@@ -5,7 +5,7 @@ languages under the same path, and its paragraphs and headings keep the same ids
 pair up without an alignment model. The text is software documentation: it widens the grammar and vocabulary the
 translation model sees, while the Ding test split stays the yardstick.
 
-    python -m transformer.data libreoffice --out data/de-en
+    python -m training.data libreoffice --out data/de-en
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from .data import is_sentence
+from .ding import is_sentence
 
 HELP_PATH = Path("/usr/share/libreoffice/help")
 HELP_MISSING = (
@@ -23,7 +23,7 @@ HELP_MISSING = (
     "or unpack the two packages without installing LibreOffice, and pass --source:\n"
     "    apt-get download libreoffice-help-de libreoffice-help-en-us\n"
     '    for deb in libreoffice-help-*.deb; do dpkg-deb -x "$deb" lo; done\n'
-    "    python -m transformer.data libreoffice --source lo/usr/share/libreoffice/help"
+    "    python -m training.data libreoffice --source lo/usr/share/libreoffice/help"
 )
 _TEXT_ELEMENTS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "td", "li"}
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-ZÄÖÜ])")
