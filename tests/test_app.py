@@ -2,14 +2,15 @@
 
 import json
 
-import gradio as gr
 import pytest
 from gradio_client import Client
 
-from app import Lab, Registry, UserState
-from transformer import DecodingSession
-
+from lab.actions import Lab
+from lab.checks import InputError
+from lab.registry import Registry
+from lab.session import UserState
 from tests.conftest import tiny_pipelines
+from transformer import DecodingSession
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def test_step_through_gives_the_same_tokens_as_run(lab):
         screen = lab.step(stepper, "de-en", "Ich habe Hunger.", max_len=10)
     assert stepper.run.session.tokens == runner.run.session.tokens
     assert screen.output == lab.screen(runner).output
-    with pytest.raises(gr.Error, match="finished"):
+    with pytest.raises(InputError, match="finished"):
         lab.step(stepper, "de-en", "Ich habe Hunger.", max_len=10)
 
 
@@ -56,11 +57,11 @@ def test_back_and_what_if(lab):
     replay = DecodingSession(session.model, session.src_ids, max_new_tokens=8)
     replay.step(force=int(token))
     assert replay.run() == session.tokens
-    with pytest.raises(gr.Error, match="candidate tokens"):
+    with pytest.raises(InputError, match="candidate tokens"):
         lab.force(user, 1, "0")  # pad is no candidate; nothing is lost
     assert user.run.session.tokens == session.tokens
     assert lab.reset(user).output == "" and user.run is None
-    with pytest.raises(gr.Error, match="Nothing to go back"):
+    with pytest.raises(InputError, match="Nothing to go back"):
         lab.back(user)
 
 
@@ -92,12 +93,12 @@ def test_changing_the_text_or_model_starts_over(lab):
     ],
 )
 def test_empty_input_is_refused_with_a_message(lab, text, message):
-    with pytest.raises(gr.Error, match=message):
+    with pytest.raises(InputError, match=message):
         lab.run(UserState(), "reverse", text)
 
 
 def test_characters_outside_the_reversal_alphabet_are_named(lab):
-    with pytest.raises(gr.Error, match=r"'A' \(latin capital letter a\), exclamation mark \(U\+0021\)"):
+    with pytest.raises(InputError, match=r"'A' \(latin capital letter a\), exclamation mark \(U\+0021\)"):
         lab.run(UserState(), "reverse", "abA!c")
 
 
@@ -109,7 +110,7 @@ def test_text_longer_than_the_model_limit_is_truncated_with_a_notice(lab):
 
 
 def test_unknown_model_is_a_message(lab):
-    with pytest.raises(gr.Error, match="Unknown model"):
+    with pytest.raises(InputError, match="Unknown model"):
         lab.run(UserState(), "nope", "abc")
 
 
@@ -121,7 +122,7 @@ def test_beam_view_and_export(lab, tmp_path):
     assert screen.beam_rows and screen.beam_rows[0][:2] == [1, 1] and len(screen.beam_rows[0]) == 4
     record = json.loads(open(lab.export(user), encoding="utf-8").read())
     assert record["output_tokens"] == pipeline.tokenizer.tokens(user.run.session.tokens)
-    with pytest.raises(gr.Error, match="Nothing to export"):
+    with pytest.raises(InputError, match="Nothing to export"):
         lab.export(UserState())
 
 

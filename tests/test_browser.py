@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer.viz import MAX_LABEL
+from lab.views import MAX_LABEL
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = [
@@ -80,11 +80,11 @@ def markup_app():
     from tokenizers import models, pre_tokenizers
 
     import app
+    from lab.registry import Registry
+    from tests.conftest import free_port, tiny_config
     from transformer import Transformer, greedy_decode
     from transformer.hub import Seq2SeqPipeline
     from transformer.tokenizer import SPECIAL_TOKENS, Tokenizer
-
-    from tests.conftest import free_port, tiny_config
 
     hf = HFTokenizer(models.WordLevel({t: i for i, t in enumerate(SPECIAL_TOKENS + MARKUP)}, unk_token="<unk>"))
     hf.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
@@ -102,7 +102,7 @@ def markup_app():
             break
     else:
         raise AssertionError("no seed gives the wanted output")
-    demo = app.build_demo(app.Registry(models={"markup": pipeline}))
+    demo = app.build_demo(Registry(models={"markup": pipeline}))
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
     yield f"http://127.0.0.1:{port}/", pipeline, source

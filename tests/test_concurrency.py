@@ -12,6 +12,9 @@ from gradio_client import Client
 
 import app
 from benchmarks.load import Request, answers_alone, fingerprint, load_test
+from lab.registry import Registry
+from lab.serving import available_cores
+from lab.session import UserState
 from tests.conftest import free_port
 
 
@@ -27,8 +30,8 @@ def test_the_load_test_catches_state_shared_between_sessions(served_app, monkeyp
     """The check above can fail: the same models served by an app whose sessions share one decoding state."""
     url, registry, _ = served_app
     expected = answers_alone(url, users=8, requests_per_user=5)
-    shared = app.UserState()
-    monkeypatch.setattr(app.UserState, "__deepcopy__", lambda self, memo: shared)
+    shared = UserState()
+    monkeypatch.setattr(UserState, "__deepcopy__", lambda self, memo: shared)
     leaky = app.build_demo(registry)
     port = free_port()
     leaky.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
@@ -115,7 +118,7 @@ def test_each_request_gets_its_share_of_the_cores(monkeypatch, cores, threads):
     from tests.conftest import tiny_pipelines
 
     launched: dict = {}
-    monkeypatch.setattr(app, "load_models", lambda hub_models: app.Registry(models=tiny_pipelines()))
+    monkeypatch.setattr(app, "load_models", lambda hub_models: Registry(models=tiny_pipelines()))
     monkeypatch.setattr(app.gr.Blocks, "launch", lambda self, **kwargs: launched.update(kwargs))
     monkeypatch.setattr(app, "available_cores", lambda: cores)
     before = torch.get_num_threads()
@@ -134,5 +137,5 @@ def test_available_cores_follows_the_container_quota(tmp_path, cpu_max, cores):
     path = tmp_path / "cpu.max"
     path.write_text(cpu_max)
     everything = len(os.sched_getaffinity(0))
-    assert app.available_cores(path) == (min(cores, everything) if cores else everything)
-    assert app.available_cores(tmp_path / "missing") == everything
+    assert available_cores(path) == (min(cores, everything) if cores else everything)
+    assert available_cores(tmp_path / "missing") == everything

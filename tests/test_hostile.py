@@ -3,11 +3,12 @@ still answers a normal request afterwards. Markup in tokens is shown as text, ne
 
 import json
 
-import gradio as gr
 import pytest
 
-from app import Lab, Registry, UserState
-
+from lab.actions import Lab
+from lab.checks import InputError
+from lab.registry import Registry
+from lab.session import UserState
 from tests.conftest import tiny_pipelines
 
 HOSTILE = {
@@ -79,7 +80,7 @@ def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name):
     text = HOSTILE[name]
     try:
         screen = lab.run(user, model, text, max_len=8)
-    except gr.Error as err:  # a clear message, not a traceback
+    except InputError as err:  # a clear message, not a traceback
         message = str(err)
         assert message and "Traceback" not in message
         assert any(word in message for word in ("empty", "only knows lowercase letters and digits"))
@@ -106,27 +107,26 @@ def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name):
 )
 def test_messages_quote_what_the_user_sent_as_text(lab, call):
     """Error toasts render HTML, so anything the user sent is escaped in them."""
-    with pytest.raises(gr.Error) as err:
+    with pytest.raises(InputError) as err:
         call(lab)
     message = str(err.value)
     assert "&lt;" in message and "<img" not in message and "<b>" not in message and "<i>" not in message
 
 
 def test_a_character_model_names_its_own_alphabet():
-    from app import check_source
+    from lab.checks import check_source
+    from tests.conftest import tiny_config
     from transformer import Transformer
     from transformer.hub import Seq2SeqPipeline
     from transformer.tokenizer import Tokenizer
 
-    from tests.conftest import tiny_config
-
     model = Transformer(tiny_config(src_vocab_size=8, tgt_vocab_size=8, share_embeddings=True))
     pipeline = Seq2SeqPipeline(model, Tokenizer.characters("ACGT"), name="dna")
-    with pytest.raises(gr.Error, match="only knows the characters ACGT; remove 'x'"):
+    with pytest.raises(InputError, match="only knows the characters ACGT; remove 'x'"):
         check_source(pipeline, "ACxGT")
 
 
 @pytest.mark.parametrize("size", ["²", float("nan"), float("inf"), 2.5, -1, 0, 99, None, "4.0x"])
 def test_an_unusable_beam_size_is_a_clear_message(lab, size):
-    with pytest.raises(gr.Error, match="Beam size must be between 1 and 8"):
+    with pytest.raises(InputError, match="Beam size must be between 1 and 8"):
         lab.translate("reverse", "abc", strategy="beam", beam_size=size)

@@ -7,11 +7,11 @@ import shutil
 import pytest
 import torch
 
-import app
+from lab.actions import Lab
+from lab.registry import load_models
+from tests.conftest import tiny_pipelines
 from transformer import CheckpointError, Transformer
 from transformer.hub import load_pretrained
-
-from tests.conftest import tiny_pipelines
 
 
 @pytest.fixture
@@ -138,10 +138,10 @@ def test_a_broken_model_does_not_take_the_app_down(good, tmp_path):
     shutil.copytree(good, bundled / "works")
     shutil.copytree(good, bundled / "broken")
     (bundled / "broken" / "model.safetensors").write_bytes(b"not weights")
-    registry = app.load_models([], bundled=bundled)
+    registry = load_models([], bundled=bundled)
     assert list(registry.models) == ["works"]
     assert "broken/model.safetensors: not a readable safetensors file" in registry.errors["broken"]
-    lab = app.Lab(registry)
+    lab = Lab(registry)
     assert lab.translate("works", "abc") is not None
 
 

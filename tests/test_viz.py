@@ -6,19 +6,18 @@ import numpy as np
 import pytest
 import torch
 
-from transformer import DecodingSession
-from transformer.viz import (
+from lab.record import attention_record
+from lab.views import (
     MAX_LABEL,
     View,
     attention_grid,
-    attention_record,
     axis_labels,
     decoder_matrices,
     session_figures,
     step_cross_attention,
 )
-
 from tests.conftest import tiny_pipelines
+from transformer import DecodingSession
 
 
 @pytest.fixture(scope="module")

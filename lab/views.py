@@ -1,4 +1,4 @@
-"""Plotly figures and a JSON record of what a DecodingSession saw. Pure functions: no server, no gradio.
+"""Plotly figures of what a DecodingSession saw. Pure functions: no server, no gradio.
 
 Attention arrives as numpy arrays (L layers, H heads, Q queries, K keys). Every heatmap shares one colour axis from
 0 to 1. Token text is escaped before it reaches plotly (which renders a subset of HTML in labels and hovers), so a
@@ -15,8 +15,8 @@ import numpy as np
 import plotly.colors
 import plotly.graph_objects as go
 
-from .decoding import DecodingSession
-from .tokenizer import Tokenizer
+from transformer import DecodingSession
+from transformer.tokenizer import Tokenizer
 
 # White (weight 0) to dark blue (weight 1), spelled out: plotly.js's own "Blues" runs the other way round.
 COLORSCALE = [
@@ -82,14 +82,70 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
 
 
 def _colour_axis() -> dict:
-    return dict(colorscale=COLORSCALE, cmin=0.0, cmax=1.0, colorbar=dict(title=dict(text="weight"), thickness=12))
+    return {
+        "colorscale": COLORSCALE,
+        "cmin": 0.0,
+        "cmax": 1.0,
+        "colorbar": {"title": {"text": "weight"}, "thickness": 12},
+    }
+
+
+@dataclass
+class _Grid:
+    """Where each cell of a rows x cols grid of subplots sits on the figure's paper (0-1 in both directions)."""
+
+    n_rows: int
+    n_cols: int
+    height: int  # pixels
+
+    @property
+    def gaps(self) -> tuple[float, float]:
+        return 0.03 + 0.04 / self.n_cols, min(90 / self.height, 0.3 / self.n_rows)
+
+    def cell(self, r: int, c: int) -> tuple[float, float, float, float]:
+        """(left, right, bottom, top) of cell (r, c)."""
+        h_gap, v_gap = self.gaps
+        width = (1 - h_gap * (self.n_cols - 1)) / self.n_cols
+        cell_height = (1 - v_gap * (self.n_rows - 1)) / self.n_rows
+        left, top = c * (width + h_gap), 1 - r * (cell_height + v_gap)
+        return left, left + width, max(top - cell_height, 0), top
+
+
+def _heatmap_cell(z: np.ndarray, xs: list[str], ys: list[str], suffix: str, title: str, hover: str) -> dict:
+    return {
+        "type": "heatmap",
+        "z": np.round(z, 4),
+        "x": xs,
+        "y": ys,
+        "xaxis": f"x{suffix}",
+        "yaxis": f"y{suffix}",
+        "coloraxis": "coloraxis",
+        "hovertemplate": f"{hover}<extra>{title}</extra>",
+    }
+
+
+def _category_axis(labels: list[str], domain: list[float], anchor: str, **extra) -> dict:
+    """A categorical axis that keeps the tokens in their order (repeats included)."""
+    axis = {"domain": domain, "anchor": anchor, "type": "category", "categoryorder": "array"}
+    return {**axis, "categoryarray": labels, "tickfont": {"size": 10}, **extra}
+
+
+def _cell_title(text: str, x: float, y: float) -> dict:
+    position = {"x": x, "y": y, "xref": "paper", "yref": "paper", "xanchor": "center", "yanchor": "bottom"}
+    return {"text": text, **position, "showarrow": False, "font": {"size": 11}}
+
+
+def _row_outline(suffix: str, row: int, n_keys: int) -> dict:
+    line = {"color": HIGHLIGHT, "width": 2}
+    box = {"x0": -0.5, "x1": n_keys - 0.5, "y0": row - 0.5, "y1": row + 0.5}
+    return {"type": "rect", "xref": f"x{suffix}", "yref": f"y{suffix}", **box, "line": line}
 
 
 def attention_grid(
     weights: np.ndarray,
     query_tokens: Sequence[str],
     key_tokens: Sequence[str],
-    view: View = View(),
+    view: View | None = None,
     highlight_row: int | None = None,
     query_title: str = "query",
     key_title: str = "key",
@@ -98,93 +154,37 @@ def attention_grid(
 
     Hover shows the query token, the key token and the weight. `highlight_row` outlines one query row in every cell.
     """
-    chosen, layer_names, head_names = view.select(np.asarray(weights, dtype=np.float32))
+    chosen, layer_names, head_names = (view or View()).select(np.asarray(weights, dtype=np.float32))
     n_rows, n_cols, n_queries, n_keys = chosen.shape
     ys, xs = axis_labels(query_tokens), axis_labels(key_tokens)
-    cell_px = max(140, CELL_PX * n_queries + 70)
-    height = min(120 + cell_px * n_rows, 4000)
-    h_gap, v_gap = 0.03 + 0.04 / n_cols, min(90 / height, 0.3 / n_rows)
-    width = (1 - h_gap * (n_cols - 1)) / n_cols
-    cell_height = (1 - v_gap * (n_rows - 1)) / n_rows
+    height = min(120 + max(140, CELL_PX * n_queries + 70) * n_rows, 4000)
+    grid = _Grid(n_rows, n_cols, height)
+    hover = f"{query_title}: %{{y}}<br>{key_title}: %{{x}}<br>weight: %{{z:.3f}}"
     data, annotations, shapes = [], [], []
-    layout = dict(
-        coloraxis=_colour_axis(),
-        height=height,
-        margin=dict(l=10, r=10, t=40, b=10),
-        plot_bgcolor="white",
-        annotations=annotations,
-        shapes=shapes,
-    )
+    margin = {"l": 10, "r": 10, "t": 40, "b": 10}
+    layout = {"coloraxis": _colour_axis(), "height": height, "margin": margin, "plot_bgcolor": "white"}
     for r in range(n_rows):
         for c in range(n_cols):
             k = r * n_cols + c + 1
-            x0, top = c * (width + h_gap), 1 - r * (cell_height + v_gap)
             suffix = "" if k == 1 else str(k)
             title = f"{layer_names[r]} · {head_names[c]}"
-            data.append(
-                dict(
-                    type="heatmap",
-                    z=np.round(chosen[r, c], 4),
-                    x=xs,
-                    y=ys,
-                    xaxis=f"x{suffix}",
-                    yaxis=f"y{suffix}",
-                    coloraxis="coloraxis",
-                    hovertemplate=f"{query_title}: %{{y}}<br>{key_title}: %{{x}}<br>weight: %{{z:.3f}}<extra>{title}</extra>",
-                )
-            )
-            layout[f"xaxis{suffix}"] = dict(
-                domain=[x0, x0 + width],
-                anchor=f"y{suffix}",
-                type="category",
-                categoryorder="array",
-                categoryarray=xs,
-                tickangle=-60,
-                tickfont=dict(size=10),
-            )
-            layout[f"yaxis{suffix}"] = dict(
-                domain=[max(top - cell_height, 0), top],
-                anchor=f"x{suffix}",
-                type="category",
-                categoryorder="array",
-                categoryarray=ys,
-                autorange="reversed",
-                tickfont=dict(size=10),
-            )
-            annotations.append(
-                dict(
-                    text=title,
-                    x=x0 + width / 2,
-                    y=top,
-                    xref="paper",
-                    yref="paper",
-                    xanchor="center",
-                    yanchor="bottom",
-                    showarrow=False,
-                    font=dict(size=11),
-                )
-            )
+            left, right, bottom, top = grid.cell(r, c)
+            data.append(_heatmap_cell(chosen[r, c], xs, ys, suffix, title, hover))
+            layout[f"xaxis{suffix}"] = _category_axis(xs, [left, right], f"y{suffix}", tickangle=-60)
+            layout[f"yaxis{suffix}"] = _category_axis(ys, [bottom, top], f"x{suffix}", autorange="reversed")
+            annotations.append(_cell_title(title, (left + right) / 2, top))
             if highlight_row is not None and 0 <= highlight_row < n_queries:
-                shapes.append(
-                    dict(
-                        type="rect",
-                        xref=f"x{suffix}",
-                        yref=f"y{suffix}",
-                        x0=-0.5,
-                        x1=n_keys - 0.5,
-                        y0=highlight_row - 0.5,
-                        y1=highlight_row + 0.5,
-                        line=dict(color=HIGHLIGHT, width=2),
-                    )
-                )
-    return figure(data, layout)
+                shapes.append(_row_outline(suffix, highlight_row, n_keys))
+    return figure(data, {**layout, "annotations": annotations, "shapes": shapes})
 
 
-def step_cross_attention(session: DecodingSession, tokenizer: Tokenizer, step: int, view: View = View()) -> go.Figure:
+def step_cross_attention(
+    session: DecodingSession, tokenizer: Tokenizer, step: int, view: View | None = None
+) -> go.Figure:
     """The spotlight: one step's cross-attention over the source, a row per (layer, head), in one heatmap."""
     record = session.steps[step]
     weights = np.stack([w.numpy() for w in record.cross_attention])[:, :, None, :]  # (L, H, 1, S)
-    chosen, layer_names, head_names = view.select(weights)
+    chosen, layer_names, head_names = (view or View()).select(weights)
     rows = [f"{layer} · {head}" for layer in layer_names for head in head_names]
     xs = axis_labels(tokenizer.tokens(session.src_ids))
     token = tokenizer.id_to_token(record.token)
@@ -282,38 +282,3 @@ def session_figures(session: DecodingSession, tokenizer: Tokenizer, step: int, v
     figures["spotlight"] = step_cross_attention(session, tokenizer, step, view)
     figures["top_k"] = top_k_figure(session, tokenizer, step)
     return figures
-
-
-def attention_record(session: DecodingSession, tokenizer: Tokenizer, model_name: str, decimals: int = 5) -> dict:
-    """Everything the session recorded, as JSON-ready data: tokens, per-step top-k, and every head's weights."""
-
-    def rounded(tensor) -> list:
-        return np.round(tensor.numpy().astype(np.float64), decimals).tolist()
-
-    return {
-        "model": model_name,
-        "source_tokens": tokenizer.tokens(session.src_ids),
-        "output_tokens": tokenizer.tokens(session.tokens),
-        "output_text": tokenizer.decode(session.tokens),
-        "shapes": {
-            "encoder": "[layer][head][query][key]",
-            "decoder_self": "[layer][head][key <= step]",
-            "cross": "[layer][head][source]",
-        },
-        "encoder": [rounded(w) for w in session.encoder_attention],
-        "steps": [
-            {
-                "step": i + 1,
-                "token": tokenizer.id_to_token(s.token),
-                "probability": round(s.prob, decimals),
-                "forced": s.forced,
-                "top_k": [
-                    {"token": tokenizer.id_to_token(t), "probability": round(p, decimals)}
-                    for t, p in zip(s.top_ids, s.top_probs)
-                ],
-                "decoder_self": [rounded(w) for w in s.self_attention],
-                "cross": [rounded(w) for w in s.cross_attention],
-            }
-            for i, s in enumerate(session.steps)
-        ],
-    }

@@ -1,0 +1,55 @@
+"""The models the app serves, by name: loaded once at start and shared by every session."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from huggingface_hub import ModelCard
+
+from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
+
+logger = logging.getLogger(__name__)
+
+BUNDLED = Path(__file__).resolve().parent.parent / "checkpoints"
+
+
+@dataclass
+class Registry:
+    models: dict[str, Seq2SeqPipeline] = field(default_factory=dict)
+    examples: dict[str, list[str]] = field(default_factory=dict)  # example inputs per model, from its card
+    errors: dict[str, str] = field(default_factory=dict)  # models that failed to load, with the reason
+
+
+def card_examples(folder: Path, limit: int = 8) -> list[str]:
+    """Example inputs from the model card's `widget` metadata (taken from each model's test data)."""
+    readme = Path(folder) / "README.md"
+    if not readme.is_file():
+        return []
+    try:
+        widget = ModelCard.load(readme).data.to_dict().get("widget") or []
+    except Exception as err:  # noqa: BLE001 - a card is documentation: a broken one costs the examples, not the model
+        logger.warning("%s: examples not read (%s)", readme, err)
+        return []
+    texts = [item.get("text") for item in widget if isinstance(item, dict)] if isinstance(widget, list) else []
+    return [t for t in texts if isinstance(t, str) and t.strip()][:limit]
+
+
+def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
+    """The bundled checkpoints (offline) plus any Hub repos; a model that fails to load is reported, not fatal."""
+    registry = Registry()
+    specs = []
+    if bundled.is_dir():
+        specs = [(p.name, p) for p in sorted(bundled.iterdir()) if (p / "config.json").is_file()]
+    specs += [(repo_id, repo_id) for repo_id in hub_models]
+    for name, spec in specs:
+        try:
+            pipeline = load_pretrained(spec)
+        except CheckpointError as err:
+            registry.errors[name] = str(err)
+            logger.warning("not loaded: %s", err)
+            continue
+        registry.models[name] = pipeline
+        registry.examples[name] = card_examples(pipeline.folder) if pipeline.folder else []
+    return registry

@@ -1,0 +1,70 @@
+"""One user's decoding: the run they are stepping through, and decoding it to the end (greedy, or beam replayed)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import torch
+
+from transformer import DecodingSession, beam_search
+
+from .checks import InputError, as_int, quoted
+
+MAX_BEAM = 8
+STRATEGIES = ("greedy", "beam")
+
+
+@dataclass
+class Run:
+    model_name: str
+    text: str  # the source as the user typed it
+    session: DecodingSession
+    top_k: int = 8  # the options the run was started with, as the user asked for them
+    max_len: int = 64
+    notice: str = ""  # e.g. "the source was truncated"
+    beams: list[list] = field(default_factory=list)  # beam search history rows, when beam search ran
+
+
+class UserState:
+    """One browser session's decoding. Events of a session may overlap (Step clicked while Run works), so they take
+    the lock and read `run` from here rather than from a value captured when the event was queued."""
+
+    def __init__(self) -> None:
+        self.run: Run | None = None
+        self.lock = threading.Lock()
+
+    def __deepcopy__(self, memo) -> UserState:  # gradio copies the initial value into each new session
+        return UserState()
+
+
+def replay_beam(run: Run, beam_size: int) -> list[list]:
+    """Beam search, then the best hypothesis replayed through the session so the attention drawn is its own.
+
+    Returns the beam history (the live beams and their scores at each step) for the beam view.
+    """
+    session = run.session
+    src = torch.tensor([session.src_ids])
+    result = beam_search(session.model, src, beam_size, session.max_new_tokens, record_history=True)[0]
+    session.reset()
+    for token in [*result.tokens, session.model.config.eos_id]:
+        if session.finished:
+            break
+        session.step(force=token)
+    return result.history
+
+
+def decode_to_end(run: Run, strategy: str, beam_size: object) -> list[list]:
+    """Decode the run to the end with "greedy" or "beam" search; returns the beam history (empty for greedy).
+
+    The strategy and beam size are checked before anything changes, so a bad choice loses nothing.
+    """
+    if strategy not in STRATEGIES:
+        raise InputError(f'Strategy must be "greedy" or "beam" (got {quoted(strategy)}).')
+    if strategy == "beam":
+        size = as_int(beam_size)
+        if size is None or not 1 <= size <= MAX_BEAM:
+            raise InputError(f"Beam size must be between 1 and {MAX_BEAM} (got {quoted(beam_size)}).")
+        return replay_beam(run, size)
+    run.session.run()
+    return []
