@@ -9,7 +9,6 @@ import os
 import time
 
 import torch
-
 from load import REPO, free_port, load_test, memory_over_sessions, percentile, rss_mb, start_app
 
 SENTENCE_15 = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
@@ -102,9 +101,9 @@ def server_bench(calls: int) -> dict[str, float]:
 
 def figures_bench(calls: int) -> dict[str, float]:
     """Figure building alone (in-process), and the JSON size of every figure for 20 output tokens."""
+    from lab.views import View, session_figures
     from transformer import DecodingSession
     from transformer.hub import load_pretrained
-    from lab.views import View, session_figures
 
     pipeline = load_pretrained(REPO / "checkpoints" / "de-en")
     session = DecodingSession(pipeline.model, pipeline.tokenizer.encode(SENTENCE_15), max_new_tokens=64)
@@ -138,16 +137,16 @@ def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    return dict(
-        users=users,
-        requests=requests,
-        failures=len(result.failures),
-        mismatches=len(result.mismatches),
-        p50=result.p50_ms,
-        p95=result.p95_ms,
-        sessions=sessions,
-        rss_before=before,
-        rss_after=after,
-        rss_again=again,
-        capacity=app.SESSION_CAPACITY,
-    )
+    return {
+        "users": users,
+        "requests": requests,
+        "failures": len(result.failures),
+        "mismatches": len(result.mismatches),
+        "p50": result.p50_ms,
+        "p95": result.p95_ms,
+        "sessions": sessions,
+        "rss_before": before,
+        "rss_after": after,
+        "rss_again": again,
+        "capacity": app.SESSION_CAPACITY,
+    }

@@ -21,9 +21,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import torch
-
 from app_speed import app_bench, crowd_bench, figures_bench, server_bench
 from model_speed import inference_bench, training_step_bench
+
 from transformer import TransformerConfig
 
 
@@ -116,17 +116,25 @@ def app_report() -> list[str]:
     return [
         *lines,
         "",
-        f"- Figures' JSON for 20 output tokens, all layers and heads: {figures_kb:.0f} KB "
-        f"({'✓' if figures_kb <= 1024 else '✗'} ≤ 1 MB).",
-        f"- Peak memory of the app process with both models loaded: {app['rss_loaded_mb']:.0f} MB at start, "
-        f"{app['rss_peak_mb']:.0f} MB after the calls above.",
-        f"- {crowd['users']} gradio_client users at once, {crowd['requests']} requests each (Run, Step and Back "
-        f"on both models; `benchmarks/load.py`): {crowd['failures']} failures, {crowd['mismatches']} answers "
-        f"that differ from the same requests made alone; latency p50 {crowd['p50']:.0f} ms, p95 "
-        f"{crowd['p95']:.0f} ms (queued: 2 requests decode at once).",
-        f"- App memory (RSS) over new sessions, each a Run and a Step: {crowd['rss_before']:.0f} MB after 10, "
-        f"{crowd['rss_after']:.0f} MB after {crowd['sessions']} more, {crowd['rss_again']:.0f} MB after "
-        f"{crowd['sessions']} more again (at most {crowd['capacity']} sessions are kept).",
+        (
+            f"- Figures' JSON for 20 output tokens, all layers and heads: {figures_kb:.0f} KB "
+            f"({'✓' if figures_kb <= 1024 else '✗'} ≤ 1 MB)."
+        ),
+        (
+            f"- Peak memory of the app process with both models loaded: {app['rss_loaded_mb']:.0f} MB at start, "
+            f"{app['rss_peak_mb']:.0f} MB after the calls above."
+        ),
+        (
+            f"- {crowd['users']} gradio_client users at once, {crowd['requests']} requests each (Run, Step and Back "
+            f"on both models; `benchmarks/load.py`): {crowd['failures']} failures, {crowd['mismatches']} answers "
+            f"that differ from the same requests made alone; latency p50 {crowd['p50']:.0f} ms, p95 "
+            f"{crowd['p95']:.0f} ms (queued: 2 requests decode at once)."
+        ),
+        (
+            f"- App memory (RSS) over new sessions, each a Run and a Step: {crowd['rss_before']:.0f} MB after 10, "
+            f"{crowd['rss_after']:.0f} MB after {crowd['sessions']} more, {crowd['rss_again']:.0f} MB after "
+            f"{crowd['sessions']} more again (at most {crowd['capacity']} sessions are kept)."
+        ),
     ]
 
 
@@ -140,9 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     rows = model_rows(configs(args.quick), repeats, batch, length, steps=16 if args.quick else 64)
     lines = [
         "# Benchmark results\n",
-        f"Machine: {machine()}. Medians of {repeats} interleaved repeats "
-        f"({max(3, repeats // 2)} for the base config){' (quick mode: tiny shapes)' if args.quick else ''}; "
-        f"batch {batch} × {length} tokens for training.\n",
+        (
+            f"Machine: {machine()}. Medians of {repeats} interleaved repeats "
+            f"({max(3, repeats // 2)} for the base config){' (quick mode: tiny shapes)' if args.quick else ''}; "
+            f"batch {batch} × {length} tokens for training.\n"
+        ),
         *model_table(rows),
     ]
     if not args.quick:

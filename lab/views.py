@@ -190,26 +190,29 @@ def step_cross_attention(
     token = tokenizer.id_to_token(record.token)
     output = escape_token(token)
     data = [
-        dict(
-            type="heatmap",
-            z=np.round(chosen.reshape(len(rows), -1), 4),
-            x=xs,
-            y=rows,
-            coloraxis="coloraxis",
-            hovertemplate=(
+        {
+            "type": "heatmap",
+            "z": np.round(chosen.reshape(len(rows), -1), 4),
+            "x": xs,
+            "y": rows,
+            "coloraxis": "coloraxis",
+            "hovertemplate": (
                 f"step {step + 1} → {template_text(token)}<br>source: %{{x}}<br>"
                 "%{y}<br>weight: %{z:.3f}<extra></extra>"
             ),
-        )
+        }
     ]
-    layout = dict(
-        title=dict(text=f"Step {step + 1} wrote <b>{output}</b>: where it looked in the source", font=dict(size=15)),
-        coloraxis=_colour_axis(),
-        height=max(220, 24 * len(rows) + 140),
-        margin=dict(l=10, r=10, t=50, b=10),
-        xaxis=dict(type="category", categoryorder="array", categoryarray=xs, tickangle=-60, side="top"),
-        yaxis=dict(type="category", autorange="reversed"),
-    )
+    layout = {
+        "title": {
+            "text": f"Step {step + 1} wrote <b>{output}</b>: where it looked in the source",
+            "font": {"size": 15},
+        },
+        "coloraxis": _colour_axis(),
+        "height": max(220, 24 * len(rows) + 140),
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+        "xaxis": {"type": "category", "categoryorder": "array", "categoryarray": xs, "tickangle": -60, "side": "top"},
+        "yaxis": {"type": "category", "autorange": "reversed"},
+    }
     return figure(data, layout)
 
 
@@ -218,26 +221,26 @@ def top_k_figure(session: DecodingSession, tokenizer: Tokenizer, step: int) -> g
     record = session.steps[step]
     labels = axis_labels(tokenizer.tokens(record.top_ids))
     data = [
-        dict(
-            type="bar",
-            x=record.top_probs,
-            y=labels,
-            orientation="h",
-            marker=dict(color=[HIGHLIGHT if i == record.token else "#4a7ab5" for i in record.top_ids]),
-            hovertemplate="%{y}: %{x:.3f}<extra></extra>",
-            text=[f"{p:.2f}" for p in record.top_probs],
-            textposition="auto",
-        )
+        {
+            "type": "bar",
+            "x": record.top_probs,
+            "y": labels,
+            "orientation": "h",
+            "marker": {"color": [HIGHLIGHT if i == record.token else "#4a7ab5" for i in record.top_ids]},
+            "hovertemplate": "%{y}: %{x:.3f}<extra></extra>",
+            "text": [f"{p:.2f}" for p in record.top_probs],
+            "textposition": "auto",
+        }
     ]
     taken = escape_token(tokenizer.id_to_token(record.token))
     how = " (not the most likely)" if record.forced else ""
-    layout = dict(
-        title=dict(text=f"Step {step + 1}: next-token probabilities; took <b>{taken}</b>{how}", font=dict(size=13)),
-        height=max(200, 26 * len(labels) + 80),
-        margin=dict(l=10, r=10, t=40, b=10),
-        xaxis=dict(range=[0, 1], title=dict(text="probability")),
-        yaxis=dict(type="category", autorange="reversed"),
-    )
+    layout = {
+        "title": {"text": f"Step {step + 1}: next-token probabilities; took <b>{taken}</b>{how}", "font": {"size": 13}},
+        "height": max(200, 26 * len(labels) + 80),
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "xaxis": {"range": [0, 1], "title": {"text": "probability"}},
+        "yaxis": {"type": "category", "autorange": "reversed"},
+    }
     return figure(data, layout)
 
 

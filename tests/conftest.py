@@ -8,18 +8,18 @@ from transformer import Transformer, TransformerConfig
 
 def tiny_config(**overrides) -> TransformerConfig:
     """Hidden 16, 4 heads, 2+2 layers: big enough to have every part, small enough to be instant."""
-    values = dict(
-        src_vocab_size=13,
-        tgt_vocab_size=11,
-        d_model=16,
-        n_heads=4,
-        n_encoder_layers=2,
-        n_decoder_layers=2,
-        d_ff=32,
-        dropout=0.0,
-        max_len=32,
-        pad_id=0,
-    )
+    values = {
+        "src_vocab_size": 13,
+        "tgt_vocab_size": 11,
+        "d_model": 16,
+        "n_heads": 4,
+        "n_encoder_layers": 2,
+        "n_decoder_layers": 2,
+        "d_ff": 32,
+        "dropout": 0.0,
+        "max_len": 32,
+        "pad_id": 0,
+    }
     values.update(overrides)
     return TransformerConfig(**values)
 

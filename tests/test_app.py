@@ -1,6 +1,7 @@
 """The app's behaviour (Lab, no server), then the real app over HTTP with gradio_client."""
 
 import json
+from pathlib import Path
 
 import pytest
 from gradio_client import Client
@@ -48,7 +49,7 @@ def test_back_and_what_if(lab):
     lab.step(user, "reverse", "hello", max_len=8)
     back = lab.back(user)
     assert back.n_steps == 1 and back.output == first.output
-    label, token = first.candidates[1]  # the runner-up at step 1
+    _, token = first.candidates[1]  # the runner-up at step 1
     forced = lab.force(user, 1, token)
     session = user.run.session
     assert session.steps[0].token == int(token) and session.steps[0].forced
@@ -120,7 +121,7 @@ def test_beam_view_and_export(lab, tmp_path):
     pipeline = lab.registry.models["de-en"]
     assert screen.output == pipeline.generate(["Das ist ein Haus."], strategy="beam", beam_size=3, max_new_tokens=8)[0]
     assert screen.beam_rows and screen.beam_rows[0][:2] == [1, 1] and len(screen.beam_rows[0]) == 4
-    record = json.loads(open(lab.export(user), encoding="utf-8").read())
+    record = json.loads(Path(lab.export(user)).read_text(encoding="utf-8"))
     assert record["output_tokens"] == pipeline.tokenizer.tokens(user.run.session.tokens)
     with pytest.raises(InputError, match="Nothing to export"):
         lab.export(UserState())
@@ -186,7 +187,7 @@ def test_unreachable_hub_model_is_reported_and_the_bundled_models_still_work():
     repo = Path(__file__).resolve().parent.parent
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(repo)}
     result = subprocess.run(
-        [sys.executable, "-c", UNREACHABLE], env=env, capture_output=True, text=True, timeout=120, cwd=repo
+        [sys.executable, "-c", UNREACHABLE], env=env, capture_output=True, text=True, timeout=120, cwd=repo, check=False
     )
     assert result.returncode == 0, result.stderr
     models, error = result.stdout.splitlines()[:2]

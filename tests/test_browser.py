@@ -182,7 +182,7 @@ def test_markup_in_tokens_is_shown_as_text_and_never_runs(markup_app, browser):
     page.get_by_role("button", name="Run", exact=True).click()
     expect(page.get_by_label("Notice")).to_have_value(re.compile(r"less-than sign \(U\+003C\)"), timeout=30_000)
 
-    assert page.evaluate(INJECTED) == dict(images=0, links=0, svgs=0, bold=0, scripts=0)
+    assert page.evaluate(INJECTED) == {"images": 0, "links": 0, "svgs": 0, "bold": 0, "scripts": 0}
     assert dialogs == []
     assert not [u for u in requests if u.endswith("/x") or "example.invalid" in u]
     SCREENSHOTS.mkdir(exist_ok=True)

@@ -35,7 +35,7 @@ def test_checkpoint_is_in_hub_format_and_small(name):
     assert {p.name for p in folder.iterdir()} == {"config.json", "model.safetensors", "tokenizer.json", "README.md"}
     assert sum(p.stat().st_size for p in folder.iterdir()) < 30 * 2**20
     card = (folder / "README.md").read_text(encoding="utf-8")
-    front_matter = re.match(r"---\n(.*?)\n---\n", card, flags=re.S).group(1)
+    front_matter = re.match(r"---\n(.*?)\n---\n", card, flags=re.DOTALL).group(1)
     for key in ("license:", "library_name:", "tags:", "metrics:"):
         assert key in front_matter, key
     assert "python -m training.train" in card  # the exact training command
@@ -105,7 +105,7 @@ EVERYDAY = {
 
 
 def right(source: str, output: str) -> bool:
-    same = lambda s: s.replace("’", "'")  # noqa: E731 - a curly apostrophe is still right
+    same = lambda s: s.replace("’", "'")
     return same(output) in {same(t) for t in EVERYDAY[source]}
 
 
@@ -178,7 +178,9 @@ except CheckpointError as err:
 def test_loading_by_hub_repo_id_works_offline_from_the_cache(tmp_path):
     make_hub_cache(tmp_path, "attention-lab/reverse", CHECKPOINTS / "reverse")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path), "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-c", HUB_SCRIPT], env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", HUB_SCRIPT], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("from_pretrained ") and lines[1] == "generate 321cba"

@@ -4,11 +4,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from tests.conftest import random_ids, tiny_config
 from transformer import DecodingSession, Transformer, beam_search, greedy_decode
 
-from tests.conftest import random_ids, tiny_config
-
-TOL = dict(rtol=0, atol=1e-5)
+TOL = {"rtol": 0, "atol": 1e-5}
 
 
 def recompute_greedy(model, src_ids, steps):

@@ -6,10 +6,9 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from tests.conftest import random_ids, tiny_config
 from transformer import Transformer, TransformerConfig
 from transformer.attention import MultiHeadAttention
-
-from tests.conftest import random_ids, tiny_config
 
 
 def test_output_and_attention_shapes(model):
@@ -99,14 +98,14 @@ def test_too_long_input_is_a_clear_error(model):
 @pytest.mark.parametrize(
     "overrides, message",
     [
-        (dict(d_model=18, n_heads=4), "divisible"),
-        (dict(n_heads=0), "n_heads"),
-        (dict(dropout=1.5), "dropout"),
-        (dict(pad_id=99), "pad_id"),
-        (dict(eos_id=11), "eos_id"),
-        (dict(share_embeddings=True), "share_embeddings"),
-        (dict(d_model=16.0), "d_model must be int"),
-        (dict(norm_first="yes"), "norm_first must be bool"),
+        ({"d_model": 18, "n_heads": 4}, "divisible"),
+        ({"n_heads": 0}, "n_heads"),
+        ({"dropout": 1.5}, "dropout"),
+        ({"pad_id": 99}, "pad_id"),
+        ({"eos_id": 11}, "eos_id"),
+        ({"share_embeddings": True}, "share_embeddings"),
+        ({"d_model": 16.0}, "d_model must be int"),
+        ({"norm_first": "yes"}, "norm_first must be bool"),
     ],
 )
 def test_bad_config_is_a_value_error_saying_what_is_wrong(overrides, message):
@@ -131,7 +130,7 @@ def test_attention_module_rejects_indivisible_width():
 
 @pytest.mark.parametrize(
     "overrides",
-    [{}, dict(norm_first=True, tie_output_embeddings=False), dict(src_vocab_size=11, share_embeddings=True)],
+    [{}, {"norm_first": True, "tie_output_embeddings": False}, {"src_vocab_size": 11, "share_embeddings": True}],
 )
 def test_save_and_load_round_trip_is_bit_exact(tmp_path, overrides):
     torch.manual_seed(0)

@@ -7,10 +7,10 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_readme_python_example_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
     assert blocks, "the README has no Python example"
     namespace: dict = {}
-    exec(compile(blocks[0], str(README), "exec"), namespace)
+    exec(compile(blocks[0], str(README), "exec"), namespace)  # noqa: S102 - the README's own example
     out = namespace["out"]
     assert out.logits.shape == (2, 3, 100)
     assert out.attentions.cross[0].shape == (2, 4, 3, 4)
@@ -18,16 +18,16 @@ def test_readme_python_example_runs():
 
 def test_readme_opens_with_the_two_commands():
     text = README.read_text(encoding="utf-8")
-    first_block = re.search(r"```bash\n(.*?)```", text, flags=re.S).group(1)
+    first_block = re.search(r"```bash\n(.*?)```", text, flags=re.DOTALL).group(1)
     assert "python app.py" in first_block and "bash tests/run.sh" in first_block
     assert "bash tests/run.sh" in (README.parent / ".ci" / "run").read_text()
 
 
 def test_space_front_matter_matches_the_requirements():
     text = README.read_text(encoding="utf-8")
-    front = re.match(r"---\n(.*?)\n---\n", text, flags=re.S).group(1)
+    front = re.match(r"---\n(.*?)\n---\n", text, flags=re.DOTALL).group(1)
     fields = dict(line.split(": ", 1) for line in front.splitlines() if ": " in line and not line.startswith(" "))
     requirements = (README.parent / "requirements.txt").read_text()
-    gradio_pin = re.search(r"^gradio==(\S+)$", requirements, flags=re.M).group(1)
+    gradio_pin = re.search(r"^gradio==(\S+)$", requirements, flags=re.MULTILINE).group(1)
     assert fields["sdk"] == "gradio" and fields["sdk_version"] == gradio_pin
     assert fields["app_file"] == "app.py" and "python_version" in fields and "models:" in front

@@ -11,13 +11,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tests.conftest import random_ids, tiny_config
 from transformer import Transformer
 from transformer.attention import MultiHeadAttention
 from transformer.masks import causal_mask, padding_mask, to_torch_causal_mask, to_torch_key_padding_mask
 
-from tests.conftest import random_ids, tiny_config
-
-TOL = dict(rtol=0, atol=1e-5)
+TOL = {"rtol": 0, "atol": 1e-5}
 PAD = 0
 
 
@@ -140,7 +139,7 @@ def test_attention_module_equals_multihead_attention(cross):
     keys = memory if cross else x
     key_ids = torch.tensor([[4, 4, 4, 4, 4, 4], [4, 4, 4, 0, 0, 0], [4, 0, 0, 0, 0, 0]])[:, : keys.size(1)]
     mask = padding_mask(key_ids, PAD)
-    torch_kwargs = dict(key_padding_mask=to_torch_key_padding_mask(key_ids, PAD))
+    torch_kwargs = {"key_padding_mask": to_torch_key_padding_mask(key_ids, PAD)}
     if not cross:
         mask = mask & causal_mask(5, 5)
         torch_kwargs["attn_mask"] = to_torch_causal_mask(5)

@@ -89,7 +89,7 @@ def check_size(model: torch.nn.Module, folder: Path) -> None:
         return  # load_weights says what is missing
     try:
         with safe_open(str(path), framework="pt") as weights:
-            stored = sum(math.prod(weights.get_slice(name).get_shape()) for name in weights.keys())
+            stored = sum(math.prod(weights.get_slice(name).get_shape()) for name in weights.keys())  # noqa: SIM118 - safe_open is not iterable
     except (SafetensorError, OSError) as err:
         raise CheckpointError(f"{path}: not a readable safetensors file ({err})") from err
     needed = sum(p.numel() for p in model.parameters())

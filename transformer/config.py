@@ -6,7 +6,6 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-
 MAX_POSITIONS = 8192  # the positional-encoding table is built in full, so its size is capped
 
 
@@ -106,7 +105,8 @@ class TransformerConfig:
     def from_dict(cls, data: dict[str, Any]) -> TransformerConfig:
         """Build a config from parsed config.json, refusing unknown or missing keys rather than guessing."""
         if not isinstance(data, dict):
-            raise ValueError(f"config must be a JSON object (got {type(data).__name__})")
+            # ValueError, as for every other bad config: callers catch one kind of error for config.json.
+            raise ValueError(f"config must be a JSON object (got {type(data).__name__})")  # noqa: TRY004
         known = {field.name for field in dataclasses.fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
