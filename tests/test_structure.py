@@ -1,0 +1,140 @@
+"""The project's shape: the library stands alone, data flows one way, no import cycles, short functions and files.
+
+transformer/   the library: may import torch, numpy, safetensors, tokenizers, huggingface_hub and itself
+training/      how the checkpoints were made: may import the library, never the app
+lab/, app.py   the app: lab/ may import the library, app.py may import lab/ and the library; never training/
+"""
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("transformer", "training", "lab", "benchmarks")
+LIBRARY_MAY_IMPORT = {"torch", "numpy", "safetensors", "tokenizers", "huggingface_hub"}
+MAY_NOT_IMPORT = {  # project parts each part must not reach: data flows app -> lab -> transformer, training -> transformer
+    "transformer": {"training", "lab", "app", "benchmarks", "tests"},
+    "training": {"lab", "app", "benchmarks", "tests"},
+    "lab": {"training", "app", "benchmarks", "tests"},
+    "app": {"training", "benchmarks", "tests"},
+}
+MAX_FUNCTION_LINES = 60  # docstring excluded
+MAX_FILE_LINES = 450  # tests aside
+
+
+def source_files() -> list[Path]:
+    return sorted([REPO / "app.py", *(p for package in PACKAGES for p in (REPO / package).rglob("*.py"))])
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, modules: frozenset[str] = frozenset()) -> set[str]:
+    """Every module `path` imports, at any depth of its code (function-level imports count), as absolute names.
+
+    `from pkg import name` counts as importing pkg.name where that is one of `modules`, and as importing pkg otherwise.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: resolve against this module's package
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names)
+    return found
+
+
+def project_graph() -> dict[str, set[str]]:
+    """Module -> the project modules it imports."""
+    names = {module_name(p): p for p in source_files()}
+    modules = frozenset(names)
+    return {name: {m for m in imports(path, modules) if m in names and m != name} for name, path in names.items()}
+
+
+def first_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, str] = {}  # "visiting" or "done"
+
+    def visit(node: str, trail: list[str]) -> list[str] | None:
+        state[node] = "visiting"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "visiting":
+                return [*trail[trail.index(nxt) :], nxt] if nxt in trail else [node, nxt]
+            if nxt not in state and (cycle := visit(nxt, [*trail, nxt])):
+                return cycle
+        state[node] = "done"
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (cycle := visit(start, [start])):
+            return cycle
+    return None
+
+
+def test_no_import_cycles():
+    assert first_cycle(project_graph()) is None, " -> ".join(first_cycle(project_graph()))
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert first_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert first_cycle({"a": {"b"}, "b": set()}) is None
+
+
+@pytest.mark.parametrize("part", sorted(MAY_NOT_IMPORT))
+def test_data_flows_one_way(part):
+    paths = [REPO / "app.py"] if part == "app" else sorted((REPO / part).rglob("*.py"))
+    wrong = {
+        f"{path.relative_to(REPO)} imports {name}"
+        for path in paths
+        for name in imports(path)
+        if name.split(".")[0] in MAY_NOT_IMPORT[part]
+    }
+    assert not wrong, sorted(wrong)
+
+
+def test_the_library_imports_only_what_it_may():
+    allowed = LIBRARY_MAY_IMPORT | set(sys.stdlib_module_names) | {"transformer", "__future__"}
+    wrong = {
+        f"{path.relative_to(REPO)} imports {name}"
+        for path in sorted((REPO / "transformer").rglob("*.py"))
+        for name in imports(path)
+        if name.split(".")[0] not in allowed
+    }
+    assert not wrong, sorted(wrong)  # gradio, plotly, sacrebleu and tqdm among them
+
+
+def function_lengths(path: Path) -> list[tuple[int, str]]:
+    """(lines, name) of every function and method, docstring excluded."""
+    lengths = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            has_docstring = isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            docstring_lines = body[0].end_lineno - body[0].lineno + 1 if has_docstring and len(body) > 1 else 0
+            lengths.append((node.end_lineno - node.lineno + 1 - docstring_lines, f"{path.name}:{node.name}"))
+    return lengths
+
+
+def test_no_function_is_longer_than_60_lines():
+    too_long = [(n, name) for path in source_files() for n, name in function_lengths(path) if n > MAX_FUNCTION_LINES]
+    assert not too_long, too_long
+
+
+def test_the_length_check_counts_a_long_function(tmp_path):
+    path = tmp_path / "long.py"
+    body = "\n".join(f"    x{i} = {i}" for i in range(61))
+    path.write_text(f'def long():\n    """Doc\n    string."""\n{body}\n', encoding="utf-8")
+    assert function_lengths(path) == [(62, "long.py:long")]
+
+
+def test_no_file_is_longer_than_450_lines():
+    lengths = {str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines()) for p in source_files()}
+    assert not {name: n for name, n in lengths.items() if n > MAX_FILE_LINES}
