@@ -175,6 +175,7 @@ except CheckpointError as err:
 """
 
 
+@pytest.mark.slow
 def test_loading_by_hub_repo_id_works_offline_from_the_cache(tmp_path):
     make_hub_cache(tmp_path, "attention-lab/reverse", CHECKPOINTS / "reverse")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path), "PYTHONPATH": str(REPO)}
@@ -185,3 +186,40 @@ def test_loading_by_hub_repo_id_works_offline_from_the_cache(tmp_path):
     lines = result.stdout.splitlines()
     assert lines[0].startswith("from_pretrained ") and lines[1] == "generate 321cba"
     assert lines[2].startswith("refused attention-lab/not-cached: could not get it from the Hugging Face Hub")
+
+
+def test_push_to_hub_uploads_the_checkpoint_and_nothing_else(tmp_path, monkeypatch):
+    """Offline, at huggingface_hub's boundary: which repo is created, and which files upload_folder would send."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.utils import filter_repo_objects
+
+    folder = tmp_path / "reverse"
+    shutil.copytree(CHECKPOINTS / "reverse", folder)
+    (folder / "pytorch_model.bin").write_bytes(b"a pickle is never uploaded")
+    (folder / "notes.txt").write_text("not part of a checkpoint", encoding="utf-8")
+    (folder / "runs").mkdir()
+    (folder / "runs" / "config.json").write_text("{}", encoding="utf-8")
+    calls = []
+
+    def create_repo(self, repo_id, **kwargs):
+        calls.append(("create_repo", self.token, repo_id, kwargs))
+
+    def upload_folder(self, *, repo_id, folder_path, allow_patterns=None, ignore_patterns=None, **kwargs):
+        files = [str(p.relative_to(folder_path)) for p in Path(folder_path).rglob("*") if p.is_file()]
+        sent = filter_repo_objects(files, allow_patterns=allow_patterns, ignore_patterns=ignore_patterns)
+        calls.append(("upload_folder", self.token, repo_id, sorted(sent)))
+        return f"https://huggingface.co/{repo_id}/commit/0"
+
+    monkeypatch.setattr(HfApi, "create_repo", create_repo)
+    monkeypatch.setattr(HfApi, "upload_folder", upload_folder)
+    url = load_pretrained(folder).push_to_hub("someone/lab-reverse", folder=folder, token="hf_x", private=True)
+    assert url == "https://huggingface.co/someone/lab-reverse/commit/0"
+    assert calls == [
+        ("create_repo", "hf_x", "someone/lab-reverse", {"private": True, "exist_ok": True}),
+        (
+            "upload_folder",
+            "hf_x",
+            "someone/lab-reverse",
+            ["README.md", "config.json", "model.safetensors", "tokenizer.json"],
+        ),
+    ]

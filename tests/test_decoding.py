@@ -6,6 +6,7 @@ import torch.nn.functional as F
 
 from tests.conftest import random_ids, tiny_config
 from transformer import DecodingSession, Transformer, beam_search, greedy_decode
+from transformer.decoding import length_normalise
 
 TOL = {"rtol": 0, "atol": 1e-5}
 
@@ -156,6 +157,95 @@ def test_beam_search_finds_a_better_sequence_than_greedy_on_a_known_distribution
         assert len(beam.candidates) >= 2
 
 
+def log_prob(model, src, tokens, ended: bool) -> float:
+    """The model's summed log-probability of `tokens`, and of eos after them if the hypothesis ended, by recompute."""
+    tgt = [model.config.bos_id, *tokens, *([model.config.eos_id] if ended else [])]
+    logits = model(src, torch.tensor([tgt[:-1]])).logits[0]
+    logp = torch.stack([_mask(model, row) for row in logits]).log_softmax(-1)
+    return logp[torch.arange(len(tgt) - 1), torch.tensor(tgt[1:])].sum().item()
+
+
+def eos_prone_model(seed: int, push: float) -> Transformer:
+    """An untrained tiny model whose eos logit is raised by `push`, so that hypotheses end at varied lengths."""
+    torch.manual_seed(seed)
+    model = Transformer(tiny_config(tgt_vocab_size=13)).eval()
+    eos = model.tgt_embed.weight[model.config.eos_id].detach()  # tied: logits = hidden @ embedding.T
+    with torch.no_grad():
+        model.decoder.norm.bias += push * eos / eos.norm() ** 2
+    return model
+
+
+def test_the_length_penalty_is_gnmts():
+    """Wu et al. 2016, eq. 14: score = log P(Y|X) / lp(Y), lp(Y) = ((5 + |Y|) / 6) ** alpha."""
+    assert length_normalise(-6.0, 7, 0.0) == -6.0
+    assert length_normalise(-6.0, 1, 2.0) == -6.0  # lp(1) = 1, whatever alpha
+    assert length_normalise(-6.0, 7, 1.0) == pytest.approx(-3.0)  # lp = 12 / 6 = 2
+    assert length_normalise(-6.0, 7, 2.0) == pytest.approx(-1.5)  # lp = 2 ** 2
+    assert length_normalise(-6.0, 7, 0.6) == pytest.approx(-6.0 / 2**0.6)
+
+
+@pytest.mark.parametrize("alpha", [0.6, 1.0, 2.0])
+def test_beam_scores_are_log_probabilities_under_the_length_penalty(alpha):
+    model = eos_prone_model(seed=2, push=2.0)
+    src, limit = torch.tensor([[5, 9, 3, 7]]), 8
+    result = beam_search(model, src, beam_size=4, max_new_tokens=limit, length_penalty=alpha)[0]
+    assert sum(len(tokens) < limit for tokens, _ in result.candidates) >= 2  # hypotheses that ended with eos
+    for tokens, score in result.candidates:
+        ended = len(tokens) < limit  # a finished hypothesis spent a position on eos; one cut by the limit did not
+        length = len(tokens) + ended  # eos counts in the length
+        expected = log_prob(model, src, tokens, ended) / ((5 + length) / 6) ** alpha
+        assert score == pytest.approx(expected, abs=1e-4), tokens
+
+
+def never_stop_early(self, *args) -> bool:
+    return False  # every row searches on to the length limit
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 1.0, 2.0])
+def test_stopping_early_never_changes_what_beam_search_finds(alpha, monkeypatch):
+    """A row stops once no live beam can beat its k-th best finished hypothesis. Searching on to the length limit
+    must find the same best hypotheses, only later."""
+    from transformer import decoding
+
+    calls = {"early": 0, "full": 0}
+    original_decode = Transformer.decode
+    for seed in range(6):
+        for push in (1.0, 2.0):
+            model = eos_prone_model(seed, push)
+            src = random_ids(torch.Generator().manual_seed(seed), 4, 6, 13, [6, 4, 2, 5])
+            results = {}
+            for how in calls:
+                with monkeypatch.context() as patch:
+                    if how == "full":
+                        patch.setattr(decoding._Row, "_cannot_improve", never_stop_early)
+
+                    def counted(self, *args, how=how, **kwargs):
+                        calls[how] += 1
+                        return original_decode(self, *args, **kwargs)
+
+                    patch.setattr(Transformer, "decode", counted)
+                    results[how] = beam_search(model, src, beam_size=3, max_new_tokens=16, length_penalty=alpha)
+            for early, full in zip(results["early"], results["full"]):
+                assert early.tokens == full.tokens and early.score == pytest.approx(full.score, abs=1e-6), seed
+                assert [t for t, _ in early.candidates[:3]] == [t for t, _ in full.candidates[:3]], seed
+    # It did stop early, except with alpha 2: a live beam's normalised score can then grow enough to win right up
+    # to the length limit, so no row may stop before it.
+    assert calls["early"] < calls["full"] if alpha < 2 else calls["early"] == calls["full"]
+
+
+def test_a_long_source_is_cut_to_max_len_and_keeps_its_end_of_sentence_token():
+    from tests.conftest import tiny_pipelines
+
+    pipeline = tiny_pipelines()["reverse"]
+    limit, eos = pipeline.max_source_tokens, pipeline.tokenizer.eos_id
+    src = pipeline.encode_batch(["a" * 100, "ab"])
+    assert src.shape == (2, limit)
+    assert src[0, -1] == eos and (src[0, :-1] == pipeline.tokenizer.token_to_id("a")).all()
+    assert src[1, :3].tolist() == pipeline.tokenizer.encode("ab") and (src[1, 3:] == pipeline.model.config.pad_id).all()
+    assert pipeline.truncate(pipeline.tokenizer.encode("a" * limit))[-1] == eos
+
+
+@pytest.mark.slow
 def test_tiny_model_overfits_reversal_and_decodes_it_exactly():
     torch.manual_seed(0)
     cfg = tiny_config(src_vocab_size=13, tgt_vocab_size=13, d_model=32, d_ff=64, share_embeddings=True)
