@@ -5,9 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_quick_benchmark_runs_and_prints_the_table():
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     result = subprocess.run(

@@ -19,6 +19,7 @@ ARGS = [
     "--disable-quic",
 ]
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"
+pytestmark = pytest.mark.slow  # a real browser against a served app
 
 
 @pytest.fixture(scope="module")

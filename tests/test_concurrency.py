@@ -18,6 +18,7 @@ from lab.session import UserState
 from tests.conftest import free_port
 
 
+@pytest.mark.slow
 def test_32_users_at_once_get_what_each_gets_alone(served_app):
     url, _, _ = served_app
     result = load_test(url, users=32, requests_per_user=5)
@@ -26,6 +27,7 @@ def test_32_users_at_once_get_what_each_gets_alone(served_app):
     assert result.mismatches == []  # equal outputs, figures and weights: no leak between sessions, no nondeterminism
 
 
+@pytest.mark.slow
 def test_the_load_test_catches_state_shared_between_sessions(served_app, monkeypatch):
     """The check above can fail: the same models served by an app whose sessions share one decoding state."""
     url, registry, _ = served_app
@@ -42,6 +44,7 @@ def test_the_load_test_catches_state_shared_between_sessions(served_app, monkeyp
     assert len(result.failures) + len(result.mismatches) > 0
 
 
+@pytest.mark.slow
 def test_the_same_request_gives_identical_tokens_and_weights(served_app):
     url, _, _ = served_app
     client = Client(url, verbose=False)
@@ -55,6 +58,7 @@ def test_the_same_request_gives_identical_tokens_and_weights(served_app):
     assert record[0] == record[1]
 
 
+@pytest.mark.slow
 def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
     url, _, demo = served_app
     holder = demo.state_holder
@@ -79,6 +83,7 @@ def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
     assert not any(session in holder.session_data for session in first_sessions)  # the oldest are gone
 
 
+@pytest.mark.slow
 def test_the_queue_decodes_two_requests_at_once_and_no_more(served_app, monkeypatch):
     """Run, Step and both API endpoints share one limit: never more than CONCURRENCY decode at the same time."""
     from transformer.decoding import DecodingSession

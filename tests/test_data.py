@@ -66,6 +66,7 @@ def test_split_is_a_stable_function_of_the_german_sentence():
     assert 0.04 < shares["test"] < 0.065 and 0.017 < shares["valid"] < 0.035
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DING_PATH.is_file(), reason="the trans-de-en package is not installed")
 def test_real_ding_corpus_sizes_and_disjoint_splits():
     pairs = extract_ding()

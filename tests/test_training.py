@@ -42,6 +42,7 @@ def run(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedP
     return result
 
 
+@pytest.mark.slow
 def test_train_a_few_steps_then_resume(tmp_path):
     run([sys.executable, "-m", "training.train", "--task", "reverse", "--max-steps", "4", *TINY], tmp_path)
     out, run_dir = tmp_path / "checkpoints" / "reverse", tmp_path / "runs" / "reverse"
@@ -91,6 +92,7 @@ def test_train_a_few_steps_then_resume(tmp_path):
     assert state["progress"]["best"] == state["progress"]["history"][-1]["exact_match"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DING_PATH.is_file(), reason="the trans-de-en package is not installed")
 def test_translation_training_smoke(tmp_path):
     result = run(
@@ -124,6 +126,7 @@ def test_translation_training_smoke(tmp_path):
     assert pipeline.tokenizer.vocab_size == 300 and not pipeline.tokenizer.is_character_level
 
 
+@pytest.mark.slow
 def test_distributed_data_parallel_on_cpu_with_gloo(tmp_path):
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
     result = run([*torchrun, "-m", "training.train", "--task", "reverse", "--max-steps", "3", *TINY], tmp_path)
