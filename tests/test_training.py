@@ -3,6 +3,7 @@
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -316,3 +317,47 @@ def test_the_distillation_target_is_the_beam_hypothesis_nearest_the_reference():
     assert nearest(beam, "I don't know it at all.") == "I don’t know it."  # a tie goes to the better-ranked
     assert nearest(["", "Where is it?"], "Where is the station?") == "Where is it?"
     assert nearest(["", " "], "Where is the station?") == "Where is the station?"  # nothing usable: the reference
+
+
+def test_evaluate_prints_sacrebleu_scores_for_translation(monkeypatch, capsys):
+    from training import evaluate
+
+    pairs = [("Ich habe Hunger.", "I am hungry."), ("Wo ist der Bahnhof?", "Where is the station?")]
+    monkeypatch.setattr(evaluate, "ding_split", lambda split: pairs)
+    assert evaluate.main(["--model", str(REPO / "checkpoints" / "de-en"), "--split", "test", "--show", "1"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^BLEU = \d+\.\d+ ", out, flags=re.MULTILINE), out
+    assert re.search(r"^chrF2 = \d+\.\d+", out, flags=re.MULTILINE) and "signature: nrefs:1" in out
+    assert "2 sentences of the Ding test split, greedy" in out and "de:  Ich habe Hunger." in out
+
+
+def test_evaluate_prints_exact_match_by_length_for_reversal(capsys):
+    from training import evaluate
+
+    assert evaluate.main(["--model", str(REPO / "checkpoints" / "reverse"), "--per-length", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "| 1 | 100.0% |" in out and "| 32 |" in out and "exact match, lengths 1-24: " in out
+
+
+def test_evaluate_says_why_a_model_cannot_be_loaded(tmp_path, capsys):
+    from training import evaluate
+
+    assert evaluate.main(["--model", str(tmp_path)]) == 1
+    assert "cannot load the model" in capsys.readouterr().err
+
+
+def test_the_reversal_card_fills_every_placeholder(monkeypatch):
+    import argparse
+
+    from training import card
+
+    monkeypatch.setattr(
+        card, "reversal_accuracy_by_length", lambda pipeline, per_length: {n: 1.0 for n in range(1, 33)}
+    )
+    args = argparse.Namespace(
+        command="python -m training.train --task reverse", minutes=22.4, hardware="a laptop", history=""
+    )
+    text = card.reversal_card(load_pretrained(REPO / "checkpoints" / "reverse"), args)
+    assert "$" not in text and "**100.00%** exact on lengths 1–24" in text and "| 32 | 100.0% |" in text
+    assert "python -m training.train --task reverse" in text and "22 minutes on a laptop." in text
+    assert text.startswith("---\nlibrary_name: attention-lab\nlicense: mit\n")

@@ -78,6 +78,7 @@ def translation_card(pipeline: Seq2SeqPipeline, args: argparse.Namespace) -> str
         bleu_signature=greedy.bleu_signature,
         chrf_signature=greedy.chrf_signature,
         everyday="\n".join(f"| {s} | {o} |" for s, o in zip(EVERYDAY, outputs)),
+        test_sentences=len(test),
         n_pairs=f"{sum(len(pairs) for pairs in splits.values()):,}",
         **{f"n_{name}": f"{len(pairs):,}" for name, pairs in splits.items()},
         n_phrases=f"{len(ding_split('phrases')):,}",
