@@ -17,7 +17,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
-python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r tests/requirements.txt
+# pip only when a pinned package is missing or at another version: its own check takes seconds even then.
+if ! python3 tests/pins.py requirements.txt tests/requirements.txt; then
+  python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r tests/requirements.txt
+fi
 
 export GRADIO_ANALYTICS_ENABLED=False HF_HUB_DISABLE_TELEMETRY=1
 exec python3 -m pytest "$@"
