@@ -18,7 +18,6 @@ import argparse
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import gradio as gr
 import torch
@@ -138,132 +137,78 @@ class Events:
 # The page ------------------------------------------------------------------------------------------------------------
 
 
-@dataclass
 class Page:
-    """The page's components that events read or write."""
+    """The page's components, laid out top to bottom as they are created; events read and write them by name."""
 
-    state: gr.State
-    model: gr.Dropdown
-    source: gr.Textbox
-    strategy: gr.Radio
-    beam_size: gr.Slider
-    max_len: gr.Slider
-    top_k_shown: gr.Slider
-    buttons: dict[str, gr.Button]  # Run, Step, Back, Reset, force, export
-    output: gr.Textbox
-    status: gr.Textbox
-    scrub: gr.Slider
-    spotlight: gr.Plot
-    top_k: gr.Plot
-    what_if: gr.Dropdown
-    layer_view: gr.Dropdown
-    head_view: gr.Dropdown
-    cross: gr.Plot
-    encoder: gr.Plot
-    decoder_self: gr.Plot
-    beam_table: gr.Dataframe
-    export_file: gr.File
+    def __init__(self, lab: Lab, registry: Registry) -> None:
+        gr.Markdown(
+            "# Attention Lab\nStep through an encoder–decoder Transformer's decoding and see every head's "
+            "attention: encoder self-attention, decoder self-attention and cross-attention."
+        )
+        if registry.errors:
+            gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
+        self.state = gr.State(UserState, time_to_live=STATE_TTL_S)
+        self._inputs(lab, registry)
+        self._step_views(lab)
+        self._sections()
+        if any(registry.examples.values()):
+            examples = [[n, t] for n, texts in registry.examples.items() for t in texts]
+            gr.Examples(examples, inputs=[self.model, self.source], label="Examples from the test data")
+
+    def _inputs(self, lab: Lab, registry: Registry) -> None:
+        """Model, Source, the decoding options and the buttons."""
+        with gr.Row():
+            self.model = gr.Dropdown(lab.names, value=lab.default, label="Model", scale=1)
+            first_example = (registry.examples.get(lab.default) or [""])[0]
+            self.source = gr.Textbox(label="Source", lines=2, max_lines=6, scale=4, value=first_example)
+        with gr.Accordion("Decoding options", open=False), gr.Row():
+            self.strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Strategy")
+            self.beam_size = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size")
+            self.max_len = gr.Slider(1, 128, value=64, step=1, label="Max length")
+            self.top_k_shown = gr.Slider(1, 20, value=8, step=1, label="Top-k shown")
+        with gr.Row():
+            self.run = gr.Button("Run", variant="primary")
+            self.step = gr.Button("Step")
+            self.back = gr.Button("Back")
+            self.reset = gr.Button("Reset")
+
+    def _step_views(self, lab: Lab) -> None:
+        """The output, the shown step, its cross-attention and next-token probabilities, what-if, and the views."""
+        self.output = gr.Textbox(label="Output", interactive=False)
+        self.status = gr.Textbox(label="Notice", interactive=False, visible=False)
+        self.scrub = gr.Slider(0, 1, value=0, step=1, label="Show step", interactive=False)
+        with gr.Row():
+            self.spotlight = gr.Plot(label="Cross-attention at this step", scale=3)
+            self.top_k = gr.Plot(label="Next-token probabilities", scale=2)
+        with gr.Row():
+            self.what_if = gr.Dropdown([], label="What if? Pick another candidate for this step", scale=3)
+            self.force = gr.Button("Force it and decode on", scale=1)
+        layers, heads = lab.view_choices(lab.default)
+        with gr.Row():
+            self.layer_view = gr.Dropdown(layers, value=layers[0], label="Layers")
+            self.head_view = gr.Dropdown(heads, value=heads[0], label="Heads")
+
+    def _sections(self) -> None:
+        """The three headed sections of heatmaps, then the beam table and the export."""
+        gr.Markdown(
+            f"## {SECTIONS['cross']}\nRows are decoding steps (the token each wrote), columns the source; "
+            "the current step is outlined."
+        )
+        self.cross = gr.Plot(show_label=False)
+        gr.Markdown(f"## {SECTIONS['encoder']}")
+        self.encoder = gr.Plot(show_label=False)
+        gr.Markdown(f"## {SECTIONS['decoder_self']}\nEach step attends to the decoder inputs so far (causal).")
+        self.decoder_self = gr.Plot(show_label=False)
+        with gr.Accordion("Beam search: the beams and their scores at each step", open=False):
+            self.beam_table = gr.Dataframe(headers=["step", "rank", "hypothesis", "log-prob"], interactive=False)
+        with gr.Accordion("Export", open=False):
+            self.export = gr.Button("Export attention as JSON")
+            self.export_file = gr.File(label="attention.json")
+            gr.Markdown("Each figure's toolbar saves it as PNG; the JSON holds every head's weights at every step.")
 
     def outputs(self) -> list:
+        """The components of OUTPUTS, in its order."""
         return [getattr(self, name) for name in OUTPUTS]
-
-
-def inputs(lab: Lab, registry: Registry) -> dict:
-    """Model, Source, the decoding options and the buttons."""
-    with gr.Row():
-        model = gr.Dropdown(lab.names, value=lab.default, label="Model", scale=1)
-        first_example = (registry.examples.get(lab.default) or [""])[0]
-        source = gr.Textbox(label="Source", lines=2, max_lines=6, scale=4, value=first_example)
-    with gr.Accordion("Decoding options", open=False), gr.Row():
-        strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Strategy")
-        beam_size = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size")
-        max_len = gr.Slider(1, 128, value=64, step=1, label="Max length")
-        top_k_shown = gr.Slider(1, 20, value=8, step=1, label="Top-k shown")
-    with gr.Row():
-        buttons = {
-            name: gr.Button(name, variant="primary" if name == "Run" else "secondary")
-            for name in ("Run", "Step", "Back", "Reset")
-        }
-    return {
-        "model": model,
-        "source": source,
-        "strategy": strategy,
-        "beam_size": beam_size,
-        "max_len": max_len,
-        "top_k_shown": top_k_shown,
-        "buttons": buttons,
-    }
-
-
-def step_views(lab: Lab) -> dict:
-    """The output, the shown step, its cross-attention and next-token probabilities, what-if, and the view choice."""
-    output = gr.Textbox(label="Output", interactive=False)
-    status = gr.Textbox(label="Notice", interactive=False, visible=False)
-    scrub = gr.Slider(0, 1, value=0, step=1, label="Show step", interactive=False)
-    with gr.Row():
-        spotlight = gr.Plot(label="Cross-attention at this step", scale=3)
-        top_k = gr.Plot(label="Next-token probabilities", scale=2)
-    with gr.Row():
-        what_if = gr.Dropdown([], label="What if? Pick another candidate for this step", scale=3)
-        force = gr.Button("Force it and decode on", scale=1)
-    layers, heads = lab.view_choices(lab.default)
-    with gr.Row():
-        layer_view = gr.Dropdown(layers, value=layers[0], label="Layers")
-        head_view = gr.Dropdown(heads, value=heads[0], label="Heads")
-    return {
-        "output": output,
-        "status": status,
-        "scrub": scrub,
-        "spotlight": spotlight,
-        "top_k": top_k,
-        "what_if": what_if,
-        "force": force,
-        "layer_view": layer_view,
-        "head_view": head_view,
-    }
-
-
-def sections() -> dict:
-    """The three headed sections of heatmaps, then the beam table and the export."""
-    gr.Markdown(
-        f"## {SECTIONS['cross']}\nRows are decoding steps (the token each wrote), columns the source; "
-        "the current step is outlined."
-    )
-    cross = gr.Plot(show_label=False)
-    gr.Markdown(f"## {SECTIONS['encoder']}")
-    encoder = gr.Plot(show_label=False)
-    gr.Markdown(f"## {SECTIONS['decoder_self']}\nEach step attends to the decoder inputs so far (causal).")
-    decoder_self = gr.Plot(show_label=False)
-    with gr.Accordion("Beam search: the beams and their scores at each step", open=False):
-        beam_table = gr.Dataframe(headers=["step", "rank", "hypothesis", "log-prob"], interactive=False)
-    with gr.Accordion("Export", open=False):
-        export = gr.Button("Export attention as JSON")
-        export_file = gr.File(label="attention.json")
-        gr.Markdown("Each figure's toolbar saves it as PNG; the JSON holds every head's weights at every step.")
-    return {
-        "cross": cross,
-        "encoder": encoder,
-        "decoder_self": decoder_self,
-        "beam_table": beam_table,
-        "export": export,
-        "export_file": export_file,
-    }
-
-
-def layout(lab: Lab, registry: Registry) -> Page:
-    gr.Markdown(
-        "# Attention Lab\nStep through an encoder–decoder Transformer's decoding and see every head's "
-        "attention: encoder self-attention, decoder self-attention and cross-attention."
-    )
-    if registry.errors:
-        gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
-    state = gr.State(UserState, time_to_live=STATE_TTL_S)
-    top, middle, bottom = inputs(lab, registry), step_views(lab), sections()
-    if any(registry.examples.values()):
-        examples = [[n, t] for n, texts in registry.examples.items() for t in texts]
-        gr.Examples(examples, inputs=[top["model"], top["source"]], label="Examples from the test data")
-    top["buttons"].update(force=middle.pop("force"), export=bottom.pop("export"))
-    return Page(state=state, **top, **middle, **bottom)
 
 
 def wire(page: Page, events: Events) -> None:
@@ -274,17 +219,17 @@ def wire(page: Page, events: Events) -> None:
     private = {"api_visibility": "private", **shared}
     p, outputs, view = page, page.outputs(), [page.layer_view, page.head_view]
     run_inputs = [p.state, p.model, p.source, p.strategy, p.beam_size, p.max_len, p.top_k_shown, *view]
-    p.buttons["Run"].click(events.run, run_inputs, outputs, api_name="ui_run", **hidden)
+    p.run.click(events.run, run_inputs, outputs, api_name="ui_run", **hidden)
     step_inputs = [p.state, p.model, p.source, p.max_len, p.top_k_shown, *view]
-    p.buttons["Step"].click(events.step, step_inputs, outputs, api_name="ui_step", **hidden)
-    p.buttons["Back"].click(events.back, [p.state, *view], outputs, api_name="ui_back", **hidden)
-    p.buttons["Reset"].click(events.reset, [p.state], outputs, api_name="ui_reset", **hidden)
-    p.buttons["force"].click(events.force, [p.state, p.scrub, p.what_if, *view], outputs, **private)
+    p.step.click(events.step, step_inputs, outputs, api_name="ui_step", **hidden)
+    p.back.click(events.back, [p.state, *view], outputs, api_name="ui_back", **hidden)
+    p.reset.click(events.reset, [p.state], outputs, api_name="ui_reset", **hidden)
+    p.force.click(events.force, [p.state, p.scrub, p.what_if, *view], outputs, **private)
     p.scrub.release(events.scrub, [p.state, p.scrub, *view], outputs, **private)
     p.layer_view.change(events.view, [p.state, p.scrub, *view], outputs, **private)
     p.head_view.change(events.view, [p.state, p.scrub, *view], outputs, **private)
     p.model.change(events.model, [p.state, p.model], [*outputs, *view], **private)
-    p.buttons["export"].click(events.export, [p.state], [p.export_file], **private)
+    p.export.click(events.export, [p.state], [p.export_file], **private)
     gr.api(events.translate, api_name="translate", **shared)
     gr.api(events.attention, api_name="attention", **shared)
 
@@ -292,7 +237,7 @@ def wire(page: Page, events: Events) -> None:
 def build_demo(registry: Registry) -> gr.Blocks:
     lab = Lab(registry)
     with gr.Blocks(title="Attention Lab") as demo:
-        wire(layout(lab, registry), Events(lab))
+        wire(Page(lab, registry), Events(lab))
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
     return demo
 

@@ -94,7 +94,15 @@ class Lab:
             for rank, (tokens, score) in enumerate(beams)
         ]
         figures = session_figures(session, tokenizer, shown - 1, self.parse_view(layer, heads))
-        return Screen(tokenizer.decode(session.tokens), status, shown, n, figures, candidates, beam_rows)
+        return Screen(
+            output=tokenizer.decode(session.tokens),
+            status=status,
+            step=shown,
+            n_steps=n,
+            figures=figures,
+            candidates=candidates,
+            beam_rows=beam_rows,
+        )
 
     # Decoding --------------------------------------------------------------------------------------------------------
 
@@ -110,8 +118,7 @@ class Lab:
     def current(self, user: UserState, name: str, text: str, top_k: int, max_len: int) -> Run:
         """The user's run, restarted when the model, the text or the options changed."""
         run = user.run
-        options = (name, text, int(top_k), int(max_len))
-        if run is None or (run.model_name, run.text, run.top_k, run.max_len) != options:
+        if run is None or (run.model_name, run.text, run.top_k, run.max_len) != (name, text, int(top_k), int(max_len)):
             user.run = run = self.new_run(name, text, top_k, max_len)
         return run
 

@@ -57,7 +57,7 @@ def replay_beam(run: Run, beam_size: int) -> list[list]:
 def decode_to_end(run: Run, strategy: str, beam_size: object) -> list[list]:
     """Decode the run to the end with "greedy" or "beam" search; returns the beam history (empty for greedy).
 
-    The strategy and beam size are checked before anything changes, so a bad choice loses nothing.
+    The strategy and beam size are checked before the session is decoded: a bad choice leaves its steps as they are.
     """
     if strategy not in STRATEGIES:
         raise InputError(f'Strategy must be "greedy" or "beam" (got {quoted(strategy)}).')
