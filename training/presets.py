@@ -94,7 +94,8 @@ def add_override_arguments(parser: argparse.ArgumentParser) -> None:
     """One option per Preset field: --lr, --batch-tokens, --focus-dropout, ... (None: keep the preset's value)."""
     group = parser.add_argument_group("recipe overrides (default: the task's preset)")
     for field in dataclasses.fields(Preset):
-        group.add_argument(f"--{field.name.replace('_', '-')}", type=_CLI_TYPES[field.type], metavar=field.type)
+        kind = _CLI_TYPES[field.type]
+        group.add_argument(f"--{field.name.replace('_', '-')}", type=kind, metavar=kind.__name__.upper())
 
 
 def with_overrides(preset: Preset, args: argparse.Namespace) -> Preset:

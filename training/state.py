@@ -50,9 +50,9 @@ class TrainState:
     progress: Progress
     run_dir: Path  # the resumable state: last/ (weights and tokenizer), optimizer.safetensors, state.json
     valid: list[tuple[str, str]]  # the validation pairs
+    started: float  # wall-clock start (time.time()), less the time of resumed parts
     recent_weights: list[dict[str, torch.Tensor]] = field(default_factory=list)  # last validations', for averaging
     distilled: list[tuple[str, str]] | None = None  # the distillation targets, once their window has opened
-    started: float = field(default_factory=time.time)  # wall-clock start, less the time of resumed parts
 
     @property
     def is_main(self) -> bool:
@@ -65,9 +65,10 @@ class TrainState:
     def elapsed(self) -> float:
         return time.time() - self.started
 
-    def save_best(self) -> None:
-        """The current weights become the checkpoint in --out."""
-        Seq2SeqPipeline(self.model, self.tokenizer).save_pretrained(self.args.out)
+
+def save_best(state: TrainState) -> None:
+    """The current weights become the checkpoint in --out."""
+    Seq2SeqPipeline(state.model, state.tokenizer).save_pretrained(state.args.out)
 
 
 def save_state(state: TrainState) -> None:

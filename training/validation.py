@@ -13,7 +13,7 @@ from transformer.tokenizer import Tokenizer
 
 from .batching import make_batches
 from .log import report
-from .state import TrainState, save_state
+from .state import TrainState, save_best, save_state
 
 
 @torch.no_grad()
@@ -62,7 +62,7 @@ def validate(state: TrainState) -> None:
     score = selection_metric(state.args.task, metrics)
     if score > progress.best:
         progress.best = score
-        state.save_best()
+        save_best(state)
         report(f"new best ({score:.2f}), saved to {state.args.out}")
     save_state(state)
 
@@ -79,7 +79,7 @@ def average_and_keep_if_better(state: TrainState) -> None:
     state.progress.history.append({**metrics, "averaged": len(recent)})
     if score > state.progress.best:
         state.progress.best = score
-        state.save_best()
+        save_best(state)
         report(f"averaged weights are the new best ({score:.2f}), saved to {state.args.out}")
     else:
         model.load_state_dict(current)
