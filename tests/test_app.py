@@ -205,3 +205,11 @@ def test_run_after_beam_with_greedy_decodes_greedily_again(lab):
     pipeline = lab.registry.models["de-en"]
     assert greedy.output == pipeline.generate([text], max_new_tokens=8)[0] and not greedy.beam_rows
     assert beam.beam_rows
+
+
+def test_a_run_without_a_max_length_takes_the_models(lab):
+    user = UserState()
+    pipeline = lab.registry.models["reverse"]
+    screen = lab.run(user, "reverse", "abc", max_len=None)
+    assert user.run.max_len == pipeline.model.config.max_len
+    assert screen.output == pipeline.generate(["abc"], max_new_tokens=pipeline.model.config.max_len)[0]
