@@ -15,6 +15,7 @@ from transformer import Transformer
 from transformer.hub import load_pretrained
 
 REPO = Path(__file__).resolve().parent.parent
+TRAIN = [sys.executable, "-m", "training.train"]
 TINY = [
     "--d-model",
     "32",
@@ -45,24 +46,13 @@ def run(args: list[str], cwd: Path, timeout: int = 300) -> subprocess.CompletedP
 
 @pytest.mark.slow
 def test_train_a_few_steps_then_resume(tmp_path):
-    run([sys.executable, "-m", "training.train", "--task", "reverse", "--max-steps", "4", *TINY], tmp_path)
+    run([*TRAIN, "--task", "reverse", "--max-steps", "4", *TINY], tmp_path)
     out, run_dir = tmp_path / "checkpoints" / "reverse", tmp_path / "runs" / "reverse"
     assert {p.name for p in out.iterdir()} >= {"config.json", "model.safetensors", "tokenizer.json"}
     state = json.loads((run_dir / "state.json").read_text())
     assert state["progress"]["step"] == 4 and len(state["progress"]["history"]) == 1
     result = run(
-        [
-            sys.executable,
-            "-m",
-            "training.train",
-            "--task",
-            "reverse",
-            "--resume",
-            str(run_dir),
-            "--max-steps",
-            "7",
-            *TINY,
-        ],
+        [*TRAIN, "--task", "reverse", "--resume", str(run_dir), "--max-steps", "7", *TINY],
         tmp_path,
     )
     state = json.loads((run_dir / "state.json").read_text())
@@ -73,19 +63,7 @@ def test_train_a_few_steps_then_resume(tmp_path):
     state["progress"]["best"] = 1e9  # a record this stage cannot beat, unless it is judged on its own
     (run_dir / "state.json").write_text(json.dumps(state))
     result = run(
-        [
-            sys.executable,
-            "-m",
-            "training.train",
-            "--task",
-            "reverse",
-            "--resume",
-            str(run_dir),
-            "--max-steps",
-            "9",
-            "--reset-best",
-            *TINY,
-        ],
+        [*TRAIN, "--task", "reverse", "--resume", str(run_dir), "--max-steps", "9", "--reset-best", *TINY],
         tmp_path,
     )
     state = json.loads((run_dir / "state.json").read_text())
@@ -98,9 +76,7 @@ def test_train_a_few_steps_then_resume(tmp_path):
 def test_translation_training_smoke(tmp_path):
     result = run(
         [
-            sys.executable,
-            "-m",
-            "training.train",
+            *TRAIN,
             "--task",
             "de-en",
             "--max-steps",
