@@ -18,108 +18,159 @@ import argparse
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import gradio as gr
 import torch
 
-from lab.actions import Lab, Screen
+from lab.actions import FOCUS_MEAN, Controls, Lab
 from lab.checks import InputError
+from lab.examples import examples_for_page, first_example
+from lab.export import page_html
 from lab.registry import Registry, load_models
 from lab.serving import available_cores
 from lab.session import MAX_BEAM, STRATEGIES, UserState
+from lab.views import SCALES
 
-SECTIONS = {"encoder": "Encoder self-attention", "decoder_self": "Decoder self-attention", "cross": "Cross-attention"}
+logger = logging.getLogger("attention_lab")
 CONCURRENCY = 2  # decoding requests served at once; more would only share the same cores
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 # Gradio keeps every session's component values (our figures among them) until the session is evicted, oldest
 # first, beyond this many sessions; its default of 10,000 let memory grow by about 0.25 MB per session here.
 SESSION_CAPACITY = 128
-LAUNCH_OPTIONS = {"state_session_capacity": SESSION_CAPACITY}
-# What every decoding event updates, in this order (the ui_* endpoints answer with these values).
+ASSETS = Path(__file__).resolve().parent / "lab" / "assets"
+LAUNCH_OPTIONS = {"state_session_capacity": SESSION_CAPACITY, "css_paths": [ASSETS / "page.css"]}
+# What every event sends (Controls' fields, after the state), and what the decoding events update, in these orders.
+INPUTS = (
+    "model",
+    "source",
+    "strategy",
+    "beam_size",
+    "max_len",
+    "top_k_shown",
+    "scrub",
+    "words",
+    "hide_specials",
+    "scale",
+    "focus",
+)
 OUTPUTS = (
-    "state",
     "output",
     "status",
     "scrub",
-    "spotlight",
+    "step",
+    "back",
+    "now",
     "top_k",
-    "what_if",
+    "cross",
     "encoder",
     "decoder_self",
-    "cross",
-    "beam_table",
+    "beams",
+    "original",
+    "compare",
+)
+WORDS_NOTE = (
+    "Tokens are merged into words: the attention *to* a word is the sum over its pieces, and the attention *from* "
+    "a word is the mean over its pieces, so every row still sums to 1. Untick it to see the subword pieces "
+    "(“##” marks a piece that continues a word)."
 )
 
 
-@contextmanager
-def shown_to_user() -> Iterator[None]:
-    """An InputError reaches the page (or the API client) as a gr.Error with its message as it is."""
-    try:
-        yield
-    except InputError as err:
-        raise gr.Error(str(err)) from None
+def download_js(image_format: str) -> str:
+    """Browser code that saves the focused head of the open tab (the figure's second trace, alone) as an image, with
+    the plotly.js already on the page."""
+    return f"""() => {{
+  const gd = [...document.querySelectorAll('.attention-view .js-plotly-plot')].find(p => p.offsetParent !== null);
+  if (!gd || !window.Plotly || gd.data.length < 2) return;
+  const head = {{...gd.data[1], xaxis: 'x', yaxis: 'y'}};
+  const lay = gd.layout;
+  const layout = {{title: {{text: lay.yaxis2.title.text}}, coloraxis: lay.coloraxis, plot_bgcolor: 'white',
+    xaxis: {{...lay.xaxis2, anchor: 'y'}}, yaxis: {{...lay.yaxis2, domain: [0, 1], anchor: 'x'}},
+    margin: {{...lay.margin, t: 160}}, width: 900, height: 220 + 22 * head.y.length}};
+  window.Plotly.downloadImage({{data: [head], layout: layout}}, {{format: '{image_format}', filename: 'attention-head'}});
+}}"""
 
 
-def updates(user: UserState, screen: Screen, with_encoder: bool = True) -> tuple:
-    """A Screen as the values of OUTPUTS. The encoder view only changes with a new source."""
-    figures, candidates = screen.figures, screen.candidates
-    values = {
-        "state": user,
-        "output": screen.output,
-        "status": gr.update(value=screen.status, visible=bool(screen.status)),
-        "scrub": gr.update(value=screen.step, maximum=max(screen.n_steps, 1), interactive=screen.n_steps > 1),
-        "spotlight": figures.get("spotlight"),
-        "top_k": figures.get("top_k"),
-        "what_if": gr.update(choices=candidates, value=candidates[1][1] if len(candidates) > 1 else None),
-        "encoder": figures.get("encoder") if with_encoder else gr.skip(),
-        "decoder_self": figures.get("decoder_self"),
-        "cross": figures.get("cross"),
-        "beam_table": gr.update(value=screen.beam_rows or None),
-    }
-    return tuple(values[name] for name in OUTPUTS)
+def as_update(name: str, value):
+    """One change from the Lab as the update of the output `name`."""
+    if name in ("step", "back"):
+        return gr.update(interactive=bool(value))
+    if name == "scrub":
+        return gr.update(**value)
+    if name == "status":
+        return gr.update(value=value, visible=bool(value))
+    if name == "top_k":
+        return gr.update(value=value)
+    if name == "beams":
+        return gr.update(value=value or None)
+    if name == "original":
+        return gr.update(value=value or "", visible=bool(value))
+    return value
+
+
+def updates(changes: dict) -> tuple:
+    """The Lab's changes as the values of OUTPUTS: gr.skip() for everything that stays as it is."""
+    return tuple(as_update(name, changes[name]) if name in changes else gr.skip() for name in OUTPUTS)
 
 
 class Events:
-    """What the page's events call: the Lab's actions, with their screens as the page's updates."""
+    """What the page's events call: the Lab's actions, with their changes as the page's updates.
+
+    A user's mistake becomes a warning toast and one line in the server log; the page keeps every view it had.
+    """
 
     def __init__(self, lab: Lab) -> None:
         self.lab = lab
 
-    def run(self, user, *args):
-        with shown_to_user():
-            return updates(user, self.lab.run(user, *args))
+    def _do(self, action, user: UserState, controls: Controls, *extra) -> tuple:
+        try:
+            changes = action(user, controls, *extra)
+        except InputError as err:
+            logger.info("user error: %s", err)
+            gr.Warning(str(err))
+            return (user, *(gr.skip() for _ in OUTPUTS))
+        return (user, *updates(changes))
 
-    def step(self, user, *args):
-        before = user.run
-        with shown_to_user():
-            screen = self.lab.step(user, *args)
-        return updates(user, screen, with_encoder=user.run is not before)
+    def run(self, user, *values):
+        return self._do(self.lab.run, user, Controls(*values))
 
-    def back(self, user, *args):
-        with shown_to_user():
-            return updates(user, self.lab.back(user, *args), with_encoder=False)
+    def step(self, user, *values):
+        return self._do(self.lab.step, user, Controls(*values))
 
-    def reset(self, user):
-        return updates(user, self.lab.reset(user))
+    def back(self, user, *values):
+        return self._do(self.lab.back, user, Controls(*values))
 
-    def force(self, user, *args):
-        with shown_to_user():
-            return updates(user, self.lab.force(user, *args), with_encoder=False)
+    def reset(self, user, *values):
+        return self._do(self.lab.reset, user, Controls(*values))
 
-    def view(self, user, *args):
-        return updates(user, self.lab.show(user, *args))
+    def pick(self, evt: gr.SelectData, user, *values):
+        """A click on a next-token candidate: force it at the shown step (what if?) and decode on."""
+        controls = Controls(*values)
+        controls.candidate = evt.value
+        return self._do(self.lab.force, user, controls)
 
-    def scrub(self, user, *args):
-        return updates(user, self.lab.show(user, *args), with_encoder=False)
+    def show(self, user, *values):
+        return self._do(self.lab.show, user, Controls(*values))
 
-    def model(self, user, name):
-        layers, heads = self.lab.view_choices(name)
-        new_views = gr.update(choices=layers, value=layers[0]), gr.update(choices=heads, value=heads[0])
-        return (*updates(user, self.lab.reset(user)), *new_views)
+    def tab(self, name: str):
+        def opened(user, *values):
+            return self._do(self.lab.show, user, Controls(*values), name)
+
+        return opened
+
+    def model(self, user, name, text):
+        """A new model: start over, with one of its examples unless the text suits it, and its heads to focus."""
+        source = self.lab.example_for(name, text)
+        focus = gr.update(choices=self.lab.focus_choices(name), value=FOCUS_MEAN)
+        return (*self._do(self.lab.reset, user, Controls(name, source)), source, focus)
 
     def export(self, user):
         with shown_to_user():
-            return self.lab.export(user)
+            return gr.update(value=self.lab.export(user), visible=True)
+
+    def export_html(self, user, *values):
+        with shown_to_user():
+            return gr.update(value=page_html(self.lab, user, Controls(*values)), visible=True)
 
     # The documented API (gradio_client); typed, so gr.api describes it.
 
@@ -134,6 +185,16 @@ class Events:
             return self.lab.attention(model, text, strategy, beam_size)
 
 
+@contextmanager
+def shown_to_user() -> Iterator[None]:
+    """An InputError reaches an API client (or a file download) as a gr.Error with its message as it is."""
+    try:
+        yield
+    except InputError as err:
+        logger.info("user error: %s", err)
+        raise gr.Error(str(err), print_exception=False) from None
+
+
 # The page ------------------------------------------------------------------------------------------------------------
 
 
@@ -142,94 +203,121 @@ class Page:
 
     def __init__(self, lab: Lab, registry: Registry) -> None:
         gr.Markdown(
-            "# Attention Lab\nStep through an encoder–decoder Transformer's decoding and see every head's "
-            "attention: encoder self-attention, decoder self-attention and cross-attention."
+            "# Attention Lab\nStep through an encoder–decoder Transformer's decoding and see where every head looks: "
+            "encoder self-attention, decoder self-attention and cross-attention."
         )
         if registry.errors:
             gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
-        self.state = gr.State(UserState, time_to_live=STATE_TTL_S)
+        self.state = gr.State(UserState(), time_to_live=STATE_TTL_S)  # copied fresh into each session
         self._inputs(lab, registry)
-        self._step_views(lab)
-        self._sections()
-        if any(registry.examples.values()):
-            examples = [[n, t] for n, texts in registry.examples.items() for t in texts]
-            gr.Examples(examples, inputs=[self.model, self.source], label="Examples from the test data")
+        self._step_views()
+        self._options(lab)
+        self._tabs()
+        self._export()
 
     def _inputs(self, lab: Lab, registry: Registry) -> None:
-        """Model, Source, the decoding options and the buttons."""
-        with gr.Row():
-            self.model = gr.Dropdown(lab.names, value=lab.default, label="Model", scale=1)
-            first_example = (registry.examples.get(lab.default) or [""])[0]
-            self.source = gr.Textbox(label="Source", lines=2, max_lines=6, scale=4, value=first_example)
+        """Model, Source, the examples, the buttons and the decoding options."""
+        with gr.Row(elem_classes="inputs"):
+            self.model = gr.Dropdown(lab.names, value=lab.default, label="Model", scale=1, min_width=140)
+            start = first_example(registry, lab.default)
+            self.source = gr.Textbox(label="Source", lines=2, max_lines=6, scale=4, min_width=200, value=start)
+        rows, labels = examples_for_page(registry)
+        if rows:
+            gr.Examples(rows, inputs=[self.model, self.source], example_labels=labels, label="Examples")
+        with gr.Row(elem_classes="buttons"):
+            self.run = gr.Button("Run", variant="primary", min_width=60)
+            self.step = gr.Button("Step", min_width=60)
+            self.back = gr.Button("Back", min_width=60, interactive=False)
+            self.reset = gr.Button("Reset", min_width=60)
         with gr.Accordion("Decoding options", open=False), gr.Row():
-            self.strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Strategy")
+            info = "Step decodes greedily, so it is off in beam mode; Run decodes the beams."
+            self.strategy = gr.Radio(list(STRATEGIES), value="greedy", label="Strategy", info=info)
             self.beam_size = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size")
             self.max_len = gr.Slider(1, 128, value=64, step=1, label="Max length")
             self.top_k_shown = gr.Slider(1, 20, value=8, step=1, label="Top-k shown")
-        with gr.Row():
-            self.run = gr.Button("Run", variant="primary")
-            self.step = gr.Button("Step")
-            self.back = gr.Button("Back")
-            self.reset = gr.Button("Reset")
 
-    def _step_views(self, lab: Lab) -> None:
-        """The output, the shown step, its cross-attention and next-token probabilities, what-if, and the views."""
-        self.output = gr.Textbox(label="Output", interactive=False)
+    def _step_views(self) -> None:
+        """The output, the shown step, what it looked at, its next-token probabilities, and what-if."""
+        with gr.Row(elem_classes="outputs"):
+            self.output = gr.Textbox(label="Output", interactive=False, scale=1, min_width=200)
+            self.original = gr.Textbox(
+                label="Before the what-if", interactive=False, visible=False, scale=1, min_width=200
+            )
         self.status = gr.Textbox(label="Notice", interactive=False, visible=False)
         self.scrub = gr.Slider(0, 1, value=0, step=1, label="Show step", interactive=False)
-        with gr.Row():
-            self.spotlight = gr.Plot(label="Cross-attention at this step", scale=3)
-            self.top_k = gr.Plot(label="Next-token probabilities", scale=2)
-        with gr.Row():
-            self.what_if = gr.Dropdown([], label="What if? Pick another candidate for this step", scale=3)
-            self.force = gr.Button("Force it and decode on", scale=1)
-        layers, heads = lab.view_choices(lab.default)
-        with gr.Row():
-            self.layer_view = gr.Dropdown(layers, value=layers[0], label="Layers")
-            self.head_view = gr.Dropdown(heads, value=heads[0], label="Heads")
+        with gr.Row(elem_classes="now"):
+            self.now = gr.HTML(label="What the model looked at", scale=3, min_width=260)
+            label = "Next-token probabilities. What if? Click another candidate to force it here and decode on"
+            self.top_k = gr.Label(label=label, scale=2, min_width=220, show_heading=False)
 
-    def _sections(self) -> None:
-        """The three headed sections of heatmaps, then the beam table and the export."""
-        gr.Markdown(
-            f"## {SECTIONS['cross']}\nRows are decoding steps (the token each wrote), columns the source; "
-            "the current step is outlined."
-        )
-        self.cross = gr.Plot(show_label=False)
-        gr.Markdown(f"## {SECTIONS['encoder']}")
-        self.encoder = gr.Plot(show_label=False)
-        gr.Markdown(f"## {SECTIONS['decoder_self']}\nEach step attends to the decoder inputs so far (causal).")
-        self.decoder_self = gr.Plot(show_label=False)
-        with gr.Accordion("Beam search: the beams and their scores at each step", open=False):
-            self.beam_table = gr.Dataframe(headers=["step", "rank", "hypothesis", "log-prob"], interactive=False)
-        with gr.Accordion("Export", open=False):
-            self.export = gr.Button("Export attention as JSON")
-            self.export_file = gr.File(label="attention.json")
-            gr.Markdown("Each figure's toolbar saves it as PNG; the JSON holds every head's weights at every step.")
+    def _options(self, lab: Lab) -> None:
+        """How the views draw the weights: focused head, words or pieces, specials, colour scale."""
+        with gr.Row(elem_classes="options"):
+            self.focus = gr.Dropdown(lab.focus_choices(lab.default), value=FOCUS_MEAN, label="Focus head")
+            self.words = gr.Checkbox(True, label="Merge pieces into words")
+            self.hide_specials = gr.Checkbox(False, label="Hide special tokens (renormalise rows)")
+            scales = [(label, key) for key, label in SCALES.items()]
+            self.scale = gr.Radio(scales, value="linear", label="Colour scale")
+        gr.Markdown(WORDS_NOTE, elem_classes="note")
+
+    def _tabs(self) -> None:
+        """The three kinds of attention (overview and focus each), the beams and the what-if comparison."""
+        self.tabs = {}
+        with gr.Tabs():
+            for kind, title in (
+                ("cross", "Cross-attention"),
+                ("encoder", "Encoder self-attention"),
+                ("decoder_self", "Decoder self-attention"),
+            ):
+                with gr.Tab(title) as self.tabs[kind]:
+                    setattr(
+                        self, kind, gr.Plot(show_label=False, elem_classes="attention-view", elem_id=f"{kind}-view")
+                    )
+            with gr.Tab("Beams") as self.tabs["beams"]:
+                headers = ["step", "rank", "hypothesis", "log-prob"]
+                self.beams = gr.Dataframe(headers=headers, interactive=False, label="Beam search: the live beams")
+            with gr.Tab("Compare") as self.tabs["compare"]:
+                gr.Markdown("After a what-if: the cross-attention of the original decoding beside the forced one.")
+                self.compare = gr.Plot(show_label=False)
+
+    def _export(self) -> None:
+        with gr.Accordion("Export", open=False), gr.Row():
+            self.png = gr.Button("Focused head as PNG", min_width=120)
+            self.svg = gr.Button("Focused head as SVG", min_width=120)
+            self.html = gr.Button("Whole view as HTML (works offline)", min_width=120)
+            self.json = gr.Button("Attention as JSON", min_width=120)
+        self.export_file = gr.File(label="Download", visible=False)
+
+    def inputs(self) -> list:
+        return [self.state, *(getattr(self, name) for name in INPUTS)]
 
     def outputs(self) -> list:
-        """The components of OUTPUTS, in its order."""
-        return [getattr(self, name) for name in OUTPUTS]
+        return [self.state, *(getattr(self, name) for name in OUTPUTS)]
 
 
-def wire(page: Page, events: Events) -> None:
+def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
     """Every event that decodes or draws shares one queue group: CONCURRENCY of them run at once, app-wide. The
     buttons' endpoints stay out of the API docs, but benchmarks and tests can drive them by name."""
     shared = {"concurrency_id": "decode", "concurrency_limit": CONCURRENCY}
     hidden = {"api_visibility": "undocumented", **shared}
     private = {"api_visibility": "private", **shared}
-    p, outputs, view = page, page.outputs(), [page.layer_view, page.head_view]
-    run_inputs = [p.state, p.model, p.source, p.strategy, p.beam_size, p.max_len, p.top_k_shown, *view]
-    p.run.click(events.run, run_inputs, outputs, api_name="ui_run", **hidden)
-    step_inputs = [p.state, p.model, p.source, p.max_len, p.top_k_shown, *view]
-    p.step.click(events.step, step_inputs, outputs, api_name="ui_step", **hidden)
-    p.back.click(events.back, [p.state, *view], outputs, api_name="ui_back", **hidden)
-    p.reset.click(events.reset, [p.state], outputs, api_name="ui_reset", **hidden)
-    p.force.click(events.force, [p.state, p.scrub, p.what_if, *view], outputs, **private)
-    p.scrub.release(events.scrub, [p.state, p.scrub, *view], outputs, **private)
-    p.layer_view.change(events.view, [p.state, p.scrub, *view], outputs, **private)
-    p.head_view.change(events.view, [p.state, p.scrub, *view], outputs, **private)
-    p.model.change(events.model, [p.state, p.model], [*outputs, *view], **private)
-    p.export.click(events.export, [p.state], [p.export_file], **private)
+    quiet = {"show_progress": "hidden"}
+    p, inputs, outputs = page, page.inputs(), page.outputs()
+    p.run.click(events.run, inputs, outputs, api_name="ui_run", show_progress_on=[p.output], **hidden)
+    for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
+        getattr(p, name).click(getattr(events, name), inputs, outputs, api_name=f"ui_{name}", **quiet, **hidden)
+    p.top_k.select(events.pick, inputs, outputs, **private)
+    p.scrub.release(events.show, inputs, outputs, **private)
+    for control in (p.words, p.hide_specials, p.scale, p.focus, p.strategy):
+        control.change(events.show, inputs, outputs, **private)
+    for name, tab in p.tabs.items():
+        tab.select(events.tab(name), inputs, outputs, **private)
+    p.model.change(events.model, [p.state, p.model, p.source], [*outputs, p.source, p.focus], **private)
+    p.png.click(None, js=download_js("png"))
+    p.svg.click(None, js=download_js("svg"))
+    p.html.click(events.export_html, inputs, [p.export_file], **private)
+    p.json.click(events.export, [p.state], [p.export_file], **private)
+    demo.load(events.run, inputs, outputs, **private)
     gr.api(events.translate, api_name="translate", **shared)
     gr.api(events.attention, api_name="attention", **shared)
 
@@ -237,7 +325,7 @@ def wire(page: Page, events: Events) -> None:
 def build_demo(registry: Registry) -> gr.Blocks:
     lab = Lab(registry)
     with gr.Blocks(title="Attention Lab") as demo:
-        wire(Page(lab, registry), Events(lab))
+        wire(Page(lab, registry), Events(lab), demo)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
     return demo
 

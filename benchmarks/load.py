@@ -195,13 +195,14 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app() -> tuple[subprocess.Popen, str]:
+def start_app(script: Path = REPO / "app.py") -> tuple[subprocess.Popen, str]:
+    """`script` (the app, or another Gradio app) served on a free port in its own process; returns it and its URL."""
     from gradio_client import Client
 
     port = free_port()
-    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "PYTHONPATH": str(script.parent)}
     server = subprocess.Popen(
-        [sys.executable, str(REPO / "app.py")], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, str(script)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}/"
     deadline = time.time() + 120

@@ -1,43 +1,64 @@
 """What each control of the app does, as plain Python over the shared models: tested without a server.
 
-Every action takes the user's state and returns a Screen, what the user sees after it. Input that cannot be used
-raises InputError with a message for the user; the page shows it, and nothing the user had is lost.
+Every action takes the user's state and the page's controls, and returns what the page must change: a dict from an
+output's name to its new value, holding only what differs from what the page already shows (the user's state keeps a
+key per output). So a Step sends the grown decoder views and the new step's figures, never the encoder view, and a
+view that is not on screen is drawn when it is opened. Input that cannot be used raises InputError with a message
+for the user; the page shows it and keeps everything it had.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from transformer import DecodingSession
 
 from .checks import InputError, check_source, quoted
+from .drawing import KINDS, Drawing, Look
+from .examples import first_example
 from .record import attention_record
 from .registry import Registry
 from .session import Run, UserState, decode_to_end
-from .views import View, session_figures
 
-ALL_LAYERS, ALL_HEADS, MEAN_OF_HEADS = "All layers", "All heads", "Mean of heads"
+FOCUS_MEAN = "Mean of all heads"
 FINISHED = "Finished: use Back, a what-if token, or Reset."
+BEAM_MODE = (
+    "Beam mode: Step is off, since it decodes greedily. Run decodes with beam search (the Beams tab lists them)."
+)
+TABS = (*KINDS, "beams", "compare")
 
 
 @dataclass
-class Screen:
-    """What the user sees after an action."""
+class Controls:
+    """What the page's controls say; every event sends all of them."""
 
-    output: str = ""
-    status: str = ""
-    step: int = 0  # the step shown (1-based; 0 before any)
-    n_steps: int = 0
-    figures: dict = field(default_factory=dict)  # encoder, decoder_self, cross, spotlight, top_k
-    candidates: list[tuple[str, str]] = field(default_factory=list)  # (label, token id) at the shown step
-    beam_rows: list[list] = field(default_factory=list)  # [step, rank, hypothesis, log-prob]
+    model: str = ""
+    text: str = ""
+    strategy: str = "greedy"
+    beam_size: int = 4
+    max_len: int = 64
+    top_k: int = 8
+    shown: int | None = None  # the "Show step" slider
+    words: bool = True
+    hide_specials: bool = False
+    scale: str = "linear"
+    focus: str = FOCUS_MEAN
+    candidate: str | None = None  # the what-if choice: a candidate's label as the page shows it, or a token id
+
+    @property
+    def look(self) -> Look:
+        """The view options; a focus such as "Layer 2 · Head 3" is (1, 2)."""
+        found = re.fullmatch(r"Layer (\d+) · Head (\d+)", str(self.focus))
+        focus = (int(found[1]) - 1, int(found[2]) - 1) if found and min(int(found[1]), int(found[2])) > 0 else None
+        return Look(bool(self.words), bool(self.hide_specials), str(self.scale), focus)
 
 
 class Lab:
-    """The app's behaviour over the shared models; each method takes the user's state and returns a Screen."""
+    """The app's behaviour over the shared models; each method takes the user's state and returns the changes."""
 
     def __init__(self, registry: Registry) -> None:
         if not registry.models:
@@ -46,63 +67,20 @@ class Lab:
         self.names = list(registry.models)
         self.default = "de-en" if "de-en" in self.names else self.names[0]
 
-    # Views -----------------------------------------------------------------------------------------------------------
-
-    def view_choices(self, name: str) -> tuple[list[str], list[str]]:
-        """The layer and head choices for a model, as the dropdowns list them."""
+    def focus_choices(self, name: str) -> list[str]:
+        """The Focus head choices for a model: the mean, then every (layer, head)."""
         cfg = self.registry.models[name].model.config
         n_layers = max(cfg.n_encoder_layers, cfg.n_decoder_layers)
-        layers = [ALL_LAYERS] + [f"Layer {i + 1}" for i in range(n_layers)]
-        heads = [ALL_HEADS, MEAN_OF_HEADS] + [f"Head {i + 1}" for i in range(cfg.n_heads)]
-        return layers, heads
+        heads = [f"Layer {lay + 1} · Head {h + 1}" for lay in range(n_layers) for h in range(cfg.n_heads)]
+        return [FOCUS_MEAN, *heads]
 
-    @staticmethod
-    def parse_view(layer: str, heads: str) -> View:
-        """The dropdowns' labels as a View: "Layer 2" is layer index 1, "Mean of heads" is "mean"."""
-        if heads.startswith("All"):
-            head_choice: int | str = "all"
-        elif heads.startswith("Mean"):
-            head_choice = "mean"
-        else:
-            head_choice = int(heads.split()[-1]) - 1
-        return View(layers="all" if layer.startswith("All") else int(layer.split()[-1]) - 1, heads=head_choice)
-
-    def screen(
-        self, user: UserState, step: int | None = None, layer: str = ALL_LAYERS, heads: str = ALL_HEADS
-    ) -> Screen:
-        """The user's run drawn at `step` (1-based; None = the latest)."""
-        run = user.run
-        if run is None:
-            return Screen()
-        tokenizer, session = self.registry.models[run.model_name].tokenizer, run.session
-        n = len(session.steps)
-        if step is None:  # the latest step; after a finished run, the last word rather than the end-of-sentence token
-            ends_with_eos = n > 1 and session.steps[-1].token == session.model.config.eos_id
-            shown = n - 1 if ends_with_eos else n
-        else:
-            shown = max(1, min(int(step), n))
-        status = (run.notice + " " + FINISHED).strip() if session.finished else run.notice
-        candidates = []
-        if n:
-            record = session.steps[shown - 1]
-            candidates = [
-                (f"{tokenizer.id_to_token(t)}  ({p:.2f})", str(t)) for t, p in zip(record.top_ids, record.top_probs)
-            ]
-        beam_rows = [
-            [i + 1, rank + 1, tokenizer.decode(tokens), round(score, 3)]
-            for i, beams in enumerate(run.beams)
-            for rank, (tokens, score) in enumerate(beams)
-        ]
-        figures = session_figures(session, tokenizer, shown - 1, self.parse_view(layer, heads))
-        return Screen(
-            output=tokenizer.decode(session.tokens),
-            status=status,
-            step=shown,
-            n_steps=n,
-            figures=figures,
-            candidates=candidates,
-            beam_rows=beam_rows,
-        )
+    def example_for(self, name: str, text: str) -> str:
+        """`text` if the model can read it as it is, else the model's first example."""
+        try:
+            _, notice = check_source(self.registry.models[name], text)
+        except InputError:
+            notice = "unusable"
+        return text if not notice else first_example(self.registry, name)
 
     # Decoding --------------------------------------------------------------------------------------------------------
 
@@ -111,69 +89,83 @@ class Lab:
             raise InputError(f"Unknown model {quoted(name)}; choose one of: {', '.join(self.names)}.")
         pipeline = self.registry.models[name]
         ids, notice = check_source(pipeline, text)
+        notice = (notice + " " + self.registry.length_notice(name, text, ids)).strip()
         max_len = int(max_len) if max_len else pipeline.model.config.max_len
         session = DecodingSession(pipeline.model, ids, top_k=int(top_k), max_new_tokens=max_len)
         return Run(name, text, session, top_k=int(top_k), max_len=max_len, notice=notice)
 
-    def current(self, user: UserState, name: str, text: str, top_k: int, max_len: int) -> Run:
+    def current(self, user: UserState, c: Controls) -> Run:
         """The user's run, restarted when the model, the text or the options changed."""
         run = user.run
-        if run is None or (run.model_name, run.text, run.top_k, run.max_len) != (name, text, int(top_k), int(max_len)):
-            user.run = run = self.new_run(name, text, top_k, max_len)
+        wanted = (c.model, c.text, int(c.top_k), int(c.max_len))
+        if run is None or (run.model_name, run.text, run.top_k, run.max_len) != wanted:
+            user.run = run = self.new_run(c.model, c.text, c.top_k, c.max_len)
         return run
 
-    def run(
-        self, user, name, text, strategy="greedy", beam_size=4, max_len=64, top_k=8, layer=ALL_LAYERS, heads=ALL_HEADS
-    ) -> Screen:
+    def run(self, user: UserState, c: Controls) -> dict:
         with user.lock:
-            run = self.current(user, name, text, top_k, max_len)
+            run = self.current(user, c)
             if run.session.finished:  # Run continues a stepped decoding; a finished one is decoded afresh
                 run.session.reset()
-            run.beams = decode_to_end(run, strategy, beam_size)
-            return self.screen(user, None, layer, heads)
+            run.beams = decode_to_end(run, c.strategy, c.beam_size)
+            run.original = None
+            run.changed()
+            return self.render(user, c)
 
-    def step(self, user, name, text, max_len=64, top_k=8, layer=ALL_LAYERS, heads=ALL_HEADS) -> Screen:
+    def step(self, user: UserState, c: Controls) -> dict:
         with user.lock:
-            run = self.current(user, name, text, top_k, max_len)
+            if c.strategy == "beam":
+                raise InputError(BEAM_MODE)
+            run = self.current(user, c)
             if run.session.finished:
                 raise InputError("Decoding has finished: use Back, a what-if token, or Reset.")
             run.session.step()
             run.beams = []
-            return self.screen(user, None, layer, heads)
+            run.changed()
+            return self.render(user, c)
 
-    def back(self, user, layer=ALL_LAYERS, heads=ALL_HEADS) -> Screen:
+    def back(self, user: UserState, c: Controls) -> dict:
         with user.lock:
             if user.run is None or not user.run.session.steps:
-                raise InputError("Nothing to go back to.")
+                raise InputError("Nothing to go back to: this is step 0.")
             user.run.session.back()
             user.run.beams = []  # the beam table described the finished decoding, not this one
-            return self.screen(user, None, layer, heads)
+            user.run.changed()
+            return self.render(user, c)
 
-    def reset(self, user) -> Screen:
+    def reset(self, user: UserState, c: Controls) -> dict:
         with user.lock:
             user.run = None
-            return Screen()
+            return self.render(user, c)
 
-    def force(self, user, shown_step, candidate, layer=ALL_LAYERS, heads=ALL_HEADS) -> Screen:
-        """What if: take `candidate` at the shown step instead, and decode on greedily from there."""
+    def force(self, user: UserState, c: Controls) -> dict:
+        """What if: take the chosen candidate at the shown step instead, and decode on greedily from there."""
         with user.lock:
             run = user.run
-            if run is None or not run.session.steps or candidate in (None, ""):
+            if run is None or not run.session.steps or c.candidate in (None, ""):
                 raise InputError("Decode a step first, then pick another candidate token.")
-            step = max(1, min(int(shown_step or 1), len(run.session.steps)))
+            step = max(1, min(int(c.shown or 1), len(run.session.steps)))
             cfg = run.session.model.config
-            token = int(candidate) if str(candidate).isdigit() else -1
+            tokenizer = self.registry.models[run.model_name].tokenizer
+            drawing = Drawing(tokenizer, run.session.src_ids, None, run.session.steps, c.look)
+            token = dict(drawing.candidates(step)).get(str(c.candidate), -1)
+            token = int(c.candidate) if str(c.candidate).isdigit() else token
             if not 0 <= token < cfg.tgt_vocab_size or token in (cfg.pad_id, cfg.bos_id):
                 raise InputError("Pick one of the candidate tokens listed for this step.")
+            run.original, run.forced_at = list(run.session.steps), step
             run.session.rewind(step - 1)  # checked first, so a bad choice loses nothing
             run.session.step(force=token)
             run.session.run()
             run.beams = []
-            return self.screen(user, step, layer, heads)
+            run.changed()
+            return self.render(user, c, step)
 
-    def show(self, user, shown_step, layer, heads) -> Screen:
+    def show(self, user: UserState, c: Controls, tab: str | None = None) -> dict:
+        """Redraw at the slider's step (with other view options, or another tab opened)."""
         with user.lock:
-            return self.screen(user, shown_step, layer, heads)
+            if tab in TABS:
+                user.tab = tab
+            return self.render(user, c, c.shown)
 
     def export(self, user) -> str:
         """The run's attention record written to a JSON file; returns its path."""
@@ -185,6 +177,82 @@ class Lab:
         path = Path(tempfile.mkdtemp(prefix="attention-")) / "attention.json"
         path.write_text(json.dumps(record), encoding="utf-8")
         return str(path)
+
+    # What the page shows ---------------------------------------------------------------------------------------------
+
+    def render(self, user: UserState, c: Controls, shown: int | None = None) -> dict:
+        """What the page must change to show the user's run at step `shown` (None: the latest)."""
+        wanted = self.page(user, c, shown)
+        changes = {}
+        for name, (key, make) in wanted.items():
+            if user.drawn.get(name, ()) != key:
+                changes[name] = make()
+                user.drawn[name] = key
+        return changes
+
+    def page(self, user: UserState, c: Controls, shown: int | None) -> dict:
+        """Every output the page shows now, as name -> (key, how to make it); equal keys, equal values."""
+        run, look = user.run, c.look
+        beam_note = BEAM_MODE if c.strategy == "beam" else ""
+        if run is None:
+            blank = {"output": ("", lambda: ""), "status": (beam_note, lambda: beam_note)}
+            blank["scrub"] = ((0, 0), lambda: {"value": 0, "maximum": 1, "interactive": False})
+            blank["step_button"] = (not beam_note, lambda: not beam_note)
+            blank["back_button"] = (False, lambda: False)
+            for name in ("now", "top_k", "original", "compare", "beams", *self.view_names(user)):
+                blank[name] = (None, lambda: None)
+            return blank
+        session = run.session
+        tokenizer = self.registry.models[run.model_name].tokenizer
+        shown = self.shown_step(session, shown)
+        drawing = Drawing(tokenizer, session.src_ids, session.encoder_attention, session.steps, look)
+        status = " ".join(filter(None, [run.notice, FINISHED if session.finished else "", beam_note]))
+        at = (run.serial, run.version, shown)
+        n = len(session.steps)
+        wanted = {
+            "output": (tokenizer.decode(session.tokens), lambda: tokenizer.decode(session.tokens)),
+            "status": (status, lambda: status),
+            "scrub": ((shown, n), lambda: {"value": shown, "maximum": max(n, 1), "interactive": n > 0}),
+            "step_button": (not session.finished and not beam_note, lambda: not session.finished and not beam_note),
+            "back_button": (n > 0, lambda: n > 0),
+            "now": ((*at, look), lambda: drawing.now(shown)),
+            "top_k": ((*at, look.words), lambda: drawing.top_k(shown)),
+            "beams": ((run.serial, run.version if run.beams else 0), lambda: self.beam_rows(run, tokenizer)),
+        }
+        original = tokenizer.decode(s.token for s in run.original) if run.original else None
+        wanted["original"] = (original, lambda: original)
+        if user.tab == "compare":
+            wanted["compare"] = (
+                (*at, look),
+                lambda: drawing.compare(run.original, run.forced_at) if original else None,
+            )
+        if user.tab in KINDS:
+            kind = user.tab
+            when = (run.serial,) if kind == "encoder" else at
+            wanted[kind] = ((*when, look), lambda: drawing.view(kind, shown))
+        return wanted
+
+    @staticmethod
+    def view_names(user: UserState) -> list[str]:
+        return [user.tab] if user.tab in KINDS else []
+
+    @staticmethod
+    def shown_step(session: DecodingSession, step: int | None) -> int:
+        """The step to show (0 = before any output); None is the latest, and after a finished run the last word
+        rather than the end-of-sentence token."""
+        n = len(session.steps)
+        if step is None:
+            ends_with_eos = n > 1 and session.steps[-1].token == session.model.config.eos_id
+            return n - 1 if ends_with_eos else n
+        return max(0, min(int(step), n))
+
+    @staticmethod
+    def beam_rows(run: Run, tokenizer) -> list[list]:
+        return [
+            [i + 1, rank + 1, tokenizer.decode(tokens), round(score, 3)]
+            for i, beams in enumerate(run.beams)
+            for rank, (tokens, score) in enumerate(beams)
+        ]
 
     # The documented API (gradio_client) ------------------------------------------------------------------------------
 

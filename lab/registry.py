@@ -20,18 +20,36 @@ class Registry:
     models: dict[str, Seq2SeqPipeline] = field(default_factory=dict)
     examples: dict[str, list[str]] = field(default_factory=dict)  # example inputs per model, from its card
     errors: dict[str, str] = field(default_factory=dict)  # models that failed to load, with the reason
+    trained_lengths: dict[str, int] = field(default_factory=dict)  # the longest training source, in tokens (no eos)
+
+    def length_notice(self, name: str, text: str, ids: list[int]) -> str:
+        """A warning when the source is longer than anything the model saw in training ("" otherwise)."""
+        longest = self.trained_lengths.get(name)
+        n_tokens = len(ids) - 1  # without eos
+        if not longest or n_tokens <= longest:
+            return ""
+        unit = "characters" if self.models[name].tokenizer.is_character_level else "tokens"
+        return (
+            f"This source is {n_tokens} {unit}, longer than any the model saw in training (up to {longest}): "
+            "expect the output to degrade."
+        )
 
 
-def card_examples(folder: Path, limit: int = 8) -> list[str]:
-    """Example inputs from the model card's `widget` metadata (taken from each model's test data)."""
+def card_metadata(folder: Path) -> dict:
+    """The model card's YAML metadata, or {} when there is no card or it cannot be read."""
     readme = Path(folder) / "README.md"
     if not readme.is_file():
-        return []
+        return {}
     try:
-        widget = ModelCard.load(readme).data.to_dict().get("widget") or []
+        return ModelCard.load(readme).data.to_dict()
     except Exception as err:  # noqa: BLE001 - a card is documentation: a broken one costs the examples, not the model
-        logger.warning("%s: examples not read (%s)", readme, err)
-        return []
+        logger.warning("%s: not read (%s)", readme, err)
+        return {}
+
+
+def card_examples(metadata: dict, limit: int = 8) -> list[str]:
+    """Example inputs from the model card's `widget` metadata (taken from each model's test data)."""
+    widget = metadata.get("widget") or []
     texts = [item.get("text") for item in widget if isinstance(item, dict)] if isinstance(widget, list) else []
     return [t for t in texts if isinstance(t, str) and t.strip()][:limit]
 
@@ -51,5 +69,9 @@ def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
             logger.warning("not loaded: %s", err)
             continue
         registry.models[name] = pipeline
-        registry.examples[name] = card_examples(pipeline.folder) if pipeline.folder else []
+        metadata = card_metadata(pipeline.folder) if pipeline.folder else {}
+        registry.examples[name] = card_examples(metadata)
+        longest = metadata.get("trained_source_tokens")
+        if isinstance(longest, int) and longest > 0:
+            registry.trained_lengths[name] = longest
     return registry

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 from dataclasses import dataclass, field
 
 import torch
 
 from transformer import DecodingSession, beam_search
+from transformer.decoding import Step
 
 from .checks import InputError, as_int, quoted
 
 MAX_BEAM = 8
 STRATEGIES = ("greedy", "beam")
+_serials = itertools.count(1)
 
 
 @dataclass
@@ -24,6 +27,13 @@ class Run:
     max_len: int = 64
     notice: str = ""  # e.g. "the source was truncated"
     beams: list[list] = field(default_factory=list)  # beam search history rows, when beam search ran
+    original: list[Step] | None = None  # the decoding before the last what-if, to compare with
+    forced_at: int = 0  # the step (1-based) that the last what-if forced
+    serial: int = field(default_factory=lambda: next(_serials))  # tells runs apart, for redrawing only what changed
+    version: int = 0  # bumped by every change to the session's steps
+
+    def changed(self) -> None:
+        self.version += 1
 
 
 class UserState:
@@ -33,6 +43,8 @@ class UserState:
     def __init__(self) -> None:
         self.run: Run | None = None
         self.lock = threading.Lock()
+        self.tab = "cross"  # the attention view the page shows; the others are drawn when opened
+        self.drawn: dict[str, object] = {}  # what the page shows now, per output, as a key: unchanged ones are skipped
 
     def __deepcopy__(self, memo) -> UserState:  # gradio copies the initial value into each new session
         return UserState()

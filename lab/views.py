@@ -1,13 +1,17 @@
-"""Plotly figures of what a DecodingSession saw. Pure functions: no server, no gradio.
+"""Plotly figures of attention. Pure functions over numpy arrays and labels: no server, no gradio.
 
-Attention arrives as numpy arrays (L layers, H heads, Q queries, K keys). Every heatmap shares one colour axis from
-0 to 1. Token text is escaped before it reaches plotly (which renders a subset of HTML in labels and hovers), so a
-token such as "<b>" is shown as text, never interpreted.
+Every kind of attention is drawn twice: an overview, every head of every layer as small multiples tiled into ONE
+heatmap trace (gaps between the tiles), and a focus, one head large with its tokens on the axes. Drawing one trace
+instead of a subplot per head is what keeps a redraw in the browser cheap.
+
+Token text is escaped before it reaches plotly (which renders a subset of HTML in labels and hovers), so a token such
+as "<b>" is shown as text, never interpreted.
 """
 
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -15,16 +19,19 @@ import numpy as np
 import plotly.colors
 import plotly.graph_objects as go
 
-from transformer import DecodingSession
-from transformer.tokenizer import Tokenizer
-
 # White (weight 0) to dark blue (weight 1), spelled out: plotly.js's own "Blues" runs the other way round.
 COLORSCALE = [
     [i / (len(plotly.colors.sequential.Blues) - 1), colour] for i, colour in enumerate(plotly.colors.sequential.Blues)
 ]
 HIGHLIGHT = "#e4572e"  # the current step, everywhere
-CELL_PX = 18  # height of one token row in a heatmap
-MAX_LABEL = 16  # characters of a token shown on an axis; longer ones are cut with "…" so the grid stays readable
+FOCUS_LINE = "#222222"  # the focused head's tile in an overview
+ROW_PX = 18  # height of one token row in a focus view
+MAX_ROWS_SHOWN = 40  # a focus view taller than this scrolls inside itself (pan), around the current step
+MAX_LABEL = 16  # characters of a token shown on an axis; longer ones are cut with "…"
+OVERVIEW_MAX_PX = 520  # every head of a kind fits on one screen
+LOG_FLOOR = 1e-4
+SCALES = {"linear": "linear", "log": "log", "row": "per-row max"}
+TINY_PROB = 0.005
 
 
 def escape_token(token: str) -> str:
@@ -37,43 +44,28 @@ def template_text(token: str) -> str:
     return escape_token(token).replace("%", "&#37;")
 
 
-def axis_labels(tokens: Sequence[str]) -> list[str]:
-    """Escaped tokens (cut to MAX_LABEL characters) made unique, so that a categorical axis keeps repeats apart.
-
-    Repeats get trailing zero-width spaces: invisible on screen and in hovers, but distinct categories.
-    """
+def unique(labels: Sequence[str]) -> list[str]:
+    """Labels made unique: repeats get trailing zero-width spaces, invisible on screen but distinct categories."""
     seen: dict[str, int] = {}
-    labels = []
-    for token in tokens:
-        text = escape_token(token if len(token) <= MAX_LABEL else token[: MAX_LABEL - 1] + "…")
-        labels.append(text + "\u200b" * seen.get(text, 0))
+    out = []
+    for text in labels:
+        out.append(text + "\u200b" * seen.get(text, 0))
         seen[text] = seen.get(text, 0) + 1
-    return labels
+    return out
 
 
-@dataclass
-class View:
-    """Which part of the (L, H, Q, K) attention to draw: a layer index or "all"; a head index, "all" or "mean"."""
+def axis_labels(tokens: Sequence[str]) -> list[str]:
+    """Escaped tokens (cut to MAX_LABEL characters) made unique, so that a categorical axis keeps repeats apart."""
+    return unique([escape_token(t if len(t) <= MAX_LABEL else t[: MAX_LABEL - 1] + "…") for t in tokens])
 
-    layers: int | str = "all"
-    heads: int | str = "all"
 
-    def select(self, weights: np.ndarray) -> tuple[np.ndarray, list[str], list[str]]:
-        """weights (L, H, Q, K) -> (rows, cols, Q, K) with row (layer) and column (head) titles."""
-        n_layers, n_heads = weights.shape[:2]
-        # A layer or head this stack does not have (the encoder may be deeper than the decoder) shows them all.
-        layer_ok = self.layers != "all" and 0 <= int(self.layers) < n_layers
-        layers = [int(self.layers)] if layer_ok else list(range(n_layers))
-        chosen = weights[layers]
-        if self.heads == "mean":
-            chosen, head_names = chosen.mean(axis=1, keepdims=True), ["mean of heads"]
-        elif self.heads == "all":
-            head_names = [f"head {h + 1}" for h in range(n_heads)]
-        elif 0 <= int(self.heads) < n_heads:
-            chosen, head_names = chosen[:, [int(self.heads)]], [f"head {int(self.heads) + 1}"]
-        else:
-            head_names = [f"head {h + 1}" for h in range(n_heads)]
-        return chosen, [f"layer {layer + 1}" for layer in layers], head_names
+def percent(p: float) -> str:
+    """A probability as people read it: "42%", "0.3%", "<0.01%"."""
+    if p >= 0.1:
+        return f"{100 * p:.0f}%"
+    if p >= 0.0001:
+        return f"{100 * p:.2g}%"
+    return "<0.01%"
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
@@ -81,207 +73,226 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     return go.Figure(data=data, layout=layout, _validate=False)
 
 
-def _colour_axis() -> dict:
+def empty_figure(message: str, height: int = 160) -> go.Figure:
+    """A blank figure that says why it is blank."""
+    note = {"text": html.escape(message, quote=False), "showarrow": False, "font": {"size": 14, "color": "#555"}}
+    hidden = {"visible": False}
+    layout = {"height": height, "xaxis": hidden, "yaxis": hidden, "annotations": [note], "plot_bgcolor": "white"}
+    return figure([], {**layout, "margin": {"l": 10, "r": 10, "t": 10, "b": 10}})
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How weights map to colour: "linear" (0 to 1), "log" (log10, from 1e-4) or "row" (each row over its max)."""
+
+    name: str = "linear"
+    renormalised: bool = False  # specials hidden, rows renormalised: said in the legend
+
+    def apply(self, z: np.ndarray) -> np.ndarray:
+        if self.name == "log":
+            return np.log10(np.maximum(z, LOG_FLOOR))
+        if self.name == "row":
+            top = z.max(axis=-1, keepdims=True)
+            return np.divide(z, top, out=np.zeros_like(z), where=top > 0)
+        return z
+
+    def unit(self, z: np.ndarray) -> np.ndarray:
+        """The colour of each weight as a share of the scale, 0 to 1."""
+        scaled = self.apply(z)
+        return (scaled - math.log10(LOG_FLOOR)) / -math.log10(LOG_FLOOR) if self.name == "log" else scaled
+
+    def colour_axis(self) -> dict:
+        what = "renormalised weight" if self.renormalised else "weight"
+        if self.name == "log":
+            ticks = list(range(int(math.log10(LOG_FLOOR)), 1))
+            bar = {"title": {"text": f"{what} (log)"}, "tickvals": ticks, "ticktext": [f"{10.0**t:g}" for t in ticks]}
+            low, high = math.log10(LOG_FLOOR), 0.0
+        elif self.name == "row":
+            bar, low, high = {"title": {"text": f"{what} / row max"}}, 0.0, 1.0
+        else:
+            bar, low, high = {"title": {"text": what}}, 0.0, 1.0
+        return {"colorscale": COLORSCALE, "cmin": low, "cmax": high, "colorbar": {**bar, "thickness": 12}}
+
+
+def _rounded(z: np.ndarray) -> list:
+    """A float array as JSON-ready lists with 3 decimals, NaN as null (a gap); small payloads draw fast."""
+    return [[None if math.isnan(v) else v for v in row] for row in np.round(z.astype(np.float64), 3).tolist()]
+
+
+def _outline(x0: float, x1: float, y0: float, y1: float, colour: str, width: float) -> dict:
+    return {"type": "rect", "x0": x0, "x1": x1, "y0": y0, "y1": y1, "line": {"color": colour, "width": width}}
+
+
+def _tiles(weights: np.ndarray, scale: Scale, row: int | None, focus: tuple[int, int] | None):
+    """(L, H, Q, K) tiled into one array with NaN gaps; the outlines of the current row and the focused tile."""
+    n_layers, n_heads, n_q, n_k = weights.shape
+    gap_q, gap_k = max(1, round(0.12 * n_q)), max(1, round(0.12 * n_k))
+    z = np.full((n_layers * (n_q + gap_q) - gap_q, n_heads * (n_k + gap_k) - gap_k), np.nan)
+    shapes = []
+    for layer in range(n_layers):
+        for head in range(n_heads):
+            top, left = layer * (n_q + gap_q), head * (n_k + gap_k)
+            z[top : top + n_q, left : left + n_k] = scale.apply(weights[layer, head])
+            if row is not None and 0 <= row < n_q:
+                shapes.append(_outline(left - 0.5, left + n_k - 0.5, top + row - 0.5, top + row + 0.5, HIGHLIGHT, 1))
+            if focus == (layer, head):
+                shapes.append(_outline(left - 0.5, left + n_k - 0.5, top - 0.5, top + n_q - 0.5, FOCUS_LINE, 2.5))
+    ticks_x = [h * (n_k + gap_k) + (n_k - 1) / 2 for h in range(n_heads)]
+    ticks_y = [lay * (n_q + gap_q) + (n_q - 1) / 2 for lay in range(n_layers)]
+    return z, shapes, ticks_x, ticks_y
+
+
+def _label_px(labels: Sequence[str], per_char: float = 6.5) -> int:
+    """Room for the longest label, in pixels (explicit margins: plotly's automargin redraws a figure several times)."""
+    return int(per_char * max((len(label.rstrip("\u200b")) for label in labels), default=1)) + 14
+
+
+def _spikes() -> dict:
+    """Hovering a cell draws a line across its row and down its column."""
     return {
-        "colorscale": COLORSCALE,
-        "cmin": 0.0,
-        "cmax": 1.0,
-        "colorbar": {"title": {"text": "weight"}, "thickness": 12},
+        "showspikes": True,
+        "spikemode": "across",
+        "spikethickness": 1,
+        "spikecolor": HIGHLIGHT,
+        "spikedash": "solid",
     }
 
 
-@dataclass
-class _Grid:
-    """Where each cell of a rows x cols grid of subplots sits on the figure's paper (0-1 in both directions)."""
+@dataclass(frozen=True)
+class Focus:
+    """The one head drawn large: its (Q, K) weights, token labels, name and axis titles."""
 
-    n_rows: int
-    n_cols: int
-    height: int  # pixels
-
-    @property
-    def gaps(self) -> tuple[float, float]:
-        return 0.03 + 0.04 / self.n_cols, min(90 / self.height, 0.3 / self.n_rows)
-
-    def cell(self, r: int, c: int) -> tuple[float, float, float, float]:
-        """(left, right, bottom, top) of cell (r, c)."""
-        h_gap, v_gap = self.gaps
-        width = (1 - h_gap * (self.n_cols - 1)) / self.n_cols
-        cell_height = (1 - v_gap * (self.n_rows - 1)) / self.n_rows
-        left, top = c * (width + h_gap), 1 - r * (cell_height + v_gap)
-        return left, left + width, max(top - cell_height, 0), top
+    weights: np.ndarray
+    rows: Sequence[str]
+    cols: Sequence[str]
+    name: str
+    axis_titles: tuple[str, str] = ("from", "to")
 
 
-def _heatmap_cell(z: np.ndarray, xs: list[str], ys: list[str], suffix: str, title: str, hover: str) -> dict:
-    return {
+def kind_figure(
+    weights: np.ndarray, head: Focus, scale: Scale, title: str, row: int | None, focus: tuple[int, int] | None
+) -> go.Figure:
+    """One kind of attention in one figure: every head as small multiples (layers x heads) in one tiled trace on
+    top, the focused head large below with its tokens on the axes.
+
+    `row` (the current step) is outlined in every tile and in the focus; `focus` (layer, head) outlines its tile.
+    Hovering the focus gives the weight and crosses its row and column. A focus of more than MAX_ROWS_SHOWN rows
+    shows that many around `row` and pans (drag) to the rest.
+    """
+    z, shapes, ticks_x, ticks_y = _tiles(np.asarray(weights, dtype=np.float32), scale, row, focus)
+    n_q, n_k = head.weights.shape
+    ys, xs = axis_labels(head.rows), axis_labels(head.cols)
+    overview_px = int(max(90, min(1000 / z.shape[1], OVERVIEW_MAX_PX / z.shape[0], 22) * z.shape[0]))
+    labels_px = min(_label_px(xs, 4.6), 110) + 46
+    shown = min(n_q, MAX_ROWS_SHOWN)
+    focus_px = ROW_PX * shown
+    area = overview_px + labels_px + focus_px
+    tiles = {"type": "heatmap", "z": _rounded(z), "coloraxis": "coloraxis", "hoverinfo": "skip"}
+    hover = (
+        f"{head.axis_titles[0]}: %{{y}}<br>{head.axis_titles[1]}: %{{x}}<br>weight: %{{customdata:.3f}}<extra></extra>"
+    )
+    large = {
         "type": "heatmap",
-        "z": np.round(z, 4),
+        "z": _rounded(scale.apply(np.asarray(head.weights, dtype=np.float32))),
+        "customdata": np.round(np.asarray(head.weights, dtype=np.float64), 4).tolist(),
         "x": xs,
         "y": ys,
-        "xaxis": f"x{suffix}",
-        "yaxis": f"y{suffix}",
+        "xaxis": "x2",
+        "yaxis": "y2",
         "coloraxis": "coloraxis",
-        "hovertemplate": f"{hover}<extra>{title}</extra>",
+        "hovertemplate": hover,
     }
-
-
-def _category_axis(labels: list[str], domain: list[float], anchor: str, **extra) -> dict:
-    """A categorical axis that keeps the tokens in their order (repeats included)."""
-    axis = {"domain": domain, "anchor": anchor, "type": "category", "categoryorder": "array"}
-    return {**axis, "categoryarray": labels, "tickfont": {"size": 10}, **extra}
-
-
-def _cell_title(text: str, x: float, y: float) -> dict:
-    position = {"x": x, "y": y, "xref": "paper", "yref": "paper", "xanchor": "center", "yanchor": "bottom"}
-    return {"text": text, **position, "showarrow": False, "font": {"size": 11}}
-
-
-def _row_outline(suffix: str, row: int, n_keys: int) -> dict:
-    line = {"color": HIGHLIGHT, "width": 2}
-    box = {"x0": -0.5, "x1": n_keys - 0.5, "y0": row - 0.5, "y1": row + 0.5}
-    return {"type": "rect", "xref": f"x{suffix}", "yref": f"y{suffix}", **box, "line": line}
-
-
-def attention_grid(
-    weights: np.ndarray,
-    query_tokens: Sequence[str],
-    key_tokens: Sequence[str],
-    view: View | None = None,
-    highlight_row: int | None = None,
-    query_title: str = "query",
-    key_title: str = "key",
-) -> go.Figure:
-    """A grid of heatmaps, layers down and heads across, with tokens on the axes and one 0-1 colour scale.
-
-    Hover shows the query token, the key token and the weight. `highlight_row` outlines one query row in every cell.
-    """
-    chosen, layer_names, head_names = (view or View()).select(np.asarray(weights, dtype=np.float32))
-    n_rows, n_cols, n_queries, n_keys = chosen.shape
-    ys, xs = axis_labels(query_tokens), axis_labels(key_tokens)
-    height = min(120 + max(140, CELL_PX * n_queries + 70) * n_rows, 4000)
-    grid = _Grid(n_rows, n_cols, height)
-    hover = f"{query_title}: %{{y}}<br>{key_title}: %{{x}}<br>weight: %{{z:.3f}}"
-    data, annotations, shapes = [], [], []
-    margin = {"l": 10, "r": 10, "t": 40, "b": 10}
-    layout = {"coloraxis": _colour_axis(), "height": height, "margin": margin, "plot_bgcolor": "white"}
-    for r in range(n_rows):
-        for c in range(n_cols):
-            k = r * n_cols + c + 1
-            suffix = "" if k == 1 else str(k)
-            title = f"{layer_names[r]} · {head_names[c]}"
-            left, right, bottom, top = grid.cell(r, c)
-            data.append(_heatmap_cell(chosen[r, c], xs, ys, suffix, title, hover))
-            layout[f"xaxis{suffix}"] = _category_axis(xs, [left, right], f"y{suffix}", tickangle=-60)
-            layout[f"yaxis{suffix}"] = _category_axis(ys, [bottom, top], f"x{suffix}", autorange="reversed")
-            annotations.append(_cell_title(title, (left + right) / 2, top))
-            if highlight_row is not None and 0 <= highlight_row < n_queries:
-                shapes.append(_row_outline(suffix, highlight_row, n_keys))
-    return figure(data, {**layout, "annotations": annotations, "shapes": shapes})
-
-
-def step_cross_attention(
-    session: DecodingSession, tokenizer: Tokenizer, step: int, view: View | None = None
-) -> go.Figure:
-    """The spotlight: one step's cross-attention over the source, a row per (layer, head), in one heatmap."""
-    record = session.steps[step]
-    weights = np.stack([w.numpy() for w in record.cross_attention])[:, :, None, :]  # (L, H, 1, S)
-    chosen, layer_names, head_names = (view or View()).select(weights)
-    rows = [f"{layer} · {head}" for layer in layer_names for head in head_names]
-    xs = axis_labels(tokenizer.tokens(session.src_ids))
-    token = tokenizer.id_to_token(record.token)
-    output = escape_token(token)
-    data = [
-        {
-            "type": "heatmap",
-            "z": np.round(chosen.reshape(len(rows), -1), 4),
-            "x": xs,
-            "y": rows,
-            "coloraxis": "coloraxis",
-            "hovertemplate": (
-                f"step {step + 1} → {template_text(token)}<br>source: %{{x}}<br>"
-                "%{y}<br>weight: %{z:.3f}<extra></extra>"
-            ),
-        }
-    ]
+    plain = {"showgrid": False, "zeroline": False}
+    rows_axis = {"type": "category", "autorange": "reversed", "tickfont": {"size": 11}, "domain": [0, focus_px / area]}
+    if n_q > shown:  # the rows around the current step; drag to pan
+        first = 0 if row is None else min(max(0, row - shown // 2), n_q - shown)
+        rows_axis = {**rows_axis, "autorange": False, "range": [first + shown - 0.5, first - 0.5]}
+    if row is not None and 0 <= row < n_q:
+        shapes.append({**_outline(-0.5, n_k - 0.5, row - 0.5, row + 0.5, HIGHLIGHT, 2), "xref": "x2", "yref": "y2"})
     layout = {
-        "title": {
-            "text": f"Step {step + 1} wrote <b>{output}</b>: where it looked in the source",
-            "font": {"size": 15},
+        "title": {"text": title, "font": {"size": 13}, "y": 0.998, "yanchor": "top"},
+        "height": area + 80,
+        "margin": {"l": min(_label_px(ys), 140) + 30, "r": 10, "t": 60, "b": 20},
+        "coloraxis": scale.colour_axis(),
+        "plot_bgcolor": "white",
+        "xaxis": {**plain, "tickvals": ticks_x, "ticktext": [f"head {h + 1}" for h in range(len(ticks_x))]},
+        "yaxis": {
+            **plain,
+            "tickvals": ticks_y,
+            "ticktext": [f"layer {n + 1}" for n in range(len(ticks_y))],
+            "autorange": "reversed",
+            "domain": [(focus_px + labels_px) / area, 1],
         },
-        "coloraxis": _colour_axis(),
-        "height": max(220, 24 * len(rows) + 140),
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "xaxis": {"type": "category", "categoryorder": "array", "categoryarray": xs, "tickangle": -60, "side": "top"},
-        "yaxis": {"type": "category", "autorange": "reversed"},
+        "xaxis2": {"type": "category", "side": "top", "tickangle": -45, "anchor": "y2", **_spikes()},
+        "yaxis2": {**rows_axis, "anchor": "x2", **_spikes(), "title": {"text": head.name, "standoff": 4}},
+        "shapes": shapes,
+        "dragmode": "pan",
+        "hovermode": "closest",
     }
-    return figure(data, layout)
+    layout["xaxis"]["side"] = "top"
+    return figure([tiles, large], layout)
 
 
-def top_k_figure(session: DecodingSession, tokenizer: Tokenizer, step: int) -> go.Figure:
-    """Bar chart of the k most likely next tokens at `step`, the token actually taken in the highlight colour."""
-    record = session.steps[step]
-    labels = axis_labels(tokenizer.tokens(record.top_ids))
-    data = [
-        {
-            "type": "bar",
-            "x": record.top_probs,
-            "y": labels,
-            "orientation": "h",
-            "marker": {"color": [HIGHLIGHT if i == record.token else "#4a7ab5" for i in record.top_ids]},
-            "hovertemplate": "%{y}: %{x:.3f}<extra></extra>",
-            "text": [f"{p:.2f}" for p in record.top_probs],
-            "textposition": "auto",
-        }
-    ]
-    taken = escape_token(tokenizer.id_to_token(record.token))
-    how = " (not the most likely)" if record.forced else ""
-    layout = {
-        "title": {"text": f"Step {step + 1}: next-token probabilities; took <b>{taken}</b>{how}", "font": {"size": 13}},
-        "height": max(200, 26 * len(labels) + 80),
-        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
-        "xaxis": {"range": [0, 1], "title": {"text": "probability"}},
-        "yaxis": {"type": "category", "autorange": "reversed"},
-    }
-    return figure(data, layout)
+def top_k(labels: Sequence[str], probs: Sequence[float]) -> dict:
+    """The k most likely next tokens as gr.Label's value: {"label": probability}; repeats kept apart."""
+    return {label: round(float(p), 4) for label, p in zip(unique(labels), probs)}
 
 
-def decoder_matrices(session: DecodingSession, upto: int) -> tuple[np.ndarray, np.ndarray]:
-    """Decoder self-attention (L, H, n, n) and cross-attention (L, H, n, S) for steps 0..upto, from the recorded rows.
+def shade(weight: float) -> str:
+    """The CSS colours of a word shaded by its weight (0-1) on the heatmaps' blue scale."""
+    text = "#fff" if weight > 0.55 else "#111"
+    return f"background: rgba(8, 81, 156, {weight:.3f}); color: {text}"
 
-    Row i is step i's query; self-attention rows are zero beyond position i (the causal mask made them exactly 0).
+
+def now_html(words: Sequence[str], weights: Sequence[float], shades: Sequence[float], heading: str, note: str) -> str:
+    """This step's cross-attention as the source sentence, each word shaded by its weight; hover gives the value.
+
+    `heading` and `note` are HTML the caller has escaped; the words are escaped here.
     """
-    n = upto + 1
-    first = session.steps[0]
-    n_layers, n_heads = len(first.self_attention), first.self_attention[0].shape[0]
-    self_attn = np.zeros((n_layers, n_heads, n, n), dtype=np.float32)
-    cross = np.zeros((n_layers, n_heads, n, len(session.src_ids)), dtype=np.float32)
-    for i, step in enumerate(session.steps[:n]):
-        for layer in range(n_layers):
-            self_attn[layer, :, i, : i + 1] = step.self_attention[layer].numpy()
-            cross[layer, :, i] = step.cross_attention[layer].numpy()
-    return self_attn, cross
+    spans = " ".join(
+        f'<span class="word" style="{shade(float(s))}" title="weight {w:.3f}">{html.escape(t, quote=False)}</span>'
+        for t, w, s in zip(words, weights, shades)
+    )
+    return f'<div class="now-view"><div class="now-heading">{heading}</div><div class="words">{spans}</div>' + (
+        f'<div class="now-note">{note}</div></div>'
+    )
 
 
-def session_figures(session: DecodingSession, tokenizer: Tokenizer, step: int, view: View) -> dict[str, go.Figure]:
-    """Every figure of the app for `step` (0-based) of `session`."""
-    src_tokens = tokenizer.tokens(session.src_ids)
-    encoder = np.stack([w.numpy() for w in session.encoder_attention])
-    figures = {
-        "encoder": attention_grid(
-            encoder, src_tokens, src_tokens, view, query_title="source query", key_title="source key"
+def side_by_side(
+    left: np.ndarray, right: np.ndarray, rows: tuple[Sequence[str], Sequence[str]], cols: Sequence[str], row: int
+) -> go.Figure:
+    """Two decodings' cross-attention (steps x source, one head) side by side, the forced step outlined in both."""
+    xs = axis_labels(cols)
+    data, shapes = [], []
+    for i, (z, names, label) in enumerate(((left, rows[0], "original"), (right, rows[1], "what-if"))):
+        suffix = "" if i == 0 else "2"
+        data.append(
+            {
+                "type": "heatmap",
+                "z": _rounded(z),
+                "x": xs,
+                "y": [f"{label} {n + 1}: {t}" for n, t in enumerate(axis_labels(names))],
+                "xaxis": f"x{suffix}",
+                "yaxis": f"y{suffix}",
+                "coloraxis": "coloraxis",
+                "hovertemplate": "%{y} → %{x}<br>weight: %{z:.3f}<extra></extra>",
+            }
         )
+        box = _outline(-0.5, len(xs) - 0.5, row - 0.5, row + 0.5, HIGHLIGHT, 2)
+        shapes.append({**box, "xref": f"x{suffix}", "yref": f"y{suffix}"})
+    category = {"type": "category", "side": "top", "tickangle": -45}
+    rows_axis = {"type": "category", "autorange": "reversed", "tickfont": {"size": 10}}
+    side = min(_label_px([*data[0]["y"], *data[1]["y"]], 6), 180)
+    top = min(_label_px(xs, 4.6), 110) + 30
+    layout = {
+        "height": ROW_PX * min(max(len(rows[0]), len(rows[1])), MAX_ROWS_SHOWN) + top + 20,
+        "margin": {"l": side, "r": side, "t": top, "b": 10},
+        "coloraxis": Scale().colour_axis(),
+        "xaxis": {**category, "domain": [0, 0.46]},
+        "xaxis2": {**category, "domain": [0.54, 1], "anchor": "y2"},
+        "yaxis": rows_axis,
+        "yaxis2": {**rows_axis, "anchor": "x2", "side": "right"},
+        "shapes": shapes,
+        "plot_bgcolor": "white",
     }
-    if not session.steps:
-        return figures
-    step = min(step, len(session.steps) - 1)
-    self_attn, cross = decoder_matrices(session, step)
-    inputs = tokenizer.tokens([session.model.config.bos_id, *session.tokens[:step]])
-    outputs = [f"{t} ({i + 1})" for i, t in enumerate(tokenizer.tokens(session.tokens[: step + 1]))]
-    figures["decoder_self"] = attention_grid(
-        self_attn, outputs, inputs, view, highlight_row=step, query_title="step (output)", key_title="decoder input"
-    )
-    figures["cross"] = attention_grid(
-        cross, outputs, src_tokens, view, highlight_row=step, query_title="step (output)", key_title="source"
-    )
-    figures["spotlight"] = step_cross_attention(session, tokenizer, step, view)
-    figures["top_k"] = top_k_figure(session, tokenizer, step)
-    return figures
+    return figure(data, layout)

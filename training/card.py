@@ -22,7 +22,7 @@ from transformer import Seq2SeqPipeline, load_pretrained
 from .data import ding_split, libreoffice_pairs
 from .evaluate import REVERSAL_TEST_SEED, reversal_accuracy_by_length, score_translation, seen_and_unseen
 from .presets import PRESETS
-from .reversal import reversal_pairs
+from .reversal import REVERSAL_MAX_CHARS, reversal_pairs
 
 TEMPLATES = Path(__file__).resolve().parent / "cards"
 EVERYDAY = ["Ich habe Hunger.", "Ich habe heute keine Zeit.", "Wo ist der Bahnhof?", "Das Wetter ist heute schön."]
@@ -64,6 +64,7 @@ def translation_card(pipeline: Seq2SeqPipeline, args: argparse.Namespace) -> str
         pipeline_tag="translation",
         metrics=["bleu", "chrf"],
         widget=[{"text": s} for s, _ in test if len(s) < 40][:6],
+        trained_source_tokens=PRESETS["de-en"].max_len - 1,  # the batches' length limit counts eos
     )
     outputs = pipeline.generate(EVERYDAY, strategy="beam")
     preset = PRESETS["de-en"]
@@ -105,6 +106,7 @@ def reversal_card(pipeline: Seq2SeqPipeline, args: argparse.Namespace, per_lengt
         tags=["sequence-reversal", "attention-visualization", "toy-task"],
         metrics=["exact_match"],
         widget=[{"text": s} for s, _ in reversal_pairs(5, 6, 20, seed=REVERSAL_TEST_SEED)],
+        trained_source_tokens=REVERSAL_MAX_CHARS,
     )
     return render(
         "reversal.md",

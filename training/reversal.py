@@ -8,7 +8,10 @@ import string
 REVERSAL_ALPHABET = string.ascii_lowercase + string.digits
 
 
-def reversal_pairs(n: int, min_len: int = 1, max_len: int = 24, seed: int = 0) -> list[tuple[str, str]]:
+REVERSAL_MAX_CHARS = 24  # the longest training string
+
+
+def reversal_pairs(n: int, min_len: int = 1, max_len: int = REVERSAL_MAX_CHARS, seed: int = 0) -> list[tuple[str, str]]:
     """n seeded random strings of lowercase letters and digits, each paired with its reverse."""
     rng = random.Random(seed)
     pairs = []

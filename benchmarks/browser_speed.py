@@ -1,0 +1,190 @@
+"""What a user feels: time from a click until the page's last DOM change, in Chromium, against Gradio's own floor.
+
+    python benchmarks/browser_speed.py            # prints the table
+    python benchmarks/browser_speed.py --write    # and puts it into benchmarks/RESULTS.md
+    python benchmarks/browser_speed.py --app OTHER/app.py   # another checkout's app (for before/after figures)
+
+The floor is benchmarks/floor_app.py: a bare Gradio app whose button redraws one tiled plotly heatmap. Both apps run
+in their own processes and are clicked alternately in one browser, so the ratios hold on a noisy machine. A click's
+time ends at the last mutation of the page's DOM (a MutationObserver) that is followed by QUIET_MS of stillness.
+Gradio's screen-reader announcements (an invisible ".sr-only" live region that it fills and empties on timers, up
+to seconds after an event) are not changes a user sees, so they are left out, for both apps alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from load import REPO, start_app
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+QUIET_MS = 1000  # no DOM change for this long after the last one: the page has settled
+STEP_TEXT = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
+TEN_WORDS = "Die Datei wurde gestern von einem anderen Benutzer geändert und gespeichert."
+PARAGRAPH = " ".join(
+    [
+        "Wählen Sie die Zellen aus, die Sie formatieren möchten, und klicken Sie dann auf Format.",
+        "Im Dialog können Sie die Schriftart, die Größe und die Farbe des Textes ändern.",
+        "Wenn Sie die Änderungen speichern möchten, klicken Sie auf OK.",
+        "Die neuen Einstellungen gelten dann für alle markierten Zellen des aktuellen Tabellenblatts.",
+        "Um die Formatierung wieder zu entfernen, wählen Sie die Zellen erneut aus und klicken Sie auf Standard.",
+    ]
+)
+BARS = {"step": 1.5, "run": 2.5}  # ratios to the floor
+TIME_BARS_S = {"first_run": 2.0, "paragraph": 3.0}
+
+WATCH = """() => {
+  window.__lab = {t0: 0, last: 0};
+  const seen = m => {
+    const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+    return !(el && el.closest('.sr-only'));
+  };
+  new MutationObserver(ms => { if (ms.some(seen)) window.__lab.last = performance.now(); })
+    .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+}"""
+CLICK = """name => {
+  const button = [...document.querySelectorAll('button')].find(b => b.innerText.trim() === name);
+  window.__lab.last = 0;
+  window.__lab.t0 = performance.now();
+  button.click();
+}"""
+SETTLED = "q => window.__lab.last > window.__lab.t0 && performance.now() - window.__lab.last > q"
+
+
+def settle(page) -> None:
+    """Wait until the page has not changed for QUIET_MS (after loading, or after a click)."""
+    page.evaluate("() => { window.__lab.last = performance.now(); window.__lab.t0 = window.__lab.last - 1; }")
+    page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=120_000)
+
+
+def click_ms(page, name: str) -> float:
+    """Milliseconds from clicking the button labelled `name` to the page's last DOM change."""
+    page.evaluate(CLICK, name)
+    page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=120_000)
+    return page.evaluate("() => window.__lab.last - window.__lab.t0")
+
+
+def open_page(browser, url: str, width: int = 1400):
+    page = browser.new_context(viewport={"width": width, "height": 1000}).new_page()
+    page.goto(url)
+    page.wait_for_selector("button", timeout=60_000)
+    page.evaluate(WATCH)
+    settle(page)
+    return page
+
+
+def set_source(page, text: str) -> None:
+    page.get_by_label("Source").fill(text)
+    settle(page)
+
+
+def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, list[float]]:
+    """Every measure's samples in ms; app and floor clicks alternate."""
+    times: dict[str, list[float]] = {"floor": [], "step": [], "run": [], "first_run": [], "paragraph": []}
+    floor, app = open_page(browser, floor_url), open_page(browser, app_url)
+    click_ms(floor, "Step")  # the floor's first draw loads plotly
+    click_ms(app, "Reset")
+    set_source(app, STEP_TEXT)
+    click_ms(app, "Step")  # the first step encodes the source and draws every view
+    for _ in range(repeats):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["step"].append(click_ms(app, "Step"))
+    set_source(app, TEN_WORDS)
+    for _ in range(max(3, repeats // 2)):
+        click_ms(app, "Reset")
+        times["floor"].append(click_ms(floor, "Step"))
+        times["run"].append(click_ms(app, "Run"))
+    set_source(app, PARAGRAPH)
+    for _ in range(3):
+        click_ms(app, "Reset")
+        times["paragraph"].append(click_ms(app, "Run"))
+    for _ in range(3):
+        fresh = open_page(browser, app_url)
+        set_source(fresh, TEN_WORDS)
+        times["first_run"].append(click_ms(fresh, "Run"))
+        fresh.context.close()
+    return times
+
+
+def report(times: dict[str, list[float]], label: str) -> str:
+    med = {name: statistics.median(values) for name, values in times.items()}
+    floor = med["floor"]
+    lines = [
+        f"Browser ({label}): Chromium, click to the page's last DOM change, medians of "
+        f"{len(times['step'])} Steps, {len(times['run'])} Runs and 3 of the others; floor = "
+        "benchmarks/floor_app.py, clicked alternately.",
+        "",
+        "| browser measure | median (ms) | ratio to floor | bar |",
+        "|---|---|---|---|",
+        f"| floor: bare Gradio app, one tiled heatmap | {floor:.0f} | 1.00 | |",
+    ]
+    for name, words in (("step", "Step (de-en, 15 words)"), ("run", "Run, 10-word sentence")):
+        ratio = med[name] / floor
+        ok = "✓" if ratio <= BARS[name] else "✗"
+        lines.append(f"| {words} | {med[name]:.0f} | {ratio:.2f} | {ok} ≤ {BARS[name]}× |")
+    for name, words in (("first_run", "first Run after the page loads"), ("paragraph", "Run, 60-word paragraph")):
+        ok = "✓" if med[name] <= 1000 * TIME_BARS_S[name] else "✗"
+        lines.append(f"| {words} | {med[name]:.0f} | {med[name] / floor:.2f} | {ok} ≤ {TIME_BARS_S[name]:g} s |")
+    return "\n".join(lines)
+
+
+def write_results(table: str) -> None:
+    path = HERE / "RESULTS.md"
+    text = path.read_text(encoding="utf-8")
+    block = f"<!-- browser -->\n{table}\n<!-- /browser -->"
+    if "<!-- browser -->" in text:
+        text = re.sub(r"<!-- browser -->.*<!-- /browser -->", lambda _: block, text, flags=re.DOTALL)
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from playwright.sync_api import sync_playwright
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--app", type=Path, default=REPO / "app.py", help="the app to measure")
+    parser.add_argument("--repeats", type=int, default=12, help="Steps measured (Runs: half as many)")
+    parser.add_argument("--write", action="store_true", help="put the table into benchmarks/RESULTS.md")
+    args = parser.parse_args(argv)
+    servers = []
+    try:
+        app_server, app_url = start_app(args.app.resolve())
+        floor_server, floor_url = start_app(HERE / "floor_app.py")
+        servers = [app_server, floor_server]
+        chromium = shutil.which("chromium") or "/usr/bin/chromium"
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            times = measure(browser, app_url, floor_url, args.repeats)
+            browser.close()
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait(timeout=30)
+    table = report(times, "this checkout" if args.app.resolve() == REPO / "app.py" else str(args.app))
+    print(table)
+    if args.write:
+        write_results(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

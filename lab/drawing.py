@@ -1,0 +1,166 @@
+"""From a decoding to the app's figures: which weights each view shows, in which units, under which labels.
+
+A `Look` is how the user asked to see the weights (words or pieces, specials hidden or not, colour scale, focused
+head). A `Drawing` turns one decoding (its source, its steps) into any of the views at any step, so the app builds
+only the figures it is about to send.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from transformer.decoding import Step
+from transformer.tokenizer import SPECIAL_TOKENS, WORD_BOUNDARY, Tokenizer
+
+from . import views
+from .units import Units, in_units, is_punctuation, piece_label
+
+KINDS = {"cross": "Cross-attention", "encoder": "Encoder self-attention", "decoder_self": "Decoder self-attention"}
+AXES = {
+    "cross": ("output (the step that wrote it)", "source"),
+    "encoder": ("source (from)", "source (to)"),
+    "decoder_self": ("output (the step that wrote it)", "decoder input"),
+}
+
+
+@dataclass(frozen=True)
+class Look:
+    """How the user wants to see the weights."""
+
+    words: bool = True  # subword pieces merged into words
+    hide_specials: bool = False  # </s>, <s> dropped and every row renormalised
+    scale: str = "linear"  # a key of views.SCALES
+    focus: tuple[int, int] | None = None  # (layer, head), 0-based; None: the mean of all heads
+
+    @property
+    def colour(self) -> views.Scale:
+        return views.Scale(self.scale if self.scale in views.SCALES else "linear", self.hide_specials)
+
+
+def cross_pieces(steps: Sequence[Step], upto: int) -> np.ndarray:
+    """Cross-attention (L, H, upto, S) of the first `upto` steps, one row per step."""
+    return np.stack([np.stack([w.numpy() for w in s.cross_attention]) for s in steps[:upto]], axis=2)
+
+
+def self_pieces(steps: Sequence[Step], upto: int) -> np.ndarray:
+    """Decoder self-attention (L, H, upto, upto): row i covers positions 0..i, and is 0 beyond (the causal mask)."""
+    first = steps[0].self_attention
+    weights = np.zeros((len(first), first[0].shape[0], upto, upto), dtype=np.float32)
+    for i, step in enumerate(steps[:upto]):
+        for layer, row in enumerate(step.self_attention):
+            weights[layer, :, i, : i + 1] = row.numpy()
+    return weights
+
+
+class Drawing:
+    """The views of one decoding (the source, and the steps taken so far) as the user's Look asks for them."""
+
+    def __init__(self, tokenizer: Tokenizer, src_ids: list[int], encoder_attention, steps: Sequence[Step], look: Look):
+        self.tokenizer, self.src_ids, self.steps, self.look = tokenizer, src_ids, list(steps), look
+        self.character_level = tokenizer.is_character_level
+        self.src = tokenizer.tokens(src_ids)
+        self.outputs = tokenizer.tokens([s.token for s in self.steps])
+        self.encoder_attention = encoder_attention
+        self.bos = tokenizer.id_to_token(tokenizer.bos_id)
+
+    # Units and weights -----------------------------------------------------------------------------------------------
+
+    def units(self, pieces: Sequence[str]) -> Units:
+        return Units.of(pieces, self.look.words, self.character_level)
+
+    def weights(self, kind: str, shown: int) -> tuple[np.ndarray, Units, Units, int | None]:
+        """(L, H, Q, K) in the Look's units, the row and column units, and the row of step `shown` (1-based)."""
+        if kind == "encoder":
+            pieces = np.stack([w.numpy() for w in self.encoder_attention])
+            rows = cols = self.units(self.src)
+            row_piece = None
+        else:
+            rows = self.units(self.outputs[:shown])
+            if kind == "cross":
+                pieces, cols = cross_pieces(self.steps, shown), self.units(self.src)
+            else:
+                pieces, cols = self_pieces(self.steps, shown), self.units([self.bos, *self.outputs[: shown - 1]])
+            row_piece = shown - 1
+        weights = in_units(pieces, rows, cols, self.look.hide_specials)
+        current = next((u for u, g in enumerate(rows.groups) if row_piece in g), None)
+        if self.look.hide_specials:
+            rows, kept = rows.without_specials()
+            cols, _ = cols.without_specials()
+            current = kept.index(current) if current in kept else None
+        return weights, rows, cols, current
+
+    def head(self, weights: np.ndarray) -> tuple[np.ndarray, str]:
+        """The focused head's (Q, K), or the mean of all heads, and its name."""
+        focus = self.look.focus
+        if focus is not None and focus[0] < weights.shape[0] and focus[1] < weights.shape[1]:
+            return weights[focus], f"layer {focus[0] + 1}, head {focus[1] + 1}"
+        return weights.mean(axis=(0, 1)), "mean of all heads"
+
+    # Views -----------------------------------------------------------------------------------------------------------
+
+    def view(self, kind: str, shown: int):
+        """One kind of attention at step `shown`: every head as small multiples, and the focused head large."""
+        if kind != "encoder" and not shown:
+            return views.empty_figure("Nothing written yet: Step or Run to decode.")
+        weights, rows, cols, current = self.weights(kind, shown)
+        if not len(rows) or not len(cols):
+            return views.empty_figure("Only special tokens here; untick “Hide special tokens” to see them.")
+        chosen, name = self.head(weights)
+        head = views.Focus(chosen, rows.labels, cols.labels, name, AXES[kind])
+        title = f"{KINDS[kind]}: every head (tiles: layers down, heads across), then {name}. Rows look at columns."
+        return views.kind_figure(weights, head, self.look.colour, title, current, self.look.focus)
+
+    def now(self, shown: int) -> str:
+        """This step's cross-attention over the source words (the focused head, or the mean of all heads)."""
+        if not shown:
+            return '<div class="now-view">Step 0: nothing written yet. <b>Step</b> writes the first token.</div>'
+        step = self.steps[shown - 1]
+        cols = self.units(self.src)
+        one = Units(["·"], [[0]], [False])
+        row = np.stack([w.numpy() for w in step.cross_attention])[:, :, None, :]
+        weights = in_units(row, one, cols, self.look.hide_specials)[:, :, 0, :]
+        if self.look.hide_specials:
+            cols, _ = cols.without_specials()
+        chosen, name = self.head(weights[:, :, None, :])
+        chosen = chosen[0]
+        token = views.escape_token(self.token_label(step.token))
+        forced = " (forced by a what-if)" if step.forced else ""
+        heading = f"Step {shown} wrote <b>{token}</b>{forced}, looking at the source like this ({name}):"
+        note = "Darker words got more attention; hover a word for its weight."
+        if self.look.hide_specials:
+            note += " Special tokens hidden, weights renormalised."
+        return views.now_html(cols.labels, chosen, self.look.colour.unit(chosen), heading, note)
+
+    def top_k(self, shown: int) -> dict | None:
+        if not shown:
+            return None
+        step = self.steps[shown - 1]
+        return views.top_k([self.token_label(t) for t in step.top_ids], step.top_probs)
+
+    def token_label(self, token_id: int) -> str:
+        """A target token as a label: no "▁"; "##" when it continues a word."""
+        piece = self.tokenizer.id_to_token(token_id)
+        starts = (
+            self.character_level or piece.startswith(WORD_BOUNDARY) or piece in SPECIAL_TOKENS or is_punctuation(piece)
+        )
+        return piece_label(piece, starts)
+
+    def candidates(self, shown: int) -> list[tuple[str, int]]:
+        """The what-if choices at step `shown`: (label as the top-k view shows it, token id), the likeliest first."""
+        if not shown:
+            return []
+        step = self.steps[shown - 1]
+        return list(zip(views.unique([self.token_label(t) for t in step.top_ids]), step.top_ids))
+
+    def compare(self, original: Sequence[Step], at: int):
+        """The original decoding's cross-attention beside this one's (focused head), the forced step `at` outlined."""
+        other = Drawing(self.tokenizer, self.src_ids, self.encoder_attention, original, self.look)
+        left, left_rows, cols, _ = other.weights("cross", len(original))
+        right, right_rows, _, _ = self.weights("cross", len(self.steps))
+        at_row = next((u for u, g in enumerate(self.units(self.outputs).groups) if at - 1 in g), 0)
+        return views.side_by_side(
+            other.head(left)[0], self.head(right)[0], (left_rows.labels, right_rows.labels), cols.labels, at_row
+        )

@@ -1,0 +1,130 @@
+"""The units a view is drawn in: words (subword pieces merged) or the pieces themselves, with or without specials.
+
+A view's weights arrive per piece, (..., Q, K): rows are the queries (who attends), columns the keys (what is
+attended to). Merging pieces into words sums the columns of a word's pieces (the attention *to* a word is the sum
+over its pieces) and averages its rows (the attention *from* a word is the mean over its pieces), so every row still
+sums to 1. Hiding the special tokens drops their rows and columns and renormalises each row to sum to 1 again.
+
+Labels never show the raw word-boundary mark "▁": a word-initial piece is shown without it, a piece that continues
+a word gets "##" in front (as BERT writes it), and a lone "▁" is shown as "␣".
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from transformer.tokenizer import SPECIAL_TOKENS, WORD_BOUNDARY
+
+SPACE = "␣"
+
+
+def is_punctuation(piece: str) -> bool:
+    """A piece made only of punctuation or symbols: the tokenizer splits these off as words of their own."""
+    return bool(piece) and all(unicodedata.category(c)[0] in "PS" for c in piece)
+
+
+def word_groups(pieces: Sequence[str], character_level: bool = False) -> list[list[int]]:
+    """The indices of `pieces` grouped into words, as the tokenizer's pre-tokenizer split them.
+
+    A word starts at a piece that begins with "▁", at a special token, and on either side of punctuation. A
+    character-level model's characters are its words.
+
+    >>> word_groups(["▁Wir", "▁tre", "ffen", "▁uns", ".", "</s>"])
+    [[0], [1, 2], [3], [4], [5]]
+    """
+    groups: list[list[int]] = []
+    for i, piece in enumerate(pieces):
+        previous = pieces[i - 1] if i else ""
+        starts = (
+            character_level
+            or not groups
+            or piece.startswith(WORD_BOUNDARY)
+            or piece in SPECIAL_TOKENS
+            or previous in SPECIAL_TOKENS
+            or is_punctuation(piece)
+            or is_punctuation(previous)
+        )
+        if starts:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+    return groups
+
+
+def piece_label(piece: str, starts_word: bool) -> str:
+    """A piece as the pieces view shows it: no "▁"; "##" before a piece that continues a word."""
+    if piece in SPECIAL_TOKENS:
+        return piece
+    text = piece.replace(WORD_BOUNDARY, " ").strip() if piece.strip(WORD_BOUNDARY) else ""
+    if not text:
+        return SPACE
+    return text if starts_word else "##" + text
+
+
+def word_label(pieces: Sequence[str]) -> str:
+    """The pieces of one word joined, without "▁"."""
+    if len(pieces) == 1:
+        return piece_label(pieces[0], True)
+    return "".join(pieces).replace(WORD_BOUNDARY, " ").strip() or SPACE
+
+
+@dataclass(frozen=True)
+class Units:
+    """How one axis is drawn: a label per unit, and the pieces (indices) each unit stands for."""
+
+    labels: list[str]
+    groups: list[list[int]]
+    special: list[bool]  # per unit: a special token such as </s> or <s>
+
+    @classmethod
+    def of(cls, pieces: Sequence[str], words: bool = True, character_level: bool = False) -> Units:
+        """`pieces` as words (merged) or as pieces; a character-level model's units are its characters either way."""
+        groups = word_groups(pieces, character_level)
+        if words:
+            labels = [word_label([pieces[i] for i in g]) for g in groups]
+            return cls(labels, groups, [pieces[g[0]] in SPECIAL_TOKENS for g in groups])
+        starts = {g[0] for g in groups}
+        labels = [piece_label(p, i in starts) for i, p in enumerate(pieces)]
+        return cls(labels, [[i] for i in range(len(pieces))], [p in SPECIAL_TOKENS for p in pieces])
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    def without_specials(self) -> tuple[Units, list[int]]:
+        """These units minus the special tokens, and the indices of the units kept."""
+        keep = [i for i, s in enumerate(self.special) if not s]
+        return Units([self.labels[i] for i in keep], [self.groups[i] for i in keep], [False] * len(keep)), keep
+
+    def key_matrix(self, n_pieces: int) -> np.ndarray:
+        """(pieces, units): sums the columns of each unit's pieces."""
+        matrix = np.zeros((n_pieces, len(self.groups)), dtype=np.float32)
+        for unit, group in enumerate(self.groups):
+            matrix[group, unit] = 1.0
+        return matrix
+
+    def query_matrix(self, n_pieces: int) -> np.ndarray:
+        """(units, pieces): averages the rows of each unit's pieces."""
+        matrix = np.zeros((len(self.groups), n_pieces), dtype=np.float32)
+        for unit, group in enumerate(self.groups):
+            matrix[unit, group] = 1.0 / len(group)
+        return matrix
+
+
+def in_units(weights: np.ndarray, queries: Units, keys: Units, hide_specials: bool = False) -> np.ndarray:
+    """Piece-level weights (..., Q, K) as unit-level weights, specials dropped and rows renormalised if asked.
+
+    Specials are single-piece units, so dropping them after merging equals dropping them before.
+    """
+    weights = np.asarray(weights, dtype=np.float32)
+    merged = queries.query_matrix(weights.shape[-2]) @ weights @ keys.key_matrix(weights.shape[-1])
+    if not hide_specials:
+        return merged
+    _, rows = queries.without_specials()
+    _, cols = keys.without_specials()
+    kept = merged[..., rows, :][..., :, cols]
+    total = kept.sum(axis=-1, keepdims=True)
+    return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0)
