@@ -39,14 +39,11 @@ CHROMIUM_ARGS = [
 QUIET_MS = 1000  # no DOM change for this long after the last one: the page has settled
 STEP_TEXT = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
 TEN_WORDS = "Die Datei wurde gestern von einem anderen Benutzer geändert und gespeichert."
-PARAGRAPH = " ".join(
-    [
-        "Wählen Sie die Zellen aus, die Sie formatieren möchten, und klicken Sie dann auf Format.",
-        "Im Dialog können Sie die Schriftart, die Größe und die Farbe des Textes ändern.",
-        "Wenn Sie die Änderungen speichern möchten, klicken Sie auf OK.",
-        "Die neuen Einstellungen gelten dann für alle markierten Zellen des aktuellen Tabellenblatts.",
-        "Um die Formatierung wieder zu entfernen, wählen Sie die Zellen erneut aus und klicken Sie auf Standard.",
-    ]
+PARAGRAPH = (  # 60 words
+    "Wählen Sie bitte die Zellen aus, die Sie formatieren möchten, und klicken Sie dann auf Format. "
+    "Im Dialog können Sie die Schriftart, die Größe und die Farbe des Textes ändern. "
+    "Die neuen Einstellungen gelten dann für alle markierten Zellen des aktuellen Tabellenblatts. "
+    "Um die Formatierung wieder zu entfernen, wählen Sie die Zellen erneut aus und klicken Sie dann auf Standard."
 )
 BARS = {"step": 1.5, "run": 2.5}  # ratios to the floor
 TIME_BARS_S = {"first_run": 2.0, "paragraph": 3.0}
@@ -127,10 +124,13 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
 def report(times: dict[str, list[float]], label: str) -> str:
     med = {name: statistics.median(values) for name, values in times.items()}
     floor = med["floor"]
-    lines = [
+    heading = (
         f"Browser ({label}): Chromium, click to the page's last DOM change, medians of "
         f"{len(times['step'])} Steps, {len(times['run'])} Runs and 3 of the others; floor = "
-        "benchmarks/floor_app.py, clicked alternately.",
+        "benchmarks/floor_app.py, clicked alternately."
+    )
+    lines = [
+        heading,
         "",
         "| browser measure | median (ms) | ratio to floor | bar |",
         "|---|---|---|---|",
