@@ -75,3 +75,11 @@ def served_app():
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.LAUNCH_OPTIONS)
     yield f"http://127.0.0.1:{port}/", registry, demo
     demo.close()
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    """The bundled checkpoints, read with their model cards (so trained_lengths and the examples are set)."""
+    from lab.registry import load_models
+
+    return load_models([])
