@@ -97,9 +97,11 @@ class Lab:
     def current(self, user: UserState, c: Controls) -> Run:
         """The user's run, restarted when the model, the text or the options changed."""
         run = user.run
-        wanted = (c.model, c.text, int(c.top_k), int(c.max_len))
+        pipeline = self.registry.models.get(c.model)  # no max length: the model's, as new_run takes it
+        max_len = int(c.max_len) if c.max_len else pipeline.model.config.max_len if pipeline else None
+        wanted = (c.model, c.text, int(c.top_k), max_len)
         if run is None or (run.model_name, run.text, run.top_k, run.max_len) != wanted:
-            user.run = run = self.new_run(c.model, c.text, c.top_k, c.max_len)
+            user.run = run = self.new_run(c.model, c.text, c.top_k, max_len)
         return run
 
     def run(self, user: UserState, c: Controls) -> dict:
@@ -148,8 +150,8 @@ class Lab:
             cfg = run.session.model.config
             tokenizer = self.registry.models[run.model_name].tokenizer
             drawing = Drawing(tokenizer, run.session.src_ids, None, run.session.steps, c.look)
-            token = dict(drawing.candidates(step)).get(str(c.candidate), -1)
-            token = int(c.candidate) if str(c.candidate).isdigit() else token
+            choices, chosen = dict(drawing.candidates(step)), str(c.candidate)  # a label first: "7" may be a token
+            token = choices[chosen] if chosen in choices else int(chosen) if chosen.isdigit() else -1
             if not 0 <= token < cfg.tgt_vocab_size or token in (cfg.pad_id, cfg.bos_id):
                 raise InputError("Pick one of the candidate tokens listed for this step.")
             run.original, run.forced_at = list(run.session.steps), step

@@ -12,6 +12,7 @@ from .actions import Controls, Lab
 from .checks import InputError
 from .drawing import KINDS, Drawing
 from .session import UserState
+from .views import percent
 
 
 def page_html(lab: Lab, user: UserState, c: Controls) -> str:
@@ -24,15 +25,19 @@ def page_html(lab: Lab, user: UserState, c: Controls) -> str:
         tokenizer = lab.registry.models[run.model_name].tokenizer
         shown = lab.shown_step(session, c.shown)
         drawing = Drawing(tokenizer, session.src_ids, session.encoder_attention, session.steps, c.look)
-        sections = [("This step", [drawing.now(shown), drawing.top_k(shown)])]
-        sections += [(title, [drawing.overview(k, shown), drawing.focus(k, shown)]) for k, title in KINDS.items()]
+        likely = "".join(f"<li>{html.escape(t)}: {percent(p)}</li>" for t, p in (drawing.top_k(shown) or {}).items())
+        sections = [("This step", [drawing.now(shown) + f"<ul>{likely}</ul>"])]
+        sections += [(title, [drawing.view(k, shown)]) for k, title in KINDS.items()]
         source, output = run.text, tokenizer.decode(session.tokens)
-    parts = []
-    for i, (title, figures) in enumerate(sections):
+    parts, inline = [], True  # plotly.js once, inlined with the first figure, for every figure of the page
+    for title, items in sections:
         parts.append(f"<h2>{html.escape(title)}</h2>")
-        for j, fig in enumerate(figures):
-            inline = i == 0 and j == 0  # plotly.js once, inlined, for every figure of the page
-            parts.append(plotly.io.to_html(fig, include_plotlyjs=inline, full_html=False))
+        for item in items:
+            if isinstance(item, str):  # HTML made (and escaped) by the Drawing
+                parts.append(item)
+                continue
+            parts.append(plotly.io.to_html(item, include_plotlyjs=inline, full_html=False))
+            inline = False
     head = (
         f"<h1>Attention Lab: {html.escape(run.model_name)}, step {shown}</h1>"
         f"<p><b>Source:</b> {html.escape(source)}</p><p><b>Output:</b> {html.escape(output)}</p>"
