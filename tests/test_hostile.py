@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from lab.actions import Lab
+from lab.actions import Controls, Lab
 from lab.checks import InputError
 from lab.registry import Registry
 from lab.session import UserState
@@ -73,27 +73,36 @@ def test_there_are_at_least_40_hostile_cases():
     assert len(HOSTILE) >= 40
 
 
+def drawn_for_every_tab(lab: Lab, user: UserState, c: Controls, first: dict) -> str:
+    """The figures and the now view of every tab, as the page would get them, in one string."""
+    texts = [first["now"], *(first[k].to_json() for k in ("cross",) if k in first)]
+    for tab in ("encoder", "decoder_self", "compare"):
+        texts += [v.to_json() if hasattr(v, "to_json") else str(v) for v in lab.show(user, c, tab=tab).values()]
+    return "".join(texts)
+
+
 @pytest.mark.parametrize("model", ["de-en", "reverse"])
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name):
     user = UserState()
-    text = HOSTILE[name]
+    c = Controls(model, HOSTILE[name], max_len=8, words=len(name) % 2 == 0, hide_specials=len(name) % 3 == 0)
     try:
-        screen = lab.run(user, model, text, max_len=8)
+        changes = lab.run(user, c)
     except InputError as err:  # a clear message, not a traceback
         message = str(err)
         assert message and "Traceback" not in message
         assert any(word in message for word in ("empty", "only knows lowercase letters and digits"))
         if model == "reverse" and "only knows" in message:
             assert "remove" in message
+        assert user.run is None and user.drawn == {}  # nothing half done
     else:
-        assert isinstance(screen.output, str) and screen.n_steps >= 1
-        json.dumps(lab.attention(model, text))  # the export path copes too
-        figures_json = "".join(f.to_json() for f in screen.figures.values())
+        assert isinstance(changes["output"], str) and len(user.run.session.steps) >= 1
+        json.dumps(lab.attention(model, HOSTILE[name]))  # the export path copes too
+        drawn = drawn_for_every_tab(lab, user, c, changes)
         for markup in ("<script", "<img", "<svg", "<a href", "<i>"):
-            assert markup not in figures_json  # tokens are escaped before plotly sees them
+            assert markup not in drawn  # tokens are escaped before plotly or the page sees them
     # the app still answers a normal request
-    assert lab.run(UserState(), "reverse", "abc", max_len=5).n_steps >= 1
+    assert lab.run(UserState(), Controls("reverse", "abc", max_len=5))["output"] == lab.translate("reverse", "abc")[:5]
 
 
 @pytest.mark.parametrize(
