@@ -9,7 +9,7 @@ import os
 import time
 
 import torch
-from load import REPO, free_port, load_test, memory_over_sessions, percentile, rss_mb, start_app
+from load import REPO, Request, free_port, load_test, memory_over_sessions, percentile, rss_mb, start_app
 
 SENTENCE_15 = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
 
@@ -22,18 +22,17 @@ def app_bench(calls: int) -> dict[str, float]:
     try:
         client = Client(url, verbose=False)
         loaded_mb = rss_mb(server.pid, "VmHWM")
-        view = ["All layers", "All heads"]
         run, step = [], []
         for _ in range(calls):
-            client.predict(api_name="/ui_reset")
+            Request("reset", "de-en", SENTENCE_15).call(client)
             start = time.perf_counter()
-            client.predict("de-en", SENTENCE_15, "greedy", 4, 64, 8, *view, api_name="/ui_run")
+            Request("run", "de-en", SENTENCE_15).call(client)
             run.append(time.perf_counter() - start)
-        client.predict(api_name="/ui_reset")
-        client.predict("de-en", SENTENCE_15, 64, 8, *view, api_name="/ui_step")  # the first step also encodes
+        Request("reset", "de-en", SENTENCE_15).call(client)
+        Request("step", "de-en", SENTENCE_15).call(client)  # the first step also encodes
         for _ in range(min(calls, 12)):
             start = time.perf_counter()
-            client.predict("de-en", SENTENCE_15, 64, 8, *view, api_name="/ui_step")
+            Request("step", "de-en", SENTENCE_15).call(client)
             step.append(time.perf_counter() - start)
         result = {"rss_loaded_mb": loaded_mb, "rss_peak_mb": rss_mb(server.pid, "VmHWM")}
         for name, values in (("run", run), ("step", step)):
@@ -59,11 +58,12 @@ def server_bench(calls: int) -> dict[str, float]:
     def timed(name):
         def wrapper(self, *args, **kwargs):
             start = time.perf_counter()
-            screen = original[name](self, *args, **kwargs)
-            for figure in screen.figures.values():
-                figure.to_json()  # what gr.Plot's postprocess does with each figure
+            changes = original[name](self, *args, **kwargs)
+            for value in changes.values():
+                if hasattr(value, "to_json"):
+                    value.to_json()  # what gr.Plot's postprocess does with each figure it sends
             timings[name].append(time.perf_counter() - start)
-            return screen
+            return changes
 
         return wrapper
 
@@ -76,16 +76,15 @@ def server_bench(calls: int) -> dict[str, float]:
     try:
         demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True)
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-        view = ["All layers", "All heads"]
         for _ in range(calls):
-            client.predict("de-en", SENTENCE_15, "greedy", 4, 64, 8, *view, api_name="/ui_run")
-        client.predict(api_name="/ui_reset")
+            Request("run", "de-en", SENTENCE_15).call(client)
+        Request("reset", "de-en", SENTENCE_15).call(client)
         for _ in range(5):  # into the sentence, so that the timed Steps are ordinary mid-sentence ones
-            client.predict("de-en", SENTENCE_15, 64, 8, *view, api_name="/ui_step")
+            Request("step", "de-en", SENTENCE_15).call(client)
         timings["step"].clear()
         for _ in range(calls):
-            client.predict("de-en", SENTENCE_15, 64, 8, *view, api_name="/ui_step")  # step 6, timed
-            client.predict(*view, api_name="/ui_back")  # and back to 5
+            Request("step", "de-en", SENTENCE_15).call(client)  # step 6, timed
+            Request("back", "de-en", SENTENCE_15).call(client)  # and back to 5
     finally:
         demo.close()
         torch.set_num_threads(threads)
@@ -100,25 +99,32 @@ def server_bench(calls: int) -> dict[str, float]:
 
 
 def figures_bench(calls: int) -> dict[str, float]:
-    """Figure building alone (in-process), and the JSON size of every figure for 20 output tokens."""
-    from lab.views import View, session_figures
+    """Figure building alone (in-process): what a Run sends (the cross-attention view, the now view, the top-k), and
+    the JSON size of every view (all three kinds) for 20 output tokens."""
+    from lab.drawing import KINDS, Drawing, Look
     from transformer import DecodingSession
     from transformer.hub import load_pretrained
 
     pipeline = load_pretrained(REPO / "checkpoints" / "de-en")
     session = DecodingSession(pipeline.model, pipeline.tokenizer.encode(SENTENCE_15), max_new_tokens=64)
     session.run()
+
+    def drawing() -> Drawing:
+        return Drawing(pipeline.tokenizer, session.src_ids, session.encoder_attention, session.steps, Look())
+
     times = []
     for _ in range(calls):
         start = time.perf_counter()
-        figures = session_figures(session, pipeline.tokenizer, len(session.steps) - 1, View())
-        for fig in figures.values():
-            fig.to_json()  # what gr.Plot sends
+        shown = len(session.steps) - 1
+        view = drawing()
+        view.view("cross", shown).to_json()  # what gr.Plot sends
+        view.now(shown)
+        view.top_k(shown)
         times.append(time.perf_counter() - start)
     session.reset()
     for token in list(range(10, 30)):  # 20 output tokens, whatever the model would say
         session.step(force=token)
-    sizes = sum(len(f.to_json()) for f in session_figures(session, pipeline.tokenizer, 19, View()).values())
+    sizes = sum(len(drawing().view(kind, 20).to_json()) for kind in KINDS)
     return {
         "figures_p50": 1000 * percentile(times, 0.5),
         "figures_p95": 1000 * percentile(times, 0.95),

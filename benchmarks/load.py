@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-VIEW = ["All layers", "All heads"]
+# The controls after Model and Source, in app.INPUTS order: strategy, beam size, max length, top-k shown, the shown
+# step, words, hide specials, colour scale, focus.
+CONTROLS = ("greedy", 4, 64, 8, 0, True, False, "linear", "Mean of all heads")
 SENTENCES = [
     "Ich habe Hunger.",
     "Das Haus ist alt.",
@@ -38,16 +40,14 @@ SENTENCES = [
 
 @dataclass
 class Request:
-    action: str  # "run", "step" or "back"
+    action: str  # "run", "step", "back" or "reset": the page's buttons
     model: str = ""
     text: str = ""
 
     def call(self, client) -> tuple:
-        if self.action == "run":
-            return client.predict(self.model, self.text, "greedy", 4, 64, 8, *VIEW, api_name="/ui_run")
-        if self.action == "step":
-            return client.predict(self.model, self.text, 64, 8, *VIEW, api_name="/ui_step")
-        return client.predict(*VIEW, api_name="/ui_back")
+        """The button's endpoint, with every control as the page sends it; the values of app.OUTPUTS that reach an
+        API client (gr.skip() for those that did not change)."""
+        return client.predict(self.model, self.text, *CONTROLS, api_name=f"/ui_{self.action}")
 
 
 def user_requests(user: int, n: int = 5) -> list[Request]:
@@ -63,7 +63,7 @@ def user_requests(user: int, n: int = 5) -> list[Request]:
     plan = [
         Request("step", first, own[first]),
         Request("step", first, own[first]),
-        Request("back"),
+        Request("back", first, own[first]),
         Request("run", second, own[second]),
         Request("step", first, own[first]),
         Request("run", first, own[first]),

@@ -69,7 +69,7 @@ def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
     def new_sessions(client: Client) -> None:
         for i in range(app.SESSION_CAPACITY // len(clients) + 2):
             client.reset_session()
-            client.predict(api_name="/ui_reset")
+            Request("reset", "reverse", "abc").call(client)
             if i == 0:
                 first_sessions.append(client.session_hash)
 
