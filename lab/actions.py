@@ -165,9 +165,10 @@ class Lab:
     def show(self, user: UserState, c: Controls, tab: str | None = None) -> dict:
         """Redraw at the slider's step (with other view options, or another tab opened)."""
         with user.lock:
-            if tab in TABS:
-                user.tab = tab
-            return self.render(user, c, c.shown)
+            if tab not in TABS:
+                return self.render(user, c, c.shown)
+            user.tab = tab  # a tab keeps the step the page shows (the slider may not have caught up with it yet)
+            return self.render(user, c, user.shown)
 
     def export(self, user) -> str:
         """The run's attention record written to a JSON file; returns its path."""
@@ -206,7 +207,7 @@ class Lab:
             return blank
         session = run.session
         tokenizer = self.registry.models[run.model_name].tokenizer
-        shown = self.shown_step(session, shown)
+        shown = user.shown = self.shown_step(session, shown)
         drawing = Drawing(tokenizer, session.src_ids, session.encoder_attention, session.steps, look)
         status = " ".join(filter(None, [run.notice, FINISHED if session.finished else "", beam_note]))
         at = (run.serial, run.version, shown)

@@ -44,6 +44,7 @@ class UserState:
         self.run: Run | None = None
         self.lock = threading.Lock()
         self.tab = "cross"  # the attention view the page shows; the others are drawn when opened
+        self.shown: int | None = None  # the step the page shows (None: the latest)
         self.drawn: dict[str, object] = {}  # what the page shows now, per output, as a key: unchanged ones are skipped
 
     def __deepcopy__(self, memo) -> UserState:  # gradio copies the initial value into each new session

@@ -77,11 +77,25 @@ def test_a_tab_is_drawn_when_opened_and_only_once(lab):
     assert not VIEWS & set(stepped) and "now" in stepped
     back_to_cross = lab.show(user, Controls("de-en", "Das ist ein Haus.", max_len=8, shown=2), tab="cross")
     assert set(back_to_cross) == {"cross"}
-    assert set(lab.show(user, c, tab="decoder_self")) >= {"decoder_self", "now", "top_k", "scrub"}
-    assert set(lab.show(user, Controls("de-en", "Das ist ein Haus.", max_len=8, shown=1, scale="log"))) == {
+    assert set(lab.show(user, c, tab="decoder_self")) == {"decoder_self"}  # a tab keeps the step shown (2)
+    assert set(lab.show(user, Controls("de-en", "Das ist ein Haus.", max_len=8, shown=2, scale="log"))) == {
         "decoder_self",
         "now",
     }  # a new colour scale redraws the open view and the now view; the probabilities stay
+
+
+def test_opening_a_tab_keeps_the_step_shown_whatever_the_slider_says(lab):
+    """The page selects its first tab as it opens, with the slider still at 0, while its first Run may already have
+    finished: the tab must show the run's step, not step 0."""
+    user = UserState()
+    c = Controls("de-en", "Das ist ein Haus.", max_len=8)
+    lab.run(user, c)
+    shown = user.shown
+    assert shown and shown > 0
+    c.shown = 0
+    lab.show(user, c, tab="cross")
+    assert user.shown == shown
+    assert lab.show(user, c)["now"].count("wrote") == 0  # the slider itself still goes to step 0
 
 
 def test_step_in_beam_mode_is_refused_and_changes_nothing(lab):
