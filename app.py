@@ -248,7 +248,7 @@ class Page:
         with gr.Row(elem_classes="now"):
             self.now = gr.HTML(label="What the model looked at", scale=3, min_width=260)
             label = "Next-token probabilities. What if? Click another candidate to force it here and decode on"
-            self.top_k = gr.Label(label=label, scale=2, min_width=220, show_heading=False)
+            self.top_k = gr.Label(label=label, scale=2, min_width=220, show_heading=False, elem_classes="top-k")
 
     def _options(self, lab: Lab) -> None:
         """How the views draw the weights: focused head, words or pieces, specials, colour scale."""

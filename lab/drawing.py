@@ -138,7 +138,7 @@ class Drawing:
         if not shown:
             return None
         step = self.steps[shown - 1]
-        return views.top_k([self.token_label(t) for t in step.top_ids], step.top_probs)
+        return views.top_k([label for label, _ in self.candidates(shown)], step.top_probs)
 
     def token_label(self, token_id: int) -> str:
         """A target token as a label: no "▁"; "##" when it continues a word."""
@@ -149,11 +149,15 @@ class Drawing:
         return piece_label(piece, starts)
 
     def candidates(self, shown: int) -> list[tuple[str, int]]:
-        """The what-if choices at step `shown`: (label as the top-k view shows it, token id), the likeliest first."""
+        """The what-if choices at step `shown`: (label as the top-k view shows it, token id), the likeliest first.
+
+        The label carries the probability ("today  (0.04%)"): gr.Label would round it to a whole percent.
+        """
         if not shown:
             return []
         step = self.steps[shown - 1]
-        return list(zip(views.unique([self.token_label(t) for t in step.top_ids]), step.top_ids))
+        labels = [f"{self.token_label(t)}  ({views.percent(p)})" for t, p in zip(step.top_ids, step.top_probs)]
+        return list(zip(views.unique(labels), step.top_ids))
 
     def compare(self, original: Sequence[Step], at: int):
         """The original decoding's cross-attention beside this one's (focused head), the forced step `at` outlined."""
