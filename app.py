@@ -39,7 +39,11 @@ STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 # first, beyond this many sessions; its default of 10,000 let memory grow by about 0.25 MB per session here.
 SESSION_CAPACITY = 128
 ASSETS = Path(__file__).resolve().parent / "lab" / "assets"
-LAUNCH_OPTIONS = {"state_session_capacity": SESSION_CAPACITY, "css_paths": [ASSETS / "page.css"]}
+LAUNCH_OPTIONS = {
+    "state_session_capacity": SESSION_CAPACITY,
+    "css_paths": [ASSETS / "page.css"],
+    "js": (ASSETS / "tile_click.js").read_text(encoding="utf-8"),
+}
 # What every event sends (Controls' fields, after the state), and what the decoding events update, in these orders.
 INPUTS = (
     "model",
@@ -164,6 +168,11 @@ class Events:
         focus = gr.update(choices=self.lab.focus_choices(name), value=FOCUS_MEAN)
         return (*self._do(self.lab.reset, user, Controls(name, source)), source, focus)
 
+    def tile(self, model: str, picked: str):
+        """A click on a tile ("Layer 2 · Head 3#<time>"): focus that head, if the model has it."""
+        head = str(picked).split("#")[0]
+        return gr.update(value=head) if head in self.lab.focus_choices(model) else gr.skip()
+
     def export(self, user):
         with shown_to_user():
             return gr.update(value=self.lab.export(user), visible=True)
@@ -253,7 +262,12 @@ class Page:
     def _options(self, lab: Lab) -> None:
         """How the views draw the weights: focused head, words or pieces, specials, colour scale."""
         with gr.Row(elem_classes="options"):
-            self.focus = gr.Dropdown(lab.focus_choices(lab.default), value=FOCUS_MEAN, label="Focus head")
+            info = "Or click a head in the figure."
+            self.focus = gr.Dropdown(lab.focus_choices(lab.default), value=FOCUS_MEAN, label="Focus head", info=info)
+            # Written by a click on a tile of an overview (lab/assets/tile_click.js); hidden by page.css.
+            self.tile_pick = gr.Textbox(
+                elem_id="tile-pick", elem_classes="tile-pick", show_label=False, container=False
+            )
             self.words = gr.Checkbox(True, label="Merge pieces into words")
             self.hide_specials = gr.Checkbox(False, label="Hide special tokens (renormalise rows)")
             scales = [(label, key) for key, label in SCALES.items()]
@@ -307,6 +321,7 @@ def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
     for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
         getattr(p, name).click(getattr(events, name), inputs, outputs, api_name=f"ui_{name}", **quiet, **hidden)
     p.top_k.select(events.pick, inputs, outputs, **private)
+    p.tile_pick.change(events.tile, [p.model, p.tile_pick], [p.focus], **private)
     p.scrub.release(events.show, inputs, outputs, **private)
     for control in (p.words, p.hide_specials, p.scale, p.focus, p.strategy):
         control.change(events.show, inputs, outputs, **private)

@@ -187,7 +187,7 @@ def kind_figure(
     shown = min(n_q, MAX_ROWS_SHOWN)
     focus_px = ROW_PX * shown
     area = overview_px + labels_px + focus_px
-    tiles = {"type": "heatmap", "z": _rounded(z), "coloraxis": "coloraxis", "hoverinfo": "skip"}
+    tiles = {"type": "heatmap", "z": _rounded(z), "coloraxis": "coloraxis", "hoverinfo": "none"}  # clicks still count
     hover = (
         f"{head.axis_titles[0]}: %{{y}}<br>{head.axis_titles[1]}: %{{x}}<br>weight: %{{customdata:.3f}}<extra></extra>"
     )
