@@ -62,8 +62,8 @@ OUTPUTS = (
     "output",
     "status",
     "scrub",
-    "step",
-    "back",
+    "step_button",
+    "back_button",
     "now",
     "top_k",
     "cross",
@@ -97,7 +97,7 @@ def download_js(image_format: str) -> str:
 
 def as_update(name: str, value):
     """One change from the Lab as the update of the output `name`."""
-    if name in ("step", "back"):
+    if name in ("step_button", "back_button"):
         return gr.update(interactive=bool(value))
     if name == "scrub":
         return gr.update(**value)
@@ -306,7 +306,7 @@ class Page:
         return [self.state, *(getattr(self, name) for name in INPUTS)]
 
     def outputs(self) -> list:
-        return [self.state, *(getattr(self, name) for name in OUTPUTS)]
+        return [self.state, *(getattr(self, name.removesuffix("_button")) for name in OUTPUTS)]
 
 
 def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
@@ -325,6 +325,8 @@ def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
     p.scrub.release(events.show, inputs, outputs, **private)
     for control in (p.words, p.hide_specials, p.scale, p.focus, p.strategy):
         control.change(events.show, inputs, outputs, **private)
+    for control in (p.source, p.max_len, p.top_k_shown):  # a new source or option: Step starts a new run
+        control.change(events.show, inputs, outputs, trigger_mode="always_last", **quiet, **private)
     for name, tab in p.tabs.items():
         tab.select(events.tab(name), inputs, outputs, **private)
     p.model.change(events.model, [p.state, p.model, p.source], [*outputs, p.source, p.focus], **private)

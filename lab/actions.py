@@ -94,15 +94,21 @@ class Lab:
         session = DecodingSession(pipeline.model, ids, top_k=int(top_k), max_new_tokens=max_len)
         return Run(name, text, session, top_k=int(top_k), max_len=max_len, notice=notice)
 
+    def max_len(self, c: Controls) -> int | None:
+        """The max length asked for; none: the model's, as new_run takes it."""
+        pipeline = self.registry.models.get(c.model)
+        return int(c.max_len) if c.max_len else pipeline.model.config.max_len if pipeline else None
+
+    def is_current(self, run: Run | None, c: Controls) -> bool:
+        """Whether the controls ask for this run (same model, text and options), or for a new one."""
+        wanted = (c.model, c.text, int(c.top_k), self.max_len(c))
+        return run is not None and (run.model_name, run.text, run.top_k, run.max_len) == wanted
+
     def current(self, user: UserState, c: Controls) -> Run:
         """The user's run, restarted when the model, the text or the options changed."""
-        run = user.run
-        pipeline = self.registry.models.get(c.model)  # no max length: the model's, as new_run takes it
-        max_len = int(c.max_len) if c.max_len else pipeline.model.config.max_len if pipeline else None
-        wanted = (c.model, c.text, int(c.top_k), max_len)
-        if run is None or (run.model_name, run.text, run.top_k, run.max_len) != wanted:
-            user.run = run = self.new_run(c.model, c.text, c.top_k, max_len)
-        return run
+        if not self.is_current(user.run, c):
+            user.run = self.new_run(c.model, c.text, c.top_k, self.max_len(c))
+        return user.run
 
     def run(self, user: UserState, c: Controls) -> dict:
         with user.lock:
@@ -212,11 +218,13 @@ class Lab:
         status = " ".join(filter(None, [run.notice, FINISHED if session.finished else "", beam_note]))
         at = (run.serial, run.version, shown)
         n = len(session.steps)
+        # Step goes on with this run, or starts a new one for an edited source: off only when this one has finished
+        can_step = not beam_note and (not session.finished or not self.is_current(run, c))
         wanted = {
             "output": (tokenizer.decode(session.tokens), lambda: tokenizer.decode(session.tokens)),
             "status": (status, lambda: status),
             "scrub": ((shown, n), lambda: {"value": shown, "maximum": max(n, 1), "interactive": n > 0}),
-            "step_button": (not session.finished and not beam_note, lambda: not session.finished and not beam_note),
+            "step_button": (can_step, lambda: can_step),
             "back_button": (n > 0, lambda: n > 0),
             "now": ((*at, look), lambda: drawing.now(shown)),
             "top_k": ((*at, look.words), lambda: drawing.top_k(shown)),

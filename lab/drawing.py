@@ -110,7 +110,7 @@ class Drawing:
             return views.empty_figure("Only special tokens here; untick “Hide special tokens” to see them.")
         chosen, name = self.head(weights)
         head = views.Focus(chosen, rows.labels, cols.labels, name, AXES[kind])
-        title = f"Every head (layers down, heads across); below, {name}"
+        title = f"Every head: layers down, heads across<br>Below: {name}"
         return views.kind_figure(weights, head, self.look.colour, title, current, self.look.focus)
 
     def now(self, shown: int) -> str:

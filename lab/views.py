@@ -210,7 +210,7 @@ def kind_figure(
     if row is not None and 0 <= row < n_q:
         shapes.append({**_outline(-0.5, n_k - 0.5, row - 0.5, row + 0.5, HIGHLIGHT, 2), "xref": "x2", "yref": "y2"})
     layout = {
-        "title": {"text": title, "font": {"size": 13}, "y": 0.998, "yanchor": "top"},
+        "title": {"text": title, "font": {"size": 12}, "y": 0.998, "yanchor": "top"},
         "height": area + 80,
         "margin": {"l": min(_label_px(ys), 140) + 30, "r": 10, "t": 60, "b": 20},
         "coloraxis": scale.colour_axis(),
@@ -228,6 +228,7 @@ def kind_figure(
         "shapes": shapes,
         "dragmode": "pan",
         "hovermode": "closest",
+        "modebar": {"orientation": "v"},  # beside the figure, not over its title
     }
     layout["xaxis"]["side"] = "top"
     return figure([tiles, large], layout)
@@ -278,20 +279,20 @@ def side_by_side(
                 "hovertemplate": "%{y} → %{x}<br>weight: %{z:.3f}<extra></extra>",
             }
         )
-        box = _outline(-0.5, len(xs) - 0.5, row - 0.5, row + 0.5, HIGHLIGHT, 2)
+        box = _outline(-0.5, len(xs) - 0.5, row - 0.5, row + 0.5, HIGHLIGHT, 2)  # same step in both
         shapes.append({**box, "xref": f"x{suffix}", "yref": f"y{suffix}"})
     category = {"type": "category", "side": "top", "tickangle": -45}
     rows_axis = {"type": "category", "autorange": "reversed", "tickfont": {"size": 10}}
-    side = min(_label_px([*data[0]["y"], *data[1]["y"]], 6), 180)
+    side = min(_label_px([*data[0]["y"], *data[1]["y"]], 6), 180)  # each panel's labels on its left
     top = min(_label_px(xs, 4.6), 110) + 30
     layout = {
         "height": ROW_PX * min(max(len(rows[0]), len(rows[1])), MAX_ROWS_SHOWN) + top + 20,
-        "margin": {"l": side, "r": side, "t": top, "b": 10},
+        "margin": {"l": side, "r": 10, "t": top, "b": 10},
         "coloraxis": Scale().colour_axis(),
-        "xaxis": {**category, "domain": [0, 0.46]},
-        "xaxis2": {**category, "domain": [0.54, 1], "anchor": "y2"},
+        "xaxis": {**category, "domain": [0, 0.4]},
+        "xaxis2": {**category, "domain": [0.6, 1], "anchor": "y2"},
         "yaxis": rows_axis,
-        "yaxis2": {**rows_axis, "anchor": "x2", "side": "right"},
+        "yaxis2": {**rows_axis, "anchor": "x2"},
         "shapes": shapes,
         "plot_bgcolor": "white",
     }

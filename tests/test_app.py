@@ -315,7 +315,7 @@ def ui(client, action: str, model: str, text: str, **controls) -> dict:
         **controls,
     }
     inputs = [model, text, *(values[name] for name in app.INPUTS[2:])]
-    names = [name for name in app.OUTPUTS if name not in ("step", "back")]
+    names = [name for name in app.OUTPUTS if name not in ("step_button", "back_button")]
     answer = client.predict(*inputs, api_name=f"/ui_{action}")
     assert len(answer) == len(names)
     return dict(zip(names, answer))
@@ -396,3 +396,13 @@ def test_unreachable_hub_model_is_reported_and_the_bundled_models_still_work():
     models, error = result.stdout.splitlines()[:2]
     assert models == "['de-en', 'reverse']"
     assert error.startswith("someone/not-cached: could not get it from the Hugging Face Hub")
+
+
+def test_step_is_off_when_finished_and_on_again_for_an_edited_source(lab):
+    user = UserState()
+    c = Controls("reverse", "abc", max_len=8)
+    assert lab.run(user, c)["step_button"] is False
+    c.text = "abcd"
+    assert lab.show(user, c)["step_button"] is True  # Step would start the new source
+    c.text = "abc"
+    assert lab.show(user, c)["step_button"] is False
