@@ -210,9 +210,9 @@ def kind_figure(
     if row is not None and 0 <= row < n_q:
         shapes.append({**_outline(-0.5, n_k - 0.5, row - 0.5, row + 0.5, HIGHLIGHT, 2), "xref": "x2", "yref": "y2"})
     layout = {
-        "title": {"text": title, "font": {"size": 12}, "y": 0.998, "yanchor": "top"},
-        "height": area + 80,
-        "margin": {"l": min(_label_px(ys), 140) + 30, "r": 10, "t": 60, "b": 20},
+        "title": {"text": title, "font": {"size": 12}, "y": 1, "yanchor": "top", "pad": {"t": 8}},
+        "height": area + 94,
+        "margin": {"l": min(_label_px(ys), 140) + 30, "r": 10, "t": 74, "b": 20},
         "coloraxis": scale.colour_axis(),
         "plot_bgcolor": "white",
         "xaxis": {**plain, "tickvals": ticks_x, "ticktext": [f"head {h + 1}" for h in range(len(ticks_x))]},
