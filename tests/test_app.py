@@ -344,6 +344,12 @@ def test_the_buttons_endpoints_answer_with_only_what_changed(served):
     assert back["output"] == "3" and back["scrub"]["value"] == 1 and skipped(back["status"])
 
 
+def test_the_api_page_documents_translate_and_attention_only(served):
+    client, _ = served
+    documented = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
+    assert set(documented) == {"/translate", "/attention"}  # no stray /UserState from the state's default
+
+
 def test_api_translate_matches_the_model(served):
     client, registry = served
     assert {"reverse", "de-en"} <= set(registry.models)
