@@ -350,6 +350,18 @@ def test_the_api_page_documents_translate_and_attention_only(served):
     assert set(documented) == {"/translate", "/attention"}  # no stray /UserState from the state's default
 
 
+def test_a_user_error_is_one_line_in_the_server_log_not_a_traceback(served, capfd, caplog):
+    client, _ = served
+    caplog.set_level("INFO", logger="attention_lab")
+    with pytest.raises(Exception, match="empty"):
+        client.predict("de-en", "   ", "greedy", 4, api_name="/translate")
+    _, err = capfd.readouterr()
+    assert "Traceback" not in err
+    assert [r.getMessage() for r in caplog.records if r.name == "attention_lab"] == [
+        "user error: Type a source text first: it is empty."
+    ]
+
+
 def test_api_translate_matches_the_model(served):
     client, registry = served
     assert {"reverse", "de-en"} <= set(registry.models)
