@@ -217,11 +217,11 @@ class Lab:
         drawing = Drawing(tokenizer, session.src_ids, session.encoder_attention, session.steps, look)
         status = " ".join(filter(None, [run.notice, FINISHED if session.finished else "", beam_note]))
         at = (run.serial, run.version, shown)
-        n = len(session.steps)
+        n, output = len(session.steps), tokenizer.decode(session.tokens)
         # Step goes on with this run, or starts a new one for an edited source: off only when this one has finished
         can_step = not beam_note and (not session.finished or not self.is_current(run, c))
         wanted = {
-            "output": (tokenizer.decode(session.tokens), lambda: tokenizer.decode(session.tokens)),
+            "output": (output, lambda: output),
             "status": (status, lambda: status),
             "scrub": ((shown, n), lambda: {"value": shown, "maximum": max(n, 1), "interactive": n > 0}),
             "step_button": (can_step, lambda: can_step),

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from transformer.decoding import Step
-from transformer.tokenizer import SPECIAL_TOKENS, WORD_BOUNDARY, Tokenizer
+from transformer.tokenizer import Tokenizer
 
 from . import views
-from .units import Units, in_units, is_punctuation, piece_label
+from .units import Units, in_units, piece_label, starts_word
 
 KINDS = {"cross": "Cross-attention", "encoder": "Encoder self-attention", "decoder_self": "Decoder self-attention"}
 AXES = {
@@ -120,12 +120,11 @@ class Drawing:
         step = self.steps[shown - 1]
         cols = self.units(self.src)
         one = Units(["·"], [[0]], [False])
-        row = np.stack([w.numpy() for w in step.cross_attention])[:, :, None, :]
-        weights = in_units(row, one, cols, self.look.hide_specials)[:, :, 0, :]
+        row = np.stack([w.numpy() for w in step.cross_attention])[:, :, None, :]  # (L, H, 1, S): one query
+        chosen, name = self.head(in_units(row, one, cols, self.look.hide_specials))
+        chosen = chosen[0]
         if self.look.hide_specials:
             cols, _ = cols.without_specials()
-        chosen, name = self.head(weights[:, :, None, :])
-        chosen = chosen[0]
         token = views.escape_token(self.token_label(step.token))
         forced = " (forced by a what-if)" if step.forced else ""
         heading = f"Step {shown} wrote <b>{token}</b>{forced}, looking at the source like this ({name}):"
@@ -143,10 +142,7 @@ class Drawing:
     def token_label(self, token_id: int) -> str:
         """A target token as a label: no "▁"; "##" when it continues a word."""
         piece = self.tokenizer.id_to_token(token_id)
-        starts = (
-            self.character_level or piece.startswith(WORD_BOUNDARY) or piece in SPECIAL_TOKENS or is_punctuation(piece)
-        )
-        return piece_label(piece, starts)
+        return piece_label(piece, starts_word(piece, character_level=self.character_level))
 
     def candidates(self, shown: int) -> list[tuple[str, int]]:
         """The what-if choices at step `shown`: (label as the top-k view shows it, token id), the likeliest first.

@@ -30,12 +30,16 @@ CURATED: dict[str, list[tuple[str, str]]] = {
 }
 
 
+def model_examples(registry: Registry, name: str) -> list[tuple[str, str]]:
+    """A model's (text, label) examples: the curated ones, else those of its card (labelled by their text)."""
+    return CURATED.get(name) or [(t, t) for t in registry.examples.get(name, [])]
+
+
 def examples_for_page(registry: Registry) -> tuple[list[list[str]], list[str]]:
     """The page's examples as [model, text] rows, and a label for each."""
     rows, labels = [], []
     for name in registry.models:
-        curated = CURATED.get(name) or [(t, t) for t in registry.examples.get(name, [])]
-        for text, label in curated:
+        for text, label in model_examples(registry, name):
             rows.append([name, text])
             labels.append(f"{name} · {label}")
     return rows, labels
@@ -43,5 +47,5 @@ def examples_for_page(registry: Registry) -> tuple[list[list[str]], list[str]]:
 
 def first_example(registry: Registry, name: str) -> str:
     """The example a model starts with: its first curated one, else the first of its card."""
-    curated = CURATED.get(name) or [(t, t) for t in registry.examples.get(name, [])]
-    return curated[0][0] if curated else ""
+    examples = model_examples(registry, name)
+    return examples[0][0] if examples else ""

@@ -27,28 +27,28 @@ def is_punctuation(piece: str) -> bool:
     return bool(piece) and all(unicodedata.category(c)[0] in "PS" for c in piece)
 
 
-def word_groups(pieces: Sequence[str], character_level: bool = False) -> list[list[int]]:
-    """The indices of `pieces` grouped into words, as the tokenizer's pre-tokenizer split them.
+def starts_word(piece: str, previous: str = "", character_level: bool = False) -> bool:
+    """Whether `piece` begins a word, as the tokenizer's pre-tokenizer splits them: at a piece that begins with "▁",
+    at a special token, and on either side of punctuation; every character of a character-level model."""
+    return (
+        character_level
+        or piece.startswith(WORD_BOUNDARY)
+        or piece in SPECIAL_TOKENS
+        or previous in SPECIAL_TOKENS
+        or is_punctuation(piece)
+        or is_punctuation(previous)
+    )
 
-    A word starts at a piece that begins with "▁", at a special token, and on either side of punctuation. A
-    character-level model's characters are its words.
+
+def word_groups(pieces: Sequence[str], character_level: bool = False) -> list[list[int]]:
+    """The indices of `pieces` grouped into words (see starts_word).
 
     >>> word_groups(["▁Wir", "▁tre", "ffen", "▁uns", ".", "</s>"])
     [[0], [1, 2], [3], [4], [5]]
     """
     groups: list[list[int]] = []
     for i, piece in enumerate(pieces):
-        previous = pieces[i - 1] if i else ""
-        starts = (
-            character_level
-            or not groups
-            or piece.startswith(WORD_BOUNDARY)
-            or piece in SPECIAL_TOKENS
-            or previous in SPECIAL_TOKENS
-            or is_punctuation(piece)
-            or is_punctuation(previous)
-        )
-        if starts:
+        if not groups or starts_word(piece, pieces[i - 1], character_level):
             groups.append([i])
         else:
             groups[-1].append(i)

@@ -31,17 +31,11 @@ MAX_LABEL = 16  # characters of a token shown on an axis; longer ones are cut wi
 OVERVIEW_MAX_PX = 520  # every head of a kind fits on one screen
 LOG_FLOOR = 1e-4
 SCALES = {"linear": "linear", "log": "log", "row": "per-row max"}
-TINY_PROB = 0.005
 
 
 def escape_token(token: str) -> str:
     """Plotly-safe display text: markup becomes visible text, and an empty token is still visible."""
     return html.escape(token, quote=False) if token else "∅"
-
-
-def template_text(token: str) -> str:
-    """A token to put inside a hovertemplate: escaped, and with "%" as an entity so "%{x}" in it stays text."""
-    return escape_token(token).replace("%", "&#37;")
 
 
 def unique(labels: Sequence[str]) -> list[str]:
