@@ -173,6 +173,8 @@ class Lab:
         with user.lock:
             if tab not in TABS:
                 return self.render(user, c, c.shown)
+            if tab == user.tab:  # gradio selects the open tab as the page opens: nothing to draw, and an answer
+                return {}  # sent beside the opening Run's could reach the page after it and blank its views
             user.tab = tab  # a tab keeps the step the page shows (the slider may not have caught up with it yet)
             return self.render(user, c, user.shown)
 

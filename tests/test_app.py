@@ -424,3 +424,11 @@ def test_step_is_off_when_finished_and_on_again_for_an_edited_source(lab):
     assert lab.show(user, c)["step_button"] is True  # Step would start the new source
     c.text = "abc"
     assert lab.show(user, c)["step_button"] is False
+
+
+def test_selecting_the_open_tab_draws_nothing(lab):
+    """As the page opens, gradio selects the open tab beside the opening Run: that select must send no views."""
+    user = UserState()
+    c = Controls("de-en", "Das ist ein Haus.", max_len=8)
+    assert lab.show(user, c, tab="cross") == {}
+    assert "cross" in lab.run(user, c)
