@@ -4,12 +4,16 @@ from .checkpoint import CheckpointError
 from .config import TransformerConfig
 from .decoding import DecodingSession, beam_search, greedy_decode
 from .hub import Seq2SeqPipeline, load_pretrained
+from .interventions import CrossEdit, Head, Interventions
 from .model import Attentions, Seq2SeqOutput, Transformer
 
 __all__ = [
     "Attentions",
     "CheckpointError",
+    "CrossEdit",
     "DecodingSession",
+    "Head",
+    "Interventions",
     "Seq2SeqOutput",
     "Seq2SeqPipeline",
     "Transformer",

@@ -11,10 +11,23 @@ Masked cells get a weight of exactly 0.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+
+@dataclass
+class HeadControl:
+    """Changes to one attention call's heads, built by transformer.interventions for one module and one call.
+
+    keep: (H,) 1.0 keeps a head's output and 0.0 removes it, applied to the head outputs before the output projection.
+    weights: (B|1, H, T, S) weights that replace the computed ones where they are not NaN (attention editing).
+    """
+
+    keep: torch.Tensor | None = None
+    weights: torch.Tensor | None = None
 
 
 class MultiHeadAttention(nn.Module):
@@ -76,24 +89,41 @@ class MultiHeadAttention(nn.Module):
         v: torch.Tensor,
         mask: torch.Tensor | None = None,
         need_weights: bool = False,
+        control: HeadControl | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """softmax(q k^T / sqrt(K)) v for projected heads, then the output projection.
 
         q (B, H, T, K), k and v (B, H, S, K), mask (True = may attend) broadcastable to (B, H, T, S).
-        Returns output (B, T, D) and, if need_weights, the weights (B, H, T, S); otherwise SDPA's fused kernel runs.
+        Returns output (B, T, D) and, if need_weights, the weights (B, H, T, S) that were used (edited ones included);
+        otherwise SDPA's fused kernel runs. `control` ablates heads or replaces weights (see HeadControl).
         """
         dropout_p = self.dropout if self.training else 0.0
-        if need_weights:
+        edited = control is not None and control.weights is not None
+        if need_weights or edited:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, S)
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
             weights = scores.softmax(dim=-1)
+            if edited:
+                weights = torch.where(control.weights.isnan(), weights, control.weights.to(weights))
             heads = F.dropout(weights, dropout_p, self.training) @ v  # (B, H, T, K)
         else:
             weights = None
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        if control is not None and control.keep is not None:
+            heads = heads * control.keep.to(heads)[:, None, None]  # an ablated head adds nothing to W_o's input
         B, H, T, K = heads.shape
-        return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights
+        return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights if need_weights else None
+
+    def value_norms(self, v: torch.Tensor) -> torch.Tensor:
+        """How much each key can move the output through each head: ||v_j W_o^h|| (Kobayashi et al. 2020).
+
+        v (B, H, S, K) projected values -> (B, H, S). W_o^h is head h's K columns of the output projection, so
+        weights (B, H, T, S) times these norms is the norm of what each key adds to each query's output, ||a_ij v_j W_o^h||.
+        """
+        H, K = v.size(1), v.size(3)
+        w_o = self.out_proj.weight.view(self.d_model, H, K)  # (D, H, K): W_o's input columns grouped by head
+        return torch.einsum("bhsk,dhk->bhsd", v, w_o).norm(dim=-1)
 
     def forward(
         self,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .interventions import Interventions
 from .model import KVCache, Transformer
 
 
@@ -36,19 +37,34 @@ def _strip(ids: list[int], eos_id: int) -> list[int]:
     return ids[: ids.index(eos_id)] if eos_id in ids else ids
 
 
+def _checked(model: Transformer, interventions: Interventions | None) -> Interventions | None:
+    if interventions:
+        interventions.check(model.config)
+    return interventions or None
+
+
 @torch.no_grad()
-def greedy_decode(model: Transformer, src: torch.Tensor, max_new_tokens: int | None = None) -> list[list[int]]:
-    """Decode a padded batch src (B, S) greedily; returns B token lists (no bos/eos)."""
+def greedy_decode(
+    model: Transformer,
+    src: torch.Tensor,
+    max_new_tokens: int | None = None,
+    interventions: Interventions | None = None,
+) -> list[list[int]]:
+    """Decode a padded batch src (B, S) greedily; returns B token lists (no bos/eos).
+
+    `interventions` ablates heads throughout and applies cross-attention edits at their steps.
+    """
     cfg = model.config
     steps = _max_new_tokens(model, max_new_tokens)
-    enc = model.encode(src)
+    interventions = _checked(model, interventions)
+    enc = model.encode(src, interventions=interventions)
     B = src.size(0)
     next_input = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
     cache: KVCache | None = None
     out = []
     for _ in range(steps):
-        dec = model.decode(next_input, enc.memory, enc.src_mask, cache, use_cache=True)
+        dec = model.decode(next_input, enc.memory, enc.src_mask, cache, use_cache=True, interventions=interventions)
         cache = dec.cache
         token = next_token_logits(model, dec.hidden[:, -1]).argmax(dim=-1)  # (B,)
         token = token.masked_fill(finished, cfg.pad_id)  # finished rows only pad on
@@ -234,16 +250,30 @@ class DecodingSession:
         (9, True)
     """
 
-    def __init__(self, model: Transformer, src_ids: list[int], top_k: int = 5, max_new_tokens: int | None = None):
+    def __init__(
+        self,
+        model: Transformer,
+        src_ids: list[int],
+        top_k: int = 5,
+        max_new_tokens: int | None = None,
+        interventions: Interventions | None = None,
+    ):
         if not src_ids:
             raise ValueError("the source is empty")
         self.model = model
         self.src_ids = list(src_ids)
         self.top_k = max(1, min(top_k, model.config.tgt_vocab_size))
         self.max_new_tokens = _max_new_tokens(model, max_new_tokens)
+        # Held for every step: ablated heads stay ablated, and an edit acts when its step comes.
+        self.interventions = _checked(model, interventions)
         device = next(model.parameters()).device
         with torch.no_grad():
-            enc = model.encode(torch.tensor([self.src_ids], device=device), output_attentions=True)
+            enc = model.encode(
+                torch.tensor([self.src_ids], device=device), output_attentions=True, interventions=self.interventions
+            )
+            layers = model.encoder.layers
+            # per encoder layer: (H, S), ||v_j W_o^h|| for each head and source position
+            self.encoder_value_norms = [layer.self_attn.value_norms(v)[0] for layer, v in zip(layers, enc.values)]
         self._memory, self._src_mask = enc.memory, enc.src_mask
         self.encoder_attention = [w[0] for w in enc.attentions]  # per encoder layer: (H, S, S)
         self.steps: list[Step] = []
@@ -272,7 +302,13 @@ class DecodingSession:
         previous = self.steps[-1].token if self.steps else cfg.bos_id
         next_input = torch.tensor([[previous]], device=self._memory.device)
         dec = self.model.decode(
-            next_input, self._memory, self._src_mask, self._cache, use_cache=True, output_attentions=True
+            next_input,
+            self._memory,
+            self._src_mask,
+            self._cache,
+            use_cache=True,
+            output_attentions=True,
+            interventions=self.interventions,
         )
         probs = next_token_logits(self.model, dec.hidden[0, -1]).softmax(dim=-1)  # (V,)
         top_probs, top_ids = probs.topk(self.top_k)
@@ -289,6 +325,20 @@ class DecodingSession:
         self._cache = dec.cache
         self.steps.append(step)
         return step
+
+    @torch.no_grad()
+    def decoder_value_norms(self) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """||v_j W_o^h|| for the decoder's keys, read from the KV cache the steps used (Kobayashi et al. 2020).
+
+        Returns per decoder layer: self-attention (H, P) over the P decoder inputs so far (step t's keys are the
+        first t), and cross-attention (H, S). Both lists are empty before the first step.
+        """
+        if self._cache is None:
+            return [], []
+        layers = self.model.decoder.layers
+        self_norms = [layer.self_attn.value_norms(c.self_v)[0] for layer, c in zip(layers, self._cache.layers)]
+        cross_norms = [layer.cross_attn.value_norms(c.cross_v)[0] for layer, c in zip(layers, self._cache.layers)]
+        return self_norms, cross_norms
 
     def back(self) -> None:
         """Undo the last step (nothing to undo is not an error)."""

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .attention import MultiHeadAttention
+from .attention import HeadControl, MultiHeadAttention
 from .config import TransformerConfig
 
 
@@ -49,18 +49,23 @@ class EncoderLayer(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """x (B, S, D), mask (B, 1, 1, S) -> x (B, S, D), weights (B, H, S, S) or None."""
+        self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False, control: HeadControl | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+        """x (B, S, D), mask (B, 1, 1, S) -> x (B, S, D), weights (B, H, S, S) or None, values (B, H, S, K)."""
         if self.norm_first:
-            h, weights = self.self_attn(self.self_attn_norm(x), mask=mask, need_weights=need_weights)
-            x = x + self.dropout(h)
+            h, weights, v = self._self_attn_block(self.self_attn_norm(x), mask, need_weights, control)
+            x = x + h
             x = x + self.dropout(self.ff(self.ff_norm(x)))
         else:
-            h, weights = self.self_attn(x, mask=mask, need_weights=need_weights)
-            x = self.self_attn_norm(x + self.dropout(h))
+            h, weights, v = self._self_attn_block(x, mask, need_weights, control)
+            x = self.self_attn_norm(x + h)
             x = self.ff_norm(x + self.dropout(self.ff(x)))
-        return x, weights
+        return x, weights, v
+
+    def _self_attn_block(self, x, mask, need_weights, control):
+        q, k, v = self.self_attn.project_qkv(x)
+        out, weights = self.self_attn.attend(q, k, v, mask, need_weights, control)
+        return self.dropout(out), weights, v
 
 
 class DecoderLayer(nn.Module):
@@ -83,42 +88,49 @@ class DecoderLayer(nn.Module):
         cross_mask: torch.Tensor,
         cache: LayerCache | None = None,
         need_weights: bool = False,
+        controls: tuple[HeadControl | None, HeadControl | None] = (None, None),
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, LayerCache]:
         """x (B, T, D) new target positions, memory (B, S, D), self_mask (B|1, 1, T, P+T), cross_mask (B, 1, 1, S).
 
+        `controls` changes the (self-attention, cross-attention) heads for this call (see HeadControl).
         Returns x (B, T, D), self weights (B, H, T, P+T), cross weights (B, H, T, S), and the cache extended by T.
         """
+        self_control, cross_control = controls
         if self.norm_first:
-            h, self_weights, self_kv = self._self_attn_block(self.self_attn_norm(x), self_mask, cache, need_weights)
+            h, self_weights, self_kv = self._self_attn_block(
+                self.self_attn_norm(x), self_mask, cache, need_weights, self_control
+            )
             x = x + h
             h, cross_weights, cross_kv = self._cross_attn_block(
-                self.cross_attn_norm(x), memory, cross_mask, cache, need_weights
+                self.cross_attn_norm(x), memory, cross_mask, cache, need_weights, cross_control
             )
             x = x + h
             x = x + self.dropout(self.ff(self.ff_norm(x)))
         else:
-            h, self_weights, self_kv = self._self_attn_block(x, self_mask, cache, need_weights)
+            h, self_weights, self_kv = self._self_attn_block(x, self_mask, cache, need_weights, self_control)
             x = self.self_attn_norm(x + h)
-            h, cross_weights, cross_kv = self._cross_attn_block(x, memory, cross_mask, cache, need_weights)
+            h, cross_weights, cross_kv = self._cross_attn_block(
+                x, memory, cross_mask, cache, need_weights, cross_control
+            )
             x = self.cross_attn_norm(x + h)
             x = self.ff_norm(x + self.dropout(self.ff(x)))
         return x, self_weights, cross_weights, LayerCache(*self_kv, *cross_kv)
 
-    def _self_attn_block(self, x, mask, cache, need_weights):
+    def _self_attn_block(self, x, mask, cache, need_weights, control):
         q, k, v = self.self_attn.project_qkv(x)
         if cache is not None:  # earlier positions come from the cache: each step costs one position
             k = torch.cat([cache.self_k, k], dim=2)
             v = torch.cat([cache.self_v, v], dim=2)
-        out, weights = self.self_attn.attend(q, k, v, mask, need_weights)
+        out, weights = self.self_attn.attend(q, k, v, mask, need_weights, control)
         return self.dropout(out), weights, (k, v)
 
-    def _cross_attn_block(self, x, memory, mask, cache, need_weights):
+    def _cross_attn_block(self, x, memory, mask, cache, need_weights, control):
         q = self.cross_attn.project_q(x)
         if cache is not None:  # the memory does not change while decoding, so its projection is done once
             k, v = cache.cross_k, cache.cross_v
         else:
             k, v = self.cross_attn.project_kv(memory)
-        out, weights = self.cross_attn.attend(q, k, v, mask, need_weights)
+        out, weights = self.cross_attn.attend(q, k, v, mask, need_weights, control)
         return self.dropout(out), weights, (k, v)
 
 
@@ -131,13 +143,21 @@ class Encoder(nn.Module):
         self.norm = nn.LayerNorm(config.d_model)
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...]]:
-        attentions = []
-        for layer in self.layers:
-            x, weights = layer(x, mask, need_weights)
+        self,
+        x: torch.Tensor,
+        mask: torch.Tensor,
+        need_weights: bool = False,
+        controls: list[HeadControl | None] | None = None,
+    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+        """x (B, S, D) -> x (B, S, D), and if need_weights each layer's weights (B, H, S, S) and values (B, H, S, K)."""
+        attentions, values = [], []
+        for i, layer in enumerate(self.layers):
+            x, weights, v = layer(x, mask, need_weights, controls[i] if controls else None)
             attentions.append(weights)
-        return self.norm(x), tuple(attentions) if need_weights else ()
+            values.append(v)
+        if not need_weights:
+            return self.norm(x), (), ()
+        return self.norm(x), tuple(attentions), tuple(values)
 
 
 class Decoder(nn.Module):
@@ -156,11 +176,15 @@ class Decoder(nn.Module):
         cross_mask: torch.Tensor,
         caches: list[LayerCache] | None = None,
         need_weights: bool = False,
+        controls: list[tuple[HeadControl | None, HeadControl | None]] | None = None,
     ) -> tuple[torch.Tensor, tuple, tuple, list[LayerCache]]:
         self_attentions, cross_attentions, new_caches = [], [], []
         for i, layer in enumerate(self.layers):
             cache = caches[i] if caches is not None else None
-            x, self_weights, cross_weights, new_cache = layer(x, memory, self_mask, cross_mask, cache, need_weights)
+            layer_controls = controls[i] if controls else (None, None)
+            x, self_weights, cross_weights, new_cache = layer(
+                x, memory, self_mask, cross_mask, cache, need_weights, layer_controls
+            )
             self_attentions.append(self_weights)
             cross_attentions.append(cross_weights)
             new_caches.append(new_cache)

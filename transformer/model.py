@@ -17,6 +17,7 @@ from torch import nn
 from . import checkpoint
 from .attention import MultiHeadAttention
 from .config import TransformerConfig
+from .interventions import Interventions
 from .layers import Decoder, Encoder, LayerCache
 from .masks import causal_mask, padding_mask
 
@@ -41,6 +42,7 @@ class EncoderOutput:
     memory: torch.Tensor  # (B, S, D)
     src_mask: torch.Tensor  # (B, 1, 1, S)
     attentions: tuple[torch.Tensor, ...]  # per encoder layer: (B, H, S, S), empty unless asked for
+    values: tuple[torch.Tensor, ...] = ()  # per encoder layer: (B, H, S, K) projected values, with the attentions
 
 
 @dataclass
@@ -176,11 +178,17 @@ class Transformer(
 
     # Encode / decode / forward ---------------------------------------------------------------------------------------
 
-    def encode(self, src: torch.Tensor, output_attentions: bool = False) -> EncoderOutput:
-        """src (B, S) ids -> memory (B, S, D), the source padding mask, and per-layer attention if asked."""
+    def encode(
+        self, src: torch.Tensor, output_attentions: bool = False, interventions: Interventions | None = None
+    ) -> EncoderOutput:
+        """src (B, S) ids -> memory (B, S, D), the source padding mask, and per-layer attention and values if asked.
+
+        `interventions` ablates encoder heads (see transformer.interventions); other kinds act in decode.
+        """
         src_mask = padding_mask(src, self.config.pad_id)
-        memory, attentions = self.encoder(self.embed_src(src), src_mask, output_attentions)
-        return EncoderOutput(memory, src_mask, attentions)
+        controls = interventions.encoder_controls(self.config) if interventions else None
+        memory, attentions, values = self.encoder(self.embed_src(src), src_mask, output_attentions, controls)
+        return EncoderOutput(memory, src_mask, attentions, values)
 
     def decode(
         self,
@@ -190,13 +198,18 @@ class Transformer(
         cache: KVCache | None = None,
         use_cache: bool = False,
         output_attentions: bool = False,
+        interventions: Interventions | None = None,
     ) -> DecoderOutput:
         """Run the decoder over tgt (B, T): the whole prefix, or with `cache` only the new positions after it.
 
         The self-attention mask is causal and hides target padding; cross-attention hides source padding (src_mask).
-        With `cache` or `use_cache`, the returned cache covers every position so far.
+        With `cache` or `use_cache`, the returned cache covers every position so far. `interventions` ablates
+        decoder self- and cross-attention heads and applies cross-attention edits whose step falls in this call.
         """
         start = cache.length if cache is not None else 0
+        controls = None
+        if interventions:
+            controls = interventions.decoder_controls(self.config, start, tgt.size(1), memory.size(1))
         tgt_key_mask = tgt != self.config.pad_id  # (B, T)
         if cache is not None:
             tgt_key_mask = torch.cat([cache.tgt_key_mask, tgt_key_mask], dim=1)  # (B, P+T)
@@ -208,14 +221,26 @@ class Transformer(
             src_mask,
             cache.layers if cache is not None else None,
             output_attentions,
+            controls,
         )
         new_cache = KVCache(layer_caches, tgt_key_mask) if (use_cache or cache is not None) else None
         return DecoderOutput(hidden, self_attn, cross_attn, new_cache)
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor, output_attentions: bool = False) -> Seq2SeqOutput:
-        """src (B, S), tgt (B, T) decoder input -> logits (B, T, V), and every attention map if output_attentions."""
-        enc = self.encode(src, output_attentions)
-        dec = self.decode(tgt, enc.memory, enc.src_mask, output_attentions=output_attentions)
+    def forward(
+        self,
+        src: torch.Tensor,
+        tgt: torch.Tensor,
+        output_attentions: bool = False,
+        interventions: Interventions | None = None,
+    ) -> Seq2SeqOutput:
+        """src (B, S), tgt (B, T) decoder input -> logits (B, T, V), and every attention map if output_attentions.
+
+        `interventions` ablates heads and edits cross-attention in this pass (see transformer.interventions).
+        """
+        enc = self.encode(src, output_attentions, interventions)
+        dec = self.decode(
+            tgt, enc.memory, enc.src_mask, output_attentions=output_attentions, interventions=interventions
+        )
         attentions = None
         if output_attentions:
             attentions = Attentions(enc.attentions, dec.self_attentions, dec.cross_attentions)
