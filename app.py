@@ -25,8 +25,10 @@ import torch
 
 from lab.actions import FOCUS_MEAN, Controls, Lab
 from lab.checks import InputError
+from lab.drawing import READINGS
 from lab.examples import examples_for_page, first_example
 from lab.export import page_html
+from lab.page_text import HEADS_NOTE, READINGS_NOTE, TAB_TITLES, WORDS_NOTE, download_js
 from lab.registry import Registry, load_models
 from lab.serving import available_cores
 from lab.session import MAX_BEAM, STRATEGIES, UserState
@@ -57,6 +59,7 @@ INPUTS = (
     "hide_specials",
     "scale",
     "focus",
+    "reading",
 )
 OUTPUTS = (
     "output",
@@ -72,27 +75,9 @@ OUTPUTS = (
     "beams",
     "original",
     "compare",
+    "heads",
+    "effects",
 )
-WORDS_NOTE = (
-    "Tokens are merged into words: the attention *to* a word is the sum over its pieces, and the attention *from* "
-    "a word is the mean over its pieces, so every row still sums to 1. Untick it to see the subword pieces "
-    "(“##” marks a piece that continues a word)."
-)
-
-
-def download_js(image_format: str) -> str:
-    """Browser code that saves the focused head of the open tab (the figure's second trace, alone) as an image, with
-    the plotly.js already on the page."""
-    return f"""() => {{
-  const gd = [...document.querySelectorAll('.attention-view .js-plotly-plot')].find(p => p.offsetParent !== null);
-  if (!gd || !window.Plotly || gd.data.length < 2) return;
-  const head = {{...gd.data[1], xaxis: 'x', yaxis: 'y'}};
-  const lay = gd.layout;
-  const layout = {{title: {{text: lay.yaxis2.title.text}}, coloraxis: lay.coloraxis, plot_bgcolor: 'white',
-    xaxis: {{...lay.xaxis2, anchor: 'y'}}, yaxis: {{...lay.yaxis2, domain: [0, 1], anchor: 'x'}},
-    margin: {{...lay.margin, t: 160}}, width: 900, height: 220 + 22 * head.y.length}};
-  window.Plotly.downloadImage({{data: [head], layout: layout}}, {{format: '{image_format}', filename: 'attention-head'}});
-}}"""
 
 
 def as_update(name: str, value):
@@ -108,7 +93,8 @@ def as_update(name: str, value):
     if name == "beams":
         return gr.update(value=value or None)
     if name == "original":
-        return gr.update(value=value or "", visible=bool(value))
+        value = value or {}
+        return gr.update(value=value.get("value") or "", label=value.get("label"), visible=bool(value.get("value")))
     return value
 
 
@@ -166,12 +152,31 @@ class Events:
         """A new model: start over, with one of its examples unless the text suits it, and its heads to focus."""
         source = self.lab.example_for(name, text)
         focus = gr.update(choices=self.lab.focus_choices(name), value=FOCUS_MEAN)
-        return (*self._do(self.lab.reset, user, Controls(name, source)), source, focus)
+        ablate = gr.update(choices=self.lab.head_choices(name), value=[])
+        edit = gr.update(choices=self.lab.head_choices(name, ("cross",)), value=["cross:*:*"])
+        return (*self._do(self.lab.reset, user, Controls(name, source)), source, focus, ablate, edit)
 
-    def tile(self, model: str, picked: str):
-        """A click on a tile ("Layer 2 · Head 3#<time>"): focus that head, if the model has it."""
-        head = str(picked).split("#")[0]
-        return gr.update(value=head) if head in self.lab.focus_choices(model) else gr.skip()
+    def tile(self, user, *values):
+        """A click on a tile ("Layer 2 · Head 3#<time>") focuses that head, if the model has it; a click on a cell of
+        the head summary ("cross|Layer 2 · Head 3#<time>") also opens that kind's view."""
+        *values, picked = values
+        controls = Controls(*values)
+        kind, _, head = str(picked).split("#")[0].rpartition("|")
+        if head not in self.lab.focus_choices(controls.model):
+            return (user, *(gr.skip() for _ in OUTPUTS), gr.skip(), gr.skip())
+        if kind not in TAB_TITLES or kind in ("heads", "beams", "compare"):
+            return (user, *(gr.skip() for _ in OUTPUTS), gr.update(value=head), gr.skip())
+        controls.focus = head
+        return (*self._do(self.lab.show, user, controls, kind), gr.update(value=head), gr.Tabs(selected=kind))
+
+    def ablate_heads(self, user, *values):
+        *values, heads = values
+        return self._do(self.lab.ablate, user, Controls(*values), heads)
+
+    def word_clicked(self, user, *values):
+        """A click on a source word of the now-view ("3,4#<time>": its pieces): point the chosen heads at it."""
+        *values, picked, heads = values
+        return self._do(self.lab.edit, user, Controls(*values), picked, heads)
 
     def export(self, user):
         with shown_to_user():
@@ -192,6 +197,24 @@ class Events:
         """Decode `text` and return every head's attention at every step (the app's JSON export)."""
         with shown_to_user():
             return self.lab.attention(model, text, strategy, beam_size)
+
+    def heads(self, model: str, text: str) -> dict:
+        """Decode `text` greedily; {"encoder"|"decoder_self"|"cross": [layer][head] -> {"entropy", "special",
+        "alignment"}}: mean row entropy in nats, mean weight on special tokens, gold alignment accuracy or null."""
+        with shown_to_user():
+            return self.lab.heads(model, text)
+
+    def ablate(self, model: str, text: str, heads: list[str]) -> dict:
+        """Ablate `heads` ("kind:layer:head", 1-based, "*" for all) throughout: {"output_text", "steps": [{"step",
+        "token", "kl", "top_k"}]}, one entry per step of the original greedy decoding."""
+        with shown_to_user():
+            return self.lab.ablate_api(model, text, heads)
+
+    def edit(self, model: str, text: str, step: int, position: int, heads: list[str]) -> dict:
+        """At `step` (1-based) the listed cross heads look only at source token `position` (1-based):
+        {"token", "probability", "top_k", "output_text"}, decoding on greedily with no further edit."""
+        with shown_to_user():
+            return self.lab.edit_api(model, text, step, position, heads)
 
 
 @contextmanager
@@ -219,9 +242,9 @@ class Page:
             gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
         self.state = gr.State(UserState(), time_to_live=STATE_TTL_S)  # copied fresh into each session
         self._inputs(lab, registry)
-        self._step_views()
+        self._step_views(lab)
         self._options(lab)
-        self._tabs()
+        self._tabs(lab)
         self._export()
 
     def _inputs(self, lab: Lab, registry: Registry) -> None:
@@ -245,7 +268,7 @@ class Page:
             self.max_len = gr.Slider(1, 128, value=64, step=1, label="Max length")
             self.top_k_shown = gr.Slider(1, 20, value=8, step=1, label="Top-k shown")
 
-    def _step_views(self) -> None:
+    def _step_views(self, lab: Lab) -> None:
         """The output, the shown step, what it looked at, its next-token probabilities, and what-if."""
         with gr.Row(elem_classes="outputs"):
             self.output = gr.Textbox(label="Output", interactive=False, scale=1, min_width=200)
@@ -258,6 +281,19 @@ class Page:
             self.now = gr.HTML(label="What the model looked at", scale=3, min_width=260)
             label = "Next-token probabilities. What if? Click another candidate to force it here and decode on"
             self.top_k = gr.Label(label=label, scale=2, min_width=220, show_heading=False, elem_classes="top-k")
+        with gr.Row(elem_classes="edit"):
+            info = (
+                "Edit the attention at the shown step: click a source word above and these cross heads look only at "
+                "it (weight 1, split over its pieces). The decoding goes on from there; Reset undoes it."
+            )
+            choices = lab.head_choices(lab.default, ("cross",))
+            self.edit_heads = gr.Dropdown(
+                choices, value=["cross:*:*"], multiselect=True, label="Heads to edit", info=info
+            )
+            # Written by a click on a word of the now-view (lab/assets/tile_click.js): hidden by page.css.
+            self.word_pick = gr.Textbox(
+                elem_id="word-pick", elem_classes="tile-pick", show_label=False, container=False
+            )
 
     def _options(self, lab: Lab) -> None:
         """How the views draw the weights: focused head, words or pieces, specials, colour scale."""
@@ -272,26 +308,40 @@ class Page:
             self.hide_specials = gr.Checkbox(False, label="Hide special tokens (renormalise rows)")
             scales = [(label, key) for key, label in SCALES.items()]
             self.scale = gr.Radio(scales, value="linear", label="Colour scale")
-        gr.Markdown(WORDS_NOTE, elem_classes="note")
+            readings = [(label, key) for key, label in READINGS.items()]
+            self.reading = gr.Radio(readings, value="weights", label="Reading")
+        gr.Markdown(WORDS_NOTE + "\n\n" + READINGS_NOTE, elem_classes="note")
 
-    def _tabs(self) -> None:
-        """The three kinds of attention (overview and focus each), the beams and the what-if comparison."""
+    def _tabs(self, lab: Lab) -> None:
+        """The three kinds of attention (overview and focus each), the heads and their ablation, the beams and the
+        comparison after a what-if, ablation or edit."""
         self.tabs = {}
-        with gr.Tabs():
-            for kind, title in (
-                ("cross", "Cross-attention"),
-                ("encoder", "Encoder self-attention"),
-                ("decoder_self", "Decoder self-attention"),
-            ):
-                with gr.Tab(title) as self.tabs[kind]:
+        with gr.Tabs() as self.tab_set:
+            for kind in ("cross", "encoder", "decoder_self"):
+                with gr.Tab(TAB_TITLES[kind], id=kind) as self.tabs[kind]:
                     setattr(
                         self, kind, gr.Plot(show_label=False, elem_classes="attention-view", elem_id=f"{kind}-view")
                     )
-            with gr.Tab("Beams") as self.tabs["beams"]:
+            with gr.Tab(TAB_TITLES["heads"], id="heads") as self.tabs["heads"]:
+                gr.Markdown(HEADS_NOTE, elem_classes="note")
+                self.heads = gr.Plot(show_label=False, elem_classes="heads-view", elem_id="heads-view")
+                with gr.Row(elem_classes="ablate"):
+                    self.ablate_heads = gr.Dropdown(
+                        lab.head_choices(lab.default),
+                        value=[],
+                        multiselect=True,
+                        label="Heads to ablate",
+                        info="Each is removed from the forward pass: its output is zeroed before W_o.",
+                        scale=4,
+                    )
+                    self.ablate = gr.Button("Ablate", min_width=80, scale=1)
+                self.effects = gr.Plot(show_label=False, elem_id="effects-view")
+            with gr.Tab(TAB_TITLES["beams"], id="beams") as self.tabs["beams"]:
                 headers = ["step", "rank", "hypothesis", "log-prob"]
                 self.beams = gr.Dataframe(headers=headers, interactive=False, label="Beam search: the live beams")
-            with gr.Tab("Compare") as self.tabs["compare"]:
-                gr.Markdown("After a what-if: the cross-attention of the original decoding beside the forced one.")
+            with gr.Tab(TAB_TITLES["compare"], id="compare") as self.tabs["compare"]:
+                note = "After a what-if, an ablation or an edit: the cross-attention of the decoding before, beside the new one."
+                gr.Markdown(note)
                 self.compare = gr.Plot(show_label=False)
 
     def _export(self) -> None:
@@ -321,15 +371,22 @@ def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
     for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
         getattr(p, name).click(getattr(events, name), inputs, outputs, api_name=f"ui_{name}", **quiet, **hidden)
     p.top_k.select(events.pick, inputs, outputs, **private)
-    p.tile_pick.change(events.tile, [p.model, p.tile_pick], [p.focus], **private)
+    p.tile_pick.change(events.tile, [*inputs, p.tile_pick], [*outputs, p.focus, p.tab_set], **private)
+    p.ablate.click(events.ablate_heads, [*inputs, p.ablate_heads], outputs, show_progress_on=[p.effects], **private)
+    p.word_pick.change(events.word_clicked, [*inputs, p.word_pick, p.edit_heads], outputs, **quiet, **private)
     p.scrub.release(events.show, inputs, outputs, **private)
-    for control in (p.words, p.hide_specials, p.scale, p.focus, p.strategy):
+    for control in (p.words, p.hide_specials, p.scale, p.focus, p.strategy, p.reading):
         control.change(events.show, inputs, outputs, **private)
     for control in (p.source, p.max_len, p.top_k_shown):  # a new source or option: Step starts a new run
         control.change(events.show, inputs, outputs, trigger_mode="always_last", **quiet, **private)
     for name, tab in p.tabs.items():
         tab.select(events.tab(name), inputs, outputs, **private)
-    p.model.change(events.model, [p.state, p.model, p.source], [*outputs, p.source, p.focus], **private)
+    p.model.change(
+        events.model,
+        [p.state, p.model, p.source],
+        [*outputs, p.source, p.focus, p.ablate_heads, p.edit_heads],
+        **private,
+    )
     p.png.click(None, js=download_js("png"))
     p.svg.click(None, js=download_js("svg"))
     p.html.click(events.export_html, inputs, [p.export_file], **private)
@@ -337,6 +394,9 @@ def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
     demo.load(events.run, inputs, outputs, **private)
     gr.api(events.translate, api_name="translate", **shared)
     gr.api(events.attention, api_name="attention", **shared)
+    gr.api(events.heads, api_name="heads", **shared)
+    gr.api(events.ablate, api_name="ablate", **shared)
+    gr.api(events.edit, api_name="edit", **shared)
 
 
 def build_demo(registry: Registry) -> gr.Blocks:

@@ -15,21 +15,23 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from transformer import DecodingSession
+from transformer import DecodingSession, Interventions
 
-from .checks import InputError, check_source, quoted
-from .drawing import KINDS, Drawing, Look
+from . import head_views, lens
+from .checks import InputError, as_int, check_source, quoted
+from .drawing import KINDS, READINGS, Drawing, Look
 from .examples import first_example
 from .record import attention_record
 from .registry import Registry
 from .session import Run, UserState, decode_to_end
+from .units import word_label
 
 FOCUS_MEAN = "Mean of all heads"
 FINISHED = "Finished: use Back, a what-if token, or Reset."
 BEAM_MODE = (
     "Beam mode: Step is off, since it decodes greedily. Run decodes with beam search (the Beams tab lists them)."
 )
-TABS = (*KINDS, "beams", "compare")
+TABS = (*KINDS, "heads", "beams", "compare")
 
 
 @dataclass
@@ -47,6 +49,7 @@ class Controls:
     hide_specials: bool = False
     scale: str = "linear"
     focus: str = FOCUS_MEAN
+    reading: str = "weights"  # a key of drawing.READINGS
     candidate: str | None = None  # the what-if choice: a candidate's label as the page shows it, or a token id
 
     @property
@@ -54,7 +57,8 @@ class Controls:
         """The view options; a focus such as "Layer 2 · Head 3" is (1, 2)."""
         found = re.fullmatch(r"Layer (\d+) · Head (\d+)", str(self.focus))
         focus = (int(found[1]) - 1, int(found[2]) - 1) if found and min(int(found[1]), int(found[2])) > 0 else None
-        return Look(bool(self.words), bool(self.hide_specials), str(self.scale), focus)
+        reading = self.reading if self.reading in READINGS else "weights"
+        return Look(bool(self.words), bool(self.hide_specials), str(self.scale), focus, reading)
 
 
 class Lab:
@@ -189,6 +193,86 @@ class Lab:
         path.write_text(json.dumps(record), encoding="utf-8")
         return str(path)
 
+    # Testing heads: ablation and editing, on the user's run ---------------------------------------------------------
+
+    def head_choices(self, name: str, kinds=lens.KINDS) -> list[tuple[str, str]]:
+        """Choices for a heads control: every head of each kind in `kinds`, after "all heads of that kind"."""
+        pipeline = self.registry.models.get(name)
+        if pipeline is None:
+            return []
+        cfg = pipeline.model.config
+        choices = [(f"All {lens.KIND_NAMES[k]}-attention heads", f"{k}:*:*") for k in kinds]
+        return choices + [(lens.head_label(h), lens.head_name(h)) for h in lens.all_heads(cfg, kinds)]
+
+    def ablate(self, user: UserState, c: Controls, heads: object) -> dict:
+        """Decode with `heads` ablated throughout, beside the plain decoding; per step, what the ablation changed."""
+        with user.lock:
+            plain = self.new_run(c.model, c.text, c.top_k, self.max_len(c))
+            session = plain.session
+            chosen = lens.parse_heads(heads, session.model.config)
+            session.run()
+            if not chosen:  # nothing ablated: the plain decoding, as Run gives it
+                user.run = plain
+                return self.render(user, c)
+            ablated = DecodingSession(
+                session.model, session.src_ids, session.top_k, session.max_new_tokens, Interventions(ablate=chosen)
+            )
+            ablated.run()
+            original = list(session.steps)
+            run = Run(c.model, c.text, ablated, plain.top_k, plain.max_len, plain.notice, original=original)
+            run.change, run.forced_at = "ablation", first_difference(original, ablated.steps)
+            run.held = f"Ablated throughout: {describe_heads(chosen, session.model.config)} (Reset to undo)."
+            tokens = [s.token for s in original]
+            run.effects = lens.ablation_effects(session.model, session.src_ids, tokens, chosen, 3)
+            user.run = run
+            return self.render(user, c)
+
+    def edit(self, user: UserState, c: Controls, picked: object, heads: object) -> dict:
+        """At the shown step, point the chosen cross heads at the clicked source word (its pieces share weight 1),
+        and decode on greedily with no further edit; the decoding before stays beside it."""
+        with user.lock:
+            run = user.run
+            if run is None or not run.session.steps:
+                raise InputError("Decode a step first, then click a source word to edit the attention at that step.")
+            session = run.session
+            chosen = lens.parse_heads(heads, session.model.config, kinds=("cross",))
+            if not chosen:
+                raise InputError("Choose the cross-attention heads to edit first (or all of them).")
+            positions = [int(p) for p in re.findall(r"\d+", str(picked).split("#")[0])]
+            if not positions or max(positions) >= len(session.src_ids):
+                raise InputError("Click one of the source words shown for this step.")
+            step = max(1, min(int(c.shown or 1), len(session.steps)))
+            weights = lens.point_weights(len(session.src_ids), positions)
+            edited = lens.edit_session(session, step, weights, chosen, session.steps)
+            tokenizer = self.registry.models[run.model_name].tokenizer
+            word = word_label(tokenizer.tokens([session.src_ids[p] for p in positions]))
+            config = session.model.config
+            held = session.interventions.ablate if session.interventions else None
+            run.original, run.forced_at, run.change = list(session.steps), step, "edit"
+            run.held = (
+                f"Edited: at step {step}, {describe_heads(chosen, config)} looked only at “{word}”"
+                + (f"; still ablated: {describe_heads(held, config)}" if held else "")
+                + " (Reset to undo)."
+            )
+            run.session = edited
+            run.changed()
+            return self.render(user, c, step)
+
+    def heads_figure(self, run: Run):
+        session = run.session
+        if not session.steps:
+            return None
+        summaries = lens.head_summaries(session, self.registry.alignments.get(run.model_name))
+        tokens = [s.token for s in session.steps]
+        importance = lens.importance(session.model, session.src_ids, tokens, session.interventions)
+        return head_views.summary_figure(summaries, importance)
+
+    def effects_figure(self, run: Run, tokenizer):
+        if not run.effects:
+            return head_views.no_effects()
+        drawing = Drawing(tokenizer, run.session.src_ids, None, [], Look())
+        return head_views.effects_figure(run.effects, drawing.token_label, run.held)
+
     # What the page shows ---------------------------------------------------------------------------------------------
 
     def render(self, user: UserState, c: Controls, shown: int | None = None) -> dict:
@@ -210,14 +294,14 @@ class Lab:
             blank["scrub"] = ((0, 0), lambda: {"value": 0, "maximum": 1, "interactive": False})
             blank["step_button"] = (not beam_note, lambda: not beam_note)
             blank["back_button"] = (False, lambda: False)
-            for name in ("now", "top_k", "original", "compare", "beams", *self.view_names(user)):
+            for name in ("now", "top_k", "original", "compare", "beams", "heads", "effects", *self.view_names(user)):
                 blank[name] = (None, lambda: None)
             return blank
         session = run.session
         tokenizer = self.registry.models[run.model_name].tokenizer
         shown = user.shown = self.shown_step(session, shown)
-        drawing = Drawing(tokenizer, session.src_ids, session.encoder_attention, session.steps, look)
-        status = " ".join(filter(None, [run.notice, FINISHED if session.finished else "", beam_note]))
+        drawing = Drawing.of(session, tokenizer, look)
+        status = " ".join(filter(None, [run.notice, run.held, FINISHED if session.finished else "", beam_note]))
         at = (run.serial, run.version, shown)
         n, output = len(session.steps), tokenizer.decode(session.tokens)
         # Step goes on with this run, or starts a new one for an edited source: off only when this one has finished
@@ -233,12 +317,16 @@ class Lab:
             "beams": ((run.serial, run.version if run.beams else 0), lambda: self.beam_rows(run, tokenizer)),
         }
         original = tokenizer.decode(s.token for s in run.original) if run.original else None
-        wanted["original"] = (original, lambda: original)
+        before = {"value": original, "label": f"Before the {run.change}"}
+        wanted["original"] = ((original, run.change), lambda: before)
         if user.tab == "compare":
             wanted["compare"] = (
                 (*at, look),
                 lambda: drawing.compare(run.original, run.forced_at) if original else None,
             )
+        if user.tab == "heads":
+            wanted["heads"] = ((run.serial, run.version), lambda: self.heads_figure(run))
+            wanted["effects"] = ((run.serial, run.version), lambda: self.effects_figure(run, tokenizer))
         if user.tab in KINDS:
             kind = user.tab
             when = (run.serial,) if kind == "encoder" else at
@@ -280,3 +368,93 @@ class Lab:
         run = self.new_run(model, text)
         decode_to_end(run, strategy, beam_size)
         return attention_record(run.session, self.registry.models[model].tokenizer, model)
+
+    def heads(self, model: str, text: str) -> dict:
+        """Decode `text` greedily; per kind, layer and head: mean entropy, mean weight on specials, alignment."""
+        run = self.new_run(model, text)
+        run.session.run()
+        return lens.head_summaries(run.session, self.registry.alignments.get(model))
+
+    def ablate_api(self, model: str, text: str, heads: list[str]) -> dict:
+        """The greedy decoding with `heads` ablated throughout, and per original step what the ablation changed."""
+        run = self.new_run(model, text)
+        session, tokenizer = run.session, self.registry.models[model].tokenizer
+        chosen = lens.parse_heads(heads, session.model.config)
+        tokens = session.run()
+        ablated = DecodingSession(
+            session.model, session.src_ids, session.top_k, session.max_new_tokens, Interventions(ablate=chosen)
+        )
+        return {
+            "output_text": tokenizer.decode(ablated.run()),
+            "steps": [
+                {
+                    "step": e.step,
+                    "token": tokenizer.id_to_token(e.token),
+                    "kl": round(e.kl, 6),
+                    "top_k": top_k_record(tokenizer, e.top_ids, e.top_probs),
+                }
+                for e in lens.ablation_effects(session.model, session.src_ids, tokens, chosen, session.top_k)
+            ],
+        }
+
+    def edit_api(self, model: str, text: str, step: object, position: object, heads: list[str]) -> dict:
+        """Greedy for step - 1 tokens; at `step` the listed cross heads look only at source token `position`
+        (1-based, as in /attention's source_tokens); then greedy with no further edit."""
+        run = self.new_run(model, text)
+        session, tokenizer = run.session, self.registry.models[model].tokenizer
+        chosen = lens.parse_heads(heads, session.model.config, kinds=("cross",))
+        if not chosen:
+            raise InputError('List the cross-attention heads to edit, such as "cross:2:*" ("cross:*:*" for all).')
+        session.run()
+        n_steps, n_source = len(session.steps), len(session.src_ids)
+        at, where = as_int(step), as_int(position)
+        if at is None or not 1 <= at <= n_steps:
+            raise InputError(
+                f"Step must be a whole number from 1 to {n_steps}, this decoding's steps (got {quoted(step)})."
+            )
+        if where is None or not 1 <= where <= n_source:
+            raise InputError(
+                f"Position must be a whole number from 1 to {n_source}, the source tokens (got {quoted(position)})."
+            )
+        edited = lens.edit_session(session, at, lens.point_weights(n_source, [where - 1]), chosen, session.steps)
+        taken = edited.steps[at - 1]
+        return {
+            "token": tokenizer.id_to_token(taken.token),
+            "probability": round(taken.prob, 6),
+            "top_k": top_k_record(tokenizer, taken.top_ids, taken.top_probs),
+            "output_text": tokenizer.decode(edited.tokens),
+        }
+
+
+def first_difference(before: list, after: list) -> int:
+    """The first step (1-based) where two decodings took different tokens; 1 if they never do."""
+    for i, (a, b) in enumerate(zip(before, after)):
+        if a.token != b.token:
+            return i + 1
+    return 1 if len(before) == len(after) else min(len(before), len(after)) + 1
+
+
+def describe_heads(heads, config) -> str:
+    """Heads in words, grouped: "all cross-attention heads; encoder self layer 1 (all heads); decoder self layer 2
+    heads 1, 3"."""
+    parts = []
+    for kind in lens.KINDS:
+        layers: dict[int, list[int]] = {}
+        for h in sorted(h for h in heads if h.kind == kind):
+            layers.setdefault(h.layer, []).append(h.head + 1)
+        full = [layer for layer, numbers in layers.items() if len(numbers) == config.n_heads]
+        if len(full) == lens.n_layers(config, kind):
+            parts.append(f"all {lens.KIND_NAMES[kind]}-attention heads")
+            continue
+        for layer, numbers in layers.items():
+            which = (
+                "(all heads)"
+                if layer in full
+                else ("head " if len(numbers) == 1 else "heads ") + ", ".join(map(str, numbers))
+            )
+            parts.append(f"{lens.KIND_NAMES[kind]} layer {layer + 1} {which}")
+    return "; ".join(parts)
+
+
+def top_k_record(tokenizer, ids: list[int], probs: list[float]) -> list[dict]:
+    return [{"token": tokenizer.id_to_token(t), "probability": round(p, 6)} for t, p in zip(ids, probs)]

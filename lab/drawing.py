@@ -11,8 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
+from transformer import DecodingSession
 from transformer.decoding import Step
+from transformer.readings import rollout, value_weighted
 from transformer.tokenizer import Tokenizer
 
 from . import views
@@ -34,10 +37,36 @@ class Look:
     hide_specials: bool = False  # </s>, <s> dropped and every row renormalised
     scale: str = "linear"  # a key of views.SCALES
     focus: tuple[int, int] | None = None  # (layer, head), 0-based; None: the mean of all heads
+    reading: str = "weights"  # a key of READINGS
 
     @property
     def colour(self) -> views.Scale:
-        return views.Scale(self.scale if self.scale in views.SCALES else "linear", self.hide_specials)
+        quantity = {"value": "value-weighted share", "rollout": "rollout share"}.get(self.reading, "weight")
+        return views.Scale(self.scale if self.scale in views.SCALES else "linear", self.hide_specials, quantity)
+
+
+READINGS = {
+    "weights": "Attention weights",
+    "value": "Value-weighted ‖α·v·W_o‖",
+    "rollout": "Rollout",
+}
+
+
+@dataclass(frozen=True)
+class Norms:
+    """||v_j W_o^h|| per layer, head and key, from the session (what value-weighting multiplies by)."""
+
+    encoder: np.ndarray  # (L, H, S)
+    decoder_self: np.ndarray  # (L, H, P)
+    cross: np.ndarray  # (L, H, S)
+
+    @classmethod
+    def of(cls, session: DecodingSession) -> Norms | None:
+        self_norms, cross_norms = session.decoder_value_norms()
+        if not self_norms:
+            return None
+        stack = lambda ws: np.stack([w.numpy() for w in ws])
+        return cls(stack(session.encoder_value_norms), stack(self_norms), stack(cross_norms))
 
 
 def cross_pieces(steps: Sequence[Step], upto: int) -> np.ndarray:
@@ -58,15 +87,46 @@ def self_pieces(steps: Sequence[Step], upto: int) -> np.ndarray:
 class Drawing:
     """The views of one decoding (the source, and the steps taken so far) as the user's Look asks for them."""
 
-    def __init__(self, tokenizer: Tokenizer, src_ids: list[int], encoder_attention, steps: Sequence[Step], look: Look):
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        src_ids: list[int],
+        encoder_attention,
+        steps: Sequence[Step],
+        look: Look,
+        norms: Norms | None = None,
+    ):
         self.tokenizer, self.src_ids, self.steps, self.look = tokenizer, src_ids, list(steps), look
+        self.norms = norms  # needed by the value-weighted reading; without them it draws the weights
         self.character_level = tokenizer.is_character_level
         self.src = tokenizer.tokens(src_ids)
         self.outputs = tokenizer.tokens([s.token for s in self.steps])
         self.encoder_attention = encoder_attention
         self.bos = tokenizer.id_to_token(tokenizer.bos_id)
 
+    @classmethod
+    def of(cls, session: DecodingSession, tokenizer: Tokenizer, look: Look) -> Drawing:
+        """The drawing of a session as it stands, with the value norms when the reading needs them."""
+        norms = Norms.of(session) if look.reading == "value" else None
+        return cls(tokenizer, session.src_ids, session.encoder_attention, session.steps, look, norms)
+
     # Units and weights -----------------------------------------------------------------------------------------------
+
+    def read(self, kind: str, pieces: np.ndarray) -> np.ndarray:
+        """Piece-level weights (L, H, Q, K) in the Look's reading: as they are, value-weighted (rows as shares), or
+        rolled out ((L, 1, Q, K) for the self-attention kinds: one rollout per layer, heads averaged)."""
+        reading = self.look.reading
+        if reading == "value" and self.norms is not None:
+            norms = getattr(self.norms, kind)[:, :, : pieces.shape[-1]]
+            weighted = value_weighted(torch.from_numpy(pieces), torch.from_numpy(norms)).numpy()
+            total = weighted.sum(axis=-1, keepdims=True)
+            return np.divide(weighted, total, out=np.zeros_like(weighted), where=total > 0)
+        if reading == "rollout":
+            if kind == "cross":  # through the encoder: from encoder states to the input tokens they mix
+                through = rollout(list(self.encoder_attention))[-1].numpy()  # (S, S)
+                return pieces @ through
+            return np.stack([r.numpy() for r in rollout([torch.from_numpy(w) for w in pieces])])[:, None]
+        return pieces
 
     def units(self, pieces: Sequence[str]) -> Units:
         return Units.of(pieces, self.look.words, self.character_level)
@@ -84,7 +144,7 @@ class Drawing:
             else:
                 pieces, cols = self_pieces(self.steps, shown), self.units([self.bos, *self.outputs[: shown - 1]])
             row_piece = shown - 1
-        weights = in_units(pieces, rows, cols, self.look.hide_specials)
+        weights = in_units(self.read(kind, pieces), rows, cols, self.look.hide_specials)
         current = next((u for u, g in enumerate(rows.groups) if row_piece in g), None)
         if self.look.hide_specials:
             rows, kept = rows.without_specials()
@@ -95,6 +155,9 @@ class Drawing:
     def head(self, weights: np.ndarray) -> tuple[np.ndarray, str]:
         """The focused head's (Q, K), or the mean of all heads, and its name."""
         focus = self.look.focus
+        if weights.shape[1] == 1:  # a rollout: one per layer, through the focused head's layer or all of them
+            layer = min(focus[0], weights.shape[0] - 1) if focus is not None else weights.shape[0] - 1
+            return weights[layer, 0], f"rollout through layer {layer + 1}"
         if focus is not None and focus[0] < weights.shape[0] and focus[1] < weights.shape[1]:
             return weights[focus], f"layer {focus[0] + 1}, head {focus[1] + 1}"
         return weights.mean(axis=(0, 1)), "mean of all heads"
@@ -110,7 +173,11 @@ class Drawing:
             return views.empty_figure("Only special tokens here; untick “Hide special tokens” to see them.")
         chosen, name = self.head(weights)
         head = views.Focus(chosen, rows.labels, cols.labels, name, AXES[kind])
-        title = f"Every head: layers down, heads across<br>Below: {name}"
+        overview = "Every head: layers down, heads across"
+        if weights.shape[1] == 1:
+            overview = "Rollout through each layer (heads averaged): layers down"
+        reading = f" ({READINGS[self.look.reading]})" if self.look.reading != "weights" else ""
+        title = f"{overview}{reading}<br>Below: {name}"
         return views.kind_figure(weights, head, self.look.colour, title, current, self.look.focus)
 
     def now(self, shown: int) -> str:
@@ -120,7 +187,7 @@ class Drawing:
         step = self.steps[shown - 1]
         cols = self.units(self.src)
         one = Units(["·"], [[0]], [False])
-        row = np.stack([w.numpy() for w in step.cross_attention])[:, :, None, :]  # (L, H, 1, S): one query
+        row = self.read("cross", cross_pieces(self.steps[shown - 1 :], 1))  # (L, H, 1, S): one query
         chosen, name = self.head(in_units(row, one, cols, self.look.hide_specials))
         chosen = chosen[0]
         if self.look.hide_specials:
@@ -131,7 +198,7 @@ class Drawing:
         note = "Darker words got more attention; hover a word for its weight."
         if self.look.hide_specials:
             note += " Special tokens hidden, weights renormalised."
-        return views.now_html(cols.labels, chosen, self.look.colour.unit(chosen), heading, note)
+        return views.now_html(cols.labels, chosen, self.look.colour.unit(chosen), heading, note, cols.groups)
 
     def top_k(self, shown: int) -> dict | None:
         if not shown:

@@ -24,7 +24,7 @@ def page_html(lab: Lab, user: UserState, c: Controls) -> str:
         session = run.session
         tokenizer = lab.registry.models[run.model_name].tokenizer
         shown = lab.shown_step(session, c.shown)
-        drawing = Drawing(tokenizer, session.src_ids, session.encoder_attention, session.steps, c.look)
+        drawing = Drawing.of(session, tokenizer, c.look)
         likely = "".join(f"<li>{html.escape(t)}: {percent(p)}</li>" for t, p in (drawing.top_k(shown) or {}).items())
         sections = [("This step", [drawing.now(shown) + f"<ul>{likely}</ul>"])]
         sections += [(title, [drawing.view(k, shown)]) for k, title in KINDS.items()]

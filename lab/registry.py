@@ -10,6 +10,8 @@ from huggingface_hub import ModelCard
 
 from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
 
+from .lens import ALIGNMENTS
+
 logger = logging.getLogger(__name__)
 
 BUNDLED = Path(__file__).resolve().parent.parent / "checkpoints"
@@ -21,6 +23,7 @@ class Registry:
     examples: dict[str, list[str]] = field(default_factory=dict)  # example inputs per model, from its card
     errors: dict[str, str] = field(default_factory=dict)  # models that failed to load, with the reason
     trained_lengths: dict[str, int] = field(default_factory=dict)  # the longest training source, in tokens (no eos)
+    alignments: dict[str, str] = field(default_factory=dict)  # a known gold alignment ("reversal"), from the card
 
     def length_notice(self, name: str, text: str, ids: list[int]) -> str:
         """A warning when the source is longer than anything the model saw in training ("" otherwise)."""
@@ -74,4 +77,6 @@ def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
         longest = metadata.get("trained_source_tokens")
         if isinstance(longest, int) and longest > 0:
             registry.trained_lengths[name] = longest
+        if metadata.get("gold_alignment") in ALIGNMENTS:
+            registry.alignments[name] = metadata["gold_alignment"]
     return registry

@@ -27,8 +27,11 @@ class Run:
     max_len: int = 64
     notice: str = ""  # e.g. "the source was truncated"
     beams: list[list] = field(default_factory=list)  # beam search history rows, when beam search ran
-    original: list[Step] | None = None  # the decoding before the last what-if, to compare with
-    forced_at: int = 0  # the step (1-based) that the last what-if forced
+    original: list[Step] | None = None  # the decoding before the last what-if, ablation or edit, to compare with
+    forced_at: int = 0  # the step (1-based) that the last what-if forced or edit changed
+    change: str = "what-if"  # what made `original` the past: "what-if", "ablation" or "edit"
+    held: str = ""  # the interventions the session holds, in words (said in the notice while they last)
+    effects: list | None = None  # after an ablation: lens.StepEffect per step of the original decoding
     serial: int = field(default_factory=lambda: next(_serials))  # tells runs apart, for redrawing only what changed
     version: int = 0  # bumped by every change to the session's steps
 

@@ -81,6 +81,7 @@ class Scale:
 
     name: str = "linear"
     renormalised: bool = False  # specials hidden, rows renormalised: said in the legend
+    quantity: str = "weight"  # what the colour stands for, in the legend ("value-weighted share", "rollout")
 
     def apply(self, z: np.ndarray) -> np.ndarray:
         if self.name == "log":
@@ -96,7 +97,7 @@ class Scale:
         return (scaled - math.log10(LOG_FLOOR)) / -math.log10(LOG_FLOOR) if self.name == "log" else scaled
 
     def colour_axis(self) -> dict:
-        what = "renormalised weight" if self.renormalised else "weight"
+        what = f"renormalised {self.quantity}" if self.renormalised else self.quantity
         if self.name == "log":
             ticks = list(range(int(math.log10(LOG_FLOOR)), 1))
             bar = {"title": {"text": f"{what} (log)"}, "tickvals": ticks, "ticktext": [f"{10.0**t:g}" for t in ticks]}
@@ -239,14 +240,23 @@ def shade(weight: float) -> str:
     return f"background: rgba(8, 81, 156, {weight:.3f}); color: {text}"
 
 
-def now_html(words: Sequence[str], weights: Sequence[float], shades: Sequence[float], heading: str, note: str) -> str:
+def now_html(
+    words: Sequence[str],
+    weights: Sequence[float],
+    shades: Sequence[float],
+    heading: str,
+    note: str,
+    pieces: Sequence[Sequence[int]] = (),
+) -> str:
     """This step's cross-attention as the source sentence, each word shaded by its weight; hover gives the value.
 
-    `heading` and `note` are HTML the caller has escaped; the words are escaped here.
+    `heading` and `note` are HTML the caller has escaped; the words are escaped here. `pieces` (the source positions
+    of each word) go into data-pieces, which a click sends to the edit (lab/assets/tile_click.js).
     """
+    where = [f' data-pieces="{",".join(map(str, g))}"' for g in pieces] or [""] * len(words)
     spans = " ".join(
-        f'<span class="word" style="{shade(float(s))}" title="weight {w:.3f}">{html.escape(t, quote=False)}</span>'
-        for t, w, s in zip(words, weights, shades)
+        f'<span class="word" style="{shade(float(s))}" title="weight {w:.3f}"{p}>{html.escape(t, quote=False)}</span>'
+        for t, w, s, p in zip(words, weights, shades, where)
     )
     return f'<div class="now-view"><div class="now-heading">{heading}</div><div class="words">{spans}</div>' + (
         f'<div class="now-note">{note}</div></div>'

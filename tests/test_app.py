@@ -147,7 +147,10 @@ def test_back_and_what_if(lab):
     forced = lab.force(user, Controls("reverse", "hello", max_len=8, shown=1, candidate=label))
     session = user.run.session
     assert session.steps[0].forced and "(forced by a what-if)" in forced["now"]
-    assert lab.registry.models["reverse"].tokenizer.decode(before) == forced["original"]
+    assert forced["original"] == {
+        "value": lab.registry.models["reverse"].tokenizer.decode(before),
+        "label": "Before the what-if",
+    }
     assert forced["scrub"]["value"] == 1 and session.finished and forced["step_button"] is False
     # decoding went on greedily from the forced token: the same as a fresh session forced the same way
     replay = DecodingSession(session.model, session.src_ids, max_new_tokens=8)
@@ -312,6 +315,7 @@ def ui(client, action: str, model: str, text: str, **controls) -> dict:
         "hide_specials": False,
         "scale": "linear",
         "focus": FOCUS_MEAN,
+        "reading": "weights",
         **controls,
     }
     inputs = [model, text, *(values[name] for name in app.INPUTS[2:])]
@@ -344,10 +348,11 @@ def test_the_buttons_endpoints_answer_with_only_what_changed(served):
     assert back["output"] == "3" and back["scrub"]["value"] == 1 and skipped(back["status"])
 
 
-def test_the_api_page_documents_translate_and_attention_only(served):
+def test_the_api_page_documents_the_api_endpoints_only(served):
     client, _ = served
     documented = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
-    assert set(documented) == {"/translate", "/attention"}  # no stray /UserState from the state's default
+    # no stray /UserState from the state's default, and none of the page's own events
+    assert set(documented) == {"/translate", "/attention", "/heads", "/ablate", "/edit"}
 
 
 def test_a_user_error_is_one_line_in_the_server_log_not_a_traceback(served, capfd, caplog):
@@ -388,6 +393,40 @@ def test_api_bad_input_is_a_clear_error_and_the_app_keeps_working(served):
         client.predict("reverse", "Hello!", "greedy", 4, api_name="/translate")
     with pytest.raises(Exception, match="empty"):
         client.predict("de-en", "   ", "greedy", 4, api_name="/translate")
+    assert client.predict("reverse", "ok", "greedy", 4, api_name="/translate") == "ko"
+
+
+def test_api_heads_ablate_and_edit_answer_in_their_documented_shapes(served):
+    client, registry = served
+    cfg = registry.models["reverse"].model.config
+    heads = client.predict("reverse", "abc", api_name="/heads")
+    assert set(heads) == {"encoder", "decoder_self", "cross"}
+    assert [len(layer) for layer in heads["cross"]] == [cfg.n_heads] * cfg.n_decoder_layers
+    assert set(heads["cross"][0][0]) == {"entropy", "special", "alignment"}
+    assert heads["encoder"][0][0]["alignment"] is None and 0 <= heads["cross"][1][2]["alignment"] <= 1
+    ablated = client.predict("reverse", "abc", ["cross:*:*"], api_name="/ablate")
+    assert set(ablated) == {"output_text", "steps"} and len(ablated["steps"]) == 4  # a, b, c, </s>
+    assert set(ablated["steps"][0]) == {"step", "token", "kl", "top_k"} and ablated["steps"][0]["token"] == "c"
+    assert client.predict("reverse", "abc", [], api_name="/ablate")["output_text"] == "cba"
+    edited = client.predict("reverse", "abc", 1, 2, ["cross:*:*"], api_name="/edit")
+    assert set(edited) == {"token", "probability", "top_k", "output_text"}
+    assert edited["token"] == "b" and edited["output_text"].startswith("b")
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "args", "message"),
+    [
+        ("/ablate", ("reverse", "abc", ["mlp:1:1"]), "Unknown kind 'mlp'"),
+        ("/ablate", ("reverse", "abc", ["cross:9:1"]), "No layer 9"),
+        ("/edit", ("reverse", "abc", 7, 1, ["cross:*:*"]), "Step must be a whole number from 1 to 4"),
+        ("/edit", ("reverse", "abc", 1, 7, ["cross:*:*"]), "Position must be a whole number from 1 to 4"),
+        ("/heads", ("reverse", "  "), "empty"),
+    ],
+)
+def test_api_bad_lens_requests_get_one_line_and_the_server_keeps_answering(served, endpoint, args, message):
+    client, _ = served
+    with pytest.raises(Exception, match=message):
+        client.predict(*args, api_name=endpoint)
     assert client.predict("reverse", "ok", "greedy", 4, api_name="/translate") == "ko"
 
 

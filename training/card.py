@@ -107,6 +107,7 @@ def reversal_card(pipeline: Seq2SeqPipeline, args: argparse.Namespace, per_lengt
         metrics=["exact_match"],
         widget=[{"text": s} for s, _ in reversal_pairs(5, 6, 20, seed=REVERSAL_TEST_SEED)],
         trained_source_tokens=REVERSAL_MAX_CHARS,
+        gold_alignment="reversal",  # output i reads source n - i + 1: the app scores cross heads against it
     )
     return render(
         "reversal.md",

@@ -22,7 +22,7 @@ from torch import nn
 class HeadControl:
     """Changes to one attention call's heads, built by transformer.interventions for one module and one call.
 
-    keep: (H,) 1.0 keeps a head's output and 0.0 removes it, applied to the head outputs before the output projection.
+    keep: (H,) or (B, H): 1.0 keeps a head's output and 0.0 removes it, before the output projection.
     weights: (B|1, H, T, S) weights that replace the computed ones where they are not NaN (attention editing).
     """
 
@@ -111,7 +111,8 @@ class MultiHeadAttention(nn.Module):
             weights = None
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         if control is not None and control.keep is not None:
-            heads = heads * control.keep.to(heads)[:, None, None]  # an ablated head adds nothing to W_o's input
+            keep = control.keep.to(heads)
+            heads = heads * keep.view(*keep.shape, 1, 1)  # an ablated head adds nothing to W_o's input
         B, H, T, K = heads.shape
         return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights if need_weights else None
 

@@ -36,7 +36,7 @@ from .config import TransformerConfig
 KINDS = ("encoder", "decoder_self", "cross")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, order=True)
 class Head:
     """One attention head: kind in KINDS, 0-based layer and head."""
 
@@ -67,13 +67,17 @@ class CrossEdit:
 
 @dataclass(frozen=True)
 class Interventions:
-    """Heads to ablate throughout, and cross-attention edits tied to steps. The default changes nothing."""
+    """Heads to ablate throughout, and cross-attention edits tied to steps. The default changes nothing.
+
+    `rows` tests many ablations in one batched pass: row b of the batch also ablates the heads in rows[b].
+    """
 
     ablate: frozenset[Head] = frozenset()
     edits: tuple[CrossEdit, ...] = ()
+    rows: tuple[frozenset[Head], ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.ablate or self.edits)
+        return bool(self.ablate or self.edits or any(self.rows))
 
     def check(self, config: TransformerConfig) -> None:
         """Raise ValueError naming the first head, layer or step that this model does not have."""
@@ -82,7 +86,7 @@ class Interventions:
             "decoder_self": config.n_decoder_layers,
             "cross": config.n_decoder_layers,
         }
-        for head in self.ablate:
+        for head in self.ablate.union(*self.rows):
             if head.kind not in KINDS:
                 raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {head.kind!r})")
             _check_index("layer", head.layer, layers[head.kind])
@@ -98,7 +102,7 @@ class Interventions:
 
     def encoder_controls(self, config: TransformerConfig) -> list[HeadControl | None] | None:
         """One HeadControl (or None) per encoder layer; None when nothing changes in the encoder."""
-        if not any(h.kind == "encoder" for h in self.ablate):
+        if not any(h.kind == "encoder" for h in self.ablate.union(*self.rows)):
             return None
         return [self._control("encoder", layer, config.n_heads) for layer in range(config.n_encoder_layers)]
 
@@ -119,11 +123,15 @@ class Interventions:
         return controls
 
     def _control(self, kind: str, layer: int, n_heads: int) -> HeadControl | None:
-        removed = [h.head for h in self.ablate if h.kind == kind and h.layer == layer]
-        if not removed:
+        """keep (H,) for the heads ablated in every row, or (B, H) when `rows` adds some per row."""
+        here = lambda heads: [h.head for h in heads if h.kind == kind and h.layer == layer]
+        removed, per_row = here(self.ablate), [here(row) for row in self.rows]
+        if not removed and not any(per_row):
             return None
-        keep = torch.ones(n_heads)
-        keep[removed] = 0.0
+        keep = torch.ones(len(self.rows), n_heads) if self.rows else torch.ones(n_heads)
+        keep[..., removed] = 0.0
+        for b, heads in enumerate(per_row):
+            keep[b, heads] = 0.0
         return HeadControl(keep=keep)
 
     def _edited_weights(self, layer: int, n_heads: int, start: int, n_queries: int, n_source: int):

@@ -1,0 +1,200 @@
+"""Plotly figures of the lens: a per-head summary (layers x heads for each kind), and what an ablation changed at
+each step. Pure functions over numbers and labels: no server, no gradio.
+
+Every cell of the summary carries "kind|Layer l · Head h" as its customdata, which a click turns into the Focus head
+(lab/assets/tile_click.js).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .views import COLORSCALE, HIGHLIGHT, empty_figure, escape_token, figure, percent
+
+KIND_TITLES = {"encoder": "encoder self", "decoder_self": "decoder self", "cross": "cross"}
+METRICS = {
+    "entropy": "entropy (nats)",
+    "special": "weight on <s>, </s>",
+    "alignment": "alignment accuracy",
+    "importance": "KL when ablated",
+}
+METRIC_NOTES = {
+    "entropy": "mean entropy of the head's rows (low: it looks at few tokens)",
+    "special": "mean weight on special tokens (a head parked on </s> often does little)",
+    "alignment": "share of steps whose largest weight is on the gold source position",
+    "importance": "mean KL(original ‖ this head ablated alone) of the next-token distribution",
+}
+CELL_PX = 30
+
+
+def summary_figure(summaries: dict, importance: dict[str, np.ndarray]) -> go.Figure:
+    """One row per metric (entropy, special, alignment where known, importance), one block per kind (layers down,
+    heads across); the value is written in each cell, and the colour runs from white to the row's largest value."""
+    kinds = list(summaries)
+    n_heads = len(summaries[kinds[0]][0])
+    n_layers = max(len(summaries[k]) for k in kinds)
+    grids = {
+        metric: {k: _grid(summaries[k], metric, n_layers, n_heads) for k in kinds}
+        for metric in ("entropy", "special", "alignment")
+    }
+    grids["importance"] = {k: _pad(importance[k], n_layers) for k in kinds}
+    metrics = [m for m in METRICS if m != "alignment" or not np.isnan(grids[m]["cross"]).all()]
+    row_px = n_layers * CELL_PX
+    total = len(metrics) * (row_px + 44)
+    data, layout, notes = [], {}, []
+    for i, metric in enumerate(metrics):
+        suffix = "" if i == 0 else str(i + 1)
+        data.append(_metric_trace(metric, grids[metric], n_layers, n_heads, f"y{suffix}"))
+        low = 1 - (i * (row_px + 44) + 30 + row_px) / total
+        layout[f"yaxis{suffix}"] = _layers_axis(n_layers, [low, low + row_px / total])
+        notes.append(_note(metric, low + row_px / total))
+    width = len(kinds) * (n_heads + 1) - 1
+    ticks = [
+        (b * (n_heads + 1) + h, f"{KIND_TITLES[k]} h1" if h == 0 else f"h{h + 1}")
+        for b, k in enumerate(kinds)
+        for h in range(n_heads)
+    ]
+    layout.update(
+        {
+            "height": total + 70,
+            "margin": {"l": 40, "r": 10, "t": 60, "b": 10},
+            "plot_bgcolor": "white",
+            "annotations": notes,
+            "xaxis": {
+                "tickvals": [t for t, _ in ticks],
+                "ticktext": [label for _, label in ticks],
+                "side": "top",
+                "anchor": "free",  # at the top of the figure, above the first metric's note
+                "position": 1,
+                "showgrid": False,
+                "zeroline": False,
+                "range": [-0.5, width - 0.5],
+            },
+            "hovermode": "closest",
+            "dragmode": False,
+        }
+    )
+    return figure(data, layout)
+
+
+def _metric_trace(metric: str, grids: dict[str, np.ndarray], n_layers: int, n_heads: int, yaxis: str) -> dict:
+    """One metric's blocks (one per kind, a column of gap between) as one heatmap with its values written in."""
+    width = len(grids) * (n_heads + 1) - 1
+    z = np.full((n_layers, width), np.nan)
+    where = np.full((n_layers, width), None, dtype=object)
+    for b, (kind, grid) in enumerate(grids.items()):
+        left = b * (n_heads + 1)
+        z[:, left : left + n_heads] = grid
+        for layer, h in zip(*np.nonzero(~np.isnan(grid))):
+            where[layer, left + h] = f"{kind}|Layer {layer + 1} · Head {h + 1}"
+    top = 1.0 if metric in ("special", "alignment") or np.isnan(z).all() else max(float(np.nanmax(z)), 1e-9)
+    return {
+        "type": "heatmap",
+        "z": [[None if math.isnan(v) else round(v, 4) for v in row] for row in z.tolist()],
+        "text": [["" if math.isnan(v) else _short(v, metric) for v in row] for row in z.tolist()],
+        "texttemplate": "%{text}",
+        "textfont": {"size": 10},
+        "customdata": where.tolist(),
+        "colorscale": COLORSCALE,
+        "zmin": 0.0,
+        "zmax": top,
+        "showscale": False,
+        "xaxis": "x",
+        "yaxis": yaxis,
+        "hovertemplate": f"%{{customdata}}<br>{html.escape(METRICS[metric])}: %{{z:.3f}}<extra></extra>",
+        "xgap": 1,
+        "ygap": 1,
+    }
+
+
+def _layers_axis(n_layers: int, domain: list[float]) -> dict:
+    return {
+        "domain": domain,
+        "tickvals": list(range(n_layers)),
+        "ticktext": [f"L{n + 1}" for n in range(n_layers)],
+        "autorange": "reversed",
+        "showgrid": False,
+        "zeroline": False,
+        "anchor": "x",
+    }
+
+
+def _note(metric: str, y: float) -> dict:
+    """The metric's name and what it means, above its row."""
+    return {
+        "text": f"<b>{html.escape(METRICS[metric])}</b>: {html.escape(METRIC_NOTES[metric])}",
+        "xref": "paper",
+        "yref": "paper",
+        "x": 0,
+        "y": y,
+        "yanchor": "bottom",
+        "xanchor": "left",
+        "showarrow": False,
+        "font": {"size": 11},
+    }
+
+
+def _grid(summary: list, metric: str, n_layers: int, n_heads: int) -> np.ndarray:
+    z = np.full((n_layers, n_heads), np.nan)
+    for layer, heads in enumerate(summary):
+        for h, cell in enumerate(heads):
+            z[layer, h] = np.nan if cell[metric] is None else cell[metric]
+    return z
+
+
+def _pad(grid: np.ndarray, n_layers: int) -> np.ndarray:
+    z = np.full((n_layers, grid.shape[1]), np.nan)
+    z[: grid.shape[0]] = grid
+    return z
+
+
+def _short(value: float, metric: str) -> str:
+    if metric in ("special", "alignment"):
+        return f"{100 * value:.0f}%"
+    if value < 0.1:
+        return f"{value:.3f}"
+    return f"{value:.2f}" if value < 10 else f"{value:.0f}"
+
+
+def no_effects() -> go.Figure:
+    return empty_figure("Choose heads to ablate and press Ablate: each step's change shows here.", height=120)
+
+
+def effects_figure(effects: list, label, held: str) -> go.Figure:
+    """KL(original ‖ ablated) at each step of the original decoding (teacher-forced, so every step sees the original
+    prefix); red bars where the ablated model's top token differs. Hover: the ablated top 3. `label` names a token."""
+    labels = [f"{e.step}: {escape_token(label(e.token))}" for e in effects]
+    hover = [
+        "<br>".join(f"{escape_token(label(t))} {percent(p)}" for t, p in zip(e.top_ids, e.top_probs)) for e in effects
+    ]
+    data = []
+    for changed, colour, name in ((False, "#6baed6", "same top token"), (True, HIGHLIGHT, "top token changes")):
+        picked = [i for i, e in enumerate(effects) if e.changed == changed]
+        data.append(
+            {
+                "type": "bar",
+                "x": [labels[i] for i in picked],
+                "y": [round(effects[i].kl, 4) for i in picked],
+                "customdata": [hover[i] for i in picked],
+                "marker": {"color": colour},
+                "name": name,
+                "hovertemplate": "step %{x}<br>KL %{y:.3f} nats<br>ablated top 3:<br>%{customdata}<extra></extra>",
+            }
+        )
+    n_changed = sum(e.changed for e in effects)
+    title = f"{html.escape(held)}<br>KL(original ‖ ablated) per step, original prefix: top token changes at {n_changed} of {len(effects)} steps"
+    layout = {
+        "title": {"text": title, "font": {"size": 12}, "x": 0, "xanchor": "left"},
+        "height": 300,
+        "margin": {"l": 50, "r": 10, "t": 70, "b": 80},
+        "xaxis": {"type": "category", "categoryorder": "array", "categoryarray": labels, "tickangle": -45},
+        "yaxis": {"title": {"text": "KL (nats)"}, "rangemode": "tozero"},
+        "barmode": "overlay",
+        "plot_bgcolor": "white",
+        "legend": {"orientation": "h", "y": -0.35},
+    }
+    return figure(data, layout)

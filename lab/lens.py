@@ -1,0 +1,260 @@
+"""From looking to testing: per-head summaries, head ablation and attention editing, as requests to transformer's
+Interventions. Nothing here computes attention: every number comes from the library's own forward pass.
+
+Heads are written "kind:layer:head", 1-based, kind one of encoder, decoder_self, cross, and "*" for every layer or
+every head ("cross:2:*"). In the library they are 0-based `Head`s.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from transformer import CrossEdit, DecodingSession, Head, Interventions, Transformer
+from transformer.decoding import Step, next_token_logits
+from transformer.interventions import KINDS
+
+from .checks import InputError, quoted
+
+KIND_NAMES = {"encoder": "encoder self", "decoder_self": "decoder self", "cross": "cross"}
+ALIGNMENTS = ("reversal",)  # the gold alignments the lab knows, named in a model card's `gold_alignment`
+
+
+# Naming heads ---------------------------------------------------------------------------------------------------------
+
+
+def n_layers(config, kind: str) -> int:
+    return config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
+
+
+def head_name(head: Head) -> str:
+    """A head as the API writes it: "cross:2:3" (1-based)."""
+    return f"{head.kind}:{head.layer + 1}:{head.head + 1}"
+
+
+def head_label(head: Head) -> str:
+    """A head as the page shows it: "Cross · Layer 2 · Head 3"."""
+    return f"{KIND_NAMES[head.kind].capitalize()} · Layer {head.layer + 1} · Head {head.head + 1}"
+
+
+def all_heads(config, kinds=KINDS) -> list[Head]:
+    """Every head of the model, kinds in KINDS order, then layers and heads in model order."""
+    return [Head(k, layer, h) for k in kinds for layer in range(n_layers(config, k)) for h in range(config.n_heads)]
+
+
+def parse_heads(specs: object, config, kinds=KINDS) -> frozenset[Head]:
+    """ "kind:layer:head" strings (1-based, "*" for all) -> Heads; InputError naming the first one that is wrong."""
+    if specs is None:
+        specs = []
+    if isinstance(specs, str):
+        specs = [specs]
+    if not isinstance(specs, (list, tuple)):
+        raise InputError(f'Heads must be a list of "kind:layer:head" strings (got {quoted(specs)}).')
+    heads = set()
+    for spec in specs:
+        found = re.fullmatch(r"\s*(\w+)\s*:\s*(\*|\d+)\s*:\s*(\*|\d+)\s*", str(spec))
+        if not found:
+            raise InputError(
+                f'A head is written "kind:layer:head", such as "cross:2:3" or "cross:2:*" (got {quoted(spec)}).'
+            )
+        kind, layer, head = found.groups()
+        if kind not in kinds:
+            raise InputError(f"Unknown kind {quoted(kind)} in {quoted(spec)}: use {', '.join(kinds)}.")
+        layers = _indices("layer", layer, n_layers(config, kind), spec)
+        for lay in layers:
+            heads.update(Head(kind, lay, h) for h in _indices("head", head, config.n_heads, spec))
+    return frozenset(heads)
+
+
+def _indices(name: str, value: str, size: int, spec: object) -> list[int]:
+    if value == "*":
+        return list(range(size))
+    if not 1 <= int(value) <= size:
+        raise InputError(f"No {name} {int(value)} in {quoted(spec)}: this model's {name}s are 1 to {size}.")
+    return [int(value) - 1]
+
+
+# Summaries ------------------------------------------------------------------------------------------------------------
+
+
+def entropy(rows: np.ndarray) -> np.ndarray:
+    """Entropy in nats of each distribution along the last axis (0 log 0 = 0)."""
+    logs = np.log(np.where(rows > 0, rows, 1.0))
+    return -(rows * logs).sum(axis=-1)
+
+
+def special_positions(ids: list[int], config) -> np.ndarray:
+    """True at <pad>, <s> and </s>."""
+    return np.isin(np.array(ids), [config.pad_id, config.bos_id, config.eos_id])
+
+
+def gold_alignment(alignment: str | None, n_source: int, n_steps: int) -> list[tuple[int, int]]:
+    """(step, source position) pairs, 0-based, that a perfectly aligned cross head looks at; [] when none is known.
+
+    reversal: output i reads source n - i + 1 (1-based, n characters before </s>), for the n characters only.
+    """
+    if alignment == "reversal":
+        n = n_source - 1
+        return [(i, n - 1 - i) for i in range(min(n, n_steps))]
+    return []
+
+
+def head_summaries(session: DecodingSession, alignment: str | None = None) -> dict:
+    """{kind: [layer][head] -> {"entropy", "special", "alignment"}} over what the session recorded.
+
+    entropy: the mean over queries of each row's entropy (nats); the queries are every source position for the
+    encoder, and every decoded step for decoder self and cross. special: the mean weight on <s>, </s> and <pad>.
+    alignment: for cross heads, the share of the gold pairs where the head's largest weight is on the gold source
+    position; None where no gold alignment is known.
+    """
+    config = session.model.config
+    steps = session.steps
+    inputs = [config.bos_id] + [s.token for s in steps[:-1]]  # decoder self-attention's keys
+    rows = {
+        "encoder": [w.numpy() for w in session.encoder_attention],  # (H, S, S) per layer
+        "cross": [
+            np.stack([s.cross_attention[layer].numpy() for s in steps], axis=1)
+            for layer in range(n_layers(config, "cross"))
+        ]
+        if steps
+        else [],
+    }
+    src_special = special_positions(session.src_ids, config)
+    tgt_special = special_positions(inputs, config)
+    gold = gold_alignment(alignment, len(session.src_ids), len(steps))
+    out = {}
+    for kind in KINDS:
+        grid = []
+        for layer in range(n_layers(config, kind)):
+            if kind == "decoder_self":
+                per_step = [s.self_attention[layer].numpy() for s in steps]  # (H, t) at step t
+                ent = np.mean([entropy(r) for r in per_step], axis=0) if steps else np.full(config.n_heads, np.nan)
+                spec = np.mean([r[:, tgt_special[: r.shape[1]]].sum(-1) for r in per_step], axis=0) if steps else ent
+                aligned = [None] * config.n_heads
+            else:
+                weights = rows[kind][layer] if rows[kind] else np.zeros((config.n_heads, 0, len(session.src_ids)))
+                ent = entropy(weights).mean(axis=-1) if weights.shape[1] else np.full(config.n_heads, np.nan)
+                spec = weights[..., src_special].sum(-1).mean(axis=-1) if weights.shape[1] else ent
+                aligned = [None] * config.n_heads
+                if kind == "cross" and gold:
+                    picks = weights.argmax(axis=-1)  # (H, steps)
+                    aligned = [float(np.mean([picks[h, i] == j for i, j in gold])) for h in range(config.n_heads)]
+            grid.append(
+                [
+                    {"entropy": _number(ent[h]), "special": _number(spec[h]), "alignment": aligned[h]}
+                    for h in range(config.n_heads)
+                ]
+            )
+        out[kind] = grid
+    return out
+
+
+def _number(value: float) -> float | None:
+    return None if np.isnan(value) else round(float(value), 6)
+
+
+# Ablation -------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class StepEffect:
+    """What ablating changed at one step of the original decoding, with the original prefix."""
+
+    step: int  # 1-based
+    token: int  # the original token
+    kl: float  # KL(original || ablated) of the next-token distribution, nats
+    top_ids: list[int]  # the ablated distribution's top k
+    top_probs: list[float]
+
+    @property
+    def changed(self) -> bool:
+        return self.top_ids[0] != self.token
+
+
+@torch.no_grad()
+def next_token_probs(
+    model: Transformer, src_ids: list[int], tokens: list[int], interventions=None, batch: int = 1
+) -> torch.Tensor:
+    """(batch, steps, V) next-token distributions along `tokens`, teacher-forced: step t sees bos and tokens[:t];
+    the batch repeats the sentence (for Interventions.rows)."""
+    src = torch.tensor([src_ids]).expand(batch, -1)
+    tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]]).expand(batch, -1)
+    enc = model.encode(src, interventions=interventions)
+    dec = model.decode(tgt, enc.memory, enc.src_mask, interventions=interventions)
+    return next_token_logits(model, dec.hidden).softmax(dim=-1)
+
+
+def kl_divergence(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    """KL(p || q) along the last axis, in nats; 0 log 0 = 0 (pad and bos have probability 0 in both)."""
+    terms = torch.where(p > 0, p * (p.clamp_min(1e-30).log() - q.clamp_min(1e-30).log()), torch.zeros_like(p))
+    return terms.sum(dim=-1)
+
+
+def ablation_effects(
+    model, src_ids: list[int], tokens: list[int], heads: frozenset[Head], top_k: int
+) -> list[StepEffect]:
+    """Per step of the original decoding `tokens`: KL(original || ablated), and the ablated top k."""
+    if not tokens:
+        return []
+    original = next_token_probs(model, src_ids, tokens)[0]
+    ablated = next_token_probs(model, src_ids, tokens, Interventions(ablate=heads))[0] if heads else original
+    kl = kl_divergence(original, ablated)
+    top_probs, top_ids = ablated.topk(min(top_k, ablated.size(-1)), dim=-1)
+    return [
+        StepEffect(t + 1, tokens[t], float(kl[t]), top_ids[t].tolist(), top_probs[t].tolist())
+        for t in range(len(tokens))
+    ]
+
+
+def importance(
+    model, src_ids: list[int], tokens: list[int], held: Interventions | None = None
+) -> dict[str, np.ndarray]:
+    """{kind: (L, H)} the mean KL over the decoding's steps (teacher-forced along `tokens`) when that head is ablated
+    as well as whatever `held` already changes. Every head is tested in one batched pass, a batch row per head."""
+    config = model.config
+    held = held or Interventions()
+    grids = {k: np.zeros((n_layers(config, k), config.n_heads)) for k in KINDS}
+    if not tokens:
+        return grids
+    heads = all_heads(config)
+    original = next_token_probs(model, src_ids, tokens, held or None)[0]
+    each = Interventions(ablate=held.ablate, edits=held.edits, rows=tuple(frozenset({h}) for h in heads))
+    ablated = next_token_probs(model, src_ids, tokens, each, batch=len(heads))
+    kl = kl_divergence(original, ablated).mean(dim=-1)  # (heads,)
+    for head, value in zip(heads, kl.tolist()):
+        grids[head.kind][head.layer, head.head] = value
+    return grids
+
+
+# Editing --------------------------------------------------------------------------------------------------------------
+
+
+def edit_session(
+    session: DecodingSession, step: int, weights: torch.Tensor, heads: frozenset[Head], keep_steps: list[Step]
+) -> DecodingSession:
+    """A new session that takes the same first step - 1 tokens as `keep_steps`, then at `step` points the listed cross
+    heads at `weights` (S,), and decodes on greedily with no further edits. Ablations of `session` stay held."""
+    by_layer: dict[int, list[int]] = {}
+    for head in sorted(heads, key=lambda h: (h.layer, h.head)):
+        by_layer.setdefault(head.layer, []).append(head.head)
+    edits = tuple(CrossEdit(layer, tuple(hs), step, weights) for layer, hs in by_layer.items())
+    held = session.interventions or Interventions()
+    interventions = Interventions(ablate=held.ablate, edits=edits)
+    edited = DecodingSession(
+        session.model, session.src_ids, session.top_k, session.max_new_tokens, interventions=interventions
+    )
+    for kept in keep_steps[: step - 1]:
+        edited.step(force=kept.token)
+    edited.step()
+    edited.run()
+    return edited
+
+
+def point_weights(n_source: int, positions: list[int]) -> torch.Tensor:
+    """Weight spread evenly over `positions` (0-based; one position: weight 1 there), 0 elsewhere."""
+    weights = torch.zeros(n_source)
+    weights[positions] = 1.0 / len(positions)
+    return weights

@@ -1,0 +1,201 @@
+"""The lens: per-head summaries, ablation and editing as the app and its API give them, on the bundled models."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from lab import lens
+from lab.actions import Controls, Lab
+from lab.checks import InputError
+from lab.session import UserState
+from transformer import DecodingSession, Head, Interventions
+
+REVERSAL = "abcdef12"
+GERMAN = "Ich habe heute keine Zeit."
+
+
+@pytest.fixture(scope="module")
+def lab(bundled):
+    return Lab(bundled)
+
+
+def entropy(row):
+    return -sum(p * math.log(p) for p in row if p > 0)
+
+
+def test_heads_entropy_and_special_can_be_recomputed_from_the_attention_record(lab):
+    heads = lab.heads("de-en", GERMAN)
+    record = lab.attention("de-en", GERMAN)
+    specials = [t in ("<s>", "</s>", "<pad>") for t in ["<s>", *record["output_tokens"][:-1]]]
+    src_special = [t in ("<s>", "</s>", "<pad>") for t in record["source_tokens"]]
+    for layer, weights in enumerate(record["encoder"]):
+        for h, rows in enumerate(weights):
+            cell = heads["encoder"][layer][h]
+            assert cell["entropy"] == pytest.approx(np.mean([entropy(r) for r in rows]), abs=1e-3)
+            assert cell["special"] == pytest.approx(np.mean([sum(np.array(r)[src_special]) for r in rows]), abs=1e-3)
+            assert cell["alignment"] is None
+    for kind in ("decoder_self", "cross"):
+        for layer in range(len(heads[kind])):
+            for h in range(len(heads[kind][layer])):
+                rows = [step[kind][layer][h] for step in record["steps"]]
+                cell = heads[kind][layer][h]
+                assert cell["entropy"] == pytest.approx(np.mean([entropy(r) for r in rows]), abs=1e-3)
+                keys = specials if kind == "decoder_self" else src_special
+                expected = np.mean([sum(w for w, s in zip(r, keys) if s) for r in rows])
+                assert cell["special"] == pytest.approx(expected, abs=1e-3)
+                assert cell["alignment"] is None  # no gold alignment is known for de-en
+
+
+def test_reversal_cross_heads_are_scored_against_the_mirror_alignment(lab):
+    heads = lab.heads("reverse", REVERSAL)
+    record = lab.attention("reverse", REVERSAL)
+    n = len(REVERSAL)
+    assert [len(layer) for layer in heads["cross"]] == [4, 4] and len(heads["encoder"]) == 2
+    for layer in range(2):
+        for h in range(4):
+            picks = [int(np.argmax(step["cross"][layer][h])) for step in record["steps"][:n]]
+            expected = np.mean([p == n - 1 - i for i, p in enumerate(picks)])
+            assert heads["cross"][layer][h]["alignment"] == pytest.approx(expected)
+    # the trained model copies through cross-attention: its best head is aligned at every step
+    assert max(c["alignment"] for layer in heads["cross"] for c in layer) == 1.0
+    assert all(c["alignment"] is None for layer in heads["encoder"] for c in layer)
+
+
+def test_ablating_nothing_changes_nothing(lab):
+    plain = lab.attention("de-en", GERMAN)
+    ablated = lab.ablate_api("de-en", GERMAN, [])
+    assert ablated["output_text"] == plain["output_text"]
+    assert [s["kl"] for s in ablated["steps"]] == [0.0] * len(plain["steps"])
+    assert [s["top_k"] for s in ablated["steps"]] == [
+        [{"token": c["token"], "probability": pytest.approx(c["probability"], abs=1e-5)} for c in s["top_k"]]
+        for s in plain["steps"]
+    ]
+
+
+def test_ablating_every_cross_head_makes_the_output_independent_of_the_source(lab):
+    outputs = {lab.ablate_api("de-en", text, ["cross:*:*"])["output_text"] for text in (GERMAN, "Das Haus ist alt.")}
+    assert len(outputs) == 1
+    assert lab.translate("de-en", GERMAN) != lab.translate("de-en", "Das Haus ist alt.")
+    report = lab.ablate_api("de-en", GERMAN, ["cross:*:*"])
+    assert len(report["steps"]) == len(lab.attention("de-en", GERMAN)["steps"])
+    assert all(s["kl"] > 0 for s in report["steps"])
+    assert set(report["steps"][0]) == {"step", "token", "kl", "top_k"}
+
+
+def test_pointing_the_reversal_models_cross_heads_at_a_character_makes_it_write_that_character(lab):
+    for position, char in ((3, "c"), (6, "f"), (1, "a")):
+        edited = lab.edit_api("reverse", REVERSAL, 1, position, ["cross:*:*"])
+        assert edited["token"] == char and edited["top_k"][0]["token"] == char
+        assert edited["output_text"].startswith(char) and edited["probability"] > 0.5
+    later = lab.edit_api("reverse", REVERSAL, 3, 8, ["cross:*:*"])  # step 3 would write "f"; make it read "2"
+    assert later["token"] == "2" and later["output_text"].startswith("21") and later["output_text"][2] == "2"
+
+
+def test_an_edit_of_one_head_is_not_an_edit_of_all(lab):
+    one = lab.edit_api("reverse", REVERSAL, 1, 3, ["cross:1:4"])
+    every = lab.edit_api("reverse", REVERSAL, 1, 3, ["cross:*:*"])
+    assert one["probability"] != every["probability"]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (("reverse", REVERSAL, 0, 1, ["cross:*:*"]), "Step must be a whole number from 1 to 9"),
+        (("reverse", REVERSAL, 10, 1, ["cross:*:*"]), "Step must be a whole number from 1 to 9"),
+        (("reverse", REVERSAL, 1, 10, ["cross:*:*"]), "Position must be a whole number from 1 to 9"),
+        (("reverse", REVERSAL, 1, 0, ["cross:*:*"]), "Position must be"),
+        (("reverse", REVERSAL, 1, 1, ["encoder:1:1"]), "Unknown kind 'encoder'"),
+        (("reverse", REVERSAL, 1, 1, []), "List the cross-attention heads to edit"),
+        (("reverse", REVERSAL, 1, 1, ["cross:3:1"]), "No layer 3 in 'cross:3:1': this model's layers are 1 to 2"),
+        (("reverse", "", 1, 1, ["cross:*:*"]), "Type a source text first"),
+    ],
+)
+def test_bad_edit_requests_are_named(lab, call, message):
+    with pytest.raises(InputError, match=message):
+        lab.edit_api(*call)
+
+
+@pytest.mark.parametrize(
+    ("heads", "message"),
+    [
+        (["attention:1:1"], "Unknown kind 'attention'"),
+        (["cross:1:5"], "No head 5 in 'cross:1:5': this model's heads are 1 to 4"),
+        (["encoder:0:1"], "No layer 0"),
+        (["cross-1-1"], 'A head is written "kind:layer:head"'),
+        ("cross:1:1:extra", 'A head is written "kind:layer:head"'),
+        ({"cross": 1}, "Heads must be a list"),
+    ],
+)
+def test_bad_ablation_requests_are_named(lab, heads, message):
+    with pytest.raises(InputError, match=message):
+        lab.ablate_api("de-en", GERMAN, heads)
+
+
+def test_head_names_are_one_based_with_stars(bundled):
+    config = bundled.models["de-en"].model.config
+    assert lens.parse_heads(["cross:2:*"], config) == {Head("cross", 1, h) for h in range(4)}
+    assert lens.parse_heads(["encoder:*:1", "decoder_self:3:4"], config) == {
+        *(Head("encoder", layer, 0) for layer in range(3)),
+        Head("decoder_self", 2, 3),
+    }
+    assert len(lens.parse_heads(["cross:*:*", "cross:1:1"], config)) == 12
+
+
+def test_importance_in_one_batched_pass_equals_one_ablation_at_a_time(bundled):
+    model = bundled.models["reverse"].model
+    ids = bundled.models["reverse"].tokenizer.encode(REVERSAL)
+    tokens = DecodingSession(model, ids).run()
+    grids = lens.importance(model, ids, tokens)
+    original = lens.next_token_probs(model, ids, tokens)[0]
+    for head in lens.all_heads(model.config):
+        alone = lens.next_token_probs(model, ids, tokens, Interventions(ablate=frozenset({head})))[0]
+        expected = float(lens.kl_divergence(original, alone).mean())
+        assert grids[head.kind][head.layer, head.head] == pytest.approx(expected, rel=1e-4, abs=1e-7)
+    assert grids["cross"].max() > 0
+
+
+def test_ablation_in_the_app_keeps_the_original_beside_and_reports_each_step(lab):
+    user = UserState()
+    c = Controls("de-en", GERMAN)
+    plain = lab.run(user, c)["output"]
+    changes = lab.ablate(user, c, ["cross:*:*"])
+    assert changes["original"] == {"value": plain, "label": "Before the ablation"}
+    assert changes["output"] != plain and "Ablated throughout: all cross-attention heads" in changes["status"]
+    assert user.run.session.interventions.ablate == lens.parse_heads(["cross:*:*"], user.run.session.model.config)
+    assert [e.step for e in user.run.effects] == list(range(1, len(user.run.original) + 1))
+    user.tab = "heads"
+    shown = lab.show(user, c)
+    assert shown["effects"].data and "top token changes" in shown["effects"].layout.title.text
+    assert shown["heads"].data[0].customdata[0][0] == "encoder|Layer 1 · Head 1"
+    assert lab.ablate(user, c, [])["output"] == plain  # nothing ablated: the plain decoding again
+
+
+def test_editing_at_the_shown_step_in_the_app(lab):
+    user = UserState()
+    c = Controls("reverse", REVERSAL, shown=2)
+    assert lab.run(user, c)["output"] == REVERSAL[::-1]
+    changes = lab.edit(user, c, "0#123", ["cross:*:*"])  # at step 2, look at "a"
+    assert changes["output"].startswith("2a") and changes["original"]["value"] == REVERSAL[::-1]
+    assert "Edited: at step 2, all cross-attention heads looked only at “a”" in changes["status"]
+    assert torch.equal(user.run.session.steps[1].cross_attention[0], torch.eye(9)[0].expand(4, -1))
+    with pytest.raises(InputError, match="Choose the cross-attention heads"):
+        lab.edit(user, c, "0#1", [])
+    with pytest.raises(InputError, match="Click one of the source words"):
+        lab.edit(user, c, "99#1", ["cross:*:*"])
+    assert lab.reset(user, c)["output"] == ""
+
+
+def test_value_weighted_rows_are_shares_of_the_weights_times_the_value_norms(lab):
+    user = UserState()
+    c = Controls("reverse", REVERSAL, reading="value", words=False, focus="Layer 2 · Head 3")
+    lab.run(user, c)
+    session = user.run.session
+    user.drawn.clear()
+    figure = lab.render(user, c)["cross"]
+    _, norms = session.decoder_value_norms()
+    step = session.steps[0].cross_attention[1][2]  # layer 2, head 3, step 1
+    expected = (step * norms[1][2]) / (step * norms[1][2]).sum()
+    np.testing.assert_allclose(figure.data[1].customdata[0], expected.numpy(), atol=1e-4)
+    assert "Value-weighted" in figure.layout.title.text and "value-weighted share" in str(figure.layout.coloraxis)
