@@ -21,7 +21,7 @@ from . import head_views, lens
 from .checks import InputError, as_int, check_source, quoted
 from .drawing import KINDS, READINGS, Drawing, Look
 from .examples import first_example
-from .record import attention_record
+from .record import attention_record, top_k_record
 from .registry import Registry
 from .session import Run, UserState, decode_to_end
 from .units import word_label
@@ -220,8 +220,8 @@ class Lab:
             ablated.run()
             original = list(session.steps)
             run = Run(c.model, c.text, ablated, plain.top_k, plain.max_len, plain.notice, original=original)
-            run.change, run.forced_at = "ablation", first_difference(original, ablated.steps)
-            run.held = f"Ablated throughout: {describe_heads(chosen, session.model.config)} (Reset to undo)."
+            run.change, run.forced_at = "ablation", lens.first_difference(original, ablated.steps)
+            run.held = f"Ablated throughout: {lens.describe_heads(chosen, session.model.config)} (Reset to undo)."
             tokens = [s.token for s in original]
             run.effects = lens.ablation_effects(session.model, session.src_ids, tokens, chosen, 3)
             user.run = run
@@ -250,8 +250,8 @@ class Lab:
             held = session.interventions.ablate if session.interventions else None
             run.original, run.forced_at, run.change = list(session.steps), step, "edit"
             run.held = (
-                f"Edited: at step {step}, {describe_heads(chosen, config)} looked only at “{word}”"
-                + (f"; still ablated: {describe_heads(held, config)}" if held else "")
+                f"Edited: at step {step}, {lens.describe_heads(chosen, config)} looked only at “{word}”"
+                + (f"; still ablated: {lens.describe_heads(held, config)}" if held else "")
                 + " (Reset to undo)."
             )
             run.session = edited
@@ -424,37 +424,3 @@ class Lab:
             "top_k": top_k_record(tokenizer, taken.top_ids, taken.top_probs),
             "output_text": tokenizer.decode(edited.tokens),
         }
-
-
-def first_difference(before: list, after: list) -> int:
-    """The first step (1-based) where two decodings took different tokens; 1 if they never do."""
-    for i, (a, b) in enumerate(zip(before, after)):
-        if a.token != b.token:
-            return i + 1
-    return 1 if len(before) == len(after) else min(len(before), len(after)) + 1
-
-
-def describe_heads(heads, config) -> str:
-    """Heads in words, grouped: "all cross-attention heads; encoder self layer 1 (all heads); decoder self layer 2
-    heads 1, 3"."""
-    parts = []
-    for kind in lens.KINDS:
-        layers: dict[int, list[int]] = {}
-        for h in sorted(h for h in heads if h.kind == kind):
-            layers.setdefault(h.layer, []).append(h.head + 1)
-        full = [layer for layer, numbers in layers.items() if len(numbers) == config.n_heads]
-        if len(full) == lens.n_layers(config, kind):
-            parts.append(f"all {lens.KIND_NAMES[kind]}-attention heads")
-            continue
-        for layer, numbers in layers.items():
-            which = (
-                "(all heads)"
-                if layer in full
-                else ("head " if len(numbers) == 1 else "heads ") + ", ".join(map(str, numbers))
-            )
-            parts.append(f"{lens.KIND_NAMES[kind]} layer {layer + 1} {which}")
-    return "; ".join(parts)
-
-
-def top_k_record(tokenizer, ids: list[int], probs: list[float]) -> list[dict]:
-    return [{"token": tokenizer.id_to_token(t), "probability": round(p, 6)} for t, p in zip(ids, probs)]

@@ -156,6 +156,36 @@ def _number(value: float) -> float | None:
     return None if np.isnan(value) else round(float(value), 6)
 
 
+def first_difference(before: list, after: list) -> int:
+    """The first step (1-based) where two decodings took different tokens; 1 if they never do."""
+    for i, (a, b) in enumerate(zip(before, after)):
+        if a.token != b.token:
+            return i + 1
+    return 1 if len(before) == len(after) else min(len(before), len(after)) + 1
+
+
+def describe_heads(heads, config) -> str:
+    """Heads in words, grouped: "all cross-attention heads; encoder self layer 1 (all heads); decoder self layer 2
+    heads 1, 3"."""
+    parts = []
+    for kind in KINDS:
+        layers: dict[int, list[int]] = {}
+        for h in sorted(h for h in heads if h.kind == kind):
+            layers.setdefault(h.layer, []).append(h.head + 1)
+        full = [layer for layer, numbers in layers.items() if len(numbers) == config.n_heads]
+        if len(full) == n_layers(config, kind):
+            parts.append(f"all {KIND_NAMES[kind]}-attention heads")
+            continue
+        for layer, numbers in layers.items():
+            which = (
+                "(all heads)"
+                if layer in full
+                else ("head " if len(numbers) == 1 else "heads ") + ", ".join(map(str, numbers))
+            )
+            parts.append(f"{KIND_NAMES[kind]} layer {layer + 1} {which}")
+    return "; ".join(parts)
+
+
 # Ablation -------------------------------------------------------------------------------------------------------------
 
 

@@ -41,3 +41,7 @@ def attention_record(session: DecodingSession, tokenizer: Tokenizer, model_name:
             for i, s in enumerate(session.steps)
         ],
     }
+
+
+def top_k_record(tokenizer, ids: list[int], probs: list[float]) -> list[dict]:
+    return [{"token": tokenizer.id_to_token(t), "probability": round(p, 6)} for t, p in zip(ids, probs)]
