@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from .views import COLORSCALE, HIGHLIGHT, empty_figure, escape_token, figure, percent
 
-KIND_TITLES = {"encoder": "encoder self", "decoder_self": "decoder self", "cross": "cross"}
+KIND_TITLES = {"encoder": "enc self", "decoder_self": "dec self", "cross": "cross"}
 METRICS = {
     "entropy": "entropy (nats)",
     "special": "weight on <s>, </s>",
@@ -23,10 +23,10 @@ METRICS = {
     "importance": "KL when ablated",
 }
 METRIC_NOTES = {
-    "entropy": "mean entropy of the head's rows (low: it looks at few tokens)",
-    "special": "mean weight on special tokens (a head parked on </s> often does little)",
-    "alignment": "share of steps whose largest weight is on the gold source position",
-    "importance": "mean KL(original ‖ this head ablated alone) of the next-token distribution",
+    "entropy": "low: it looks at few tokens",
+    "special": "a head parked on </s> often does little",
+    "alignment": "steps whose top weight is on the gold source token",
+    "importance": "mean KL(original ‖ this head alone ablated), next token",
 }
 CELL_PX = 30
 

@@ -8,12 +8,24 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 def test_readme_python_example_runs():
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
-    assert blocks, "the README has no Python example"
+    model_code = [b for b in blocks if "TransformerConfig(" in b]
+    assert model_code, "the README has no Python example of the model code"
     namespace: dict = {}
-    exec(compile(blocks[0], str(README), "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(model_code[0], str(README), "exec"), namespace)  # noqa: S102 - the README's own example
     out = namespace["out"]
     assert out.logits.shape == (2, 3, 100)
     assert out.attentions.cross[0].shape == (2, 4, 3, 4)
+
+
+def test_readme_intervention_example_gives_the_outputs_it_states():
+    text = README.read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "Interventions(" in b)
+    namespace: dict = {}
+    claims = re.findall(r"^(m\.tokenizer\.decode\(.*\))  # '(.*?)'", block, flags=re.MULTILINE)
+    exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - the README's own example
+    assert len(claims) == 3
+    for expression, stated in claims:
+        assert eval(expression, namespace) == stated, expression
 
 
 def test_readme_opens_with_the_two_commands():

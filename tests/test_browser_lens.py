@@ -1,0 +1,117 @@
+"""In Chromium: the Heads tab (a click on a cell focuses that head in its view), ablation, an edit made by clicking a
+source word, and the readings."""
+
+import re
+
+import pytest
+
+from tests.test_browser import (  # noqa: F401 - browser is a fixture
+    FIGURE,
+    NARROW,
+    WAIT_MS,
+    browser,
+    button,
+    open_tab,
+    opened,
+    pick_model,
+    run,
+)
+
+pytestmark = pytest.mark.slow
+
+HEADS = "() => document.querySelector('#heads-view .js-plotly-plot')"
+# The centre of a cell of the head summary: metric row `trace`, kind block `block`, layer and head (0-based).
+CELL_CENTRE = f"""([trace, block, layer, head]) => {{
+  const gd = ({HEADS})(), full = gd._fullLayout, box = gd.getBoundingClientRect();
+  const heads = gd.data[0].z[0].length;  // blocks of heads, one column apart
+  const perBlock = (heads + 1) / 3;
+  const yaxis = full[trace === 0 ? 'yaxis' : 'yaxis' + (trace + 1)];
+  return [box.left + full.xaxis._offset + full.xaxis.l2p(block * perBlock + head),
+          box.top + yaxis._offset + yaxis.l2p(layer)];
+}}"""
+
+
+def show_heads(page):
+    open_tab(page, "Heads")
+    page.wait_for_function(f"() => {{ const gd = ({HEADS})(); return gd && gd.data && gd.data.length >= 3; }}")
+    page.locator("#heads-view").scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+
+
+def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_view(served_app, browser):  # noqa: F811
+    from playwright.sync_api import expect
+
+    url, _, _ = served_app
+    page = opened(browser, url)
+    show_heads(page)
+    names = page.evaluate(f"() => ({HEADS})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
+    assert names == ["entropy (nats)", "weight on &lt;s&gt;, &lt;/s&gt;", "KL when ablated"]  # de-en: no gold alignment
+    x, y = page.evaluate(CELL_CENTRE, [0, 2, 1, 2])  # entropy, cross, layer 2, head 3
+    page.mouse.click(x, y)
+    expect(page.get_by_label("Focus head")).to_have_value("Layer 2 · Head 3", timeout=WAIT_MS)
+    expect(page.get_by_role("tab", name="Cross-attention", exact=True)).to_have_attribute(
+        "aria-selected", "true", timeout=WAIT_MS
+    )
+    page.wait_for_function(f"() => ({FIGURE})().layout.yaxis2.title.text === 'layer 2, head 3'", timeout=WAIT_MS)
+    page.close()
+
+
+def test_ablating_every_cross_head_shows_what_changed_at_each_step(served_app, browser):  # noqa: F811
+    from playwright.sync_api import expect
+
+    url, _, _ = served_app
+    page = opened(browser, url)
+    pick_model(page, "reverse")
+    run(page, "abcdef12")
+    show_heads(page)
+    names = page.evaluate(f"() => ({HEADS})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
+    assert "alignment accuracy" in names  # reversal has a gold alignment
+    page.get_by_label("Heads to ablate").click()
+    page.get_by_role("option", name="All cross-attention heads").click()
+    page.keyboard.press("Escape")
+    button(page, "Ablate").click()
+    expect(page.get_by_label("Before the ablation")).to_have_value("21fedcba", timeout=WAIT_MS)
+    expect(page.get_by_label("Output")).not_to_have_value("21fedcba", timeout=WAIT_MS)
+    expect(page.get_by_label("Notice")).to_have_value(re.compile("^Ablated throughout: all cross-attention heads"))
+    bars = "() => document.querySelectorAll('#effects-view .bars .point').length"
+    page.wait_for_function(f"() => ({bars})() === 9", timeout=WAIT_MS)  # a bar per step: 8 characters and </s>
+    button(page, "Reset").click()
+    expect(page.get_by_label("Before the ablation")).to_be_hidden(timeout=WAIT_MS)
+    page.close()
+
+
+def test_a_click_on_a_source_word_points_the_heads_at_it(served_app, browser):  # noqa: F811
+    from playwright.sync_api import expect
+
+    url, _, _ = served_app
+    page = opened(browser, url)
+    pick_model(page, "reverse")
+    run(page, "abcdef12")  # shows step 8, which wrote "a" while looking at "a"
+    page.locator(".now-view .word", has_text="c").click()
+    expect(page.get_by_label("Before the edit")).to_have_value("21fedcba", timeout=WAIT_MS)
+    # step 8 now writes "c", and the model, having written "c", reads on from there
+    expect(page.get_by_label("Output")).to_have_value(re.compile("^21fedcbc"), timeout=WAIT_MS)
+    notice = re.compile("^Edited: at step 8, all cross-attention heads looked only at “c”")
+    expect(page.get_by_label("Notice")).to_have_value(notice)
+    expect(page.locator(".now-view")).to_contain_text("Step 8 wrote c")
+    page.close()
+
+
+def test_the_readings_redraw_the_views(served_app, browser):  # noqa: F811
+    url, _, _ = served_app
+    page = opened(browser, url)
+    title = f"() => {{ const gd = ({FIGURE})(); return gd && gd.layout ? gd.layout.title.text : ''; }}"
+    for label, expected in (("Rollout", "Rollout through each layer"), ("Value-weighted ‖α·v·W_o‖", "Value-weighted")):
+        page.get_by_label(label).check()
+        if label == "Rollout":
+            open_tab(page, "Encoder self-attention")
+        page.wait_for_function(f"() => ({title})().includes({expected!r})", timeout=WAIT_MS)
+    page.close()
+
+
+def test_the_heads_tab_fits_a_phone(served_app, browser):  # noqa: F811
+    url, _, _ = served_app
+    page = opened(browser, url, NARROW)
+    show_heads(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.close()
