@@ -196,13 +196,19 @@ class Lab:
     # Testing heads: ablation and editing, on the user's run ---------------------------------------------------------
 
     def head_choices(self, name: str, kinds=lens.KINDS) -> list[tuple[str, str]]:
-        """Choices for a heads control: every head of each kind in `kinds`, after "all heads of that kind"."""
+        """Choices for a heads control, per kind in `kinds`: all its heads, each layer's heads, then each head."""
         pipeline = self.registry.models.get(name)
         if pipeline is None:
             return []
         cfg = pipeline.model.config
-        choices = [(f"All {lens.KIND_NAMES[k]}-attention heads", f"{k}:*:*") for k in kinds]
-        return choices + [(lens.head_label(h), lens.head_name(h)) for h in lens.all_heads(cfg, kinds)]
+        choices = []
+        for kind in kinds:
+            title = lens.KIND_NAMES[kind].capitalize()
+            choices.append((f"All {lens.KIND_NAMES[kind]}-attention heads", f"{kind}:*:*"))
+            layers = range(1, lens.n_layers(cfg, kind) + 1)
+            choices += [(f"{title} · Layer {layer} · all heads", f"{kind}:{layer}:*") for layer in layers]
+            choices += [(lens.head_label(h), lens.head_name(h)) for h in lens.all_heads(cfg, (kind,))]
+        return choices
 
     def ablate(self, user: UserState, c: Controls, heads: object) -> dict:
         """Decode with `heads` ablated throughout, beside the plain decoding; per step, what the ablation changed."""
@@ -265,7 +271,9 @@ class Lab:
         summaries = lens.head_summaries(session, self.registry.alignments.get(run.model_name))
         tokens = [s.token for s in session.steps]
         importance = lens.importance(session.model, session.src_ids, tokens, session.interventions)
-        return head_views.summary_figure(summaries, importance)
+        held = session.interventions.ablate if session.interventions else None
+        note = f" (with {lens.describe_heads(held, session.model.config)} ablated)" if held else ""
+        return head_views.summary_figure(summaries, importance, f"The heads of this decoding{note}")
 
     def effects_figure(self, run: Run, tokenizer):
         if not run.effects:

@@ -31,7 +31,7 @@ METRIC_NOTES = {
 CELL_PX = 30
 
 
-def summary_figure(summaries: dict, importance: dict[str, np.ndarray]) -> go.Figure:
+def summary_figure(summaries: dict, importance: dict[str, np.ndarray], title: str = "") -> go.Figure:
     """One row per metric (entropy, special, alignment where known, importance), one block per kind (layers down,
     heads across); the value is written in each cell, and the colour runs from white to the row's largest value."""
     kinds = list(summaries)
@@ -60,8 +60,9 @@ def summary_figure(summaries: dict, importance: dict[str, np.ndarray]) -> go.Fig
     ]
     layout.update(
         {
-            "height": total + 70,
-            "margin": {"l": 40, "r": 10, "t": 60, "b": 10},
+            "height": total + 90,
+            "margin": {"l": 40, "r": 10, "t": 80, "b": 10},
+            "title": {"text": html.escape(title), "font": {"size": 12}, "x": 0, "xanchor": "left", "y": 0.995},
             "plot_bgcolor": "white",
             "annotations": notes,
             "xaxis": {
