@@ -164,7 +164,7 @@ class Lab:
             token = choices[chosen] if chosen in choices else int(chosen) if chosen.isdigit() else -1
             if not 0 <= token < cfg.tgt_vocab_size or token in (cfg.pad_id, cfg.bos_id):
                 raise InputError("Pick one of the candidate tokens listed for this step.")
-            run.original, run.forced_at = list(run.session.steps), step
+            run.original, run.forced_at, run.change = list(run.session.steps), step, "what-if"
             run.session.rewind(step - 1)  # checked first, so a bad choice loses nothing
             run.session.step(force=token)
             run.session.run()
@@ -261,6 +261,7 @@ class Lab:
                 + " (Reset to undo)."
             )
             run.session = edited
+            run.effects = None  # the chart described an ablation's steps, not these
             run.changed()
             return self.render(user, c, step)
 

@@ -8,7 +8,7 @@ only the figures it is about to send.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -57,15 +57,13 @@ class Norms:
     """||v_j W_o^h|| per layer, head and key, from the session (what value-weighting multiplies by)."""
 
     encoder: np.ndarray  # (L, H, S)
-    decoder_self: np.ndarray  # (L, H, P)
-    cross: np.ndarray  # (L, H, S)
+    decoder_self: np.ndarray | None  # (L, H, P); None before the first step
+    cross: np.ndarray | None  # (L, H, S); None before the first step
 
     @classmethod
-    def of(cls, session: DecodingSession) -> Norms | None:
+    def of(cls, session: DecodingSession) -> Norms:
         self_norms, cross_norms = session.decoder_value_norms()
-        if not self_norms:
-            return None
-        stack = lambda ws: np.stack([w.numpy() for w in ws])
+        stack = lambda ws: np.stack([w.numpy() for w in ws]) if ws else None
         return cls(stack(session.encoder_value_norms), stack(self_norms), stack(cross_norms))
 
 
@@ -116,8 +114,9 @@ class Drawing:
         """Piece-level weights (L, H, Q, K) in the Look's reading: as they are, value-weighted (rows as shares), or
         rolled out ((L, 1, Q, K) for the self-attention kinds: one rollout per layer, heads averaged)."""
         reading = self.look.reading
-        if reading == "value" and self.norms is not None:
-            norms = getattr(self.norms, kind)[:, :, : pieces.shape[-1]]
+        norms = getattr(self.norms, kind) if self.norms is not None else None
+        if reading == "value" and norms is not None:
+            norms = norms[:, :, : pieces.shape[-1]]
             weighted = value_weighted(torch.from_numpy(pieces), torch.from_numpy(norms)).numpy()
             total = weighted.sum(axis=-1, keepdims=True)
             return np.divide(weighted, total, out=np.zeros_like(weighted), where=total > 0)
@@ -152,10 +151,11 @@ class Drawing:
             current = kept.index(current) if current in kept else None
         return weights, rows, cols, current
 
-    def head(self, weights: np.ndarray) -> tuple[np.ndarray, str]:
-        """The focused head's (Q, K), or the mean of all heads, and its name."""
+    def head(self, weights: np.ndarray, rolled: bool = False) -> tuple[np.ndarray, str]:
+        """The focused head's (Q, K), or the mean of all heads, and its name. `rolled`: weights (L, 1, Q, K) are a
+        rollout, one per layer: the focused head's layer is shown, or the last."""
         focus = self.look.focus
-        if weights.shape[1] == 1:  # a rollout: one per layer, through the focused head's layer or all of them
+        if rolled:
             layer = min(focus[0], weights.shape[0] - 1) if focus is not None else weights.shape[0] - 1
             return weights[layer, 0], f"rollout through layer {layer + 1}"
         if focus is not None and focus[0] < weights.shape[0] and focus[1] < weights.shape[1]:
@@ -171,10 +171,11 @@ class Drawing:
         weights, rows, cols, current = self.weights(kind, shown)
         if not len(rows) or not len(cols):
             return views.empty_figure("Only special tokens here; untick “Hide special tokens” to see them.")
-        chosen, name = self.head(weights)
+        rolled = self.look.reading == "rollout" and kind != "cross"
+        chosen, name = self.head(weights, rolled)
         head = views.Focus(chosen, rows.labels, cols.labels, name, AXES[kind])
         overview = "Every head: layers down, heads across"
-        if weights.shape[1] == 1:
+        if rolled:
             overview = "Rollout through each layer (heads averaged): layers down"
         reading = f" ({READINGS[self.look.reading]})" if self.look.reading != "weights" else ""
         title = f"{overview}{reading}<br>Below: {name}"
@@ -223,11 +224,16 @@ class Drawing:
         return list(zip(views.unique(labels), step.top_ids))
 
     def compare(self, original: Sequence[Step], at: int):
-        """The original decoding's cross-attention beside this one's (focused head), the forced step `at` outlined."""
-        other = Drawing(self.tokenizer, self.src_ids, self.encoder_attention, original, self.look)
+        """The original decoding's cross-attention beside this one's (focused head), the forced step `at` outlined.
+
+        Both sides are attention weights, whatever the reading: the decoding before kept no value norms, and its
+        encoder (an ablation may have changed it) is not this one's."""
+        plain = replace(self.look, reading="weights")
+        other = Drawing(self.tokenizer, self.src_ids, None, original, plain)
+        this = Drawing(self.tokenizer, self.src_ids, None, self.steps, plain)
         left, left_rows, cols, _ = other.weights("cross", len(original))
-        right, right_rows, _, _ = self.weights("cross", len(self.steps))
+        right, right_rows, _, _ = this.weights("cross", len(self.steps))
         at_row = next((u for u, g in enumerate(self.units(self.outputs).groups) if at - 1 in g), 0)
         return views.side_by_side(
-            other.head(left)[0], self.head(right)[0], (left_rows.labels, right_rows.labels), cols.labels, at_row
+            other.head(left)[0], this.head(right)[0], (left_rows.labels, right_rows.labels), cols.labels, at_row
         )

@@ -91,14 +91,15 @@ def special_positions(ids: list[int], config) -> np.ndarray:
     return np.isin(np.array(ids), [config.pad_id, config.bos_id, config.eos_id])
 
 
-def gold_alignment(alignment: str | None, n_source: int, n_steps: int) -> list[tuple[int, int]]:
+def gold_alignment(alignment: str | None, n_source: int) -> list[tuple[int, int]]:
     """(step, source position) pairs, 0-based, that a perfectly aligned cross head looks at; [] when none is known.
 
-    reversal: output i reads source n - i + 1 (1-based, n characters before </s>), for the n characters only.
+    reversal: output i reads source n - i + 1 (1-based, n characters before </s>), for the n characters only. Steps
+    the decoding never reached (it stopped early) are in the list too: they count as misses.
     """
     if alignment == "reversal":
         n = n_source - 1
-        return [(i, n - 1 - i) for i in range(min(n, n_steps))]
+        return [(i, n - 1 - i) for i in range(n)]
     return []
 
 
@@ -106,7 +107,8 @@ def head_summaries(session: DecodingSession, alignment: str | None = None) -> di
     """{kind: [layer][head] -> {"entropy", "special", "alignment"}} over what the session recorded.
 
     entropy: the mean over queries of each row's entropy (nats); the queries are every source position for the
-    encoder, and every decoded step for decoder self and cross. special: the mean weight on <s>, </s> and <pad>.
+    encoder, and every decoded step for decoder self and cross. special: the mean weight on <s>, </s> and <pad> (not
+    <unk>, which stands for a real word).
     alignment: for cross heads, the share of the gold pairs where the head's largest weight is on the gold source
     position; None where no gold alignment is known.
     """
@@ -124,7 +126,7 @@ def head_summaries(session: DecodingSession, alignment: str | None = None) -> di
     }
     src_special = special_positions(session.src_ids, config)
     tgt_special = special_positions(inputs, config)
-    gold = gold_alignment(alignment, len(session.src_ids), len(steps))
+    gold = gold_alignment(alignment, len(session.src_ids))
     out = {}
     for kind in KINDS:
         grid = []
@@ -141,7 +143,8 @@ def head_summaries(session: DecodingSession, alignment: str | None = None) -> di
                 aligned = [None] * config.n_heads
                 if kind == "cross" and gold:
                     picks = weights.argmax(axis=-1)  # (H, steps)
-                    aligned = [float(np.mean([picks[h, i] == j for i, j in gold])) for h in range(config.n_heads)]
+                    hits = [[i < picks.shape[1] and picks[h, i] == j for i, j in gold] for h in range(config.n_heads)]
+                    aligned = [float(np.mean(row)) for row in hits]
             grid.append(
                 [
                     {"entropy": _number(ent[h]), "special": _number(spec[h]), "alignment": aligned[h]}
@@ -205,21 +208,23 @@ class StepEffect:
 
 
 @torch.no_grad()
-def next_token_probs(
+def next_token_log_probs(
     model: Transformer, src_ids: list[int], tokens: list[int], interventions=None, batch: int = 1
 ) -> torch.Tensor:
-    """(batch, steps, V) next-token distributions along `tokens`, teacher-forced: step t sees bos and tokens[:t];
+    """(batch, steps, V) next-token log-probabilities along `tokens`, teacher-forced: step t sees bos and tokens[:t];
     the batch repeats the sentence (for Interventions.rows)."""
-    src = torch.tensor([src_ids]).expand(batch, -1)
-    tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]]).expand(batch, -1)
+    device = next(model.parameters()).device
+    src = torch.tensor([src_ids], device=device).expand(batch, -1)
+    tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]], device=device).expand(batch, -1)
     enc = model.encode(src, interventions=interventions)
     dec = model.decode(tgt, enc.memory, enc.src_mask, interventions=interventions)
-    return next_token_logits(model, dec.hidden).softmax(dim=-1)
+    return next_token_logits(model, dec.hidden).log_softmax(dim=-1).cpu()
 
 
-def kl_divergence(p: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
-    """KL(p || q) along the last axis, in nats; 0 log 0 = 0 (pad and bos have probability 0 in both)."""
-    terms = torch.where(p > 0, p * (p.clamp_min(1e-30).log() - q.clamp_min(1e-30).log()), torch.zeros_like(p))
+def kl_divergence(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
+    """KL(p || q) along the last axis, in nats, from log-probabilities; 0 log 0 = 0 (pad and bos are -inf in both)."""
+    p = log_p.exp()
+    terms = torch.where(p > 0, p * (log_p - log_q), torch.zeros_like(p))
     return terms.sum(dim=-1)
 
 
@@ -229,10 +234,11 @@ def ablation_effects(
     """Per step of the original decoding `tokens`: KL(original || ablated), and the ablated top k."""
     if not tokens:
         return []
-    original = next_token_probs(model, src_ids, tokens)[0]
-    ablated = next_token_probs(model, src_ids, tokens, Interventions(ablate=heads))[0] if heads else original
+    original = next_token_log_probs(model, src_ids, tokens)[0]
+    ablated = next_token_log_probs(model, src_ids, tokens, Interventions(ablate=heads))[0] if heads else original
     kl = kl_divergence(original, ablated)
-    top_probs, top_ids = ablated.topk(min(top_k, ablated.size(-1)), dim=-1)
+    top_logs, top_ids = ablated.topk(min(top_k, ablated.size(-1)), dim=-1)
+    top_probs = top_logs.exp()
     return [
         StepEffect(t + 1, tokens[t], float(kl[t]), top_ids[t].tolist(), top_probs[t].tolist())
         for t in range(len(tokens))
@@ -250,9 +256,9 @@ def importance(
     if not tokens:
         return grids
     heads = all_heads(config)
-    original = next_token_probs(model, src_ids, tokens, held or None)[0]
+    original = next_token_log_probs(model, src_ids, tokens, held or None)[0]
     each = Interventions(ablate=held.ablate, edits=held.edits, rows=tuple(frozenset({h}) for h in heads))
-    ablated = next_token_probs(model, src_ids, tokens, each, batch=len(heads))
+    ablated = next_token_log_probs(model, src_ids, tokens, each, batch=len(heads))
     kl = kl_divergence(original, ablated).mean(dim=-1)  # (heads,)
     for head, value in zip(heads, kl.tolist()):
         grids[head.kind][head.layer, head.head] = value
@@ -266,13 +272,15 @@ def edit_session(
     session: DecodingSession, step: int, weights: torch.Tensor, heads: frozenset[Head], keep_steps: list[Step]
 ) -> DecodingSession:
     """A new session that takes the same first step - 1 tokens as `keep_steps`, then at `step` points the listed cross
-    heads at `weights` (S,), and decodes on greedily with no further edits. Ablations of `session` stay held."""
+    heads at `weights` (S,), and decodes on greedily with no further edits. Ablations of `session` stay held, and so
+    do its edits of earlier steps (they made the prefix); its edits of this step or later are dropped."""
     by_layer: dict[int, list[int]] = {}
     for head in sorted(heads, key=lambda h: (h.layer, h.head)):
         by_layer.setdefault(head.layer, []).append(head.head)
     edits = tuple(CrossEdit(layer, tuple(hs), step, weights) for layer, hs in by_layer.items())
     held = session.interventions or Interventions()
-    interventions = Interventions(ablate=held.ablate, edits=edits)
+    earlier = tuple(e for e in held.edits if e.step < step)
+    interventions = Interventions(ablate=held.ablate, edits=earlier + edits)
     edited = DecodingSession(
         session.model, session.src_ids, session.top_k, session.max_new_tokens, interventions=interventions
     )

@@ -61,7 +61,9 @@ def replay_beam(run: Run, beam_size: int) -> list[list]:
     """
     session = run.session
     src = torch.tensor([session.src_ids])
-    result = beam_search(session.model, src, beam_size, session.max_new_tokens, record_history=True)[0]
+    result = beam_search(
+        session.model, src, beam_size, session.max_new_tokens, record_history=True, interventions=session.interventions
+    )[0]
     session.reset()
     for token in [*result.tokens, session.model.config.eos_id]:
         if session.finished:

@@ -7,6 +7,7 @@ import torch
 
 from tests.conftest import tiny_config
 from transformer import DecodingSession, Transformer, greedy_decode
+from transformer.attention import HeadControl, MultiHeadAttention
 from transformer.interventions import KINDS, CrossEdit, Head, Interventions
 from transformer.readings import rollout, value_weighted
 
@@ -180,3 +181,16 @@ def test_rollout_multiplies_residual_mixed_layers_and_rows_stay_distributions():
     torch.testing.assert_close(rolled[2], mixed[2] @ mixed[1] @ mixed[0])
     for r in rolled:
         torch.testing.assert_close(r.sum(-1), torch.ones(3))
+
+
+def test_a_control_that_keeps_every_head_changes_nothing_bit_for_bit():
+    torch.manual_seed(0)
+    attn = MultiHeadAttention(d_model=16, n_heads=4, dropout=0.0).eval()
+    x = torch.randn(2, 5, 16)
+    q, k, v = attn.project_qkv(x)
+    plain, weights = attn.attend(q, k, v, need_weights=True)
+    for keep in (torch.ones(4), torch.ones(2, 4)):
+        kept, kept_weights = attn.attend(q, k, v, need_weights=True, control=HeadControl(keep=keep))
+        assert torch.equal(plain, kept) and torch.equal(weights, kept_weights)
+    with pytest.raises(ValueError, match="one row of kept heads per batch row"):
+        attn.attend(q, k, v, control=HeadControl(keep=torch.ones(3, 4)))

@@ -148,9 +148,9 @@ def test_importance_in_one_batched_pass_equals_one_ablation_at_a_time(bundled):
     ids = bundled.models["reverse"].tokenizer.encode(REVERSAL)
     tokens = DecodingSession(model, ids).run()
     grids = lens.importance(model, ids, tokens)
-    original = lens.next_token_probs(model, ids, tokens)[0]
+    original = lens.next_token_log_probs(model, ids, tokens)[0]
     for head in lens.all_heads(model.config):
-        alone = lens.next_token_probs(model, ids, tokens, Interventions(ablate=frozenset({head})))[0]
+        alone = lens.next_token_log_probs(model, ids, tokens, Interventions(ablate=frozenset({head})))[0]
         expected = float(lens.kl_divergence(original, alone).mean())
         assert grids[head.kind][head.layer, head.head] == pytest.approx(expected, rel=1e-4, abs=1e-7)
     assert grids["cross"].max() > 0
@@ -199,3 +199,45 @@ def test_value_weighted_rows_are_shares_of_the_weights_times_the_value_norms(lab
     expected = (step * norms[1][2]) / (step * norms[1][2]).sum()
     np.testing.assert_allclose(figure.data[1].customdata[0], expected.numpy(), atol=1e-4)
     assert "Value-weighted" in figure.layout.title.text and "value-weighted share" in str(figure.layout.coloraxis)
+
+
+def test_beam_search_after_an_ablation_keeps_the_ablation(lab, bundled):
+    from transformer import beam_search
+
+    user = UserState()
+    c = Controls("de-en", GERMAN, strategy="beam", beam_size=2)
+    plain = lab.run(user, c)["output"]
+    lab.ablate(user, c, ["cross:*:*"])
+    held = user.run.session.interventions
+    beamed = lab.run(user, c)["output"]
+    pipeline = bundled.models["de-en"]
+    expected = beam_search(pipeline.model, pipeline.encode_batch([GERMAN]), 2, 64, interventions=held)[0]
+    assert beamed == pipeline.tokenizer.decode(expected.tokens) != plain
+
+
+def test_a_what_if_after_an_ablation_is_labelled_as_a_what_if(lab):
+    user = UserState()
+    c = Controls("reverse", REVERSAL)
+    lab.run(user, c)
+    lab.ablate(user, c, ["cross:1:*"])
+    assert user.run.change == "ablation"
+    candidate = user.run.session.steps[0].top_ids[1]
+    changes = lab.force(user, Controls("reverse", REVERSAL, shown=1, candidate=str(candidate)))
+    assert changes["original"]["label"] == "Before the what-if"
+
+
+def test_kl_is_exact_for_confident_distributions():
+    log_p = torch.tensor([0.0, -200.0]).log_softmax(-1)
+    log_q = torch.tensor([-200.0, 0.0]).log_softmax(-1)
+    assert float(lens.kl_divergence(log_p, log_q)) == pytest.approx(200.0, rel=1e-4)
+    with_masked = torch.tensor([0.0, -1.0, float("-inf")]).log_softmax(-1)  # pad and bos are -inf in both
+    assert float(lens.kl_divergence(with_masked, with_masked)) == 0.0
+
+
+def test_a_decoding_that_stops_early_counts_its_missing_steps_as_misses(bundled):
+    model = bundled.models["reverse"].model
+    ids = bundled.models["reverse"].tokenizer.encode(REVERSAL)
+    session = DecodingSession(model, ids, max_new_tokens=3)
+    session.run()
+    cells = [c["alignment"] for layer in lens.head_summaries(session, "reversal")["cross"] for c in layer]
+    assert max(cells) == pytest.approx(3 / len(REVERSAL))

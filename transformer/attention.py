@@ -112,6 +112,10 @@ class MultiHeadAttention(nn.Module):
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         if control is not None and control.keep is not None:
             keep = control.keep.to(heads)
+            if keep.dim() == 2 and keep.size(0) != heads.size(0):
+                raise ValueError(
+                    f"one row of kept heads per batch row is needed (got {keep.size(0)} for {heads.size(0)})"
+                )
             heads = heads * keep.view(*keep.shape, 1, 1)  # an ablated head adds nothing to W_o's input
         B, H, T, K = heads.shape
         return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights if need_weights else None

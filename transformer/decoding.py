@@ -165,18 +165,21 @@ def beam_search(
     max_new_tokens: int | None = None,
     length_penalty: float = 1.0,
     record_history: bool = False,
+    interventions: Interventions | None = None,
 ) -> list[BeamResult]:
     """Beam search over a padded batch src (B, S); returns one BeamResult per row.
 
     Hypotheses that emit eos leave the beam and are scored with the length penalty; a row stops once it has
-    `beam_size` finished hypotheses and no live beam can still beat the worst of them.
+    `beam_size` finished hypotheses and no live beam can still beat the worst of them. `interventions` ablates heads
+    throughout and applies cross-attention edits at their steps, in every beam.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1 (got {beam_size})")
     cfg = model.config
     steps = _max_new_tokens(model, max_new_tokens)
     B, k, device = src.size(0), beam_size, src.device
-    enc = model.encode(src)
+    interventions = _checked(model, interventions)
+    enc = model.encode(src, interventions=interventions)
     batch_rows = torch.arange(B, device=device).repeat_interleave(k)  # beam row -> batch row
     memory, src_mask = enc.memory[batch_rows], enc.src_mask[batch_rows]  # (B*k, S, D), (B*k, 1, 1, S)
     rows = [_Row(k, length_penalty, cfg.eos_id, record_history) for _ in range(B)]
@@ -186,7 +189,7 @@ def beam_search(
     next_input = torch.full((B * k, 1), cfg.bos_id, dtype=torch.long, device=device)
     cache: KVCache | None = None
     for step in range(steps):
-        dec = model.decode(next_input, memory, src_mask, cache, use_cache=True)
+        dec = model.decode(next_input, memory, src_mask, cache, use_cache=True, interventions=interventions)
         log_probs = next_token_logits(model, dec.hidden[:, -1]).log_softmax(dim=-1)  # (B*k, V)
         V = log_probs.size(-1)
         total = (scores.view(-1, 1) + log_probs).view(B, k * V)
