@@ -45,7 +45,7 @@ PARAGRAPH = (  # 60 words
     "Die neuen Einstellungen gelten dann für alle markierten Zellen des aktuellen Tabellenblatts. "
     "Um die Formatierung wieder zu entfernen, wählen Sie die Zellen erneut aus und klicken Sie dann auf Standard."
 )
-BARS = {"step": 1.5, "run": 2.5}  # ratios to the floor
+BARS = {"step": 1.5, "run": 2.5, "heads_run": 2.5, "ablate": 2.5, "edit": 2.5}  # ratios to the floor
 TIME_BARS_S = {"first_run": 2.0, "paragraph": 3.0}
 
 WATCH = """() => {
@@ -58,10 +58,17 @@ WATCH = """() => {
     .observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
 }"""
 CLICK = """name => {
-  const button = [...document.querySelectorAll('button')].find(b => b.innerText.trim() === name);
+  // not gradio's copies of the tab buttons (for its overflow menu), which are out of the tab order
+  const button = [...document.querySelectorAll('button')].find(b => b.tabIndex !== -1 && b.innerText.trim() === name);
   window.__lab.last = 0;
   window.__lab.t0 = performance.now();
   button.click();
+}"""
+CLICK_WORD = """n => {
+  const word = document.querySelectorAll('.now-view .word')[n];
+  window.__lab.last = 0;
+  window.__lab.t0 = performance.now();
+  word.click();
 }"""
 SETTLED = "q => window.__lab.last > window.__lab.t0 && performance.now() - window.__lab.last > q"
 
@@ -72,9 +79,10 @@ def settle(page) -> None:
     page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=120_000)
 
 
-def click_ms(page, name: str) -> float:
-    """Milliseconds from clicking the button labelled `name` to the page's last DOM change."""
-    page.evaluate(CLICK, name)
+def click_ms(page, name: str, script: str = CLICK) -> float:
+    """Milliseconds from clicking the button labelled `name` (or what `script` clicks) to the page's last DOM
+    change."""
+    page.evaluate(script, name)
     page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=120_000)
     return page.evaluate("() => window.__lab.last - window.__lab.t0")
 
@@ -95,7 +103,7 @@ def set_source(page, text: str) -> None:
 
 def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, list[float]]:
     """Every measure's samples in ms; app and floor clicks alternate."""
-    times: dict[str, list[float]] = {"floor": [], "step": [], "run": [], "first_run": [], "paragraph": []}
+    times: dict[str, list[float]] = {name: [] for name in ("floor", "step", "run", "first_run", "paragraph")}
     floor, app = open_page(browser, floor_url), open_page(browser, app_url)
     click_ms(floor, "Step")  # the floor's first draw loads plotly
     click_ms(app, "Reset")
@@ -113,12 +121,36 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
     for _ in range(3):
         click_ms(app, "Reset")
         times["paragraph"].append(click_ms(app, "Run"))
+    measure_lens(app, floor, times)
     for _ in range(3):
         fresh = open_page(browser, app_url)
         set_source(fresh, TEN_WORDS)
         times["first_run"].append(click_ms(fresh, "Run"))
         fresh.context.close()
     return times
+
+
+def measure_lens(app, floor, times: dict[str, list[float]]) -> None:
+    """The lens on the 10-word sentence: a Run with the Heads tab open (summary and every head ablated in turn),
+    Ablate (every cross head of layer 3), and an edit (a click on a source word at the shown step)."""
+    times.update(heads_run=[], ablate=[], edit=[])
+    set_source(app, TEN_WORDS)
+    click_ms(app, "Heads")
+    for _ in range(3):
+        click_ms(app, "Reset")
+        times["floor"].append(click_ms(floor, "Step"))
+        times["heads_run"].append(click_ms(app, "Run"))
+    app.get_by_label("Heads to ablate").click()
+    app.get_by_role("option", name="Cross · Layer 3 · all heads", exact=True).click()
+    app.keyboard.press("Escape")
+    settle(app)
+    for _ in range(3):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["ablate"].append(click_ms(app, "Ablate"))
+    click_ms(app, "Cross-attention")
+    for word in (1, 3, 5):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["edit"].append(click_ms(app, word, CLICK_WORD))
 
 
 def report(times: dict[str, list[float]], label: str) -> str:
@@ -136,7 +168,14 @@ def report(times: dict[str, list[float]], label: str) -> str:
         "|---|---|---|---|",
         f"| floor: bare Gradio app, one tiled heatmap | {floor:.0f} | 1.00 | |",
     ]
-    for name, words in (("step", "Step (de-en, 15 words)"), ("run", "Run, 10-word sentence")):
+    ratios = (
+        ("step", "Step (de-en, 15 words)"),
+        ("run", "Run, 10-word sentence"),
+        ("heads_run", "Run, 10 words, Heads tab open (summary + every head ablated in turn)"),
+        ("ablate", "Ablate (cross layer 3), 10 words"),
+        ("edit", "Edit: click a source word, 10 words"),
+    )
+    for name, words in ratios:
         ratio = med[name] / floor
         ok = "✓" if ratio <= BARS[name] else "✗"
         lines.append(f"| {words} | {med[name]:.0f} | {ratio:.2f} | {ok} ≤ {BARS[name]}× |")

@@ -227,6 +227,7 @@ class Lab:
             original = list(session.steps)
             run = Run(c.model, c.text, ablated, plain.top_k, plain.max_len, plain.notice, original=original)
             run.change, run.forced_at = "ablation", lens.first_difference(original, ablated.steps)
+            run.base = session
             run.held = f"Ablated throughout: {lens.describe_heads(chosen, session.model.config)} (Reset to undo)."
             tokens = [s.token for s in original]
             run.effects = lens.ablation_effects(session.model, session.src_ids, tokens, chosen, 3)
@@ -260,21 +261,23 @@ class Lab:
                 + (f"; still ablated: {lens.describe_heads(held, config)}" if held else "")
                 + " (Reset to undo)."
             )
+            if run.base is None:
+                run.base = session
             run.session = edited
             run.effects = None  # the chart described an ablation's steps, not these
             run.changed()
             return self.render(user, c, step)
 
     def heads_figure(self, run: Run):
-        session = run.session
+        """The summary of the decoding without interventions (after an ablation or edit, the one before it)."""
+        session = run.base or run.session
         if not session.steps:
             return None
         summaries = lens.head_summaries(session, self.registry.alignments.get(run.model_name))
         tokens = [s.token for s in session.steps]
         importance = lens.importance(session.model, session.src_ids, tokens, session.interventions)
-        held = session.interventions.ablate if session.interventions else None
-        note = f" (with {lens.describe_heads(held, session.model.config)} ablated)" if held else ""
-        return head_views.summary_figure(summaries, importance, f"The heads of this decoding{note}")
+        title = "Every head, over this source's decoding without ablations or edits"
+        return head_views.summary_figure(summaries, importance, title)
 
     def effects_figure(self, run: Run, tokenizer):
         if not run.effects:
@@ -334,7 +337,9 @@ class Lab:
                 lambda: drawing.compare(run.original, run.forced_at) if original else None,
             )
         if user.tab == "heads":
-            wanted["heads"] = ((run.serial, run.version), lambda: self.heads_figure(run))
+            summarised = run.base or session  # keyed by content: an Ablate decodes the same plain tokens again
+            summary_key = (run.model_name, tuple(session.src_ids), tuple(summarised.tokens))
+            wanted["heads"] = (summary_key, lambda: self.heads_figure(run))
             wanted["effects"] = ((run.serial, run.version), lambda: self.effects_figure(run, tokenizer))
         if user.tab in KINDS:
             kind = user.tab

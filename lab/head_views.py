@@ -156,6 +156,10 @@ def _pad(grid: np.ndarray, n_layers: int) -> np.ndarray:
 def _short(value: float, metric: str) -> str:
     if metric in ("special", "alignment"):
         return f"{100 * value:.0f}%"
+    if value == 0:
+        return "0"
+    if value < 0.001:  # a head that barely matters: its size still shows (1.2e-4)
+        return f"{value:.1e}".replace("e-0", "e-")
     if value < 0.1:
         return f"{value:.3f}"
     return f"{value:.2f}" if value < 10 else f"{value:.0f}"

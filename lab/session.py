@@ -32,6 +32,9 @@ class Run:
     change: str = "what-if"  # what made `original` the past: "what-if", "ablation" or "edit"
     held: str = ""  # the interventions the session holds, in words (said in the notice while they last)
     effects: list | None = None  # after an ablation: lens.StepEffect per step of the original decoding
+    # The decoding without the ablation or edit, which the head summary describes (it stays put while heads are
+    # tested); None while the session holds no intervention.
+    base: DecodingSession | None = None
     serial: int = field(default_factory=lambda: next(_serials))  # tells runs apart, for redrawing only what changed
     version: int = 0  # bumped by every change to the session's steps
 
