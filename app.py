@@ -200,7 +200,7 @@ class Events:
 
     def heads(self, model: str, text: str) -> dict:
         """Decode `text` greedily; {"encoder"|"decoder_self"|"cross": [layer][head] -> {"entropy", "special",
-        "alignment"}}: mean row entropy in nats, mean weight on special tokens, gold alignment accuracy or null."""
+        "alignment"}}: mean row entropy in nats, mean weight on <s>, </s> and <pad>, gold alignment accuracy or null."""
         with shown_to_user():
             return self.lab.heads(model, text)
 
@@ -278,22 +278,17 @@ class Page:
         self.status = gr.Textbox(label="Notice", interactive=False, visible=False)
         self.scrub = gr.Slider(0, 1, value=0, step=1, label="Show step", interactive=False)
         with gr.Row(elem_classes="now"):
-            self.now = gr.HTML(label="What the model looked at", scale=3, min_width=260)
+            with gr.Column(scale=3, min_width=260):
+                self.now = gr.HTML(label="What the model looked at")
+                info = "Click a source word above: at this step these cross heads look only at it. Reset undoes it."
+                choices = lab.head_choices(lab.default, ("cross",))
+                self.edit_heads = gr.Dropdown(
+                    choices, value=["cross:*:*"], multiselect=True, label="Heads to edit", info=info
+                )
             label = "Next-token probabilities. What if? Click another candidate to force it here and decode on"
             self.top_k = gr.Label(label=label, scale=2, min_width=220, show_heading=False, elem_classes="top-k")
-        with gr.Row(elem_classes="edit"):
-            info = (
-                "Edit the attention at the shown step: click a source word above and these cross heads look only at "
-                "it (weight 1, split over its pieces). The decoding goes on from there; Reset undoes it."
-            )
-            choices = lab.head_choices(lab.default, ("cross",))
-            self.edit_heads = gr.Dropdown(
-                choices, value=["cross:*:*"], multiselect=True, label="Heads to edit", info=info
-            )
-            # Written by a click on a word of the now-view (lab/assets/tile_click.js): hidden by page.css.
-            self.word_pick = gr.Textbox(
-                elem_id="word-pick", elem_classes="tile-pick", show_label=False, container=False
-            )
+        # Written by a click on a word of the now-view (lab/assets/tile_click.js): hidden by page.css.
+        self.word_pick = gr.Textbox(elem_id="word-pick", elem_classes="tile-pick", show_label=False, container=False)
 
     def _options(self, lab: Lab) -> None:
         """How the views draw the weights: focused head, words or pieces, specials, colour scale."""
