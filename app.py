@@ -25,7 +25,7 @@ import torch
 
 from lab.actions import FOCUS_MEAN, Controls, Lab
 from lab.checks import InputError
-from lab.drawing import READINGS
+from lab.drawing import KINDS, READINGS
 from lab.examples import examples_for_page, first_example
 from lab.export import page_html
 from lab.page_text import HEADS_NOTE, READINGS_NOTE, TAB_TITLES, WORDS_NOTE, download_js
@@ -162,10 +162,11 @@ class Events:
         *values, picked = values
         controls = Controls(*values)
         kind, _, head = str(picked).split("#")[0].rpartition("|")
+        unchanged = (user, *(gr.skip() for _ in OUTPUTS))
         if head not in self.lab.focus_choices(controls.model):
-            return (user, *(gr.skip() for _ in OUTPUTS), gr.skip(), gr.skip())
-        if kind not in TAB_TITLES or kind in ("heads", "beams", "compare"):
-            return (user, *(gr.skip() for _ in OUTPUTS), gr.update(value=head), gr.skip())
+            return (*unchanged, gr.skip(), gr.skip())
+        if kind not in KINDS:  # a tile of an attention view: that view is open already
+            return (*unchanged, gr.update(value=head), gr.skip())
         controls.focus = head
         return (*self._do(self.lab.show, user, controls, kind), gr.update(value=head), gr.Tabs(selected=kind))
 

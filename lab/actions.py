@@ -13,9 +13,10 @@ import json
 import re
 import tempfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
-from transformer import DecodingSession, Interventions
+from transformer import DecodingSession
 
 from . import head_views, lens
 from .checks import InputError, as_int, check_source, quoted
@@ -24,7 +25,7 @@ from .examples import first_example
 from .record import attention_record, top_k_record
 from .registry import Registry
 from .session import Run, UserState, decode_to_end
-from .units import word_label
+from .units import token_label, word_label
 
 FOCUS_MEAN = "Mean of all heads"
 FINISHED = "Finished: use Back, a what-if token, or Reset."
@@ -220,10 +221,7 @@ class Lab:
             if not chosen:  # nothing ablated: the plain decoding, as Run gives it
                 user.run = plain
                 return self.render(user, c)
-            ablated = DecodingSession(
-                session.model, session.src_ids, session.top_k, session.max_new_tokens, Interventions(ablate=chosen)
-            )
-            ablated.run()
+            ablated = lens.ablated_session(session, chosen)
             original = list(session.steps)
             run = Run(c.model, c.text, ablated, plain.top_k, plain.max_len, plain.notice, original=original)
             run.change, run.forced_at = "ablation", lens.first_difference(original, ablated.steps)
@@ -250,7 +248,7 @@ class Lab:
                 raise InputError("Click one of the source words shown for this step.")
             step = max(1, min(int(c.shown or 1), len(session.steps)))
             weights = lens.point_weights(len(session.src_ids), positions)
-            edited = lens.edit_session(session, step, weights, chosen, session.steps)
+            edited = lens.edit_session(session, step, weights, chosen)
             tokenizer = self.registry.models[run.model_name].tokenizer
             word = word_label(tokenizer.tokens([session.src_ids[p] for p in positions]))
             config = session.model.config
@@ -275,15 +273,14 @@ class Lab:
             return None
         summaries = lens.head_summaries(session, self.registry.alignments.get(run.model_name))
         tokens = [s.token for s in session.steps]
-        importance = lens.importance(session.model, session.src_ids, tokens, session.interventions)
+        importance = lens.importance(session.model, session.src_ids, tokens)
         title = "Every head, over this source's decoding without ablations or edits"
         return head_views.summary_figure(summaries, importance, title)
 
     def effects_figure(self, run: Run, tokenizer):
         if not run.effects:
             return head_views.no_effects()
-        drawing = Drawing(tokenizer, run.session.src_ids, None, [], Look())
-        return head_views.effects_figure(run.effects, drawing.token_label, run.held)
+        return head_views.effects_figure(run.effects, partial(token_label, tokenizer), run.held)
 
     # What the page shows ---------------------------------------------------------------------------------------------
 
@@ -395,11 +392,8 @@ class Lab:
         session, tokenizer = run.session, self.registry.models[model].tokenizer
         chosen = lens.parse_heads(heads, session.model.config)
         tokens = session.run()
-        ablated = DecodingSession(
-            session.model, session.src_ids, session.top_k, session.max_new_tokens, Interventions(ablate=chosen)
-        )
         return {
-            "output_text": tokenizer.decode(ablated.run()),
+            "output_text": tokenizer.decode(lens.ablated_session(session, chosen).tokens),
             "steps": [
                 {
                     "step": e.step,
@@ -430,7 +424,7 @@ class Lab:
             raise InputError(
                 f"Position must be a whole number from 1 to {n_source}, the source tokens (got {quoted(position)})."
             )
-        edited = lens.edit_session(session, at, lens.point_weights(n_source, [where - 1]), chosen, session.steps)
+        edited = lens.edit_session(session, at, lens.point_weights(n_source, [where - 1]), chosen)
         taken = edited.steps[at - 1]
         return {
             "token": tokenizer.id_to_token(taken.token),

@@ -19,7 +19,7 @@ from transformer.readings import rollout, value_weighted
 from transformer.tokenizer import Tokenizer
 
 from . import views
-from .units import Units, in_units, piece_label, starts_word
+from .units import Units, in_units, token_label
 
 KINDS = {"cross": "Cross-attention", "encoder": "Encoder self-attention", "decoder_self": "Decoder self-attention"}
 AXES = {
@@ -208,9 +208,7 @@ class Drawing:
         return views.top_k([label for label, _ in self.candidates(shown)], step.top_probs)
 
     def token_label(self, token_id: int) -> str:
-        """A target token as a label: no "▁"; "##" when it continues a word."""
-        piece = self.tokenizer.id_to_token(token_id)
-        return piece_label(piece, starts_word(piece, character_level=self.character_level))
+        return token_label(self.tokenizer, token_id)
 
     def candidates(self, shown: int) -> list[tuple[str, int]]:
         """The what-if choices at step `shown`: (label as the top-k view shows it, token id), the likeliest first.

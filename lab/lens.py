@@ -14,8 +14,8 @@ import numpy as np
 import torch
 
 from transformer import CrossEdit, DecodingSession, Head, Interventions, Transformer
-from transformer.decoding import Step, next_token_logits
-from transformer.interventions import KINDS
+from transformer.decoding import next_token_logits
+from transformer.interventions import KINDS, n_layers
 
 from .checks import InputError, quoted
 
@@ -24,10 +24,6 @@ ALIGNMENTS = ("reversal",)  # the gold alignments the lab knows, named in a mode
 
 
 # Naming heads ---------------------------------------------------------------------------------------------------------
-
-
-def n_layers(config, kind: str) -> int:
-    return config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
 
 
 def head_name(head: Head) -> str:
@@ -245,19 +241,16 @@ def ablation_effects(
     ]
 
 
-def importance(
-    model, src_ids: list[int], tokens: list[int], held: Interventions | None = None
-) -> dict[str, np.ndarray]:
-    """{kind: (L, H)} the mean KL over the decoding's steps (teacher-forced along `tokens`) when that head is ablated
-    as well as whatever `held` already changes. Every head is tested in one batched pass, a batch row per head."""
+def importance(model, src_ids: list[int], tokens: list[int]) -> dict[str, np.ndarray]:
+    """{kind: (L, H)} the mean KL over the decoding's steps (teacher-forced along `tokens`) when that head alone is
+    ablated. Every head is tested in one batched pass, a batch row per head."""
     config = model.config
-    held = held or Interventions()
     grids = {k: np.zeros((n_layers(config, k), config.n_heads)) for k in KINDS}
     if not tokens:
         return grids
     heads = all_heads(config)
-    original = next_token_log_probs(model, src_ids, tokens, held or None)[0]
-    each = Interventions(ablate=held.ablate, edits=held.edits, rows=tuple(frozenset({h}) for h in heads))
+    original = next_token_log_probs(model, src_ids, tokens)[0]
+    each = Interventions(rows=tuple(frozenset({h}) for h in heads))
     ablated = next_token_log_probs(model, src_ids, tokens, each, batch=len(heads))
     kl = kl_divergence(original, ablated).mean(dim=-1)  # (heads,)
     for head, value in zip(heads, kl.tolist()):
@@ -265,26 +258,33 @@ def importance(
     return grids
 
 
+def ablated_session(session: DecodingSession, heads: frozenset[Head]) -> DecodingSession:
+    """The session's source and options decoded greedily to the end with `heads` ablated throughout."""
+    ablated = _fresh(session, Interventions(ablate=heads))
+    ablated.run()
+    return ablated
+
+
+def _fresh(session: DecodingSession, interventions: Interventions) -> DecodingSession:
+    """A new session over the same source, with the same options, holding `interventions`."""
+    return DecodingSession(session.model, session.src_ids, session.top_k, session.max_new_tokens, interventions)
+
+
 # Editing --------------------------------------------------------------------------------------------------------------
 
 
-def edit_session(
-    session: DecodingSession, step: int, weights: torch.Tensor, heads: frozenset[Head], keep_steps: list[Step]
-) -> DecodingSession:
-    """A new session that takes the same first step - 1 tokens as `keep_steps`, then at `step` points the listed cross
-    heads at `weights` (S,), and decodes on greedily with no further edits. Ablations of `session` stay held, and so
-    do its edits of earlier steps (they made the prefix); its edits of this step or later are dropped."""
+def edit_session(session: DecodingSession, step: int, weights: torch.Tensor, heads: frozenset[Head]) -> DecodingSession:
+    """A new session that takes the session's first step - 1 tokens, then at `step` points the listed cross heads at
+    `weights` (S,), and decodes on greedily with no further edits. Ablations of `session` stay held, and so do its
+    edits of earlier steps (they made the prefix); its edits of this step or later are dropped."""
     by_layer: dict[int, list[int]] = {}
     for head in sorted(heads, key=lambda h: (h.layer, h.head)):
         by_layer.setdefault(head.layer, []).append(head.head)
     edits = tuple(CrossEdit(layer, tuple(hs), step, weights) for layer, hs in by_layer.items())
     held = session.interventions or Interventions()
     earlier = tuple(e for e in held.edits if e.step < step)
-    interventions = Interventions(ablate=held.ablate, edits=earlier + edits)
-    edited = DecodingSession(
-        session.model, session.src_ids, session.top_k, session.max_new_tokens, interventions=interventions
-    )
-    for kept in keep_steps[: step - 1]:
+    edited = _fresh(session, Interventions(ablate=held.ablate, edits=earlier + edits))
+    for kept in session.steps[: step - 1]:
         edited.step(force=kept.token)
     edited.step()
     edited.run()

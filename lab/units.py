@@ -128,3 +128,9 @@ def in_units(weights: np.ndarray, queries: Units, keys: Units, hide_specials: bo
     kept = merged[..., rows, :][..., :, cols]
     total = kept.sum(axis=-1, keepdims=True)
     return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0)
+
+
+def token_label(tokenizer, token_id: int) -> str:
+    """A target token as a label: no "▁"; "##" when it continues a word."""
+    piece = tokenizer.id_to_token(token_id)
+    return piece_label(piece, starts_word(piece, character_level=tokenizer.is_character_level))

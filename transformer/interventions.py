@@ -5,7 +5,8 @@
 - **Editing** replaces a cross-attention head's weights at one target position with weights of your choosing, such as
   1 on one source token and 0 elsewhere, in place of softmax(q k^T / sqrt(K)).
 
-An Interventions value is an argument of Transformer.encode / decode / forward, greedy_decode and DecodingSession. It
+An Interventions value is an argument of Transformer.encode / decode / forward, greedy_decode, beam_search and
+DecodingSession. It
 goes through the same code and the same KV cache as ordinary decoding: nothing is re-implemented on the side.
 
 Heads are named by Head(kind, layer, head), 0-based, with kind one of KINDS. An edit is tied to a target position
@@ -34,6 +35,11 @@ from .attention import HeadControl
 from .config import TransformerConfig
 
 KINDS = ("encoder", "decoder_self", "cross")
+
+
+def n_layers(config: TransformerConfig, kind: str) -> int:
+    """How many layers of attention of `kind` (one of KINDS) the model has."""
+    return config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
 
 
 @dataclass(frozen=True, order=True)
@@ -81,15 +87,10 @@ class Interventions:
 
     def check(self, config: TransformerConfig) -> None:
         """Raise ValueError naming the first head, layer or step that this model does not have."""
-        layers = {
-            "encoder": config.n_encoder_layers,
-            "decoder_self": config.n_decoder_layers,
-            "cross": config.n_decoder_layers,
-        }
         for head in self.ablate.union(*self.rows):
             if head.kind not in KINDS:
                 raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {head.kind!r})")
-            _check_index("layer", head.layer, layers[head.kind])
+            _check_index("layer", head.layer, n_layers(config, head.kind))
             _check_index("head", head.head, config.n_heads)
         for edit in self.edits:
             _check_index("layer", edit.layer, config.n_decoder_layers)
