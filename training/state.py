@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import time
+from collections import deque
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,8 @@ class Progress:
     best: float = -math.inf  # the best validation score so far (BLEU, or exact match for reversal)
     seconds: float = 0.0  # training time, resumed parts included
     history: list[dict] = field(default_factory=list)  # every validation's metrics
+    best_metrics: dict = field(default_factory=dict)  # the metrics (and step) of the weights in --out
+    snapshot_steps: list[int] = field(default_factory=list)  # when to take a snapshot (--snapshots)
 
 
 @dataclass
@@ -53,6 +56,7 @@ class TrainState:
     started: float  # wall-clock start (time.time()), less the time of resumed parts
     recent_weights: list[dict[str, torch.Tensor]] = field(default_factory=list)  # last validations', for averaging
     distilled: list[tuple[str, str]] | None = None  # the distillation targets, once their window has opened
+    losses: deque[float] = field(default_factory=lambda: deque(maxlen=100))  # the last updates' training losses
 
     @property
     def is_main(self) -> bool:
@@ -64,6 +68,10 @@ class TrainState:
 
     def elapsed(self) -> float:
         return time.time() - self.started
+
+    def train_loss(self) -> float | None:
+        """The mean training loss (label-smoothed, as optimised) of the last updates; None before the first."""
+        return sum(self.losses) / len(self.losses) if self.losses else None
 
 
 def save_best(state: TrainState) -> None:

@@ -31,6 +31,7 @@ from tqdm import tqdm
 from transformer import Transformer, TransformerConfig
 from transformer.tokenizer import Tokenizer
 
+from . import snapshots
 from .batching import Batch, make_batches, word_dropout
 from .distill import distilled_sentences
 from .presets import PRESETS, Preset, add_override_arguments, with_overrides
@@ -160,15 +161,12 @@ def epoch_batches(state: TrainState, focus: bool, distill: bool) -> list[Batch]:
     return batches[state.rank :: state.world][:per_rank]
 
 
-def train_step(state: TrainState, batch: Batch, word_p: float) -> tuple[float, float, int]:
-    """One update; returns the loss, the learning rate and the target tokens it trained on (all ranks)."""
+def batch_loss(state: TrainState, batch: Batch, word_p: float) -> tuple[torch.Tensor, int]:
+    """The label-smoothed loss of one batch, and the target tokens it counts (this process's)."""
     tokenizer = state.tokenizer
     src, tgt_in, labels = batch
     src = word_dropout(src, word_p, tokenizer.unk_id, tokenizer.pad_id, tokenizer.eos_id)
     src, tgt_in, labels = src.to(state.device), tgt_in.to(state.device), labels.to(state.device)
-    lr = learning_rate(state.progress.step + 1, state.preset, state.args.max_steps)
-    for group in state.optimizer.param_groups:
-        group["lr"] = lr
     with state.autocast:
         logits = state.wrapped(src, tgt_in).logits
     loss = F.cross_entropy(
@@ -177,13 +175,23 @@ def train_step(state: TrainState, batch: Batch, word_p: float) -> tuple[float, f
         ignore_index=tokenizer.pad_id,
         label_smoothing=state.preset.label_smoothing,
     )
+    return loss, int((labels != tokenizer.pad_id).sum())
+
+
+def train_step(state: TrainState, batch: Batch, word_p: float) -> tuple[float, float, int]:
+    """One update; returns the loss, the learning rate and the target tokens it trained on (all ranks)."""
+    lr = learning_rate(state.progress.step + 1, state.preset, state.args.max_steps)
+    for group in state.optimizer.param_groups:
+        group["lr"] = lr
+    loss, tokens = batch_loss(state, batch, word_p)
     state.optimizer.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(state.model.parameters(), 1.0)
     state.optimizer.step()
     state.progress.step += 1
     state.progress.batch_in_epoch += 1
-    return loss.item(), lr, int((labels != tokenizer.pad_id).sum()) * state.world
+    state.losses.append(loss.item())
+    return loss.item(), lr, tokens * state.world
 
 
 def out_of_time(state: TrainState) -> bool:
@@ -206,6 +214,28 @@ def validate_on_main(state: TrainState) -> None:
         dist.barrier()
 
 
+def snapshot_on_main(state: TrainState, train_loss: float | None = None) -> None:
+    if state.is_main:
+        snapshots.take(state, train_loss)
+    state.model.train()
+    if state.distributed:
+        dist.barrier()
+
+
+def plan_snapshots(state: TrainState, batches: list[Batch], word_p: float) -> None:
+    """With --snapshots, once per run: when to take them (up to --max-steps, or the preset's epochs of batches like
+    this one's), and the snapshot of the untrained model."""
+    args, progress = state.args, state.progress
+    if not args.snapshots or progress.snapshot_steps:
+        return
+    total = args.max_steps or state.preset.epochs * len(batches)
+    progress.snapshot_steps = snapshots.plan(total, args.snapshots)
+    if progress.step == 0:
+        with torch.no_grad():
+            loss, _ = batch_loss(state, batches[0], word_p)
+        snapshot_on_main(state, loss.item())
+
+
 def run_epoch(state: TrainState) -> bool:
     """The current epoch, or what is left of it; True when training stops (time or step limit)."""
     args, preset, progress = state.args, state.preset, state.progress
@@ -214,6 +244,7 @@ def run_epoch(state: TrainState) -> bool:
     dropout, word_p = regularization(preset, focus)
     state.model.set_dropout(dropout)
     batches = epoch_batches(state, focus, distill)
+    plan_snapshots(state, batches, word_p)
     bar = tqdm(
         total=len(batches),
         initial=progress.batch_in_epoch,
@@ -233,6 +264,8 @@ def run_epoch(state: TrainState) -> bool:
             logger.info(
                 "step %d epoch %d loss %.3f lr %.1e %.0f tok/s", progress.step, progress.epoch + 1, loss, lr, tok_s
             )
+        if progress.step in progress.snapshot_steps[:-1]:  # the last one is the checkpoint that training ends with
+            snapshot_on_main(state)
         last_batch = progress.batch_in_epoch == len(batches) and progress.epoch == preset.epochs - 1
         stop = out_of_time(state)
         if progress.step % preset.eval_every == 0 or last_batch or stop:
@@ -253,11 +286,15 @@ def run_epoch(state: TrainState) -> bool:
 
 def train(args: argparse.Namespace) -> Progress:
     state = setup(args)
+    if args.snapshots and state.is_main:
+        snapshots.start(args.out, resumed=bool(args.resume))
     while state.progress.epoch < state.preset.epochs:
         if run_epoch(state):
             break
     if state.is_main and state.preset.average_last > 1 and len(state.recent_weights) > 1:
         average_and_keep_if_better(state)
+    if args.snapshots and state.is_main:
+        snapshots.finish(state)
     if state.distributed:
         dist.barrier()
         dist.destroy_process_group()
@@ -289,12 +326,22 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast for the forward pass")
+    parser.add_argument(
+        "--snapshots",
+        type=int,
+        default=0,
+        metavar="N",
+        help="save N snapshots at roughly log-spaced steps, from step 0 to the final checkpoint, in OUT/snapshots "
+        "(for the app's Training view)",
+    )
     add_override_arguments(parser)
     args = parser.parse_args(argv)
     for window in ("anneal_steps", "focus_steps", "distill_steps"):
         if getattr(args, window) and not args.max_steps:
             flag = "--" + window.replace("_", "-")
             parser.error(f"{flag} counts back from --max-steps: give --max-steps too")
+    if args.snapshots == 1 or args.snapshots < 0:
+        parser.error("--snapshots needs at least 2: the untrained model and the final one")
     if args.reset_best and not args.resume:
         parser.error("--reset-best applies to a resumed run: give --resume too")
     args.out = args.out or Path("checkpoints") / args.task

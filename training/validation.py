@@ -46,14 +46,16 @@ def selection_metric(task: str, metrics: dict[str, float]) -> float:
     return metrics["exact_match"] if task == "reverse" else metrics["bleu"]
 
 
-def _evaluate(state: TrainState) -> dict[str, float]:
-    return evaluate(state.model, state.tokenizer, state.args.task, state.valid, state.preset.max_len, state.device)
+def evaluate_state(state: TrainState) -> dict[str, float]:
+    """The current weights' validation metrics, with the training loss of the last updates beside them."""
+    metrics = evaluate(state.model, state.tokenizer, state.args.task, state.valid, state.preset.max_len, state.device)
+    return {"train_loss": state.train_loss(), **metrics}
 
 
 def validate(state: TrainState) -> None:
     """Score the current weights; keep them for averaging, save them to --out if they are the best, save the run."""
     progress = state.progress
-    metrics = _evaluate(state)
+    metrics = evaluate_state(state)
     metrics.update(step=progress.step, epoch=progress.epoch, minutes=round(progress.seconds / 60, 2))
     progress.history.append(metrics)
     report(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()}))
@@ -61,7 +63,7 @@ def validate(state: TrainState) -> None:
     del state.recent_weights[: -max(state.preset.average_last, 1)]
     score = selection_metric(state.args.task, metrics)
     if score > progress.best:
-        progress.best = score
+        progress.best, progress.best_metrics = score, metrics
         save_best(state)
         report(f"new best ({score:.2f}), saved to {state.args.out}")
     save_state(state)
@@ -73,12 +75,13 @@ def average_and_keep_if_better(state: TrainState) -> None:
     current = {k: v.clone() for k, v in model.state_dict().items()}
     averaged = {k: torch.stack([w[k].float() for w in recent]).mean(0).to(v.dtype) for k, v in current.items()}
     model.load_state_dict(averaged)
-    metrics = _evaluate(state)
+    metrics = evaluate_state(state)
     score = selection_metric(state.args.task, metrics)
     report(f"average of the last {len(recent)} validations: {json.dumps(metrics)}")
     state.progress.history.append({**metrics, "averaged": len(recent)})
     if score > state.progress.best:
         state.progress.best = score
+        state.progress.best_metrics = {**metrics, "step": state.progress.step}
         save_best(state)
         report(f"averaged weights are the new best ({score:.2f}), saved to {state.args.out}")
     else:

@@ -41,8 +41,10 @@ def resolve(
     token: str | bool | None = None,
     local_files_only: bool = False,
     force_download: bool = False,
+    extra_patterns: tuple[str, ...] = (),
 ) -> Path:
-    """A local folder as it is, or a Hub repo id downloaded (or found in the cache) with snapshot_download."""
+    """A local folder as it is, or a Hub repo id downloaded (or found in the cache) with snapshot_download: the
+    checkpoint's own files, and those matching `extra_patterns` (the training snapshots, for example)."""
     path = Path(name_or_path)
     if path.is_dir():
         return path
@@ -55,7 +57,7 @@ def resolve(
                 token=token,
                 local_files_only=local_files_only,
                 force_download=force_download,
-                allow_patterns=CHECKPOINT_FILES,
+                allow_patterns=[*CHECKPOINT_FILES, *extra_patterns],
             )
         )
     except HFValidationError as err:
