@@ -23,12 +23,13 @@ from pathlib import Path
 import gradio as gr
 import torch
 
+from lab import film_page
 from lab.actions import FOCUS_MEAN, Controls, Lab
 from lab.checks import InputError
 from lab.drawing import KINDS, READINGS
 from lab.examples import examples_for_page, first_example
 from lab.export import page_html
-from lab.page_text import HEADS_NOTE, READINGS_NOTE, TAB_TITLES, WORDS_NOTE, download_js
+from lab.page_text import HEADS_NOTE, READINGS_NOTE, TAB_TITLES, TRAINING_NOTE, WORDS_NOTE, download_js
 from lab.registry import Registry, load_models
 from lab.serving import available_cores
 from lab.session import MAX_BEAM, STRATEGIES, UserState
@@ -40,6 +41,8 @@ STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 # Gradio keeps every session's component values (our figures among them) until the session is evicted, oldest
 # first, beyond this many sessions; its default of 10,000 let memory grow by about 0.25 MB per session here.
 SESSION_CAPACITY = 128
+PLAY, PAUSE = "▶ Play", "❚❚ Pause"
+FRAME_S = 1.2  # seconds per snapshot while the film plays
 ASSETS = Path(__file__).resolve().parent / "lab" / "assets"
 LAUNCH_OPTIONS = {
     "state_session_capacity": SESSION_CAPACITY,
@@ -60,6 +63,7 @@ INPUTS = (
     "scale",
     "focus",
     "reading",
+    "snapshot",
 )
 OUTPUTS = (
     "output",
@@ -77,6 +81,7 @@ OUTPUTS = (
     "compare",
     "heads",
     "effects",
+    *film_page.OUTPUTS,
 )
 
 
@@ -84,7 +89,7 @@ def as_update(name: str, value):
     """One change from the Lab as the update of the output `name`."""
     if name in ("step_button", "back_button"):
         return gr.update(interactive=bool(value))
-    if name == "scrub":
+    if name in ("scrub", "snapshot"):
         return gr.update(**value)
     if name == "status":
         return gr.update(value=value, visible=bool(value))
@@ -179,6 +184,23 @@ class Events:
         *values, picked, heads = values
         return self._do(self.lab.edit, user, Controls(*values), picked, heads)
 
+    def play(self, user, label, *values):
+        """Play from the shown snapshot (from the first when the last is shown), one snapshot a tick; or pause."""
+        if label != PLAY:
+            return (user, *(gr.skip() for _ in OUTPUTS), gr.Timer(active=False), gr.update(value=PLAY))
+        controls = Controls(*values)
+        if film_page.at_end(self.lab.films, controls):
+            controls.snapshot = 0
+        return (*self._do(self.lab.show, user, controls), gr.Timer(active=True), gr.update(value=PAUSE))
+
+    def tick(self, user, *values):
+        """The next snapshot; at the last one, the film stops."""
+        controls = Controls(*values)
+        if film_page.at_end(self.lab.films, controls):
+            return (user, *(gr.skip() for _ in OUTPUTS), gr.Timer(active=False), gr.update(value=PLAY))
+        controls.snapshot = int(controls.snapshot or 0) + 1
+        return (*self._do(self.lab.show, user, controls), gr.skip(), gr.skip())
+
     def export(self, user):
         with shown_to_user():
             return gr.update(value=self.lab.export(user), visible=True)
@@ -204,6 +226,13 @@ class Events:
         "alignment"}}: mean row entropy in nats, mean weight on <s>, </s> and <pad>, gold alignment accuracy or null."""
         with shown_to_user():
             return self.lab.heads(model, text)
+
+    def training(self, model: str, text: str) -> dict:
+        """Decode `text` greedily with each training snapshot of `model`: {"snapshots": [{"step", "output_text",
+        "alignment", "loss"}]} in training order. alignment: the best cross head's alignment accuracy for `text`, or
+        null where no gold alignment is known; loss: the snapshot's validation loss."""
+        with shown_to_user():
+            return self.lab.training(model, text)
 
     def ablate(self, model: str, text: str, heads: list[str]) -> dict:
         """Ablate `heads` ("kind:layer:head", 1-based, "*" for all) throughout: {"output_text", "steps": [{"step",
@@ -332,6 +361,8 @@ class Page:
                     )
                     self.ablate = gr.Button("Ablate", min_width=80, scale=1)
                 self.effects = gr.Plot(show_label=False, elem_id="effects-view")
+            with gr.Tab(TAB_TITLES["training"], id="training") as self.tabs["training"]:
+                self._training()
             with gr.Tab(TAB_TITLES["beams"], id="beams") as self.tabs["beams"]:
                 headers = ["step", "rank", "hypothesis", "log-prob"]
                 self.beams = gr.Dataframe(headers=headers, interactive=False, label="Beam search: the live beams")
@@ -339,6 +370,21 @@ class Page:
                 note = "After a what-if, an ablation or an edit: the cross-attention of the decoding before, beside the new one."
                 gr.Markdown(note)
                 self.compare = gr.Plot(show_label=False)
+
+    def _training(self) -> None:
+        """The model's snapshots on this source: a slider over them with play, the output and cross-attention of the
+        chosen one, and loss and alignment against training step."""
+        gr.Markdown(TRAINING_NOTE, elem_classes="note")
+        with gr.Row(elem_classes="film"):
+            self.snapshot = gr.Slider(
+                0, 1, value=0, step=1, label="Snapshot", interactive=False, scale=5, elem_id="snapshot"
+            )
+            self.play = gr.Button(PLAY, min_width=80, scale=1, elem_id="play")
+        self.timer = gr.Timer(FRAME_S, active=False)
+        self.snapshot_info = gr.Markdown(elem_id="snapshot-info")
+        self.snapshot_output = gr.Textbox(label="Output of this snapshot", interactive=False, elem_id="snapshot-output")
+        self.snapshot_chart = gr.Plot(show_label=False, elem_id="snapshot-chart")
+        self.snapshot_view = gr.Plot(show_label=False, elem_classes="attention-view", elem_id="snapshot-view")
 
     def _export(self) -> None:
         with gr.Accordion("Export", open=False), gr.Row():
@@ -371,6 +417,10 @@ def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
     p.ablate.click(events.ablate_heads, [*inputs, p.ablate_heads], outputs, show_progress_on=[p.effects], **private)
     p.word_pick.change(events.word_clicked, [*inputs, p.word_pick, p.edit_heads], outputs, **quiet, **private)
     p.scrub.release(events.show, inputs, outputs, **private)
+    # change, not release: the arrow keys move it too; a value the server sets draws nothing new
+    p.snapshot.change(events.show, inputs, outputs, trigger_mode="always_last", **quiet, **private)
+    p.play.click(events.play, [p.state, p.play, *inputs[1:]], [*outputs, p.timer, p.play], **quiet, **private)
+    p.timer.tick(events.tick, inputs, [*outputs, p.timer, p.play], **quiet, **private)
     for control in (p.words, p.hide_specials, p.scale, p.focus, p.strategy, p.reading):
         control.change(events.show, inputs, outputs, **private)
     for control in (p.source, p.max_len, p.top_k_shown):  # a new source or option: Step starts a new run
@@ -391,6 +441,7 @@ def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
     gr.api(events.translate, api_name="translate", **shared)
     gr.api(events.attention, api_name="attention", **shared)
     gr.api(events.heads, api_name="heads", **shared)
+    gr.api(events.training, api_name="training", **shared)
     gr.api(events.ablate, api_name="ablate", **shared)
     gr.api(events.edit, api_name="edit", **shared)
 

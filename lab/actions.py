@@ -18,10 +18,11 @@ from pathlib import Path
 
 from transformer import DecodingSession
 
-from . import head_views, lens
+from . import film_page, head_views, lens
 from .checks import InputError, as_int, check_source, quoted
 from .drawing import KINDS, READINGS, Drawing, Look
 from .examples import first_example
+from .film import Films
 from .record import attention_record, top_k_record
 from .registry import Registry
 from .session import Run, UserState, decode_to_end
@@ -32,7 +33,7 @@ FINISHED = "Finished: use Back, a what-if token, or Reset."
 BEAM_MODE = (
     "Beam mode: Step is off, since it decodes greedily. Run decodes with beam search (the Beams tab lists them)."
 )
-TABS = (*KINDS, "heads", "beams", "compare")
+TABS = (*KINDS, "heads", "beams", "compare", "training")
 
 
 @dataclass
@@ -51,6 +52,7 @@ class Controls:
     scale: str = "linear"
     focus: str = FOCUS_MEAN
     reading: str = "weights"  # a key of drawing.READINGS
+    snapshot: int | None = None  # the Training tab's slider: which snapshot (None: the last)
     candidate: str | None = None  # the what-if choice: a candidate's label as the page shows it, or a token id
 
     @property
@@ -71,6 +73,7 @@ class Lab:
         self.registry = registry
         self.names = list(registry.models)
         self.default = "de-en" if "de-en" in self.names else self.names[0]
+        self.films = Films(registry)
 
     def focus_choices(self, name: str) -> list[str]:
         """The Focus head choices for a model: the mean, then every (layer, head)."""
@@ -296,6 +299,13 @@ class Lab:
 
     def page(self, user: UserState, c: Controls, shown: int | None) -> dict:
         """Every output the page shows now, as name -> (key, how to make it); equal keys, equal values."""
+        wanted = self.run_page(user, c, shown)
+        if user.tab == "training":  # the model's snapshots on the controls' source, whatever the run holds
+            wanted.update(film_page.outputs(self.films, c.model, c.text, self.max_len(c), c.snapshot, c.look))
+        return wanted
+
+    def run_page(self, user: UserState, c: Controls, shown: int | None) -> dict:
+        """The outputs that show the user's run."""
         run, look = user.run, c.look
         beam_note = BEAM_MODE if c.strategy == "beam" else ""
         if run is None:
@@ -385,6 +395,10 @@ class Lab:
         run = self.new_run(model, text)
         run.session.run()
         return lens.head_summaries(run.session, self.registry.alignments.get(model))
+
+    def training(self, model: str, text: str) -> dict:
+        """Each snapshot of the model decoding `text` greedily, in training order."""
+        return film_page.record(self.films, model, text)
 
     def ablate_api(self, model: str, text: str, heads: list[str]) -> dict:
         """The greedy decoding with `heads` ablated throughout, and per original step what the ablation changed."""

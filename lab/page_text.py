@@ -7,6 +7,7 @@ TAB_TITLES = {
     "encoder": "Encoder self-attention",
     "decoder_self": "Decoder self-attention",
     "heads": "Heads",
+    "training": "Training",
     "beams": "Beams",
     "compare": "Compare",
 }
@@ -15,6 +16,12 @@ HEADS_NOTE = (
     "Attention weights alone do not say what a head does (Jain & Wallace 2019; Wiegreffe & Pinter 2019), so the last "
     "row *tests* each head: it is removed from the real forward pass and the next-token distribution compared. Below, "
     "ablate any set of heads and see, step by step, what changes."
+)
+TRAINING_NOTE = (
+    "The same model at snapshots taken during its training, from the untrained start (step 0) to the model the other "
+    "tabs show, decoding this source. Slide or play: the cross-attention below goes from a blur to the alignment it "
+    "learned, while the chart shows the validation loss fall and, where the gold alignment is known (reversal), the "
+    "best cross head's alignment on this source rise."
 )
 WORDS_NOTE = (
     "Tokens are merged into words: the attention *to* a word is the sum over its pieces, and the attention *from* "

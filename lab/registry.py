@@ -24,6 +24,7 @@ class Registry:
     errors: dict[str, str] = field(default_factory=dict)  # models that failed to load, with the reason
     trained_lengths: dict[str, int] = field(default_factory=dict)  # the longest training source, in tokens (no eos)
     alignments: dict[str, str] = field(default_factory=dict)  # a known gold alignment ("reversal"), from the card
+    sources: dict[str, str | Path] = field(default_factory=dict)  # where each model came from: folder or Hub repo id
 
     def length_notice(self, name: str, text: str, ids: list[int]) -> str:
         """A warning when the source is longer than anything the model saw in training ("" otherwise)."""
@@ -72,6 +73,7 @@ def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
             logger.warning("not loaded: %s", err)
             continue
         registry.models[name] = pipeline
+        registry.sources[name] = spec
         metadata = card_metadata(pipeline.folder) if pipeline.folder else {}
         registry.examples[name] = card_examples(metadata)
         longest = metadata.get("trained_source_tokens")

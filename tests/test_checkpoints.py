@@ -199,6 +199,8 @@ def test_push_to_hub_uploads_the_checkpoint_and_nothing_else(tmp_path, monkeypat
     (folder / "notes.txt").write_text("not part of a checkpoint", encoding="utf-8")
     (folder / "runs").mkdir()
     (folder / "runs" / "config.json").write_text("{}", encoding="utf-8")
+    snapshots = sorted(p.name for p in (folder / "snapshots").glob("step-*"))
+    (folder / "snapshots" / snapshots[0] / "optimizer.pt").write_bytes(b"nor is a pickle among the snapshots")
     calls = []
 
     def create_repo(self, repo_id, **kwargs):
@@ -220,6 +222,17 @@ def test_push_to_hub_uploads_the_checkpoint_and_nothing_else(tmp_path, monkeypat
             "upload_folder",
             "hf_x",
             "someone/lab-reverse",
-            ["README.md", "config.json", "model.safetensors", "tokenizer.json"],
+            [
+                "README.md",
+                "config.json",
+                "model.safetensors",
+                *(
+                    f"snapshots/{name}/{file}"
+                    for name in snapshots
+                    for file in ("config.json", "model.safetensors", "tokenizer.json")
+                ),
+                "snapshots/index.json",
+                "tokenizer.json",
+            ],
         ),
     ]

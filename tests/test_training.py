@@ -13,6 +13,7 @@ import pytest
 from training.ding import DING_PATH
 from transformer import Transformer
 from transformer.hub import load_pretrained
+from transformer.snapshots import list_snapshots
 
 REPO = Path(__file__).resolve().parent.parent
 TRAIN = [sys.executable, "-m", "training.train"]
@@ -331,9 +332,15 @@ def test_the_reversal_card_fills_every_placeholder(monkeypatch):
         card, "reversal_accuracy_by_length", lambda pipeline, per_length: {n: 1.0 for n in range(1, 33)}
     )
     args = argparse.Namespace(
-        command="python -m training.train --task reverse", minutes=22.4, hardware="a laptop", history=""
+        command="python -m training.train --task reverse",
+        minutes=22.4,
+        hardware="a laptop",
+        history="",
+        model=REPO / "checkpoints" / "reverse",
     )
     text = card.reversal_card(load_pretrained(REPO / "checkpoints" / "reverse"), args)
     assert "$" not in text and "**100.00%** exact on lengths 1–24" in text and "| 32 | 100.0% |" in text
     assert "python -m training.train --task reverse" in text and "22 minutes on a laptop." in text
+    steps = [s.step for s in list_snapshots(REPO / "checkpoints" / "reverse")]
+    assert f"| {steps[1]:,} | `step-{steps[1]:06d}` |" in text and f"| {steps[-1]:,} | `.` |" in text
     assert text.startswith("---\nlibrary_name: attention-lab\nlicense: mit\n")

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from huggingface_hub import ModelCard, ModelCardData
 
-from transformer import Seq2SeqPipeline, load_pretrained
+from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
+from transformer.snapshots import list_snapshots
 
 from .data import ding_split, libreoffice_pairs
 from .evaluate import REVERSAL_TEST_SEED, reversal_accuracy_by_length, score_translation, seen_and_unseen
@@ -97,6 +98,36 @@ def translation_card(pipeline: Seq2SeqPipeline, args: argparse.Namespace) -> str
     )
 
 
+def snapshots_section(folder: Path) -> str:
+    """The card's table of the training snapshots beside the checkpoint (python -m training.train --snapshots N)."""
+    try:
+        found = list_snapshots(folder)
+    except CheckpointError:
+        return "No training snapshots ship with this checkpoint; `--snapshots 10` in the command above saves them."
+    rows = [
+        f"| {s.step:,} | `{s.folder.name if s.folder.name.startswith('step-') else '.'}` "
+        f"| {_number(s.metrics.get('train_loss'))} | {_number(s.metrics.get('valid_loss'))} "
+        f"| {_number(s.metrics.get('exact_match'), 100, '%')} |"
+        for s in found
+    ]
+    return "\n".join(
+        [
+            (
+                f"{len(found)} snapshots of the run, at roughly log-spaced steps, are in `snapshots/` (float16 "
+                "weights; the last is this checkpoint itself, `.`). The app's Training tab plays them."
+            ),
+            "",
+            "| step | folder | training loss | validation loss | validation exact match |",
+            "|---|---|---|---|---|",
+            *rows,
+        ]
+    )
+
+
+def _number(value: float | None, factor: float = 1, unit: str = "") -> str:
+    return "–" if value is None else f"{factor * value:.{1 if unit else 3}f}{unit}"
+
+
 def reversal_card(pipeline: Seq2SeqPipeline, args: argparse.Namespace, per_length: int = 200) -> str:
     accuracy = reversal_accuracy_by_length(pipeline, per_length=per_length)
     seen, unseen = seen_and_unseen(accuracy)
@@ -118,6 +149,7 @@ def reversal_card(pipeline: Seq2SeqPipeline, args: argparse.Namespace, per_lengt
         unseen=f"{unseen:.2f}",
         table="\n".join(f"| {n} | {100 * a:.1f}% |" for n, a in accuracy.items()),
         train_size=f"{PRESETS['reverse'].train_size:,}",
+        snapshots=snapshots_section(args.model),
         **training_values(args),
     )
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from . import checkpoint
+from . import checkpoint, snapshots
 from .checkpoint import CheckpointError
 from .decoding import beam_search, greedy_decode
 from .model import Transformer
@@ -129,12 +129,15 @@ class Seq2SeqPipeline:
         self.tokenizer.save(folder / checkpoint.TOKENIZER_FILE)
 
     def push_to_hub(self, repo_id: str, folder: str | Path, token: str | None = None, private: bool = False) -> str:
-        """Upload a saved checkpoint folder (weights, config, tokenizer, model card) to the Hub; returns its URL."""
+        """Upload a saved checkpoint folder (weights, config, tokenizer, model card, and its training snapshots if it
+        has any) to the Hub; returns its URL."""
         from huggingface_hub import HfApi
 
         api = HfApi(token=token)
         api.create_repo(repo_id, private=private, exist_ok=True)
-        return api.upload_folder(repo_id=repo_id, folder_path=str(folder), allow_patterns=checkpoint.CHECKPOINT_FILES)
+        return api.upload_folder(
+            repo_id=repo_id, folder_path=str(folder), allow_patterns=[*checkpoint.CHECKPOINT_FILES, *snapshots.PATTERNS]
+        )
 
 
 def check_compatible(config, tokenizer: Tokenizer, name: str) -> None:

@@ -25,6 +25,15 @@ from .checkpoint import CheckpointError
 
 SNAPSHOTS_DIR = "snapshots"
 INDEX_FILE = "index.json"
+# The files of the snapshots, for downloading and uploading: the index and each snapshot's checkpoint files (so a
+# pickle put beside them is never fetched nor sent).
+PATTERNS = (
+    f"{SNAPSHOTS_DIR}/{INDEX_FILE}",
+    *(
+        f"{SNAPSHOTS_DIR}/*/{name}"
+        for name in (checkpoint.CONFIG_FILE, checkpoint.WEIGHTS_FILE, checkpoint.TOKENIZER_FILE)
+    ),
+)
 FOLDER_NAME = re.compile(r"step-\d{6,}")  # or ".." for the checkpoint itself; nothing else, so no path escapes
 
 
@@ -50,7 +59,7 @@ def list_snapshots(
     broken is still listed: loading it (load_pretrained(snapshot.folder)) names what is wrong with it.
     """
     root = checkpoint.resolve(
-        name_or_path, revision=revision, local_files_only=local_files_only, extra_patterns=(f"{SNAPSHOTS_DIR}/*",)
+        name_or_path, revision=revision, local_files_only=local_files_only, extra_patterns=PATTERNS
     )
     path = root / SNAPSHOTS_DIR / INDEX_FILE
     if not path.is_file():

@@ -1,0 +1,127 @@
+"""Attention across training: a model's snapshots decoding the user's source, one frame per snapshot.
+
+The snapshots are listed on first use (a Hub model's are downloaded then) and each is loaded once, then shared by
+every session. A snapshot that cannot be loaded is a frame with its error: the others, and every model, keep working.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from transformer import CheckpointError, DecodingSession, Seq2SeqPipeline, load_pretrained
+from transformer.snapshots import Snapshot, list_snapshots
+
+from . import lens
+from .checks import InputError, check_source, quoted
+from .registry import Registry
+
+logger = logging.getLogger(__name__)
+FRAMES_KEPT = 16  # decoded films kept, by (model, source, max length): a slider move redraws without decoding
+
+
+@dataclass
+class Frame:
+    """One snapshot decoding the source: its output and the best cross head's alignment, or why it could not."""
+
+    snapshot: Snapshot
+    session: DecodingSession | None = None
+    output_text: str | None = None
+    alignment: float | None = None  # the best cross head's alignment accuracy, where a gold alignment is known
+    error: str = ""
+
+    @property
+    def loss(self) -> float | None:
+        return self.snapshot.metrics.get("valid_loss")
+
+    def record(self) -> dict:
+        """The API's entry for this frame."""
+        entry = {
+            "step": self.snapshot.step,
+            "output_text": self.output_text,
+            "alignment": None if self.alignment is None else round(self.alignment, 6),
+            "loss": self.loss,
+        }
+        return {**entry, "error": self.error} if self.error else entry
+
+
+class Films:
+    """The snapshots of the registry's models, loaded on first use, and the films of recent sources."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._snapshots: dict[str, list[Snapshot] | str] = {}  # per model: its snapshots, or why it has none
+        self._pipelines: dict[tuple[str, int], Seq2SeqPipeline | str] = {}  # per snapshot: loaded, or the error
+        self._films: OrderedDict[tuple, list[Frame]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def snapshots(self, name: str) -> list[Snapshot]:
+        """The model's snapshots in training order; InputError saying how to make them where it has none."""
+        if name not in self.registry.models:
+            raise InputError(f"Unknown model {quoted(name)}; choose one of: {', '.join(self.registry.models)}.")
+        with self._lock:
+            if name not in self._snapshots:
+                self._snapshots[name] = self._list(name)
+            found = self._snapshots[name]
+        if isinstance(found, str):
+            raise InputError(found)
+        return found
+
+    def _list(self, name: str) -> list[Snapshot] | str:
+        source = self.registry.sources.get(name, name)
+        try:
+            return list_snapshots(source)
+        except CheckpointError as err:
+            logger.info("no snapshots for %s: %s", name, err)
+            if "no training snapshots" in str(err):
+                return (
+                    f"{name} has no training snapshots, so there is no training to show. Add `--snapshots 10` to "
+                    "its training command (`python -m training.train`) to save them beside the checkpoint."
+                )
+            return f"The training snapshots of {name} cannot be read: {err}"
+
+    def pipeline(self, name: str, index: int) -> Seq2SeqPipeline | str:
+        """Snapshot `index` of the model, loaded once; or the message that names what is wrong with it."""
+        key, snapshot = (name, index), self.snapshots(name)[index]
+        with self._lock:
+            if key not in self._pipelines:
+                try:
+                    self._pipelines[key] = load_pretrained(snapshot.folder)
+                except CheckpointError as err:
+                    logger.warning("snapshot %s of %s not loaded: %s", snapshot.label, name, err)
+                    self._pipelines[key] = f"The snapshot at {snapshot.label} of {name} could not be loaded: {err}"
+            return self._pipelines[key]
+
+    def frames(self, name: str, text: str, max_len: int | None = None) -> list[Frame]:
+        """Every snapshot decoding `text` greedily, in training order (kept for the next call with the same source)."""
+        snapshots = self.snapshots(name)
+        main = self.registry.models[name]
+        ids, _ = check_source(main, text)
+        key = (name, tuple(ids), max_len)
+        with self._lock:
+            if key in self._films:
+                self._films.move_to_end(key)
+                return self._films[key]
+        alignment = self.registry.alignments.get(name)
+        films = [self._frame(name, i, s, ids, max_len, alignment) for i, s in enumerate(snapshots)]
+        with self._lock:
+            self._films[key] = films
+            while len(self._films) > FRAMES_KEPT:
+                self._films.popitem(last=False)
+        return films
+
+    def _frame(
+        self, name: str, index: int, snapshot: Snapshot, ids: list[int], max_len: int | None, alignment: str | None
+    ) -> Frame:
+        pipeline = self.pipeline(name, index)
+        if isinstance(pipeline, str):
+            return Frame(snapshot, error=pipeline)
+        session = DecodingSession(pipeline.model, ids, max_new_tokens=max_len or pipeline.model.config.max_len)
+        session.run()
+        best = None
+        if alignment:
+            cross = lens.head_summaries(session, alignment)["cross"]
+            best = max(head["alignment"] for layer in cross for head in layer)
+        return Frame(snapshot, session, pipeline.tokenizer.decode(session.tokens), best)

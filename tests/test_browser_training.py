@@ -1,0 +1,91 @@
+"""In Chromium: the Training tab's slider and Play change the snapshot's output, its cross-attention and the chart's
+mark; a model without snapshots says so."""
+
+import pytest
+
+from tests.test_browser import (  # noqa: F401 - browser is a fixture
+    NARROW,
+    WAIT_MS,
+    browser,
+    button,
+    open_tab,
+    opened,
+    pick_model,
+    run,
+)
+from transformer.snapshots import list_snapshots
+
+pytestmark = pytest.mark.slow
+
+FIXED = "abcdef12"
+VIEW = "() => document.querySelector('#snapshot-view .js-plotly-plot')"
+CHART = "() => document.querySelector('#snapshot-chart .js-plotly-plot')"
+# What the reader sees change: the marked snapshot on the chart, and the focused head's weights.
+MARK = f"() => {{ const gd = ({CHART})(); return gd && gd.layout.shapes[0].x0 + 0.4; }}"
+WEIGHTS = f"() => {{ const gd = ({VIEW})(); return gd && JSON.stringify(gd.data[gd.data.length - 1].z); }}"
+
+
+def show_training(page):
+    open_tab(page, "Training")
+    page.wait_for_function(f"() => ({MARK})() === 0", timeout=WAIT_MS)
+    page.settle()
+
+
+def move_slider(page, key: str) -> None:
+    page.locator("#snapshot input[type=range]").focus()
+    page.keyboard.press(key)
+
+
+def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, browser):  # noqa: F811
+    from playwright.sync_api import expect
+
+    url, registry, _ = served_app
+    n = len(list_snapshots(registry.sources["reverse"]))
+    page = opened(browser, url)
+    pick_model(page, "reverse")
+    run(page, FIXED)
+    show_training(page)
+    expect(page.locator("#snapshot-info")).to_contain_text("Step 0", timeout=WAIT_MS)
+    untrained, weights = page.get_by_label("Output of this snapshot").input_value(), page.evaluate(WEIGHTS)
+    assert untrained != FIXED[::-1]
+    move_slider(page, "End")
+    expect(page.get_by_label("Output of this snapshot")).to_have_value(FIXED[::-1], timeout=WAIT_MS)
+    expect(page.locator("#snapshot-info")).to_contain_text("the reverse model the other tabs show")
+    page.wait_for_function(f"() => ({MARK})() === {n - 1}", timeout=WAIT_MS)
+    assert page.evaluate(WEIGHTS) != weights
+    move_slider(page, "Home")
+    expect(page.get_by_label("Output of this snapshot")).to_have_value(untrained, timeout=WAIT_MS)
+    page.wait_for_function(f"() => ({WEIGHTS})() === {weights!r}", timeout=WAIT_MS)
+    page.close()
+
+
+def test_play_steps_through_the_snapshots_and_pause_stops_it(served_app, browser):  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = opened(browser, served_app[0])
+    pick_model(page, "reverse")
+    show_training(page)
+    button(page, "▶ Play").click()
+    expect(button(page, "❚❚ Pause")).to_be_visible(timeout=WAIT_MS)
+    page.wait_for_function(f"() => ({MARK})() >= 2", timeout=WAIT_MS)  # a snapshot a tick
+    button(page, "❚❚ Pause").click()
+    expect(button(page, "▶ Play")).to_be_visible(timeout=WAIT_MS)
+    page.wait_for_timeout(1500)
+    stopped = page.evaluate(MARK)
+    page.wait_for_timeout(1500)  # more than a tick: nothing moves
+    assert page.evaluate(MARK) == stopped
+    page.close()
+
+
+def test_a_model_without_snapshots_says_how_to_make_them_and_the_tab_fits_390_px(served_app, browser):  # noqa: F811
+    from playwright.sync_api import expect
+
+    page = opened(browser, served_app[0], NARROW)
+    open_tab(page, "Training")  # de-en, the default model, ships no snapshots
+    expect(page.locator("#snapshot-info")).to_contain_text("de-en has no training snapshots", timeout=WAIT_MS)
+    expect(page.locator("#snapshot-info")).to_contain_text("--snapshots 10")
+    pick_model(page, "reverse")
+    page.wait_for_function(f"() => ({MARK})() === 0", timeout=WAIT_MS)
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide at 390 px"
+    page.close()

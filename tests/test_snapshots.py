@@ -1,0 +1,173 @@
+"""Training snapshots: when they are taken, how they are saved and listed (folder and Hub cache), the bundled reversal
+run's snapshots, and the app's Training view and /training API over them, bad snapshots included."""
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors import safe_open
+
+from lab.actions import Controls, Lab
+from lab.checks import InputError
+from lab.registry import load_models
+from lab.session import UserState
+from tests.test_checkpoints import make_hub_cache
+from tests.test_training import TINY, TRAIN, run
+from training.snapshots import plan
+from transformer import CheckpointError, load_pretrained
+from transformer.snapshots import list_snapshots
+
+REPO = Path(__file__).resolve().parent.parent
+BUNDLED = REPO / "checkpoints"
+REVERSE = BUNDLED / "reverse"
+FIXED = "abcdef12"  # the string whose alignment per snapshot the README quotes
+
+
+def test_the_plan_is_log_spaced_from_step_0_to_the_last():
+    steps = plan(6000, 10)
+    assert steps[0] == 0 and steps[-1] == 6000 and len(steps) == 10
+    ratios = [b / a for a, b in itertools.pairwise(steps[1:])]
+    assert max(ratios) / min(ratios) < 1.1  # a geometric series after step 0
+    assert plan(8, 4) == sorted(set(plan(8, 4))) and plan(8, 4)[-1] == 8
+    with pytest.raises(ValueError):
+        plan(100, 1)
+
+
+@pytest.mark.slow
+def test_training_with_snapshots_saves_them_and_ends_with_the_checkpoint_itself(tmp_path):
+    run([*TRAIN, "--task", "reverse", "--max-steps", "12", "--snapshots", "4", *TINY], tmp_path)
+    out = tmp_path / "checkpoints" / "reverse"
+    snapshots = list_snapshots(out)
+    assert snapshots[0].step == 0 and snapshots[-1].folder.resolve() == out.resolve()
+    state = json.loads((tmp_path / "runs" / "reverse" / "state.json").read_text())
+    assert snapshots[-1].step == state["progress"]["best_metrics"]["step"]  # the step the shipped weights are from
+    for snapshot in snapshots:
+        assert {"train_loss", "valid_loss", "exact_match"} <= set(snapshot.metrics)
+        load_pretrained(snapshot.folder)
+    with safe_open(str(snapshots[0].folder / "model.safetensors"), framework="pt") as weights:
+        assert {weights.get_tensor(k).dtype for k in weights.keys()} == {torch.float16}  # noqa: SIM118
+    first = load_pretrained(snapshots[0].folder).model.state_dict()
+    last = load_pretrained(out).model.state_dict()
+    assert any(not torch.equal(first[k].float(), last[k]) for k in last)  # it trained between them
+
+
+def test_snapshots_load_from_a_hub_cache_offline(tmp_path):
+    make_hub_cache(tmp_path, "someone/reverse-film", REVERSE)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path), "PYTHONPATH": str(REPO)}
+    code = (
+        "from transformer import load_pretrained\n"
+        "from transformer.snapshots import list_snapshots\n"
+        "found = list_snapshots('someone/reverse-film')\n"
+        "print([s.step for s in found], [load_pretrained(s.folder).generate(['abc'])[0] for s in found][-1])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"{[s.step for s in list_snapshots(REVERSE)]} cba"
+
+
+# The bundled reversal run --------------------------------------------------------------------------------------------
+
+
+def test_the_bundled_reversal_model_ships_its_training_film():
+    snapshots = list_snapshots(REVERSE)
+    assert len(snapshots) >= 8 and snapshots[0].step == 0
+    assert snapshots[-1].folder.resolve() == REVERSE.resolve()  # the last snapshot is the shipped model itself
+    for snapshot in snapshots[:-1]:
+        with safe_open(str(snapshot.folder / "model.safetensors"), framework="pt") as weights:
+            assert weights.get_tensor("encoder.layers.0.ff.linear1.weight").dtype == torch.float16
+    losses = [s.metrics["valid_loss"] for s in snapshots]
+    assert losses[-1] < losses[0] / 10
+    assert not (BUNDLED / "de-en" / "snapshots").exists()  # they would not fit in 20 MB
+
+
+def test_checkpoints_stay_within_60_mb():
+    size = sum(p.stat().st_size for p in BUNDLED.rglob("*") if p.is_file())
+    assert size < 60e6, f"checkpoints/ is {size / 1e6:.1f} MB"
+
+
+# The app ---------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return Lab(load_models([]))
+
+
+def test_the_training_api_decodes_the_source_with_every_snapshot(lab):
+    film = lab.training("reverse", FIXED)["snapshots"]
+    index = list_snapshots(REVERSE)
+    assert [f["step"] for f in film] == [s.step for s in index]
+    assert [f["loss"] for f in film] == [s.metrics["valid_loss"] for s in index]
+    assert set(film[0]) == {"step", "output_text", "alignment", "loss"}
+    assert film[-1]["output_text"] == lab.translate("reverse", FIXED) == FIXED[::-1]
+    assert film[0]["output_text"] != FIXED[::-1]
+    assert film[0]["alignment"] < 0.5 and film[-1]["alignment"] >= 0.95  # the mirror forms during training
+    heads = lab.heads("reverse", FIXED)["cross"]
+    assert film[-1]["alignment"] == pytest.approx(max(h["alignment"] for layer in heads for h in layer), abs=1e-6)
+
+
+def test_a_model_without_snapshots_and_an_empty_source_get_clear_messages(lab):
+    with pytest.raises(InputError, match="de-en has no training snapshots"):
+        lab.training("de-en", "Hallo")
+    with pytest.raises(InputError) as empty:
+        lab.training("reverse", "  ")
+    with pytest.raises(InputError) as main_view:
+        lab.translate("reverse", "  ")
+    assert str(empty.value) == str(main_view.value)
+
+
+def test_the_training_tab_draws_the_shown_snapshot_and_a_slider_move_redraws_only_it(lab):
+    user, controls = UserState(), Controls("reverse", FIXED)
+    lab.run(user, controls)
+    opened = lab.show(user, controls, "training")  # the film starts at step 0
+    n = len(list_snapshots(REVERSE))
+    assert opened["snapshot"]["value"] == 0 and opened["snapshot_output"] != FIXED[::-1]
+    assert opened["snapshot_info"].startswith("**Step 0**") and "alignment on this source" in opened["snapshot_info"]
+    chart = opened["snapshot_chart"].to_dict()
+    assert chart["layout"]["shapes"][0]["x0"] < 0 < chart["layout"]["shapes"][0]["x1"]  # snapshot 0 marked
+    controls.snapshot = n - 1
+    moved = lab.show(user, controls)
+    assert set(moved) == {"snapshot", "snapshot_info", "snapshot_output", "snapshot_view", "snapshot_chart"}
+    assert moved["snapshot_output"] == FIXED[::-1] and "the reverse model the other tabs show" in moved["snapshot_info"]
+    assert moved["snapshot_view"].to_dict()["data"] != opened["snapshot_view"].to_dict()["data"]
+    assert lab.show(user, controls) == {}  # nothing changed, nothing sent
+
+
+def test_a_corrupt_or_missing_snapshot_is_named_and_the_rest_keep_working(tmp_path):
+    bundled = tmp_path / "checkpoints"
+    shutil.copytree(REVERSE, bundled / "reverse")
+    snapshots = list_snapshots(bundled / "reverse")
+    broken, missing = snapshots[2], snapshots[3]
+    (broken.folder / "model.safetensors").write_bytes(b"not safetensors")
+    shutil.rmtree(missing.folder)
+    lab = Lab(load_models([], bundled=bundled))
+    film = lab.training("reverse", FIXED)["snapshots"]
+    assert f"step {broken.step:,}" in film[2]["error"] and "model.safetensors" in film[2]["error"]
+    assert f"step {missing.step:,}" in film[3]["error"] and film[3]["output_text"] is None
+    assert film[-1]["output_text"] == FIXED[::-1] and film[1]["output_text"] is not None
+    user, controls = UserState(), Controls("reverse", FIXED, snapshot=2)
+    shown = lab.show(user, controls, "training")
+    assert "could not be loaded" in shown["snapshot_info"] and shown["snapshot_output"] == ""
+    assert lab.translate("reverse", "abc") == "cba"
+
+
+def test_an_unreadable_index_is_named(tmp_path):
+    folder = tmp_path / "reverse"
+    shutil.copytree(REVERSE, folder)
+    index = folder / "snapshots" / "index.json"
+    index.parent.mkdir(exist_ok=True)
+    index.write_text("{not json")
+    with pytest.raises(CheckpointError, match="index.json: not a readable snapshot index"):
+        list_snapshots(folder)
+    index.write_text(json.dumps([{"step": 0, "folder": "../../etc"}]))
+    with pytest.raises(CheckpointError, match="neither"):
+        list_snapshots(folder)
+    index.write_text(json.dumps([{"step": 5, "folder": "step-000005"}, {"step": 1, "folder": "step-000001"}]))
+    with pytest.raises(CheckpointError, match="training order"):
+        list_snapshots(folder)
