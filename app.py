@@ -194,9 +194,9 @@ class Events:
         return (*self._do(self.lab.show, user, controls), gr.Timer(active=True), gr.update(value=PAUSE))
 
     def tick(self, user, *values):
-        """The next snapshot; at the last one, the film stops."""
+        """The next snapshot; at the last one, or once the Training tab is closed, the film stops."""
         controls = Controls(*values)
-        if film_page.at_end(self.lab.films, controls):
+        if user.tab != "training" or film_page.at_end(self.lab.films, controls):
             return (user, *(gr.skip() for _ in OUTPUTS), gr.Timer(active=False), gr.update(value=PLAY))
         controls.snapshot = int(controls.snapshot or 0) + 1
         return (*self._do(self.lab.show, user, controls), gr.skip(), gr.skip())

@@ -45,7 +45,16 @@ PARAGRAPH = (  # 60 words
     "Die neuen Einstellungen gelten dann für alle markierten Zellen des aktuellen Tabellenblatts. "
     "Um die Formatierung wieder zu entfernen, wählen Sie die Zellen erneut aus und klicken Sie dann auf Standard."
 )
-BARS = {"step": 1.5, "run": 2.5, "heads_run": 2.5, "ablate": 2.5, "edit": 2.5}  # ratios to the floor
+BARS = {  # ratios to the floor
+    "step": 1.5,
+    "run": 2.5,
+    "heads_run": 2.5,
+    "ablate": 2.5,
+    "edit": 2.5,
+    "training_open": 2.5,
+    "snapshot": 1.5,
+}
+FILM_TEXT = "abcdef12"  # the reversal model's Training tab
 TIME_BARS_S = {"first_run": 2.0, "paragraph": 3.0}
 
 WATCH = """() => {
@@ -69,6 +78,13 @@ CLICK_WORD = """n => {
   window.__lab.last = 0;
   window.__lab.t0 = performance.now();
   word.click();
+}"""
+MOVE_SNAPSHOT = """n => {
+  const range = document.querySelector('#snapshot input[type=range]');
+  window.__lab.last = 0;
+  window.__lab.t0 = performance.now();
+  range.value = n;
+  range.dispatchEvent(new Event('input', {bubbles: true}));
 }"""
 SETTLED = "q => window.__lab.last > window.__lab.t0 && performance.now() - window.__lab.last > q"
 
@@ -122,6 +138,7 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
         click_ms(app, "Reset")
         times["paragraph"].append(click_ms(app, "Run"))
     measure_lens(app, floor, times)
+    measure_training(app, floor, times)
     for _ in range(3):
         fresh = open_page(browser, app_url)
         set_source(fresh, TEN_WORDS)
@@ -153,6 +170,23 @@ def measure_lens(app, floor, times: dict[str, list[float]]) -> None:
         times["edit"].append(click_ms(app, word, CLICK_WORD))
 
 
+def measure_training(app, floor, times: dict[str, list[float]]) -> None:
+    """The Training tab on the reversal model: opening it (every snapshot decodes the source) and a move of its
+    slider to another snapshot (a redraw of the output, the attention and the chart)."""
+    times.update(training_open=[], snapshot=[])
+    app.get_by_label("Model").click()
+    app.get_by_role("option", name="reverse", exact=True).click()
+    settle(app)
+    for i in range(3):
+        set_source(app, FILM_TEXT[: 6 + i])  # a new source each time: nothing decoded yet
+        click_ms(app, "Cross-attention")
+        times["floor"].append(click_ms(floor, "Step"))
+        times["training_open"].append(click_ms(app, "Training"))
+    for n in (3, 6, 9):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["snapshot"].append(click_ms(app, n, MOVE_SNAPSHOT))
+
+
 def report(times: dict[str, list[float]], label: str) -> str:
     med = {name: statistics.median(values) for name, values in times.items()}
     floor = med["floor"]
@@ -174,6 +208,8 @@ def report(times: dict[str, list[float]], label: str) -> str:
         ("heads_run", "Run, 10 words, Heads tab open (summary + every head ablated in turn)"),
         ("ablate", "Ablate (cross layer 3), 10 words"),
         ("edit", "Edit: click a source word, 10 words"),
+        ("training_open", "Open the Training tab (reverse: every snapshot decodes the source)"),
+        ("snapshot", "Move the Training slider to another snapshot"),
     )
     for name, words in ratios:
         ratio = med[name] / floor

@@ -52,7 +52,7 @@ class Controls:
     scale: str = "linear"
     focus: str = FOCUS_MEAN
     reading: str = "weights"  # a key of drawing.READINGS
-    snapshot: int | None = None  # the Training tab's slider: which snapshot (None: the last)
+    snapshot: int | None = None  # the Training tab's slider: which snapshot (None: the first)
     candidate: str | None = None  # the what-if choice: a candidate's label as the page shows it, or a token id
 
     @property

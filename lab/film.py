@@ -10,8 +10,10 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 from transformer import CheckpointError, DecodingSession, Seq2SeqPipeline, load_pretrained
+from transformer.hub import check_compatible
 from transformer.snapshots import Snapshot, list_snapshots
 
 from . import lens
@@ -20,6 +22,10 @@ from .registry import Registry
 
 logger = logging.getLogger(__name__)
 FRAMES_KEPT = 16  # decoded films kept, by (model, source, max length): a slider move redraws without decoding
+
+
+class NoSnapshots(InputError):
+    """The model has no training snapshots (kept: it will not have them later either)."""
 
 
 @dataclass
@@ -52,8 +58,8 @@ class Films:
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self._snapshots: dict[str, list[Snapshot] | str] = {}  # per model: its snapshots, or why it has none
-        self._pipelines: dict[tuple[str, int], Seq2SeqPipeline | str] = {}  # per snapshot: loaded, or the error
+        self._snapshots: dict[str, list[Snapshot] | InputError] = {}  # per model: its snapshots, or why it has none
+        self._pipelines: dict[tuple[str, int], Seq2SeqPipeline | str] = {}  # per snapshot step: loaded, or the error
         self._films: OrderedDict[tuple, list[Frame]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -62,50 +68,65 @@ class Films:
         if name not in self.registry.models:
             raise InputError(f"Unknown model {quoted(name)}; choose one of: {', '.join(self.registry.models)}.")
         with self._lock:
-            if name not in self._snapshots:
-                self._snapshots[name] = self._list(name)
-            found = self._snapshots[name]
-        if isinstance(found, str):
-            raise InputError(found)
+            found = self._snapshots.get(name)
+        if found is None:
+            found = self._list(name)  # a Hub model's are downloaded now: outside the lock
+            if isinstance(found, (list, NoSnapshots)):  # an unreachable Hub is tried again next time
+                with self._lock:
+                    found = self._snapshots.setdefault(name, found)
+        if isinstance(found, InputError):
+            raise type(found)(str(found))  # a fresh one: a kept exception would gather every traceback
         return found
 
-    def _list(self, name: str) -> list[Snapshot] | str:
+    def _list(self, name: str) -> list[Snapshot] | InputError:
         source = self.registry.sources.get(name, name)
+        folder = self.registry.models[name].folder
+        # A Hub model's snapshots come from the very commit its checkpoint was loaded from (the cache's folder name).
+        from_hub = not Path(source).is_dir() and folder is not None and folder.parent.name == "snapshots"
         try:
-            return list_snapshots(source)
+            return list_snapshots(source, revision=folder.name if from_hub else None)
         except CheckpointError as err:
             logger.info("no snapshots for %s: %s", name, err)
             if "no training snapshots" in str(err):
-                return (
+                return NoSnapshots(
                     f"{name} has no training snapshots, so there is no training to show. Add `--snapshots 10` to "
                     "its training command (`python -m training.train`) to save them beside the checkpoint."
                 )
-            return f"The training snapshots of {name} cannot be read: {err}"
+            return InputError(f"The training snapshots of {name} cannot be read: {err}")
 
-    def pipeline(self, name: str, index: int) -> Seq2SeqPipeline | str:
-        """Snapshot `index` of the model, loaded once; or the message that names what is wrong with it."""
-        key, snapshot = (name, index), self.snapshots(name)[index]
+    def pipeline(self, name: str, snapshot: Snapshot) -> Seq2SeqPipeline | str:
+        """The snapshot's model, loaded once (the last is the model itself); or the message that names what is wrong
+        with it."""
+        main = self.registry.models[name]
+        if snapshot.is_checkpoint:
+            return main
+        key = (name, snapshot.step)
         with self._lock:
-            if key not in self._pipelines:
-                try:
-                    self._pipelines[key] = load_pretrained(snapshot.folder)
-                except CheckpointError as err:
-                    logger.warning("snapshot %s of %s not loaded: %s", snapshot.label, name, err)
-                    self._pipelines[key] = f"The snapshot at {snapshot.label} of {name} could not be loaded: {err}"
-            return self._pipelines[key]
+            loaded = self._pipelines.get(key)
+        if loaded is None:
+            try:
+                loaded = load_pretrained(snapshot.folder)
+                check_compatible(loaded.model.config, main.tokenizer, f"{snapshot.folder}")
+            except CheckpointError as err:
+                logger.warning("snapshot %s of %s not loaded: %s", snapshot.label, name, err)
+                loaded = f"The snapshot at {snapshot.label} of {name} could not be loaded: {err}"
+            with self._lock:
+                loaded = self._pipelines.setdefault(key, loaded)
+        return loaded
 
     def frames(self, name: str, text: str, max_len: int | None = None) -> list[Frame]:
         """Every snapshot decoding `text` greedily, in training order (kept for the next call with the same source)."""
+        if name not in self.registry.models:
+            raise InputError(f"Unknown model {quoted(name)}; choose one of: {', '.join(self.registry.models)}.")
+        ids, _ = check_source(self.registry.models[name], text)  # the main view's message for a bad source
         snapshots = self.snapshots(name)
-        main = self.registry.models[name]
-        ids, _ = check_source(main, text)
         key = (name, tuple(ids), max_len)
         with self._lock:
             if key in self._films:
                 self._films.move_to_end(key)
                 return self._films[key]
         alignment = self.registry.alignments.get(name)
-        films = [self._frame(name, i, s, ids, max_len, alignment) for i, s in enumerate(snapshots)]
+        films = [self._frame(name, s, ids, max_len, alignment) for s in snapshots]
         with self._lock:
             self._films[key] = films
             while len(self._films) > FRAMES_KEPT:
@@ -113,13 +134,17 @@ class Films:
         return films
 
     def _frame(
-        self, name: str, index: int, snapshot: Snapshot, ids: list[int], max_len: int | None, alignment: str | None
+        self, name: str, snapshot: Snapshot, ids: list[int], max_len: int | None, alignment: str | None
     ) -> Frame:
-        pipeline = self.pipeline(name, index)
+        pipeline = self.pipeline(name, snapshot)
         if isinstance(pipeline, str):
             return Frame(snapshot, error=pipeline)
-        session = DecodingSession(pipeline.model, ids, max_new_tokens=max_len or pipeline.model.config.max_len)
-        session.run()
+        try:
+            session = DecodingSession(pipeline.model, ids, max_new_tokens=max_len or pipeline.model.config.max_len)
+            session.run()
+        except Exception as err:  # noqa: BLE001 - one broken snapshot must not take the film down
+            logger.warning("snapshot %s of %s failed to decode: %s", snapshot.label, name, err)
+            return Frame(snapshot, error=f"The snapshot at {snapshot.label} of {name} failed to decode: {err}")
         best = None
         if alignment:
             cross = lens.head_summaries(session, alignment)["cross"]

@@ -71,8 +71,9 @@ def view(films: Films, model: str, frame: Frame, look: Look):
 
 def describe(frames: list[Frame], i: int, model: str) -> str:
     """One line on the shown snapshot: its step and what was measured there, or why it cannot be shown."""
-    frame, n = frames[i], len(frames)
-    head = f"**Step {frame.snapshot.step:,}**" + (f" (the {model} model the other tabs show)" if i == n - 1 else "")
+    frame = frames[i]
+    shown = frame.snapshot.is_checkpoint
+    head = f"**Step {frame.snapshot.step:,}**" + (f" (the {model} model the other tabs show)" if shown else "")
     if frame.error:
         return f"{head}: {frame.error}"
     metrics = frame.snapshot.metrics

@@ -316,6 +316,7 @@ def ui(client, action: str, model: str, text: str, **controls) -> dict:
         "scale": "linear",
         "focus": FOCUS_MEAN,
         "reading": "weights",
+        "snapshot": 0,
         **controls,
     }
     inputs = [model, text, *(values[name] for name in app.INPUTS[2:])]
@@ -352,7 +353,7 @@ def test_the_api_page_documents_the_api_endpoints_only(served):
     client, _ = served
     documented = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
     # no stray /UserState from the state's default, and none of the page's own events
-    assert set(documented) == {"/translate", "/attention", "/heads", "/ablate", "/edit"}
+    assert set(documented) == {"/translate", "/attention", "/heads", "/training", "/ablate", "/edit"}
 
 
 def test_a_user_error_is_one_line_in_the_server_log_not_a_traceback(served, capfd, caplog):

@@ -34,7 +34,7 @@ def test_the_plan_is_log_spaced_from_step_0_to_the_last():
     assert steps[0] == 0 and steps[-1] == 6000 and len(steps) == 10
     ratios = [b / a for a, b in itertools.pairwise(steps[1:])]
     assert max(ratios) / min(ratios) < 1.1  # a geometric series after step 0
-    assert plan(8, 4) == sorted(set(plan(8, 4))) and plan(8, 4)[-1] == 8
+    assert plan(6000, 2) == [0, 6000] and plan(3, 10) == [0, 1, 2, 3]  # fewer steps than snapshots: each step once
     with pytest.raises(ValueError):
         plan(100, 1)
 
@@ -55,6 +55,51 @@ def test_training_with_snapshots_saves_them_and_ends_with_the_checkpoint_itself(
     first = load_pretrained(snapshots[0].folder).model.state_dict()
     last = load_pretrained(out).model.state_dict()
     assert any(not torch.equal(first[k].float(), last[k]) for k in last)  # it trained between them
+
+
+@pytest.mark.slow
+def test_a_resumed_run_keeps_its_snapshots_and_ends_with_the_checkpoint_once(tmp_path):
+    out, run_dir = tmp_path / "checkpoints" / "reverse", tmp_path / "runs" / "reverse"
+    resume = [*TRAIN, "--task", "reverse", "--resume", str(run_dir), "--snapshots", "6"]
+    run([*TRAIN, "--task", "reverse", "--max-steps", "12", "--snapshots", "4", *TINY], tmp_path)
+    first = list_snapshots(out)
+    run([*resume, "--max-steps", "24", *TINY], tmp_path)  # no new best (exact match stays 0): --out is unchanged
+    kept = list_snapshots(out)
+    assert (out / "model.safetensors").is_file() and [s.step for s in kept] == [s.step for s in first]
+    assert kept[-1].is_checkpoint and not any(s.is_checkpoint for s in kept[:-1])
+    run([*resume, "--max-steps", "40", "--reset-best", *TINY], tmp_path)  # this stage's own best: a later step
+    resumed = list_snapshots(out)
+    assert [s.is_checkpoint for s in resumed].count(True) == 1 and resumed[-1].is_checkpoint
+    assert resumed[-1].step > first[-1].step
+    assert [s.step for s in first[:-1]] == [s.step for s in resumed[: len(first) - 1]]  # the first stage's are kept
+    assert resumed[len(first) - 1].step == first[-1].step  # the old checkpoint, now a float16 snapshot
+    for snapshot in resumed:
+        load_pretrained(snapshot.folder)  # every folder the index names is there
+    run([*TRAIN, "--task", "reverse", "--max-steps", "3", *TINY], tmp_path)  # a fresh run, without snapshots
+    assert not (out / "snapshots").exists()  # the old run's would have named this run's checkpoint
+
+
+def test_snapshots_are_fetched_from_the_hub_with_their_checkpoint_files_only(monkeypatch):
+    from fnmatch import fnmatch
+
+    from transformer import checkpoint
+
+    asked = {}
+
+    def snapshot_download(repo_id, allow_patterns, revision=None, **kwargs):
+        asked.update(repo_id=repo_id, patterns=allow_patterns, revision=revision)
+        return str(REVERSE)
+
+    monkeypatch.setattr(checkpoint, "snapshot_download", snapshot_download)
+    found = list_snapshots("someone/reverse-film", revision="abc")
+    assert asked["repo_id"] == "someone/reverse-film" and asked["revision"] == "abc" and len(found) >= 8
+
+    def fetched(name: str) -> bool:
+        return any(fnmatch(name, pattern) for pattern in asked["patterns"])
+
+    assert fetched("snapshots/index.json") and fetched("snapshots/step-000012/model.safetensors")
+    assert fetched("model.safetensors") and fetched("snapshots/step-000012/tokenizer.json")
+    assert not fetched("snapshots/step-000012/optimizer.pt") and not fetched("pytorch_model.bin")
 
 
 def test_snapshots_load_from_a_hub_cache_offline(tmp_path):
@@ -157,6 +202,21 @@ def test_a_corrupt_or_missing_snapshot_is_named_and_the_rest_keep_working(tmp_pa
     assert lab.translate("reverse", "abc") == "cba"
 
 
+def test_play_stops_when_the_training_tab_is_closed(lab):
+    import app
+
+    events = app.Events(lab)
+    user = UserState()
+    values = [getattr(Controls("reverse", FIXED, snapshot=1), f) for f in ("model", "text")]
+    values += ["greedy", 4, 64, 8, 0, True, False, "linear", "Mean of all heads", "weights", 1]
+    user.tab = "training"
+    *_, timer, label = events.tick(user, *values)
+    assert timer == app.gr.skip() and label == app.gr.skip()  # playing on: the next snapshot was drawn
+    user.tab = "cross"
+    *_, timer, label = events.tick(user, *values)
+    assert timer.active is False and label["value"] == app.PLAY
+
+
 def test_an_unreadable_index_is_named(tmp_path):
     folder = tmp_path / "reverse"
     shutil.copytree(REVERSE, folder)
@@ -170,4 +230,7 @@ def test_an_unreadable_index_is_named(tmp_path):
         list_snapshots(folder)
     index.write_text(json.dumps([{"step": 5, "folder": "step-000005"}, {"step": 1, "folder": "step-000001"}]))
     with pytest.raises(CheckpointError, match="training order"):
+        list_snapshots(folder)
+    index.write_text(json.dumps([{"step": 0, "folder": ".."}, {"step": 1, "folder": "step-000001"}]))
+    with pytest.raises(CheckpointError, match="only the last snapshot can be the checkpoint itself"):
         list_snapshots(folder)

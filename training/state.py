@@ -33,7 +33,6 @@ class Progress:
     seconds: float = 0.0  # training time, resumed parts included
     history: list[dict] = field(default_factory=list)  # every validation's metrics
     best_metrics: dict = field(default_factory=dict)  # the metrics (and step) of the weights in --out
-    snapshot_steps: list[int] = field(default_factory=list)  # when to take a snapshot (--snapshots)
 
 
 @dataclass
@@ -56,6 +55,7 @@ class TrainState:
     started: float  # wall-clock start (time.time()), less the time of resumed parts
     recent_weights: list[dict[str, torch.Tensor]] = field(default_factory=list)  # last validations', for averaging
     distilled: list[tuple[str, str]] | None = None  # the distillation targets, once their window has opened
+    snapshot_steps: list[int] = field(default_factory=list)  # when this process takes a snapshot (--snapshots)
     losses: deque[float] = field(default_factory=lambda: deque(maxlen=100))  # the last updates' training losses
 
     @property

@@ -34,6 +34,7 @@ from transformer.tokenizer import Tokenizer
 from . import snapshots
 from .batching import Batch, make_batches, word_dropout
 from .distill import distilled_sentences
+from .log import report
 from .presets import PRESETS, Preset, add_override_arguments, with_overrides
 from .schedule import in_window, learning_rate, regularization
 from .state import Progress, TrainState, load_state
@@ -223,17 +224,20 @@ def snapshot_on_main(state: TrainState, train_loss: float | None = None) -> None
 
 
 def plan_snapshots(state: TrainState, batches: list[Batch], word_p: float) -> None:
-    """With --snapshots, once per run: when to take them (up to --max-steps, or the preset's epochs of batches like
-    this one's), and the snapshot of the untrained model."""
+    """With --snapshots, once per process: when to take them (up to --max-steps, or the preset's epochs of batches
+    like this one's; a resumed run with new limits gets a new plan), and the snapshot of the untrained model."""
     args, progress = state.args, state.progress
-    if not args.snapshots or progress.snapshot_steps:
+    if not args.snapshots or state.snapshot_steps:
         return
     total = args.max_steps or state.preset.epochs * len(batches)
-    progress.snapshot_steps = snapshots.plan(total, args.snapshots)
-    if progress.step == 0:
-        with torch.no_grad():
-            loss, _ = batch_loss(state, batches[0], word_p)
-        snapshot_on_main(state, loss.item())
+    state.snapshot_steps = snapshots.plan(total, args.snapshots)
+    if progress.step > 0:
+        if state.is_main and not (args.out / "snapshots").is_dir():
+            report("--snapshots on a resumed run: there is no snapshot of the steps before this one")
+        return
+    with torch.no_grad(), torch.random.fork_rng():  # the run's random stream stays as it is without snapshots
+        loss, _ = batch_loss(state, batches[0], word_p)
+    snapshot_on_main(state, loss.item())
 
 
 def run_epoch(state: TrainState) -> bool:
@@ -264,7 +268,7 @@ def run_epoch(state: TrainState) -> bool:
             logger.info(
                 "step %d epoch %d loss %.3f lr %.1e %.0f tok/s", progress.step, progress.epoch + 1, loss, lr, tok_s
             )
-        if progress.step in progress.snapshot_steps[:-1]:  # the last one is the checkpoint that training ends with
+        if progress.step in state.snapshot_steps[:-1]:  # the last one is the checkpoint that training ends with
             snapshot_on_main(state)
         last_batch = progress.batch_in_epoch == len(batches) and progress.epoch == preset.epochs - 1
         stop = out_of_time(state)
@@ -286,14 +290,14 @@ def run_epoch(state: TrainState) -> bool:
 
 def train(args: argparse.Namespace) -> Progress:
     state = setup(args)
-    if args.snapshots and state.is_main:
-        snapshots.start(args.out, resumed=bool(args.resume))
+    if state.is_main:
+        snapshots.start(state)
     while state.progress.epoch < state.preset.epochs:
         if run_epoch(state):
             break
     if state.is_main and state.preset.average_last > 1 and len(state.recent_weights) > 1:
         average_and_keep_if_better(state)
-    if args.snapshots and state.is_main:
+    if state.is_main:
         snapshots.finish(state)
     if state.distributed:
         dist.barrier()

@@ -44,6 +44,7 @@ class Snapshot:
     step: int
     folder: Path
     metrics: dict[str, float | None] = field(default_factory=dict)  # train_loss, valid_loss, exact_match or bleu
+    is_checkpoint: bool = False  # the last: the checkpoint's own weights, not a copy
 
     @property
     def label(self) -> str:
@@ -66,16 +67,18 @@ def list_snapshots(
         raise CheckpointError(f"{name_or_path}: no training snapshots (there is no {SNAPSHOTS_DIR}/{INDEX_FILE})")
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
-        snapshots = [_snapshot(root / SNAPSHOTS_DIR, entry) for entry in entries]
+        snapshots = [_snapshot(root, entry) for entry in entries]
     except (UnicodeDecodeError, json.JSONDecodeError, TypeError, KeyError, ValueError) as err:
         raise CheckpointError(f"{path}: not a readable snapshot index ({type(err).__name__}: {err})") from err
     steps = [s.step for s in snapshots]
     if not snapshots or steps != sorted(set(steps)):
         raise CheckpointError(f"{path}: the snapshots must be listed once each, in training order (steps {steps})")
+    if any(s.is_checkpoint for s in snapshots[:-1]):
+        raise CheckpointError(f'{path}: only the last snapshot can be the checkpoint itself (folder "..")')
     return snapshots
 
 
-def _snapshot(directory: Path, entry: dict) -> Snapshot:
+def _snapshot(root: Path, entry: dict) -> Snapshot:
     folder = entry["folder"]
     if not (folder == ".." or FOLDER_NAME.fullmatch(folder)):
         raise ValueError(f'folder {folder!r} is neither ".." nor step-NNNNNN')
@@ -85,4 +88,6 @@ def _snapshot(directory: Path, entry: dict) -> Snapshot:
     metrics = {k: v for k, v in entry.items() if k not in ("step", "folder")}
     if not all(v is None or isinstance(v, (int, float)) for v in metrics.values()):
         raise ValueError(f"the metrics of step {step} are not all numbers")
-    return Snapshot(step, directory / folder, metrics)
+    if folder == "..":
+        return Snapshot(step, root, metrics, is_checkpoint=True)
+    return Snapshot(step, root / SNAPSHOTS_DIR / folder, metrics)
