@@ -140,7 +140,9 @@ class Films:
         if isinstance(pipeline, str):
             return Frame(snapshot, error=pipeline)
         try:
-            session = DecodingSession(pipeline.model, ids, max_new_tokens=max_len or pipeline.model.config.max_len)
+            # As long as validation let it write (Seq2SeqPipeline.generate's limit): an untrained model babbles.
+            limit = min(max_len or pipeline.model.config.max_len, 2 * len(ids) + 10)
+            session = DecodingSession(pipeline.model, ids, max_new_tokens=limit)
             session.run()
         except Exception as err:  # noqa: BLE001 - one broken snapshot must not take the film down
             logger.warning("snapshot %s of %s failed to decode: %s", snapshot.label, name, err)
