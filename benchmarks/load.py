@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The controls after Model and Source, in app.INPUTS order: strategy, beam size, max length, top-k shown, the shown
+# The controls after Model and Source, in page.INPUTS order: strategy, beam size, max length, top-k shown, the shown
 # step, words, hide specials, colour scale, focus, reading, the Training tab's snapshot.
 CONTROLS = ("greedy", 4, 64, 8, 0, True, False, "linear", "Mean of all heads", "weights", 0)
 SENTENCES = [
@@ -45,7 +45,7 @@ class Request:
     text: str = ""
 
     def call(self, client) -> tuple:
-        """The button's endpoint, with every control as the page sends it; the values of app.OUTPUTS that reach an
+        """The button's endpoint, with every control as the page sends it; the values of page.OUTPUTS that reach an
         API client (gr.skip() for those that did not change)."""
         return client.predict(self.model, self.text, *CONTROLS, api_name=f"/ui_{self.action}")
 

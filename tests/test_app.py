@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 
-import app
+import page
 from lab.actions import BEAM_MODE, FOCUS_MEAN, Controls, Lab
 from lab.checks import InputError
 from lab.examples import CURATED
@@ -303,7 +303,7 @@ def served(served_app):
 
 
 def ui(client, action: str, model: str, text: str, **controls) -> dict:
-    """A button's endpoint called as the page calls it: every control, in app.INPUTS order; the answer by name (the
+    """A button's endpoint called as the page calls it: every control, in page.INPUTS order; the answer by name (the
     Step and Back buttons' own updates do not reach an API client)."""
     values = {
         "strategy": "greedy",
@@ -319,8 +319,8 @@ def ui(client, action: str, model: str, text: str, **controls) -> dict:
         "snapshot": 0,
         **controls,
     }
-    inputs = [model, text, *(values[name] for name in app.INPUTS[2:])]
-    names = [name for name in app.OUTPUTS if name not in ("step_button", "back_button")]
+    inputs = [model, text, *(values[name] for name in page.INPUTS[2:])]
+    names = [name for name in page.OUTPUTS if name not in ("step_button", "back_button")]
     answer = client.predict(*inputs, api_name=f"/ui_{action}")
     assert len(answer) == len(names)
     return dict(zip(names, answer))

@@ -204,6 +204,7 @@ def test_a_corrupt_or_missing_snapshot_is_named_and_the_rest_keep_working(tmp_pa
 
 def test_play_stops_when_the_training_tab_is_closed(lab):
     import app
+    import page
 
     events = app.Events(lab)
     user = UserState()
@@ -214,7 +215,7 @@ def test_play_stops_when_the_training_tab_is_closed(lab):
     assert timer == app.gr.skip() and label == app.gr.skip()  # playing on: the next snapshot was drawn
     user.tab = "cross"
     *_, timer, label = events.tick(user, *values)
-    assert timer.active is False and label["value"] == app.PLAY
+    assert timer.active is False and label["value"] == page.PLAY
 
 
 def test_an_unreadable_index_is_named(tmp_path):
