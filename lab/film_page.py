@@ -77,7 +77,7 @@ def describe(frames: list[Frame], i: int, model: str) -> str:
     if frame.error:
         return f"{head}: {frame.error}"
     metrics = frame.snapshot.metrics
-    parts = [head, "it writes nothing: </s> comes first"] if frame.output_text == "" else [head]
+    parts = [head, "it writes nothing: `</s>` comes first"] if frame.output_text == "" else [head]
     if frame.loss is not None:
         parts.append(f"validation loss {frame.loss:.3f}")
     if metrics.get("exact_match") is not None:
