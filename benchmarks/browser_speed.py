@@ -179,9 +179,10 @@ def measure_training(app, floor, times: dict[str, list[float]]) -> None:
     settle(app)
     for i in range(3):
         set_source(app, FILM_TEXT[: 6 + i])  # a new source each time: nothing decoded yet
-        click_ms(app, "Cross-attention")
         times["floor"].append(click_ms(floor, "Step"))
         times["training_open"].append(click_ms(app, "Training"))
+        click_ms(app, "Beams")
+    click_ms(app, "Training")
     for n in (3, 6, 9):
         times["floor"].append(click_ms(floor, "Step"))
         times["snapshot"].append(click_ms(app, n, MOVE_SNAPSHOT))

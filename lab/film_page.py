@@ -54,7 +54,8 @@ def outputs(films: Films, model: str, text: str, max_len: int | None, index: obj
         "snapshot": ((model, n, i), lambda: slider),
         "snapshot_info": (info, lambda: info),
         "snapshot_output": ((*at, frame.output_text), lambda: frame.output_text or ""),
-        "snapshot_chart": ((*at[:3], i), lambda: training_chart(frames, i, model)),
+        # Drawn once per film: a move of the slider moves its mark in the browser (lab/assets/tile_click.js)
+        "snapshot_chart": (at[:3], lambda: training_chart(frames, i, model)),
     }
     wanted["snapshot_view"] = ((*at, look), lambda: view(films, model, frame, look))
     return wanted

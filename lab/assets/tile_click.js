@@ -37,6 +37,19 @@
     const word = event.target.closest && event.target.closest('.now-view .word[data-pieces]');
     if (word) send('word-pick', word.dataset.pieces);
   });
-  new MutationObserver(attach).observe(document.body, {childList: true, subtree: true});
+  // The Training chart is drawn once per film; the slider's label ("Snapshot 5 of 10: step 123"), which the server
+  // updates with every move, says which snapshot to mark: moving the mark here spares redrawing the chart.
+  const mark = () => {
+    const label = document.querySelector('#snapshot [data-testid="block-info"], #snapshot label');
+    const chart = document.querySelector('#snapshot-chart .js-plotly-plot');
+    const found = label && /Snapshot (\d+) of \d+: step ([\d,]+)/.exec(label.textContent);
+    const shape = chart && chart.layout && chart.layout.shapes && chart.layout.shapes[0];
+    if (!found || !shape || !window.Plotly) return;
+    const at = Number(found[1]) - 1;
+    if (shape.x0 === at - 0.4) return;
+    const title = String(chart.layout.title.text).replace(/step [\d,]+ shown/, `step ${found[2]} shown`);
+    window.Plotly.relayout(chart, {'shapes[0].x0': at - 0.4, 'shapes[0].x1': at + 0.4, 'title.text': title});
+  };
+  new MutationObserver(() => { attach(); mark(); }).observe(document.body, {childList: true, subtree: true, characterData: true});
   attach();
 }
