@@ -178,7 +178,12 @@ def test_the_training_tab_draws_the_shown_snapshot_and_a_slider_move_redraws_onl
     assert chart["layout"]["shapes"][0]["x0"] < 0 < chart["layout"]["shapes"][0]["x1"]  # snapshot 0 marked
     controls.snapshot = n - 1
     moved = lab.show(user, controls)
-    assert set(moved) == {"snapshot", "snapshot_info", "snapshot_output", "snapshot_view"}  # the chart's mark moves in JS
+    assert set(moved) == {
+        "snapshot",
+        "snapshot_info",
+        "snapshot_output",
+        "snapshot_view",
+    }  # the chart's mark moves in JS
     assert moved["snapshot_output"] == FIXED[::-1] and "the reverse model the other tabs show" in moved["snapshot_info"]
     assert moved["snapshot_view"].to_dict()["data"] != opened["snapshot_view"].to_dict()["data"]
     assert lab.show(user, controls) == {}  # nothing changed, nothing sent
