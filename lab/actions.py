@@ -93,9 +93,7 @@ class Lab:
     # Decoding --------------------------------------------------------------------------------------------------------
 
     def new_run(self, name: str, text: str, top_k: int = 8, max_len: int | None = None) -> Run:
-        if name not in self.registry.models:
-            raise InputError(f"Unknown model {quoted(name)}; choose one of: {', '.join(self.names)}.")
-        pipeline = self.registry.models[name]
+        pipeline = self.registry.pipeline(name)
         ids, notice = check_source(pipeline, text)
         notice = (notice + " " + self.registry.length_notice(name, text, ids)).strip()
         max_len = int(max_len) if max_len else pipeline.model.config.max_len

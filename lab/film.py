@@ -17,7 +17,7 @@ from transformer.hub import check_compatible
 from transformer.snapshots import Snapshot, list_snapshots
 
 from . import lens
-from .checks import InputError, check_source, quoted
+from .checks import InputError, check_source
 from .registry import Registry
 
 logger = logging.getLogger(__name__)
@@ -65,8 +65,7 @@ class Films:
 
     def snapshots(self, name: str) -> list[Snapshot]:
         """The model's snapshots in training order; InputError saying how to make them where it has none."""
-        if name not in self.registry.models:
-            raise InputError(f"Unknown model {quoted(name)}; choose one of: {', '.join(self.registry.models)}.")
+        self.registry.pipeline(name)  # a model the app serves
         with self._lock:
             found = self._snapshots.get(name)
         if found is None:
@@ -116,9 +115,7 @@ class Films:
 
     def frames(self, name: str, text: str, max_len: int | None = None) -> list[Frame]:
         """Every snapshot decoding `text` greedily, in training order (kept for the next call with the same source)."""
-        if name not in self.registry.models:
-            raise InputError(f"Unknown model {quoted(name)}; choose one of: {', '.join(self.registry.models)}.")
-        ids, _ = check_source(self.registry.models[name], text)  # the main view's message for a bad source
+        ids, _ = check_source(self.registry.pipeline(name), text)  # the main view's message for a bad source
         snapshots = self.snapshots(name)
         key = (name, tuple(ids), max_len)
         with self._lock:

@@ -10,6 +10,7 @@ from huggingface_hub import ModelCard
 
 from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
 
+from .checks import InputError, quoted
 from .lens import ALIGNMENTS
 
 logger = logging.getLogger(__name__)
@@ -25,6 +26,12 @@ class Registry:
     trained_lengths: dict[str, int] = field(default_factory=dict)  # the longest training source, in tokens (no eos)
     alignments: dict[str, str] = field(default_factory=dict)  # a known gold alignment ("reversal"), from the card
     sources: dict[str, str | Path] = field(default_factory=dict)  # where each model came from: folder or Hub repo id
+
+    def pipeline(self, name: str) -> Seq2SeqPipeline:
+        """The model called `name`; InputError naming the models there are."""
+        if name not in self.models:
+            raise InputError(f"Unknown model {quoted(name)}; choose one of: {', '.join(self.models)}.")
+        return self.models[name]
 
     def length_notice(self, name: str, text: str, ids: list[int]) -> str:
         """A warning when the source is longer than anything the model saw in training ("" otherwise)."""

@@ -55,8 +55,9 @@ def start(state: TrainState) -> None:
     if not state.args.resume:
         shutil.rmtree(out / SNAPSHOTS_DIR, ignore_errors=True)
         return
-    entries = [e for e in _read(out) if FOLDER_NAME.fullmatch(str(e.get("folder")))]
-    final = [e for e in _read(out) if e.get("folder") == ".."]
+    index = _read(out)
+    entries = [e for e in index if FOLDER_NAME.fullmatch(str(e.get("folder")))]
+    final = [e for e in index if e.get("folder") == ".."]
     if final and (out / "model.safetensors").is_file():
         step = final[-1]["step"]
         pipeline = load_pretrained(out)
@@ -87,7 +88,6 @@ def take(state: TrainState, train_loss: float | None = None) -> None:
     if train_loss is not None:
         metrics["train_loss"] = train_loss
     metrics = _rounded(metrics)
-    state.model.train()
     folder = state.args.out / SNAPSHOTS_DIR / folder_name(step)
     half = copy.deepcopy(state.model).half()
     Seq2SeqPipeline(half, state.tokenizer).save_pretrained(folder)

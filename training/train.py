@@ -232,7 +232,7 @@ def plan_snapshots(state: TrainState, batches: list[Batch], word_p: float) -> No
     total = args.max_steps or state.preset.epochs * len(batches)
     state.snapshot_steps = snapshots.plan(total, args.snapshots)
     if progress.step > 0:
-        if state.is_main and not (args.out / "snapshots").is_dir():
+        if state.is_main and not (args.out / snapshots.SNAPSHOTS_DIR).is_dir():
             report("--snapshots on a resumed run: there is no snapshot of the steps before this one")
         return
     with torch.no_grad(), torch.random.fork_rng():  # the run's random stream stays as it is without snapshots

@@ -50,6 +50,7 @@
     const title = String(chart.layout.title.text).replace(/step [\d,]+ shown/, `step ${found[2]} shown`);
     window.Plotly.relayout(chart, {'shapes[0].x0': at - 0.4, 'shapes[0].x1': at + 0.4, 'title.text': title});
   };
-  new MutationObserver(() => { attach(); mark(); }).observe(document.body, {childList: true, subtree: true, characterData: true});
+  new MutationObserver(attach).observe(document.body, {childList: true, subtree: true});
+  new MutationObserver(mark).observe(document.body, {childList: true, subtree: true, characterData: true});
   attach();
 }
