@@ -109,9 +109,10 @@ def test_session_stops_at_the_length_limit(model):
     with pytest.raises(ValueError, match="finished"):
         session.step()
     session.back()
-    with pytest.raises(ValueError, match="not pad or bos"):
+    with pytest.raises(ValueError, match="never writes token"):
         session.step(force=model.config.pad_id)
     assert len(session.steps) == 2
+    assert session.step(force=5).token == 5 and session._cache.length == 3  # the refusal left the cache as it was
 
 
 def test_beam_of_one_is_greedy_and_beams_are_batched(model):

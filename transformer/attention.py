@@ -103,20 +103,12 @@ class MultiHeadAttention(nn.Module):
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, S)
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
-            weights = scores.softmax(dim=-1)
-            if edited:
-                weights = torch.where(control.weights.isnan(), weights, control.weights.to(weights))
+            weights = edit_weights(scores.softmax(dim=-1), control)
             heads = F.dropout(weights, dropout_p, self.training) @ v  # (B, H, T, K)
         else:
             weights = None
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-        if control is not None and control.keep is not None:
-            keep = control.keep.to(heads)
-            if keep.dim() == 2 and keep.size(0) != heads.size(0):
-                raise ValueError(
-                    f"one row of kept heads per batch row is needed (got {keep.size(0)} for {heads.size(0)})"
-                )
-            heads = heads * keep.view(*keep.shape, 1, 1)  # an ablated head adds nothing to W_o's input
+        heads = keep_heads(heads, control)
         B, H, T, K = heads.shape
         return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights if need_weights else None
 
@@ -126,9 +118,7 @@ class MultiHeadAttention(nn.Module):
         v (B, H, S, K) projected values -> (B, H, S). W_o^h is head h's K columns of the output projection, so
         weights (B, H, T, S) times these norms is the norm of what each key adds to each query's output, ||a_ij v_j W_o^h||.
         """
-        H, K = v.size(1), v.size(3)
-        w_o = self.out_proj.weight.view(self.d_model, H, K)  # (D, H, K): W_o's input columns grouped by head
-        return torch.einsum("bhsk,dhk->bhsd", v, w_o).norm(dim=-1)
+        return value_norms(v, self.out_proj.weight)
 
     def forward(
         self,
@@ -143,3 +133,27 @@ class MultiHeadAttention(nn.Module):
             q = self.project_q(x)
             k, v = self.project_kv(memory)
         return self.attend(q, k, v, mask, need_weights)
+
+
+def edit_weights(weights: torch.Tensor, control: HeadControl | None) -> torch.Tensor:
+    """Attention weights (B, H, T, S) with the control's replacement weights where they are not NaN."""
+    if control is None or control.weights is None:
+        return weights
+    return torch.where(control.weights.isnan(), weights, control.weights.to(weights))
+
+
+def keep_heads(heads: torch.Tensor, control: HeadControl | None) -> torch.Tensor:
+    """Head outputs (B, H, T, K) with the ablated heads' set to zero, so that they add nothing to W_o's input."""
+    if control is None or control.keep is None:
+        return heads
+    keep = control.keep.to(heads)
+    if keep.dim() == 2 and keep.size(0) != heads.size(0):
+        raise ValueError(f"one row of kept heads per batch row is needed (got {keep.size(0)} for {heads.size(0)})")
+    return heads * keep.view(*keep.shape, 1, 1)
+
+
+def value_norms(v: torch.Tensor, w_o: torch.Tensor) -> torch.Tensor:
+    """||v_j W_o^h|| for projected values v (B, H, S, K) and an output projection weight w_o (D, H * K) -> (B, H, S)."""
+    H, K = v.size(1), v.size(3)
+    by_head = w_o.view(w_o.size(0), H, K)  # (D, H, K): W_o's input columns grouped by head
+    return torch.einsum("bhsk,dhk->bhsd", v.to(by_head), by_head).norm(dim=-1)

@@ -26,11 +26,12 @@ def _max_new_tokens(model: Transformer, requested: int | None) -> int:
     return min(requested, limit)
 
 
-def next_token_logits(model: Transformer, hidden: torch.Tensor) -> torch.Tensor:
-    """Logits (..., V) for the next token from the decoder's last hidden state; pad and bos can never come next."""
-    logits = model.project(hidden)
-    logits[..., [model.config.pad_id, model.config.bos_id]] = float("-inf")
-    return logits
+def next_token_logits(
+    model: Transformer, hidden: torch.Tensor, step: int | None = None, limit: int | None = None
+) -> torch.Tensor:
+    """Logits (..., V) for the next token from the decoder's hidden state at decoding step `step` (0-based; None:
+    positions along dim -2 are steps 0, 1, ...); what the model may not write there is -inf (see model.constrain)."""
+    return model.constrain(model.project(hidden), step, limit)
 
 
 def _strip(ids: list[int], eos_id: int) -> list[int]:
@@ -63,10 +64,10 @@ def greedy_decode(
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
     cache: KVCache | None = None
     out = []
-    for _ in range(steps):
+    for step in range(steps):
         dec = model.decode(next_input, enc.memory, enc.src_mask, cache, use_cache=True, interventions=interventions)
         cache = dec.cache
-        token = next_token_logits(model, dec.hidden[:, -1]).argmax(dim=-1)  # (B,)
+        token = next_token_logits(model, dec.hidden[:, -1], step, steps).argmax(dim=-1)  # (B,)
         token = token.masked_fill(finished, cfg.pad_id)  # finished rows only pad on
         out.append(token)
         finished |= token == cfg.eos_id
@@ -190,7 +191,7 @@ def beam_search(
     cache: KVCache | None = None
     for step in range(steps):
         dec = model.decode(next_input, memory, src_mask, cache, use_cache=True, interventions=interventions)
-        log_probs = next_token_logits(model, dec.hidden[:, -1]).log_softmax(dim=-1)  # (B*k, V)
+        log_probs = next_token_logits(model, dec.hidden[:, -1], step, steps).log_softmax(dim=-1)  # (B*k, V)
         V = log_probs.size(-1)
         total = (scores.view(-1, 1) + log_probs).view(B, k * V)
         top_scores, top_ids = total.topk(2 * k, dim=1)  # enough candidates to refill k beams after eos ones leave
@@ -274,9 +275,8 @@ class DecodingSession:
             enc = model.encode(
                 torch.tensor([self.src_ids], device=device), output_attentions=True, interventions=self.interventions
             )
-            layers = model.encoder.layers
             # per encoder layer: (H, S), ||v_j W_o^h|| for each head and source position
-            self.encoder_value_norms = [layer.self_attn.value_norms(v)[0] for layer, v in zip(layers, enc.values)]
+            self.encoder_value_norms = [norms[0] for norms in model.encoder_value_norms(enc)]
         self._memory, self._src_mask = enc.memory, enc.src_mask
         self.encoder_attention = [w[0] for w in enc.attentions]  # per encoder layer: (H, S, S)
         self.steps: list[Step] = []
@@ -298,10 +298,8 @@ class DecodingSession:
         if self.finished:
             raise ValueError("decoding has finished; step back or reset first")
         cfg = self.model.config
-        if force is not None and (not 0 <= force < cfg.tgt_vocab_size or force in (cfg.pad_id, cfg.bos_id)):
-            raise ValueError(
-                f"forced token must be a target id below {cfg.tgt_vocab_size}, not pad or bos (got {force})"
-            )
+        if force is not None and not 0 <= force < cfg.tgt_vocab_size:
+            raise ValueError(f"forced token must be a target id below {cfg.tgt_vocab_size} (got {force})")
         previous = self.steps[-1].token if self.steps else cfg.bos_id
         next_input = torch.tensor([[previous]], device=self._memory.device)
         dec = self.model.decode(
@@ -313,7 +311,11 @@ class DecodingSession:
             output_attentions=True,
             interventions=self.interventions,
         )
-        probs = next_token_logits(self.model, dec.hidden[0, -1]).softmax(dim=-1)  # (V,)
+        step_index = len(self.steps)
+        logits = next_token_logits(self.model, dec.hidden[0, -1], step_index, self.max_new_tokens)  # (V,)
+        if force is not None and logits[force] == float("-inf"):  # checked before anything is kept: nothing changes
+            raise ValueError(f"the model never writes token {force} at step {step_index + 1} (pad, bos, or not there)")
+        probs = logits.softmax(dim=-1)
         top_probs, top_ids = probs.topk(self.top_k)
         token = int(top_ids[0]) if force is None else force
         step = Step(
@@ -338,10 +340,8 @@ class DecodingSession:
         """
         if self._cache is None:
             return [], []
-        layers = self.model.decoder.layers
-        self_norms = [layer.self_attn.value_norms(c.self_v)[0] for layer, c in zip(layers, self._cache.layers)]
-        cross_norms = [layer.cross_attn.value_norms(c.cross_v)[0] for layer, c in zip(layers, self._cache.layers)]
-        return self_norms, cross_norms
+        self_norms, cross_norms = self.model.decoder_value_norms(self._cache)
+        return [n[0] for n in self_norms], [n[0] for n in cross_norms]
 
     def back(self) -> None:
         """Undo the last step (nothing to undo is not an error)."""

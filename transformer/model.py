@@ -176,6 +176,26 @@ class Transformer(
         """Decoder output (B, T, D) -> logits (B, T, V)."""
         return self.output_proj(hidden)
 
+    def constrain(self, logits: torch.Tensor, step: int | None = None, limit: int | None = None) -> torch.Tensor:
+        """Next-token logits (..., V) with -inf for what the model may never write: pad and bos, at any step.
+
+        Models whose rules depend on the step (a forced first token) read `step` (0-based; None: the positions along
+        dim -2 are steps 0, 1, ...) and `limit`, the most steps the decoding may take."""
+        logits[..., [self.config.pad_id, self.config.bos_id]] = float("-inf")
+        return logits
+
+    def encoder_value_norms(self, enc: EncoderOutput) -> list[torch.Tensor]:
+        """Per encoder layer (B, H, S): ||v_j W_o^h|| for the values an encode(output_attentions=True) recorded."""
+        return [layer.self_attn.value_norms(v) for layer, v in zip(self.encoder.layers, enc.values)]
+
+    def decoder_value_norms(self, cache: KVCache) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """Per decoder layer, ||v_j W_o^h|| of the cached self-attention (B, H, P) and cross-attention (B, H, S) values."""
+        layers = self.decoder.layers
+        return (
+            [layer.self_attn.value_norms(c.self_v) for layer, c in zip(layers, cache.layers)],
+            [layer.cross_attn.value_norms(c.cross_v) for layer, c in zip(layers, cache.layers)],
+        )
+
     # Encode / decode / forward ---------------------------------------------------------------------------------------
 
     def encode(
