@@ -18,8 +18,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # pip only when a pinned package is missing or at another version: its own check takes seconds even then.
-if ! python3 tests/pins.py requirements.txt tests/requirements.txt; then
-  python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r tests/requirements.txt
+if ! python3 tests/pins.py requirements.txt requirements-hf.txt tests/requirements.txt; then
+  python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-hf.txt -r tests/requirements.txt
 fi
 
 export GRADIO_ANALYTICS_ENABLED=False HF_HUB_DISABLE_TELEMETRY=1

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from . import checkpoint, snapshots
+from . import checkpoint, hf_load, snapshots
 from .checkpoint import CheckpointError
 from .decoding import beam_search, greedy_decode
 from .model import Transformer
@@ -155,8 +155,18 @@ def check_compatible(config, tokenizer: Tokenizer, name: str) -> None:
 def load_pretrained(
     name_or_path: str | Path, *, revision: str | None = None, local_files_only: bool = False, map_location: str = "cpu"
 ) -> Seq2SeqPipeline:
-    """Load model and tokenizer from a folder or a Hub repo id; raises CheckpointError naming the file at fault."""
+    """Load model and tokenizer from a folder or a Hub repo id; raises CheckpointError naming the file at fault.
+
+    A transformers encoder–decoder (its config.json has a "model_type") loads through transformer.hf_load, with the
+    optional extra installed: Marian/opus-mt, BART, mBART, M2M100/NLLB and T5 decode and show their attention here.
+    """
     folder = checkpoint.resolve(name_or_path, revision=revision, local_files_only=local_files_only)
+    if hf_load.model_type(folder):
+        folder = checkpoint.resolve(
+            name_or_path, revision=revision, local_files_only=local_files_only, extra_patterns=hf_load.PATTERNS
+        )
+        model, tokenizer = hf_load.load(folder, str(name_or_path))
+        return Seq2SeqPipeline(model, tokenizer, name=str(name_or_path), folder=folder)
     model = Transformer.from_pretrained(folder, map_location=map_location)
     tokenizer_path = folder / checkpoint.TOKENIZER_FILE
     if not tokenizer_path.is_file():

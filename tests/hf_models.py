@@ -1,0 +1,147 @@
+"""Tiny random transformers models of three families, saved with save_pretrained as a Hub repo holds them.
+
+- Marian, with a sentencepiece model trained here on a few lines (source.spm, target.spm, vocab.json);
+- BART, with a byte-level BPE trained here with `tokenizers`;
+- T5, with a unigram model trained here with `tokenizers`.
+
+Each has the family's own decoder start token and generation rules (Marian: pad starts, pad banned, eos forced at the
+limit; BART: eos starts, <s> forced first; T5: pad starts), so the tests see what real checkpoints do.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import torch
+
+LINES = [
+    "Wo ist der Bahnhof? Where is the station?",
+    "Ich habe Hunger. I am hungry.",
+    "Das Haus ist alt und klein. The house is old and small.",
+    "Er liest ein Buch über Katzen. He reads a book about cats.",
+    "Wir gehen morgen in die Stadt. We are going into town tomorrow.",
+    "Die Kinder spielen im Garten. The children play in the garden.",
+    "Kannst du mir bitte helfen? Can you help me, please?",
+    "Heute ist das Wetter schön. The weather is nice today.",
+] * 4
+SMALL = {
+    "d_model": 16,
+    "encoder_layers": 2,
+    "decoder_layers": 2,
+    "encoder_attention_heads": 4,
+    "decoder_attention_heads": 4,
+    "encoder_ffn_dim": 32,
+    "decoder_ffn_dim": 32,
+    "max_position_embeddings": 64,
+    "init_std": 0.3,  # larger than the default, so that the random models' outputs vary
+}
+
+
+def marian(folder: Path) -> Path:
+    import sentencepiece as spm
+    from transformers import MarianConfig, MarianMTModel, MarianTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(LINES), model_writer=model, vocab_size=90, model_type="unigram", minloglevel=2
+    )
+    (folder / "source.spm").write_bytes(model.getvalue())
+    (folder / "target.spm").write_bytes(model.getvalue())
+    processor = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    pieces = [processor.id_to_piece(i) for i in range(processor.get_piece_size())]
+    vocab = {"</s>": 0, "<unk>": 1}
+    for piece in pieces:
+        vocab.setdefault(piece, len(vocab))
+    vocab["<pad>"] = pad = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tokenizer = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"))
+    config = MarianConfig(
+        vocab_size=pad + 1, pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=0, forced_eos_token_id=0, **SMALL
+    )
+    torch.manual_seed(0)
+    hf = MarianMTModel(config).eval()
+    hf.generation_config.bad_words_ids = [[pad]]
+    hf.generation_config.forced_eos_token_id = 0
+    return _save(hf, tokenizer, folder)
+
+
+def bart(folder: Path) -> Path:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import BartConfig, BartForConditionalGeneration, PreTrainedTokenizerFast
+
+    specials = ["<s>", "<pad>", "</s>", "<unk>"]
+    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=300,
+        special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    bpe.train_from_iterator(LINES, trainer)
+    bpe.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, bos_token="<s>", pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
+    )
+    config = BartConfig(
+        vocab_size=bpe.get_vocab_size(),
+        bos_token_id=0,
+        pad_token_id=1,
+        eos_token_id=2,
+        decoder_start_token_id=2,
+        forced_bos_token_id=0,
+        forced_eos_token_id=2,
+        **SMALL,
+    )
+    torch.manual_seed(0)
+    hf = BartForConditionalGeneration(config).eval()
+    hf.generation_config.forced_bos_token_id = 0
+    hf.generation_config.forced_eos_token_id = 2
+    return _save(hf, tokenizer, folder)
+
+
+def t5(folder: Path) -> Path:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
+
+    unigram = Tokenizer(models.Unigram())
+    unigram.pre_tokenizer = pre_tokenizers.Metaspace()
+    unigram.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(
+        vocab_size=120, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>", show_progress=False
+    )
+    unigram.train_from_iterator(LINES, trainer)
+    unigram.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=unigram, pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
+    )
+    config = T5Config(
+        vocab_size=unigram.get_vocab_size() + 8,  # T5 pads its vocabulary beyond the tokenizer's, as t5-small does
+        d_model=16,
+        d_kv=4,
+        d_ff=32,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        relative_attention_num_buckets=8,
+        relative_attention_max_distance=20,
+        pad_token_id=0,
+        eos_token_id=1,
+        decoder_start_token_id=0,
+        initializer_factor=2.0,  # varied outputs
+    )
+    torch.manual_seed(0)
+    return _save(T5ForConditionalGeneration(config).eval(), tokenizer, folder)
+
+
+def _save(hf, tokenizer, folder: Path) -> Path:
+    hf.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+FAMILIES = {"marian": marian, "bart": bart, "t5": t5}

@@ -1,0 +1,160 @@
+"""transformers encoder–decoders (Marian, BART, T5) through the adapter: the same decoding, weights and lens as ours.
+
+Each family is a tiny random model saved with save_pretrained, with a tokenizer trained in the test (tests/hf_models).
+The reference is transformers itself: generate() for the tokens, an eager output_attentions=True forward for the
+weights, on a second copy of the model loaded with plain eager attention.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformers import AutoModelForSeq2SeqLM
+
+from lab import lens
+from tests import hf_models
+from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode, load_pretrained
+from transformer.hf_model import HFCache
+
+TEXTS = ["Wo ist der Bahnhof?", "Ich habe Hunger.", "Die Kinder spielen im Garten."]
+LIMIT = 12
+
+
+@pytest.fixture(scope="module", params=sorted(hf_models.FAMILIES))
+def family(request, tmp_path_factory):
+    """(pipeline through the adapter, transformers' own model with eager attention, folder)."""
+    folder = hf_models.FAMILIES[request.param](tmp_path_factory.mktemp(request.param))
+    reference = AutoModelForSeq2SeqLM.from_pretrained(folder, attn_implementation="eager").eval()
+    return load_pretrained(str(folder)), reference, folder
+
+
+def generated(reference, ids: list[int], limit: int = LIMIT) -> list[int]:
+    """transformers' greedy generate(), without the decoder start token, stopped after eos as ours is."""
+    out = reference.generate(torch.tensor([ids]), num_beams=1, do_sample=False, max_new_tokens=limit)[0, 1:].tolist()
+    eos = reference.generation_config.eos_token_id
+    return out[: out.index(eos) + 1] if eos in out else out
+
+
+def test_greedy_decoding_equals_transformers_generate(family):
+    pipeline, reference, _ = family
+    for text in TEXTS:
+        ids = pipeline.tokenizer.encode(text)
+        expected = generated(reference, ids)
+        session = DecodingSession(pipeline.model, ids, max_new_tokens=LIMIT)
+        assert session.run() == expected, text
+        eos = pipeline.model.config.eos_id
+        assert greedy_decode(pipeline.model, torch.tensor([ids]), LIMIT)[0] == [t for t in expected if t != eos]
+        assert len(set(expected)) > 1  # the tiny models say more than one token: the comparison means something
+
+
+def test_every_recorded_weight_equals_transformers_output_attentions(family):
+    pipeline, reference, _ = family
+    ids = pipeline.tokenizer.encode(TEXTS[2])
+    session = DecodingSession(pipeline.model, ids, max_new_tokens=LIMIT)
+    tokens = session.run()
+    start = pipeline.model.config.bos_id
+    with torch.no_grad():
+        out = reference(
+            input_ids=torch.tensor([ids]),
+            decoder_input_ids=torch.tensor([[start, *tokens[:-1]]]),
+            output_attentions=True,
+        )
+    assert len(session.encoder_attention) == len(out.encoder_attentions) == 2
+    for ours, theirs in zip(session.encoder_attention, out.encoder_attentions):
+        torch.testing.assert_close(ours, theirs[0], atol=1e-5, rtol=0)
+    for t, step in enumerate(session.steps):
+        for layer in range(2):
+            torch.testing.assert_close(
+                step.self_attention[layer], out.decoder_attentions[layer][0, :, t, : t + 1], atol=1e-5, rtol=0
+            )
+            torch.testing.assert_close(
+                step.cross_attention[layer], out.cross_attentions[layer][0, :, t], atol=1e-5, rtol=0
+            )
+        # the distribution shown is transformers' logits with generate()'s rules for this step (a forced first token)
+        probs = pipeline.model.constrain(out.logits[0, t].clone(), t, LIMIT).softmax(-1)
+        assert step.prob == pytest.approx(float(probs[step.token]), abs=1e-5)
+        assert step.top_probs == pytest.approx(probs.topk(len(step.top_ids)).values.tolist(), abs=1e-5)
+
+
+def test_stepping_back_and_on_equals_one_shot_decoding(family):
+    pipeline, _, _ = family
+    ids = pipeline.tokenizer.encode(TEXTS[1])
+    one_shot = DecodingSession(pipeline.model, ids, max_new_tokens=LIMIT)
+    one_shot.run()
+    stepped = DecodingSession(pipeline.model, ids, max_new_tokens=LIMIT)
+    for _ in range(4):
+        stepped.step()
+    stepped.back()
+    stepped.back()  # the cache is cut back to two positions, and the old one is left as it was
+    assert isinstance(stepped._cache, HFCache) and stepped._cache.length == 2
+    stepped.run()
+    assert stepped.tokens == one_shot.tokens
+    for a, b in zip(stepped.steps, one_shot.steps):
+        for x, y in zip(a.cross_attention + a.self_attention, b.cross_attention + b.self_attention):
+            torch.testing.assert_close(x, y, atol=1e-6, rtol=0)
+    # a beam of one is greedy, through the cache's row selection
+    assert beam_search(pipeline.model, torch.tensor([ids]), 1, LIMIT)[0].tokens == [
+        t for t in one_shot.tokens if t != pipeline.model.config.eos_id
+    ]
+    assert len(beam_search(pipeline.model, torch.tensor([ids, ids]), 3, LIMIT)) == 2
+
+
+def test_the_value_norms_are_those_of_each_layers_values_and_output_projection(family):
+    pipeline, _, _ = family
+    session = DecodingSession(pipeline.model, pipeline.tokenizer.encode(TEXTS[0]), max_new_tokens=4)
+    session.run()
+    self_norms, cross_norms = session.decoder_value_norms()
+    S, P = len(session.src_ids), len(session.steps)
+    assert [n.shape for n in session.encoder_value_norms] == [torch.Size([4, S])] * 2
+    assert [n.shape for n in self_norms] == [torch.Size([4, P])] * 2 and [n.shape for n in cross_norms] == [
+        torch.Size([4, S])
+    ] * 2
+    # recomputed from the memory with the cross-attention's own projections
+    module = pipeline.model.modules_by_kind["cross"][0]
+    memory = pipeline.model.encode(torch.tensor([session.src_ids])).memory
+    v_proj = module.v_proj if hasattr(module, "v_proj") else module.v
+    w_o = (module.out_proj if hasattr(module, "out_proj") else module.o).weight
+    v = v_proj(memory)[0].view(S, 4, -1)  # (S, H, K)
+    expected = torch.stack([(v[:, h] @ w_o[:, h * v.size(-1) : (h + 1) * v.size(-1)].T).norm(dim=-1) for h in range(4)])
+    torch.testing.assert_close(cross_norms[0], expected.detach(), atol=1e-5, rtol=1e-5)
+
+
+def test_ablating_every_cross_head_makes_the_decoder_blind_to_the_source(family):
+    pipeline, _, _ = family
+    model = pipeline.model
+    blind = Interventions(ablate=frozenset(Head("cross", l, h) for l in range(2) for h in range(4)))
+    a, b = (pipeline.tokenizer.encode(text) for text in TEXTS[:2])
+    tokens = [5, 6, 7]
+    seeing = [lens.next_token_log_probs(model, src, tokens) for src in (a, b)]
+    assert not torch.allclose(seeing[0], seeing[1], atol=1e-4)  # the source matters ...
+    ablated = [lens.next_token_log_probs(model, src, tokens, blind) for src in (a, b)]
+    torch.testing.assert_close(ablated[0], ablated[1], atol=1e-5, rtol=0)  # ... until no cross head reads it
+
+
+def test_one_head_ablated_in_a_batch_row_equals_it_ablated_alone(family):
+    pipeline, _, _ = family
+    model, ids = pipeline.model, pipeline.tokenizer.encode(TEXTS[0])
+    tokens = DecodingSession(model, ids, max_new_tokens=6).run()
+    grid = lens.importance(model, ids, tokens)
+    for head in (Head("encoder", 1, 2), Head("decoder_self", 0, 3), Head("cross", 1, 0)):
+        alone = lens.ablation_effects(model, ids, tokens, frozenset({head}), 3)
+        mean_kl = sum(e.kl for e in alone) / len(alone)
+        assert grid[head.kind][head.layer, head.head] == pytest.approx(mean_kl, rel=1e-3, abs=1e-6)
+    assert sum(g.sum() for g in grid.values()) > 0
+
+
+def test_an_edit_sets_the_cross_weights_and_an_edit_to_the_heads_own_weights_changes_nothing(family):
+    pipeline, _, _ = family
+    model, ids = pipeline.model, pipeline.tokenizer.encode(TEXTS[2])
+    session = DecodingSession(model, ids, max_new_tokens=6)
+    session.run()
+    heads = frozenset({Head("cross", 1, 0), Head("cross", 1, 2)})
+    own = session.steps[2].cross_attention[1][0]
+    same = lens.edit_session(session, 3, own.clone(), frozenset({Head("cross", 1, 0)}))
+    assert same.tokens == session.tokens
+    torch.testing.assert_close(same.steps[2].cross_attention[1], session.steps[2].cross_attention[1], atol=1e-6, rtol=0)
+    point = lens.point_weights(len(ids), [1])
+    edited = lens.edit_session(session, 3, point, heads)
+    assert torch.equal(edited.steps[2].cross_attention[1][[0, 2]], torch.stack([point, point]))
+    assert not torch.allclose(edited.steps[2].cross_attention[1][1], point)  # the other heads are their own
+    assert edited.tokens[:2] == session.tokens[:2]  # the steps before the edit are kept

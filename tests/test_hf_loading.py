@@ -1,0 +1,199 @@
+"""Loading transformers checkpoints: what is told from config.json, what is fetched from the Hub, and every refusal.
+
+The app with such a model: the Model dropdown and the API name it as given, and every view and the lens answer.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from lab.actions import Controls, Lab
+from lab.registry import load_models
+from lab.session import UserState
+from tests import hf_models
+from tests.test_checkpoints import make_hub_cache
+from transformer import CheckpointError, checkpoint, load_pretrained
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def marian(tmp_path_factory) -> Path:
+    return hf_models.marian(tmp_path_factory.mktemp("marian"))
+
+
+def test_a_decoder_only_or_encoder_only_model_is_named_and_refused(tmp_path):
+    from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel
+
+    GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50, n_positions=32)).save_pretrained(
+        tmp_path / "gpt2"
+    )
+    small = {"hidden_size": 16, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 32}
+    BertModel(BertConfig(vocab_size=50, **small)).save_pretrained(tmp_path / "bert")
+    for name, kind in (("gpt2", "gpt2"), ("bert", "bert")):
+        with pytest.raises(CheckpointError, match=f"{name} is a {kind} model, not an encoder–decoder"):
+            load_pretrained(str(tmp_path / name))
+
+
+def test_a_model_without_a_tokenizer_is_refused(marian, tmp_path):
+    folder = tmp_path / "no-tokenizer"
+    folder.mkdir()
+    for name in ("config.json", "generation_config.json", "model.safetensors"):
+        shutil.copy(marian / name, folder / name)
+    with pytest.raises(CheckpointError, match="no-tokenizer: has no usable tokenizer"):
+        load_pretrained(str(folder))
+
+
+def test_pickled_weights_are_refused_and_never_read(marian, tmp_path, monkeypatch):
+    folder = tmp_path / "pickled"
+    shutil.copytree(marian, folder)
+    (folder / "model.safetensors").unlink()
+    (folder / "pytorch_model.bin").write_bytes(b"a pickle that must never be opened")
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load was called"))
+    with pytest.raises(CheckpointError, match=r"no \.safetensors weights \(it has pytorch_model\.bin\).*refused"):
+        load_pretrained(str(folder))
+
+
+def test_remote_code_is_never_run(tmp_path):
+    folder = tmp_path / "remote"
+    folder.mkdir()
+    marker = tmp_path / "ran"
+    (folder / "config.json").write_text(
+        '{"model_type": "lab-remote", "is_encoder_decoder": true, '
+        '"auto_map": {"AutoConfig": "remote.Config", "AutoModelForSeq2SeqLM": "remote.Model"}}'
+    )
+    (folder / "remote.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    with pytest.raises(CheckpointError, match="remote: its config.json could not be loaded"):
+        load_pretrained(str(folder))
+    assert not marker.exists()
+
+
+def test_without_the_extra_a_transformers_model_says_what_to_install(marian, monkeypatch):
+    monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers now fails
+    with pytest.raises(
+        CheckpointError, match=r"marian\): install the optional extra first, `pip install -r requirements-hf.txt`"
+    ):
+        load_pretrained(str(marian))
+
+
+def test_the_hub_download_asks_for_configs_safetensors_and_tokenizer_files_only(marian, monkeypatch):
+    asked = []
+
+    def snapshot_download(**kwargs):
+        asked.append(kwargs["allow_patterns"])
+        return str(marian)
+
+    monkeypatch.setattr(checkpoint, "snapshot_download", snapshot_download)
+    pipeline = load_pretrained("Helsinki-NLP/opus-mt-tiny")
+    assert pipeline.name == "Helsinki-NLP/opus-mt-tiny" and len(asked) == 2
+    wanted = asked[-1]
+
+    def fetched(name: str) -> bool:
+        return any(fnmatch.fnmatch(name, pattern) for pattern in wanted)
+
+    for name in (
+        "config.json",
+        "generation_config.json",
+        "model.safetensors",
+        "model-00001-of-00002.safetensors",
+        "model.safetensors.index.json",
+        "source.spm",
+        "target.spm",
+        "vocab.json",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+        "spiece.model",
+        "sentencepiece.bpe.model",
+    ):
+        assert fetched(name), name
+    for name in (
+        "pytorch_model.bin",
+        "tf_model.h5",
+        "flax_model.msgpack",
+        "rust_model.ot",
+        "model.pt",
+        "training_args.bin",
+    ):
+        assert not fetched(name), name
+
+
+HUB_SCRIPT = """
+from transformer import load_pretrained
+pipeline = load_pretrained("Helsinki-NLP/opus-mt-tiny")
+print(type(pipeline.model).__name__, pipeline.model.config.n_heads, pipeline.generate(["Ich habe Hunger."], max_new_tokens=5)[0] != "")
+"""
+
+
+@pytest.mark.slow
+def test_a_transformers_model_loads_offline_from_a_hub_cache(marian, tmp_path):
+    make_hub_cache(tmp_path, "Helsinki-NLP/opus-mt-tiny", marian)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path), "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, "-c", HUB_SCRIPT], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["HFSeq2Seq", "4", "True"]
+
+
+def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_lens(marian, tmp_path):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50, n_positions=32)).save_pretrained(
+        tmp_path / "gpt2"
+    )
+    name = str(marian)
+    registry = load_models([name, str(tmp_path / "gpt2")], bundled=tmp_path / "none")
+    assert list(registry.models) == [name] and "not an encoder–decoder" in registry.errors[str(tmp_path / "gpt2")]
+    lab, user = Lab(registry), UserState()
+    c = Controls(name, "Ich habe Hunger.", max_len=10)
+    changes = lab.run(user, c)
+    assert changes["output"] == registry.models[name].generate(["Ich habe Hunger."], max_new_tokens=10)[0]
+    assert len(changes["cross"].data) == 2  # the open tab: every head, and the focused one large
+    c.shown = 2
+    for tab in ("encoder", "decoder_self"):
+        assert len(lab.show(user, c, tab=tab)[tab].data) == 2
+    n = len(user.run.session.steps)
+    lab.back(user, c)
+    assert len(user.run.session.steps) == n - 1
+    lab.step(user, c)
+    assert (
+        len(user.run.session.steps) == n
+        and registry.models[name].tokenizer.decode(user.run.session.tokens) == changes["output"]
+    )
+    beam = lab.run(user, Controls(name, "Ich habe Hunger.", max_len=10, strategy="beam", beam_size=3))
+    assert beam["beams"]
+    record = json.loads(Path(lab.export(user)).read_text(encoding="utf-8"))
+    assert record["output_text"] == registry.models[name].tokenizer.decode(user.run.session.tokens)
+    assert len(record["encoder"]) == 2 and record["source_tokens"][-1] == "</s>"
+    heads = lab.heads(name, "Ich habe Hunger.")
+    assert [len(layer) for layer in heads["cross"]] == [4, 4] and set(heads) == {"encoder", "decoder_self", "cross"}
+    ablated = lab.ablate_api(name, "Ich habe Hunger.", ["cross:*:*"])
+    assert any(step["kl"] > 0 for step in ablated["steps"])
+    edited = lab.edit_api(name, "Ich habe Hunger.", 2, 1, ["cross:*:*"])
+    assert set(edited) == {"token", "probability", "top_k", "output_text"}
+
+
+LIGHT_SCRIPT = """
+import sys
+sys.modules["transformers"] = None  # as if the extra were not installed
+from transformer import load_pretrained
+print(load_pretrained("checkpoints/reverse").generate(["abc"])[0])
+"""
+
+
+def test_the_library_and_our_models_need_no_transformers():
+    result = subprocess.run(
+        [sys.executable, "-c", LIGHT_SCRIPT], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "cba"
