@@ -279,7 +279,10 @@ def main(argv: list[str] | None = None) -> None:
         action="append",
         default=[],
         metavar="USER/REPO",
-        help="also load this Hugging Face Hub model (repeatable)",
+        help=(
+            "also load this model: a Hugging Face Hub repo or a folder, in our format or a transformers "
+            "encoder-decoder such as Helsinki-NLP/opus-mt-de-en (pip install -r requirements-hf.txt); repeatable"
+        ),
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

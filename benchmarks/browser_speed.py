@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import statistics
 import sys
@@ -26,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from load import REPO, start_app
+from results import put_block
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -222,17 +222,6 @@ def report(times: dict[str, list[float]], label: str) -> str:
     return "\n".join(lines)
 
 
-def write_results(table: str) -> None:
-    path = HERE / "RESULTS.md"
-    text = path.read_text(encoding="utf-8")
-    block = f"<!-- browser -->\n{table}\n<!-- /browser -->"
-    if "<!-- browser -->" in text:
-        text = re.sub(r"<!-- browser -->.*<!-- /browser -->", lambda _: block, text, flags=re.DOTALL)
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    path.write_text(text, encoding="utf-8")
-
-
 def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
@@ -258,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
     table = report(times, "this checkout" if args.app.resolve() == REPO / "app.py" else str(args.app))
     print(table)
     if args.write:
-        write_results(table)
+        put_block("browser", table)
     return 0
 
 

@@ -23,6 +23,7 @@ sys.path.insert(0, str(REPO))
 import torch
 from app_speed import app_bench, crowd_bench, figures_bench, server_bench
 from model_speed import inference_bench, training_step_bench
+from results import with_blocks
 
 from transformer import TransformerConfig
 
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     report = "\n".join(lines) + "\n"
     print(report)
     if not args.quick:
-        args.out.write_text(report, encoding="utf-8")
+        args.out.write_text(with_blocks(report, args.out), encoding="utf-8")  # the browser and transformers tables stay
     return 0
 
 

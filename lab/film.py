@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from transformer import CheckpointError, DecodingSession, Seq2SeqPipeline, load_pretrained
+from transformer import CheckpointError, DecodingSession, Seq2SeqPipeline, Transformer, load_pretrained
 from transformer.hub import check_compatible
 from transformer.snapshots import Snapshot, list_snapshots
 
@@ -78,6 +78,11 @@ class Films:
         return found
 
     def _list(self, name: str) -> list[Snapshot] | InputError:
+        if not isinstance(self.registry.models[name].model, Transformer):  # a transformers model: final weights only
+            return NoSnapshots(
+                f"{name} is a transformers model, published with its final weights only, so there is no training "
+                "to show. The bundled reversal model has its training snapshots."
+            )
         source = self.registry.sources.get(name, name)
         folder = self.registry.models[name].folder
         # A Hub model's snapshots come from the very commit its checkpoint was loaded from (the cache's folder name).

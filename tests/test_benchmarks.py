@@ -24,3 +24,18 @@ def test_quick_benchmark_runs_and_prints_the_table():
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| measure | ours (ms) | reference (ms) | ratio | bar |" in result.stdout
     assert "greedy 16 tokens, 1 thread: KV cache vs recompute" in result.stdout and "same tokens" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_transformers_benchmark_runs_and_decodes_the_same_tokens_as_generate():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "hf_speed.py"), "--quick"],
+        env=env,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]  # exit 1 when the tokens differ from generate()'s
+    assert "session ÷ generate eager" in result.stdout and "| yes |" in result.stdout

@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from lab.actions import Controls, Lab
+from lab.checks import InputError
 from lab.registry import load_models
 from lab.session import UserState
 from tests import hf_models
@@ -179,6 +180,8 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_lens(mar
     assert [len(layer) for layer in heads["cross"]] == [4, 4] and set(heads) == {"encoder", "decoder_self", "cross"}
     ablated = lab.ablate_api(name, "Ich habe Hunger.", ["cross:*:*"])
     assert any(step["kl"] > 0 for step in ablated["steps"])
+    with pytest.raises(InputError, match="is a transformers model, published with its final weights only"):
+        lab.training(name, "Ich habe Hunger.")
     edited = lab.edit_api(name, "Ich habe Hunger.", 2, 1, ["cross:*:*"])
     assert set(edited) == {"token", "probability", "top_k", "output_text"}
 
@@ -197,3 +200,59 @@ def test_the_library_and_our_models_need_no_transformers():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "cba"
+
+
+def test_a_hub_repo_with_pickled_weights_only_is_read_from_the_hubs_safetensors_conversion(
+    marian, tmp_path, monkeypatch
+):
+    from types import SimpleNamespace
+
+    from transformer import hf_load
+
+    pickled = tmp_path / "main"
+    shutil.copytree(marian, pickled)
+    (pickled / "model.safetensors").unlink()
+    (pickled / "pytorch_model.bin").write_bytes(b"never opened")
+    revisions = []
+
+    def snapshot_download(*, revision=None, **kwargs):
+        revisions.append(revision)
+        return str(marian if revision == "refs/pr/7" else pickled)
+
+    bot = SimpleNamespace(author="SFconvertbot", title="Adding `safetensors` variant of this model", status="open")
+    other = SimpleNamespace(author="someone", title="safetensors please", status="open", git_reference="refs/pr/3")
+    discussions = [other, SimpleNamespace(**vars(bot), git_reference="refs/pr/7")]
+
+    class FakeApi:
+        def get_repo_discussions(self, repo_id, discussion_type=None):
+            assert repo_id == "Helsinki-NLP/opus-mt-tiny" and discussion_type == "pull_request"
+            return iter(discussions)
+
+    monkeypatch.setattr(checkpoint, "snapshot_download", snapshot_download)
+    monkeypatch.setattr(hf_load, "HfApi", FakeApi)
+    monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load was called"))
+    assert load_pretrained("Helsinki-NLP/opus-mt-tiny").model.config.n_heads == 4
+    assert revisions[-1] == "refs/pr/7"
+    discussions[:] = [other]  # no conversion: refused, naming the pickle
+    with pytest.raises(CheckpointError, match=r"\(it has pytorch_model\.bin\), and no safetensors conversion"):
+        load_pretrained("Helsinki-NLP/opus-mt-tiny")
+
+
+def test_a_family_whose_attention_bypasses_the_interface_is_refused_not_drawn_from_nothing():
+    import copy
+
+    from transformers import MarianConfig, MarianMTModel
+
+    from transformer.hf_model import HFSeq2Seq
+
+    small = {"d_model": 16, "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 8}
+    config = MarianConfig(
+        vocab_size=50, pad_token_id=49, decoder_start_token_id=49, eos_token_id=0, decoder_ffn_dim=8, **small
+    )
+    hf = MarianMTModel(config).eval()
+    assert HFSeq2Seq(hf, "marian").config.n_heads == 2
+    cross = hf.model.decoder.layers[1].encoder_attn  # this one module now runs transformers' eager attention itself
+    cross.config = copy.deepcopy(cross.config)
+    cross.config._attn_implementation = "eager"
+    with pytest.raises(CheckpointError, match="marian computes attention outside transformers' attention interface"):
+        HFSeq2Seq(hf, "marian")

@@ -9,10 +9,16 @@ only pickled weights (pytorch_model.bin) is refused, as our own loader refuses p
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable
 from pathlib import Path
 
+from huggingface_hub import HfApi
+
+from . import checkpoint
 from .checkpoint import CONFIG_FILE, PICKLE_SUFFIXES, CheckpointError
+
+logger = logging.getLogger(__name__)
 
 INSTALL = "pip install -r requirements-hf.txt"
 # What a transformers checkpoint needs from a Hub repo: its configs, safetensors weights and tokenizer files. Pickled
@@ -31,6 +37,7 @@ PATTERNS = (
     "*.model",
 )
 WORD_BOUNDARY = "\u2581"
+CONVERSION_BOT = "SFconvertbot"  # the Hub's bot that proposes a safetensors copy of pickled weights
 
 
 def model_type(folder: Path) -> str | None:
@@ -41,6 +48,40 @@ def model_type(folder: Path) -> str | None:
         return None
     kind = data.get("model_type") if isinstance(data, dict) else None
     return str(kind) if kind else None
+
+
+def resolve(name_or_path: str | Path, *, revision: str | None = None, local_files_only: bool = False) -> Path:
+    """The folder of a transformers checkpoint: a local folder, or the Hub repo's configs, safetensors weights and
+    tokenizer files. A Hub repo whose weights are pickled only (many older ones, opus-mt among them) is read from the
+    Hub's safetensors conversion of it, the pull request its bot opened, when there is one."""
+    folder = checkpoint.resolve(
+        name_or_path, revision=revision, local_files_only=local_files_only, extra_patterns=PATTERNS
+    )
+    if any(folder.glob("*.safetensors")) or Path(name_or_path).is_dir() or revision or local_files_only:
+        return folder
+    converted = safetensors_conversion(str(name_or_path))
+    if converted is None:
+        return folder  # load() says that the weights are pickled only
+    logger.warning(
+        "%s: the main branch has pickled weights only; reading the Hub's conversion, %s", name_or_path, converted
+    )
+    return checkpoint.resolve(name_or_path, revision=converted, extra_patterns=PATTERNS)
+
+
+def safetensors_conversion(repo_id: str) -> str | None:
+    """The git reference (refs/pr/N) of the safetensors conversion that the Hub's bot proposed for `repo_id`, or None
+    (none, or the Hub cannot be asked)."""
+    try:
+        for discussion in HfApi().get_repo_discussions(repo_id, discussion_type="pull_request"):
+            if (
+                discussion.author == CONVERSION_BOT
+                and "safetensors" in discussion.title
+                and discussion.status == "open"
+            ):
+                return discussion.git_reference
+    except Exception as err:  # noqa: BLE001 - offline, unknown repo, rate limit: the weights are refused as they are
+        logger.info("%s: no safetensors conversion looked up (%s)", repo_id, err)
+    return None
 
 
 def load(folder: Path, name: str):
@@ -100,8 +141,8 @@ def _check_safetensors(folder: Path, name: str) -> None:
     pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
     found = f" (it has {', '.join(pickles)})" if pickles else ""
     raise CheckpointError(
-        f"{name}: no .safetensors weights{found}; weights are loaded from safetensors only, and pickled weights "
-        "such as pytorch_model.bin are refused"
+        f"{name}: no .safetensors weights{found}, and no safetensors conversion of them on the Hub; weights are "
+        "loaded from safetensors only, and pickled weights such as pytorch_model.bin are refused"
     )
 
 

@@ -39,6 +39,7 @@ class _Call:
 
     controls: dict[int, HeadControl] = field(default_factory=dict)
     values: dict[int, torch.Tensor] | None = None  # filled when the call records values
+    seen: set[int] = field(default_factory=set)  # the modules whose attention ran through _attention
 
 
 _current: contextvars.ContextVar[_Call | None] = contextvars.ContextVar("attention_lab_call", default=None)
@@ -51,6 +52,7 @@ def _attention(module: nn.Module, query, key, value, attention_mask, **kwargs):
     call = _current.get()
     if call is None:
         return output, weights
+    call.seen.add(id(module))
     if call.values is not None:
         call.values[id(module)] = value
     control = call.controls.get(id(module))
@@ -197,6 +199,8 @@ class HFSeq2Seq(nn.Module):
 
     def __init__(self, hf: PreTrainedModel, name: str = "model") -> None:
         super().__init__()
+        if hf.config._attn_implementation != ATTENTION:  # weights and values are read through our attention function
+            hf.set_attn_implementation(ATTENTION)
         self.hf = hf.eval()
         self.modules_by_kind = attention_modules(hf)
         first = self.modules_by_kind["encoder"][0]
@@ -206,6 +210,24 @@ class HFSeq2Seq(nn.Module):
         self.rules = Rules.of(hf.generation_config)
         layers = (len(self.modules_by_kind["encoder"]), len(self.modules_by_kind["cross"]))
         self.config = describe(hf, heads.pop(), output_weight(first).size(1), layers, self.rules)
+        self._check_attention_runs_here(name)
+
+    @torch.no_grad()
+    def _check_attention_runs_here(self, name: str) -> None:
+        """Decode one step of a two-token source: every attention module must run through _attention (a family
+        that computes attention its own way would be drawn from nothing and ignore ablations)."""
+        call, device = _Call(), next(self.parameters()).device
+        src = torch.full((1, 2), self.config.eos_id, device=device)
+        with _calling(call):
+            memory = self.hf.get_encoder()(input_ids=src).last_hidden_state
+            start = torch.full((1, 1), self.config.bos_id, device=device)
+            self.hf(encoder_outputs=BaseModelOutput(last_hidden_state=memory), decoder_input_ids=start)
+        missed = [m for ms in self.modules_by_kind.values() for m in ms if id(m) not in call.seen]
+        if missed:
+            raise CheckpointError(
+                f"{name}: {self.hf.config.model_type} computes attention outside transformers' attention interface "
+                f"({type(missed[0]).__name__}), so Attention Lab cannot read or change its heads"
+            )
 
     def _controls(self, kind: str, controls: list[HeadControl | None]) -> dict[int, HeadControl]:
         return {id(m): c for m, c in zip(self.modules_by_kind[kind], controls) if c is not None}

@@ -162,9 +162,7 @@ def load_pretrained(
     """
     folder = checkpoint.resolve(name_or_path, revision=revision, local_files_only=local_files_only)
     if hf_load.model_type(folder):
-        folder = checkpoint.resolve(
-            name_or_path, revision=revision, local_files_only=local_files_only, extra_patterns=hf_load.PATTERNS
-        )
+        folder = hf_load.resolve(name_or_path, revision=revision, local_files_only=local_files_only)
         model, tokenizer = hf_load.load(folder, str(name_or_path))
         return Seq2SeqPipeline(model, tokenizer, name=str(name_or_path), folder=folder)
     model = Transformer.from_pretrained(folder, map_location=map_location)
