@@ -241,6 +241,9 @@ def ablation_effects(
     ]
 
 
+LOGITS_BUDGET = 2**26  # floats of next-token log-probabilities that one batched ablation pass may hold
+
+
 def importance(model, src_ids: list[int], tokens: list[int]) -> dict[str, np.ndarray]:
     """{kind: (L, H)} the mean KL over the decoding's steps (teacher-forced along `tokens`) when that head alone is
     ablated. Every head is tested in one batched pass, a batch row per head."""
@@ -250,11 +253,14 @@ def importance(model, src_ids: list[int], tokens: list[int]) -> dict[str, np.nda
         return grids
     heads = all_heads(config)
     original = next_token_log_probs(model, src_ids, tokens)[0]
-    each = Interventions(rows=tuple(frozenset({h}) for h in heads))
-    ablated = next_token_log_probs(model, src_ids, tokens, each, batch=len(heads))
-    kl = kl_divergence(original, ablated).mean(dim=-1)  # (heads,)
-    for head, value in zip(heads, kl.tolist()):
-        grids[head.kind][head.layer, head.head] = value
+    # Rows in chunks, so that a large vocabulary (opus-mt's 58k) keeps the batch's logits under about 256 MB.
+    chunk = max(1, LOGITS_BUDGET // (len(tokens) * config.tgt_vocab_size))
+    for start in range(0, len(heads), chunk):
+        part = heads[start : start + chunk]
+        each = Interventions(rows=tuple(frozenset({h}) for h in part))
+        ablated = next_token_log_probs(model, src_ids, tokens, each, batch=len(part))
+        for head, value in zip(part, kl_divergence(original, ablated).mean(dim=-1).tolist()):
+            grids[head.kind][head.layer, head.head] = value
     return grids
 
 

@@ -44,10 +44,7 @@ def marian(folder: Path) -> Path:
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
     folder.mkdir(parents=True, exist_ok=True)
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(LINES), model_writer=model, vocab_size=90, model_type="unigram", minloglevel=2
-    )
+    model = _train_sentencepiece(90)
     (folder / "source.spm").write_bytes(model.getvalue())
     (folder / "target.spm").write_bytes(model.getvalue())
     processor = spm.SentencePieceProcessor(model_proto=model.getvalue())
@@ -61,6 +58,7 @@ def marian(folder: Path) -> Path:
     config = MarianConfig(
         vocab_size=pad + 1, pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=0, forced_eos_token_id=0, **SMALL
     )
+    config.init_std = 1.0  # Marian's scaled embeddings need more to say different things for different sources
     torch.manual_seed(0)
     hf = MarianMTModel(config).eval()
     hf.generation_config.bad_words_ids = [[pad]]
@@ -105,16 +103,17 @@ def bart(folder: Path) -> Path:
 
 
 def t5(folder: Path) -> Path:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
-    unigram = Tokenizer(models.Unigram())
+    # The unigram model is learnt by sentencepiece on one thread (tokenizers' own trainer is not deterministic).
+    pieces = _sentencepiece(100)
+    vocab = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0)] + [
+        p for p in pieces if p[0] not in ("<unk>", "<s>", "</s>")
+    ]
+    unigram = Tokenizer(models.Unigram(vocab, unk_id=2))
     unigram.pre_tokenizer = pre_tokenizers.Metaspace()
     unigram.decoder = decoders.Metaspace()
-    trainer = trainers.UnigramTrainer(
-        vocab_size=120, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>", show_progress=False
-    )
-    unigram.train_from_iterator(LINES, trainer)
     unigram.post_processor = processors.TemplateProcessing(single="$A </s>", special_tokens=[("</s>", 1)])
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=unigram, pad_token="<pad>", eos_token="</s>", unk_token="<unk>"
@@ -136,6 +135,29 @@ def t5(folder: Path) -> Path:
     )
     torch.manual_seed(0)
     return _save(T5ForConditionalGeneration(config).eval(), tokenizer, folder)
+
+
+def _train_sentencepiece(vocab_size: int) -> io.BytesIO:
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(LINES),
+        model_writer=model,
+        vocab_size=vocab_size,
+        model_type="unigram",
+        num_threads=1,  # the same vocabulary every time
+        minloglevel=2,
+    )
+    return model
+
+
+def _sentencepiece(vocab_size: int) -> list[tuple[str, float]]:
+    """(piece, log-probability) of a sentencepiece unigram model learnt on LINES."""
+    import sentencepiece as spm
+
+    processor = spm.SentencePieceProcessor(model_proto=_train_sentencepiece(vocab_size).getvalue())
+    return [(processor.id_to_piece(i), processor.get_score(i)) for i in range(processor.get_piece_size())]
 
 
 def _save(hf, tokenizer, folder: Path) -> Path:

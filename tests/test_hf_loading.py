@@ -131,7 +131,7 @@ def test_the_hub_download_asks_for_configs_safetensors_and_tokenizer_files_only(
 HUB_SCRIPT = """
 from transformer import load_pretrained
 pipeline = load_pretrained("Helsinki-NLP/opus-mt-tiny")
-print(type(pipeline.model).__name__, pipeline.model.config.n_heads, pipeline.generate(["Ich habe Hunger."], max_new_tokens=5)[0] != "")
+print(type(pipeline.model).__name__, pipeline.model.config.n_heads, len(pipeline.generate(["Wo ist der Bahnhof?"], max_new_tokens=5)[0]) > 0)
 """
 
 
@@ -156,9 +156,9 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_lens(mar
     registry = load_models([name, str(tmp_path / "gpt2")], bundled=tmp_path / "none")
     assert list(registry.models) == [name] and "not an encoder–decoder" in registry.errors[str(tmp_path / "gpt2")]
     lab, user = Lab(registry), UserState()
-    c = Controls(name, "Ich habe Hunger.", max_len=10)
+    c = Controls(name, "Wo ist der Bahnhof?", max_len=10)
     changes = lab.run(user, c)
-    assert changes["output"] == registry.models[name].generate(["Ich habe Hunger."], max_new_tokens=10)[0]
+    assert changes["output"] == registry.models[name].generate(["Wo ist der Bahnhof?"], max_new_tokens=10)[0]
     assert len(changes["cross"].data) == 2  # the open tab: every head, and the focused one large
     c.shown = 2
     for tab in ("encoder", "decoder_self"):
@@ -171,18 +171,18 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_lens(mar
         len(user.run.session.steps) == n
         and registry.models[name].tokenizer.decode(user.run.session.tokens) == changes["output"]
     )
-    beam = lab.run(user, Controls(name, "Ich habe Hunger.", max_len=10, strategy="beam", beam_size=3))
+    beam = lab.run(user, Controls(name, "Wo ist der Bahnhof?", max_len=10, strategy="beam", beam_size=3))
     assert beam["beams"]
     record = json.loads(Path(lab.export(user)).read_text(encoding="utf-8"))
     assert record["output_text"] == registry.models[name].tokenizer.decode(user.run.session.tokens)
     assert len(record["encoder"]) == 2 and record["source_tokens"][-1] == "</s>"
-    heads = lab.heads(name, "Ich habe Hunger.")
+    heads = lab.heads(name, "Wo ist der Bahnhof?")
     assert [len(layer) for layer in heads["cross"]] == [4, 4] and set(heads) == {"encoder", "decoder_self", "cross"}
-    ablated = lab.ablate_api(name, "Ich habe Hunger.", ["cross:*:*"])
+    ablated = lab.ablate_api(name, "Wo ist der Bahnhof?", ["cross:*:*"])
     assert any(step["kl"] > 0 for step in ablated["steps"])
     with pytest.raises(InputError, match="is a transformers model, published with its final weights only"):
-        lab.training(name, "Ich habe Hunger.")
-    edited = lab.edit_api(name, "Ich habe Hunger.", 2, 1, ["cross:*:*"])
+        lab.training(name, "Wo ist der Bahnhof?")
+    edited = lab.edit_api(name, "Wo ist der Bahnhof?", 2, 1, ["cross:*:*"])
     assert set(edited) == {"token", "probability", "top_k", "output_text"}
 
 
