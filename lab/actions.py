@@ -159,12 +159,11 @@ class Lab:
             if run is None or not run.session.steps or c.candidate in (None, ""):
                 raise InputError("Decode a step first, then pick another candidate token.")
             step = max(1, min(int(c.shown or 1), len(run.session.steps)))
-            cfg = run.session.model.config
             tokenizer = self.registry.models[run.model_name].tokenizer
             drawing = Drawing(tokenizer, run.session.src_ids, None, run.session.steps, c.look)
             choices, chosen = dict(drawing.candidates(step)), str(c.candidate)  # a label first: "7" may be a token
             token = choices[chosen] if chosen in choices else int(chosen) if chosen.isdigit() else -1
-            if not 0 <= token < cfg.tgt_vocab_size or token in (cfg.pad_id, cfg.bos_id):
+            if not run.session.can_write(token, step):  # pad, bos, or what the model's rules forbid at this step
                 raise InputError("Pick one of the candidate tokens listed for this step.")
             run.original, run.forced_at, run.change = list(run.session.steps), step, "what-if"
             run.session.rewind(step - 1)  # checked first, so a bad choice loses nothing
@@ -229,7 +228,9 @@ class Lab:
             run.base = session
             run.held = f"Ablated throughout: {lens.describe_heads(chosen, session.model.config)} (Reset to undo)."
             tokens = [s.token for s in original]
-            run.effects = lens.ablation_effects(session.model, session.src_ids, tokens, chosen, 3)
+            run.effects = lens.ablation_effects(
+                session.model, session.src_ids, tokens, chosen, 3, session.max_new_tokens
+            )
             user.run = run
             return self.render(user, c)
 
@@ -274,7 +275,7 @@ class Lab:
             return None
         summaries = lens.head_summaries(session, self.registry.alignments.get(run.model_name))
         tokens = [s.token for s in session.steps]
-        importance = lens.importance(session.model, session.src_ids, tokens)
+        importance = lens.importance(session.model, session.src_ids, tokens, session.max_new_tokens)
         title = "Every head, over this source's decoding without ablations or edits"
         return head_views.summary_figure(summaries, importance, title)
 
@@ -413,7 +414,9 @@ class Lab:
                     "kl": round(e.kl, 6),
                     "top_k": top_k_record(tokenizer, e.top_ids, e.top_probs),
                 }
-                for e in lens.ablation_effects(session.model, session.src_ids, tokens, chosen, session.top_k)
+                for e in lens.ablation_effects(
+                    session.model, session.src_ids, tokens, chosen, session.top_k, session.max_new_tokens
+                )
             ],
         }
 

@@ -218,8 +218,10 @@ class Drawing:
         if not shown:
             return []
         step = self.steps[shown - 1]
-        labels = [f"{self.token_label(t)}  ({views.percent(p)})" for t, p in zip(step.top_ids, step.top_probs)]
-        return list(zip(views.unique(labels), step.top_ids))
+        # a token the model may not write here (BART's forced first <s>: every other) has probability exactly 0
+        possible = [(t, p) for t, p in zip(step.top_ids, step.top_probs) if p > 0.0]
+        labels = [f"{self.token_label(t)}  ({views.percent(p)})" for t, p in possible]
+        return list(zip(views.unique(labels), [t for t, _ in possible]))
 
     def compare(self, original: Sequence[Step], at: int):
         """The original decoding's cross-attention beside this one's (focused head), the forced step `at` outlined.

@@ -82,9 +82,11 @@ def entropy(rows: np.ndarray) -> np.ndarray:
     return -(rows * logs).sum(axis=-1)
 
 
-def special_positions(ids: list[int], config) -> np.ndarray:
-    """True at <pad>, <s> and </s>."""
-    return np.isin(np.array(ids), [config.pad_id, config.bos_id, config.eos_id])
+def special_positions(ids: list[int], model) -> np.ndarray:
+    """True at markers that are not text: pad, the decoder's start token, eos, and a transformers model's other
+    special tokens (BART's <s>, mBART's and NLLB's language codes)."""
+    config = model.config
+    return np.isin(np.array(ids), [config.pad_id, config.bos_id, config.eos_id, *getattr(model, "special_ids", ())])
 
 
 def gold_alignment(alignment: str | None, n_source: int) -> list[tuple[int, int]]:
@@ -120,8 +122,8 @@ def head_summaries(session: DecodingSession, alignment: str | None = None) -> di
         if steps
         else [],
     }
-    src_special = special_positions(session.src_ids, config)
-    tgt_special = special_positions(inputs, config)
+    src_special = special_positions(session.src_ids, session.model)
+    tgt_special = special_positions(inputs, session.model)
     gold = gold_alignment(alignment, len(session.src_ids))
     out = {}
     for kind in KINDS:
@@ -205,16 +207,22 @@ class StepEffect:
 
 @torch.no_grad()
 def next_token_log_probs(
-    model: Transformer, src_ids: list[int], tokens: list[int], interventions=None, batch: int = 1
+    model: Transformer,
+    src_ids: list[int],
+    tokens: list[int],
+    interventions=None,
+    batch: int = 1,
+    limit: int | None = None,
 ) -> torch.Tensor:
     """(batch, steps, V) next-token log-probabilities along `tokens`, teacher-forced: step t sees bos and tokens[:t];
-    the batch repeats the sentence (for Interventions.rows)."""
+    the batch repeats the sentence (for Interventions.rows). `limit` is the decoding's length limit (a model may
+    force its last token)."""
     device = next(model.parameters()).device
     src = torch.tensor([src_ids], device=device).expand(batch, -1)
     tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]], device=device).expand(batch, -1)
     enc = model.encode(src, interventions=interventions)
     dec = model.decode(tgt, enc.memory, enc.src_mask, interventions=interventions)
-    return next_token_logits(model, dec.hidden).log_softmax(dim=-1).cpu()
+    return next_token_logits(model, dec.hidden, None, limit).log_softmax(dim=-1).cpu()
 
 
 def kl_divergence(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
@@ -225,13 +233,16 @@ def kl_divergence(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
 
 
 def ablation_effects(
-    model, src_ids: list[int], tokens: list[int], heads: frozenset[Head], top_k: int
+    model, src_ids: list[int], tokens: list[int], heads: frozenset[Head], top_k: int, limit: int | None = None
 ) -> list[StepEffect]:
-    """Per step of the original decoding `tokens`: KL(original || ablated), and the ablated top k."""
+    """Per step of the original decoding `tokens` (of a decoding limited to `limit` steps): KL(original || ablated),
+    and the ablated top k."""
     if not tokens:
         return []
-    original = next_token_log_probs(model, src_ids, tokens)[0]
-    ablated = next_token_log_probs(model, src_ids, tokens, Interventions(ablate=heads))[0] if heads else original
+    original = next_token_log_probs(model, src_ids, tokens, limit=limit)[0]
+    ablated = original
+    if heads:
+        ablated = next_token_log_probs(model, src_ids, tokens, Interventions(ablate=heads), limit=limit)[0]
     kl = kl_divergence(original, ablated)
     top_logs, top_ids = ablated.topk(min(top_k, ablated.size(-1)), dim=-1)
     top_probs = top_logs.exp()
@@ -244,7 +255,7 @@ def ablation_effects(
 LOGITS_BUDGET = 2**26  # floats of next-token log-probabilities that one batched ablation pass may hold
 
 
-def importance(model, src_ids: list[int], tokens: list[int]) -> dict[str, np.ndarray]:
+def importance(model, src_ids: list[int], tokens: list[int], limit: int | None = None) -> dict[str, np.ndarray]:
     """{kind: (L, H)} the mean KL over the decoding's steps (teacher-forced along `tokens`) when that head alone is
     ablated. Every head is tested in one batched pass, a batch row per head."""
     config = model.config
@@ -252,13 +263,13 @@ def importance(model, src_ids: list[int], tokens: list[int]) -> dict[str, np.nda
     if not tokens:
         return grids
     heads = all_heads(config)
-    original = next_token_log_probs(model, src_ids, tokens)[0]
+    original = next_token_log_probs(model, src_ids, tokens, limit=limit)[0]
     # Rows in chunks, so that a large vocabulary (opus-mt's 58k) keeps the batch's logits under about 256 MB.
     chunk = max(1, LOGITS_BUDGET // (len(tokens) * config.tgt_vocab_size))
     for start in range(0, len(heads), chunk):
         part = heads[start : start + chunk]
         each = Interventions(rows=tuple(frozenset({h}) for h in part))
-        ablated = next_token_log_probs(model, src_ids, tokens, each, batch=len(part))
+        ablated = next_token_log_probs(model, src_ids, tokens, each, batch=len(part), limit=limit)
         for head, value in zip(part, kl_divergence(original, ablated).mean(dim=-1).tolist()):
             grids[head.kind][head.layer, head.head] = value
     return grids

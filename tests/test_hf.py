@@ -79,6 +79,36 @@ def test_every_recorded_weight_equals_transformers_output_attentions(family):
         assert step.top_probs == pytest.approx(probs.topk(len(step.top_ids)).values.tolist(), abs=1e-5)
 
 
+def test_a_pass_over_the_whole_prefix_is_masked_as_transformers_masks_it(family):
+    """The lens reads the decoder over the whole prefix at once: no position may see the ones after it."""
+    pipeline, reference, _ = family
+    model, ids = pipeline.model, pipeline.tokenizer.encode(TEXTS[0])
+    tokens = DecodingSession(model, ids, max_new_tokens=LIMIT).run()
+    tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]])
+    with torch.no_grad():
+        out = reference(input_ids=torch.tensor([ids]), decoder_input_ids=tgt, output_attentions=True)
+        enc = model.encode(torch.tensor([ids]))
+        dec = model.decode(tgt, enc.memory, enc.src_mask, output_attentions=True)
+    expected = model.constrain(out.logits[0].clone(), None, LIMIT).log_softmax(-1)
+    torch.testing.assert_close(
+        lens.next_token_log_probs(model, ids, tokens, limit=LIMIT)[0], expected, atol=1e-4, rtol=0
+    )
+    for ours, theirs in zip(dec.self_attentions, out.decoder_attentions):
+        torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=0)
+        assert ours[0, :, 0, 1:].abs().max() == 0  # the first position sees only itself
+
+
+def test_a_padded_batch_decodes_each_source_as_it_decodes_alone(family):
+    pipeline, _, _ = family
+    texts = [TEXTS[1], TEXTS[2], TEXTS[0]]  # of different lengths: the shorter ones are padded
+    assert len({len(pipeline.tokenizer.encode(t)) for t in texts}) == 3
+    alone = [pipeline.generate([t], max_new_tokens=LIMIT)[0] for t in texts]
+    assert pipeline.generate(texts, max_new_tokens=LIMIT) == alone
+    assert pipeline.generate(texts, "beam", beam_size=3, max_new_tokens=LIMIT) == [
+        pipeline.generate([t], "beam", beam_size=3, max_new_tokens=LIMIT)[0] for t in texts
+    ]
+
+
 def test_stepping_back_and_on_equals_one_shot_decoding(family):
     pipeline, _, _ = family
     ids = pipeline.tokenizer.encode(TEXTS[1])
@@ -161,3 +191,34 @@ def test_an_edit_sets_the_cross_weights_and_an_edit_to_the_heads_own_weights_cha
     assert torch.equal(edited.steps[2].cross_attention[1][[0, 2]], torch.stack([point, point]))
     assert not torch.allclose(edited.steps[2].cross_attention[1][1], point)  # the other heads are their own
     assert edited.tokens[:2] == session.tokens[:2]  # the steps before the edit are kept
+
+
+def test_a_what_if_the_models_rules_forbid_is_refused_and_loses_nothing(family):
+    from lab.actions import Controls, Lab
+    from lab.checks import InputError
+    from lab.registry import Registry
+    from lab.session import UserState
+
+    pipeline, _, _ = family
+    config, rules = pipeline.model.config, pipeline.model.rules
+    lab, user = Lab(Registry(models={"m": pipeline})), UserState()
+    lab.run(user, Controls("m", TEXTS[2], max_len=LIMIT))
+    steps = list(user.run.session.steps)
+    # BART forces <s> first (every other token is refused there); Marian never writes pad; T5 forbids nothing
+    forbidden = [t for t in (3, config.pad_id) if not user.run.session.can_write(t, 1)]
+    assert bool(forbidden) == (rules.forced_first is not None or config.pad_id in rules.banned)
+    for token in forbidden:
+        with pytest.raises(InputError, match="Pick one of the candidate tokens"):
+            lab.force(user, Controls("m", TEXTS[2], max_len=LIMIT, shown=1, candidate=str(token)))
+        assert user.run.session.steps == steps and user.run.original is None
+    # eos may be forced at step 2 in every family, BART's too (its decoder starts with eos: bos_id == eos_id there)
+    lab.force(user, Controls("m", TEXTS[2], max_len=LIMIT, shown=2, candidate=str(config.eos_id)))
+    assert user.run.session.tokens == [steps[0].token, config.eos_id] and user.run.change == "what-if"
+
+
+def test_the_tokenizers_own_special_tokens_count_as_specials_in_the_head_summaries(family):
+    pipeline, _, _ = family
+    ids = pipeline.tokenizer.encode(TEXTS[0])
+    special = set(pipeline.tokenizer.hf.all_special_ids)
+    assert lens.special_positions(ids, pipeline.model).tolist() == [i in special for i in ids]
+    assert ids[-1] in special and (ids[0] in special) == (pipeline.model.rules.forced_first is not None)  # BART's <s>

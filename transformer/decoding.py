@@ -331,6 +331,14 @@ class DecodingSession:
         self.steps.append(step)
         return step
 
+    def can_write(self, token: int, step: int) -> bool:
+        """Whether the model may write `token` at step `step` (1-based): not pad or bos, nor what its rules forbid
+        there (a transformers model's forced first token, say), so a what-if can be refused before anything changes."""
+        if not 0 <= token < self.model.config.tgt_vocab_size:
+            return False
+        logits = torch.zeros(self.model.config.tgt_vocab_size, device=self._memory.device)
+        return bool(self.model.constrain(logits, step - 1, self.max_new_tokens)[token].isfinite())
+
     @torch.no_grad()
     def decoder_value_norms(self) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """||v_j W_o^h|| for the decoder's keys, read from the KV cache the steps used (Kobayashi et al. 2020).

@@ -119,6 +119,7 @@ def load(folder: Path, name: str):
     if isinstance(tokenizer, bool) or not hasattr(tokenizer, "convert_ids_to_tokens"):
         raise CheckpointError(f"{name}: has no tokenizer (no tokenizer files next to config.json)")
     model = HFSeq2Seq(hf, name)
+    model.special_ids = frozenset(tokenizer.all_special_ids)  # BART's <s>, language codes: markers, not text
     return model, TransformersTokenizer(tokenizer, model.config)
 
 

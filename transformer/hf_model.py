@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 from transformers import AttentionInterface, GenerationConfig, PreTrainedModel
+from transformers.masking_utils import AttentionMaskInterface, eager_mask
 from transformers.modeling_outputs import BaseModelOutput
 
 from .attention import HeadControl, edit_weights, keep_heads, value_norms
@@ -64,6 +65,8 @@ def _attention(module: nn.Module, query, key, value, attention_mask, **kwargs):
 
 
 AttentionInterface.register(ATTENTION, _attention)
+# transformers builds no attention mask for an implementation it does not know: ours takes eager's (causal, padding).
+AttentionMaskInterface.register(ATTENTION, eager_mask)
 
 
 @contextlib.contextmanager
@@ -117,19 +120,20 @@ class Rules:
     forced_last: int | None = None  # forced_eos_token_id: the last step the limit allows writes it
     eos_ids: tuple[int, ...] = ()
     min_length: int = 0  # eos is not written while the decoder input (start token included) is shorter
+    # (min_new_tokens n is min_length 1 + n: the start token is the decoder's only input before the first new token)
 
     @classmethod
     def of(cls, generation: GenerationConfig) -> Rules:
         eos = generation.eos_token_id
         eos_ids = tuple(eos) if isinstance(eos, list) else (() if eos is None else (eos,))
-        bad = [ids[0] for ids in generation.bad_words_ids or [] if len(ids) == 1]
+        bad = [ids[0] for ids in generation.bad_words_ids or [] if len(ids) == 1 and ids[0] not in eos_ids]
         return cls(
             banned=tuple(bad + list(generation.suppress_tokens or [])),
             begin_banned=tuple(generation.begin_suppress_tokens or []),
             forced_first=generation.forced_bos_token_id,
             forced_last=generation.forced_eos_token_id,
             eos_ids=eos_ids,
-            min_length=generation.min_length or 0,
+            min_length=max(generation.min_length or 0, 1 + (generation.min_new_tokens or 0)),
         )
 
     def apply(self, logits: torch.Tensor, step: int, limit: int | None) -> None:
@@ -201,13 +205,15 @@ class HFSeq2Seq(nn.Module):
         super().__init__()
         if hf.config._attn_implementation != ATTENTION:  # weights and values are read through our attention function
             hf.set_attn_implementation(ATTENTION)
-        self.hf = hf.eval()
+        self.hf = hf
+        self.eval()  # as loaded models are: Seq2SeqPipeline.generate puts back the mode it found
         self.modules_by_kind = attention_modules(hf)
         first = self.modules_by_kind["encoder"][0]
         heads = {n_heads(m) for ms in self.modules_by_kind.values() for m in ms}
         if len(heads) != 1:
             raise CheckpointError(f"{name}: layers with different numbers of heads ({sorted(heads)}) are not supported")
         self.rules = Rules.of(hf.generation_config)
+        self.special_ids: frozenset[int] = frozenset()  # the tokenizer's special tokens, set when it is known
         layers = (len(self.modules_by_kind["encoder"]), len(self.modules_by_kind["cross"]))
         self.config = describe(hf, heads.pop(), output_weight(first).size(1), layers, self.rules)
         self._check_attention_runs_here(name)
