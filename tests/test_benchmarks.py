@@ -1,4 +1,4 @@
-"""The benchmark command runs (quick mode, tiny shapes); timings are reported, never asserted."""
+"""The benchmark commands run (quick mode, tiny shapes); timings are reported, never asserted."""
 
 import os
 import subprocess
@@ -10,17 +10,21 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.mark.slow
-def test_quick_benchmark_runs_and_prints_the_table():
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick"],
-        env=env,
+def quick(script: str) -> subprocess.CompletedProcess:
+    """benchmarks/`script` --quick, run as a user runs it."""
+    return subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), "--quick"],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
         check=False,
         capture_output=True,
         text=True,
         timeout=600,
     )
+
+
+@pytest.mark.slow
+def test_quick_benchmark_runs_and_prints_the_table():
+    result = quick("run.py")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| measure | ours (ms) | reference (ms) | ratio | bar |" in result.stdout
     assert "greedy 16 tokens, 1 thread: KV cache vs recompute" in result.stdout and "same tokens" in result.stdout
@@ -28,14 +32,6 @@ def test_quick_benchmark_runs_and_prints_the_table():
 
 @pytest.mark.slow
 def test_the_transformers_benchmark_runs_and_decodes_the_same_tokens_as_generate():
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "hf_speed.py"), "--quick"],
-        env=env,
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    result = quick("hf_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]  # exit 1 when the tokens differ from generate()'s
     assert "session ÷ generate eager" in result.stdout and "| yes |" in result.stdout
