@@ -85,8 +85,7 @@ def entropy(rows: np.ndarray) -> np.ndarray:
 def special_positions(ids: list[int], model) -> np.ndarray:
     """True at markers that are not text: pad, the decoder's start token, eos, and a transformers model's other
     special tokens (BART's <s>, mBART's and NLLB's language codes)."""
-    config = model.config
-    return np.isin(np.array(ids), [config.pad_id, config.bos_id, config.eos_id, *getattr(model, "special_ids", ())])
+    return np.isin(np.array(ids), sorted(model.special_ids))
 
 
 def gold_alignment(alignment: str | None, n_source: int) -> list[tuple[int, int]]:

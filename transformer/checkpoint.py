@@ -106,7 +106,7 @@ def load_weights(model: torch.nn.Module, folder: Path, device: str = "cpu") -> N
     """Load model.safetensors into `model` strictly: a missing, unexpected or misshapen weight is an error."""
     path = Path(folder) / WEIGHTS_FILE
     if not path.is_file():
-        pickles = sorted(p.name for p in Path(folder).iterdir() if p.suffix in PICKLE_SUFFIXES)
+        pickles = pickled_files(folder)
         hint = (
             f"; found {', '.join(pickles)}, which is refused: weights are loaded from safetensors only"
             if pickles
@@ -123,6 +123,11 @@ def load_weights(model: torch.nn.Module, folder: Path, device: str = "cpu") -> N
         raise CheckpointError(
             f"{path}: weights do not match {CONFIG_FILE} (missing: {_names(missing)}; unexpected: {_names(unexpected)})"
         )
+
+
+def pickled_files(folder: Path) -> list[str]:
+    """The names of the pickled weight files in `folder` (never opened: only named when they are refused)."""
+    return sorted(p.name for p in Path(folder).iterdir() if p.suffix in PICKLE_SUFFIXES)
 
 
 def _names(names: list[str], limit: int = 5) -> str:

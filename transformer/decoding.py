@@ -300,6 +300,9 @@ class DecodingSession:
         cfg = self.model.config
         if force is not None and not 0 <= force < cfg.tgt_vocab_size:
             raise ValueError(f"forced token must be a target id below {cfg.tgt_vocab_size} (got {force})")
+        step_index = len(self.steps)
+        if force is not None and not self.can_write(force, step_index + 1):  # checked first: nothing changes
+            raise ValueError(f"the model never writes token {force} at step {step_index + 1} (pad, bos, or not there)")
         previous = self.steps[-1].token if self.steps else cfg.bos_id
         next_input = torch.tensor([[previous]], device=self._memory.device)
         dec = self.model.decode(
@@ -311,11 +314,7 @@ class DecodingSession:
             output_attentions=True,
             interventions=self.interventions,
         )
-        step_index = len(self.steps)
-        logits = next_token_logits(self.model, dec.hidden[0, -1], step_index, self.max_new_tokens)  # (V,)
-        if force is not None and logits[force] == float("-inf"):  # checked before anything is kept: nothing changes
-            raise ValueError(f"the model never writes token {force} at step {step_index + 1} (pad, bos, or not there)")
-        probs = logits.softmax(dim=-1)
+        probs = next_token_logits(self.model, dec.hidden[0, -1], step_index, self.max_new_tokens).softmax(dim=-1)
         top_probs, top_ids = probs.topk(self.top_k)
         token = int(top_ids[0]) if force is None else force
         step = Step(

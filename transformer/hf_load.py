@@ -16,7 +16,8 @@ from pathlib import Path
 from huggingface_hub import HfApi
 
 from . import checkpoint
-from .checkpoint import CONFIG_FILE, PICKLE_SUFFIXES, CheckpointError
+from .checkpoint import CONFIG_FILE, CheckpointError, pickled_files
+from .tokenizer import WORD_BOUNDARY
 
 logger = logging.getLogger(__name__)
 
@@ -36,7 +37,6 @@ PATTERNS = (
     "*.spm",
     "*.model",
 )
-WORD_BOUNDARY = "\u2581"
 CONVERSION_BOT = "SFconvertbot"  # the Hub's bot that proposes a safetensors copy of pickled weights
 
 
@@ -118,8 +118,7 @@ def load(folder: Path, name: str):
     tokenizer = _guarded(name, "tokenizer", lambda: AutoTokenizer.from_pretrained(folder, trust_remote_code=False))
     if isinstance(tokenizer, bool) or not hasattr(tokenizer, "convert_ids_to_tokens"):
         raise CheckpointError(f"{name}: has no tokenizer (no tokenizer files next to config.json)")
-    model = HFSeq2Seq(hf, name)
-    model.special_ids = frozenset(tokenizer.all_special_ids)  # BART's <s>, language codes: markers, not text
+    model = HFSeq2Seq(hf, name, special_ids=tokenizer.all_special_ids)
     return model, TransformersTokenizer(tokenizer, model.config)
 
 
@@ -139,7 +138,7 @@ def _guarded(name: str, what: str, load):
 def _check_safetensors(folder: Path, name: str) -> None:
     if any(folder.glob("*.safetensors")):
         return
-    pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
+    pickles = pickled_files(folder)
     found = f" (it has {', '.join(pickles)})" if pickles else ""
     raise CheckpointError(
         f"{name}: no .safetensors weights{found}, and no safetensors conversion of them on the Hub; weights are "

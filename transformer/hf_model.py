@@ -17,6 +17,7 @@ import contextvars
 import copy
 import math
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import torch
@@ -201,7 +202,7 @@ class HFSeq2Seq(nn.Module):
     and scaling included), so `project` is the identity; `constrain` applies what generate() would force or forbid.
     """
 
-    def __init__(self, hf: PreTrainedModel, name: str = "model") -> None:
+    def __init__(self, hf: PreTrainedModel, name: str = "model", special_ids: Iterable[int] = ()) -> None:
         super().__init__()
         if hf.config._attn_implementation != ATTENTION:  # weights and values are read through our attention function
             hf.set_attn_implementation(ATTENTION)
@@ -213,9 +214,10 @@ class HFSeq2Seq(nn.Module):
         if len(heads) != 1:
             raise CheckpointError(f"{name}: layers with different numbers of heads ({sorted(heads)}) are not supported")
         self.rules = Rules.of(hf.generation_config)
-        self.special_ids: frozenset[int] = frozenset()  # the tokenizer's special tokens, set when it is known
         layers = (len(self.modules_by_kind["encoder"]), len(self.modules_by_kind["cross"]))
         self.config = describe(hf, heads.pop(), output_weight(first).size(1), layers, self.rules)
+        # markers that are not text: pad, start, eos, and the tokenizer's own (BART's <s>, language codes)
+        self.special_ids = frozenset({self.config.pad_id, self.config.bos_id, self.config.eos_id, *special_ids})
         self._check_attention_runs_here(name)
 
     @torch.no_grad()

@@ -176,6 +176,11 @@ class Transformer(
         """Decoder output (B, T, D) -> logits (B, T, V)."""
         return self.output_proj(hidden)
 
+    @property
+    def special_ids(self) -> frozenset[int]:
+        """Token ids that mark rather than mean: pad, bos, eos."""
+        return frozenset({self.config.pad_id, self.config.bos_id, self.config.eos_id})
+
     def constrain(self, logits: torch.Tensor, step: int | None = None, limit: int | None = None) -> torch.Tensor:
         """Next-token logits (..., V) with -inf for what the model may never write: pad and bos, at any step.
 
