@@ -26,8 +26,9 @@ import torch
 from model_speed import alternate, median_ms
 from results import put_block
 
+from adapters.hf.calls import ATTENTION
+from adapters.hf.model import HFSeq2Seq
 from transformer import DecodingSession, greedy_decode
-from transformer.hf_model import ATTENTION, HFSeq2Seq
 
 OPUS_MT_DE_EN = {  # Helsinki-NLP/opus-mt-de-en's config.json, without its weights
     "vocab_size": 58101,

@@ -80,8 +80,8 @@ def training_step_bench(cfg: TransformerConfig, batch: int, length: int, repeats
 
     def torch_logits():
         hidden = theirs(
-            shell.embed_src(src),
-            shell.embed_tgt(tgt_in),
+            shell.add_positions(shell.embed_source(src)),
+            shell.add_positions(shell.embed_target(tgt_in)),
             tgt_mask=causal,
             src_key_padding_mask=src_pad,
             tgt_key_padding_mask=tgt_pad,
@@ -124,11 +124,11 @@ def greedy_fixed(model: Transformer, src: torch.Tensor, steps: int, cached: bool
 def torch_greedy(ours: Transformer, theirs: nn.Transformer, src: torch.Tensor, steps: int) -> list[int]:
     """The same greedy loop through torch.nn.Transformer's modules, which have no KV cache."""
     src_pad = to_torch_key_padding_mask(src, ours.config.pad_id)
-    memory = theirs.encoder(ours.embed_src(src), src_key_padding_mask=src_pad)
+    memory = theirs.encoder(ours.add_positions(ours.embed_source(src)), src_key_padding_mask=src_pad)
     tokens = torch.full((src.size(0), 1), ours.config.bos_id)
     for _ in range(steps):
         hidden = theirs.decoder(
-            ours.embed_tgt(tokens),
+            ours.add_positions(ours.embed_target(tokens)),
             memory,
             tgt_mask=to_torch_causal_mask(tokens.size(1)),
             memory_key_padding_mask=src_pad,

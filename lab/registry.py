@@ -8,7 +8,8 @@ from pathlib import Path
 
 from huggingface_hub import ModelCard
 
-from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
+from adapters import load_pretrained
+from transformer import CheckpointError, Seq2SeqPipeline
 
 from .checks import InputError, quoted
 from .lens import ALIGNMENTS

@@ -161,6 +161,8 @@ def _sentencepiece(vocab_size: int) -> list[tuple[str, float]]:
 
 
 def _save(hf, tokenizer, folder: Path) -> Path:
+    if hasattr(hf, "final_logits_bias"):  # zero at init; a real checkpoint's is not, and the output layer must add it
+        hf.final_logits_bias.copy_(torch.randn(hf.final_logits_bias.shape, generator=torch.Generator().manual_seed(0)))
     hf.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder

@@ -11,10 +11,11 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM
 
+from adapters import load_pretrained
+from adapters.hf.model import HFCache
 from lab import lens
 from tests import hf_models
-from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode, load_pretrained
-from transformer.hf_model import HFCache
+from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode
 
 TEXTS = ["Wo ist der Bahnhof?", "Ich habe Hunger.", "Die Kinder spielen im Garten."]
 LIMIT = 12
@@ -50,6 +51,18 @@ def test_greedy_decoding_equals_transformers_generate(family):
     assert len({tuple(o) for o in outputs}) == len(TEXTS) and len({t for o in outputs for t in o}) > 3
 
 
+def test_without_a_limit_asked_for_a_decoding_stops_where_generate_stops(family):
+    """generate()'s max_length counts the decoder's start token: with no limit given, the model's positions allow
+    positions - 1 new tokens there, and here (eos forced at the last of them for Marian and BART)."""
+    pipeline, reference, _ = family
+    ids = pipeline.tokenizer.encode(TEXTS[0])
+    positions = pipeline.model.config.max_len
+    expected = reference.generate(torch.tensor([ids]), num_beams=1, do_sample=False, max_length=positions)[0, 1:]
+    session = DecodingSession(pipeline.model, ids)
+    assert session.max_new_tokens == positions - 1
+    assert session.run() == expected.tolist()
+
+
 def test_every_recorded_weight_equals_transformers_output_attentions(family):
     pipeline, reference, _ = family
     ids = pipeline.tokenizer.encode(TEXTS[2])
@@ -74,7 +87,7 @@ def test_every_recorded_weight_equals_transformers_output_attentions(family):
                 step.cross_attention[layer], out.cross_attentions[layer][0, :, t], atol=1e-5, rtol=0
             )
         # the distribution shown is transformers' logits with generate()'s rules for this step (a forced first token)
-        probs = pipeline.model.constrain(out.logits[0, t].clone(), t, LIMIT).softmax(-1)
+        probs = pipeline.model.rules.apply(out.logits[0, t].clone(), t, LIMIT).softmax(-1)
         assert step.prob == pytest.approx(float(probs[step.token]), abs=1e-5)
         assert step.top_probs == pytest.approx(probs.topk(len(step.top_ids)).values.tolist(), abs=1e-5)
 
@@ -89,7 +102,7 @@ def test_a_pass_over_the_whole_prefix_is_masked_as_transformers_masks_it(family)
         out = reference(input_ids=torch.tensor([ids]), decoder_input_ids=tgt, output_attentions=True)
         enc = model.encode(torch.tensor([ids]))
         dec = model.decode(tgt, enc.memory, enc.src_mask, output_attentions=True)
-    expected = model.constrain(out.logits[0].clone(), None, LIMIT).log_softmax(-1)
+    expected = model.rules.apply(out.logits[0].clone(), None, LIMIT).log_softmax(-1)
     torch.testing.assert_close(
         lens.next_token_log_probs(model, ids, tokens, limit=LIMIT)[0], expected, atol=1e-4, rtol=0
     )

@@ -21,7 +21,9 @@ def test_output_and_attention_shapes(model):
     assert all(w.shape == (3, 4, 7, 7) for w in att.encoder)
     assert all(w.shape == (3, 4, 5, 5) for w in att.decoder_self)
     assert all(w.shape == (3, 4, 5, 7) for w in att.cross)
-    assert model.embed_src(src).shape == (3, 7, 16) and model.embed_tgt(tgt).shape == (3, 5, 16)
+    assert model.add_positions(model.embed_source(src)).shape == (3, 7, 16) and model.add_positions(
+        model.embed_target(tgt)
+    ).shape == (3, 5, 16)
     assert model(src, tgt).attentions is None
 
 

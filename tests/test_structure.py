@@ -1,23 +1,28 @@
 """The project's shape: the library stands alone, data flows one way, no import cycles, short functions and files.
 
-transformer/   the library: may import torch, numpy, safetensors, tokenizers, huggingface_hub and itself
+transformer/   the library: may import torch, numpy, safetensors, tokenizers, huggingface_hub and itself; it never
+               names transformers or sentencepiece (other model families come in through adapters/)
+adapters/      other model families meeting the library's contract: may import the library, never the app
 training/      how the checkpoints were made: may import the library, never the app
-lab/, app.py   the app: lab/ may import the library, app.py and page.py may import lab/ and the library; never training/
+lab/, app.py   the app: lab/ may import adapters/ and the library, app.py and page.py lab/ too; never training/
 """
 
 import ast
+import re
 import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("transformer", "training", "lab", "benchmarks")
+PACKAGES = ("transformer", "adapters", "training", "lab", "benchmarks")
 APP_FILES = (REPO / "app.py", REPO / "page.py")  # the Space's entry point and its layout
-LIBRARY_MAY_IMPORT = {"torch", "numpy", "safetensors", "tokenizers", "huggingface_hub", "transformers", "sentencepiece"}
-MAY_NOT_IMPORT = {  # project parts each part must not reach: data flows app -> lab -> transformer, training -> transformer
-    "transformer": {"training", "lab", "app", "page", "benchmarks", "tests"},
-    "training": {"lab", "app", "page", "benchmarks", "tests"},
+LIBRARY_MAY_IMPORT = {"torch", "numpy", "safetensors", "tokenizers", "huggingface_hub"}
+NEVER_IN_THE_LIBRARY = re.compile(r"\b(transformers|sentencepiece)\b")  # the packages, by their own (lower-case) names
+MAY_NOT_IMPORT = {  # project parts each part must not reach: app -> lab -> adapters -> transformer, training -> transformer
+    "transformer": {"adapters", "training", "lab", "app", "page", "benchmarks", "tests"},
+    "adapters": {"training", "lab", "app", "page", "benchmarks", "tests"},
+    "training": {"adapters", "lab", "app", "page", "benchmarks", "tests"},
     "lab": {"training", "app", "page", "benchmarks", "tests"},
     "app": {"training", "benchmarks", "tests"},
     "benchmarks": {"training", "tests"},
@@ -118,7 +123,29 @@ def test_the_library_imports_only_what_it_may():
         for name in imports(path)
         if name.split(".")[0] not in allowed
     }
-    assert not wrong, sorted(wrong)  # gradio, plotly, sacrebleu and tqdm among them
+    assert not wrong, sorted(wrong)  # gradio, plotly, sacrebleu, tqdm and transformers among them
+
+
+def library_mentions(folder: Path) -> list[str]:
+    """Lines of the library that name transformers or sentencepiece, in code, strings or comments."""
+    return [
+        f"{path.relative_to(folder.parent)}:{n}: {line.strip()}"
+        for path in sorted(folder.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if NEVER_IN_THE_LIBRARY.search(line)
+    ]
+
+
+def test_the_library_never_names_transformers_or_sentencepiece():
+    assert not library_mentions(REPO / "transformer")
+
+
+def test_the_mention_check_finds_a_mention(tmp_path):
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "a.py").write_text('"""Attention Flow in Transformers (a title)."""\nimport torch\n')
+    assert library_mentions(tmp_path / "lib") == []
+    (tmp_path / "lib" / "b.py").write_text("x = 1  # see the transformers adapter\n")
+    assert library_mentions(tmp_path / "lib") == ["lib/b.py:1: x = 1  # see the transformers adapter"]
 
 
 def function_lengths(path: Path) -> list[tuple[int, str]]:

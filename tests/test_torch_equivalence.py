@@ -42,8 +42,8 @@ def make_pair(norm_first: bool) -> tuple[Transformer, nn.Transformer]:
 def torch_logits(ours: Transformer, theirs: nn.Transformer, src, tgt) -> torch.Tensor:
     src_pad, tgt_pad = to_torch_key_padding_mask(src, PAD), to_torch_key_padding_mask(tgt, PAD)
     hidden = theirs(
-        ours.embed_src(src),
-        ours.embed_tgt(tgt),
+        ours.add_positions(ours.embed_source(src)),
+        ours.add_positions(ours.embed_target(tgt)),
         tgt_mask=to_torch_causal_mask(tgt.size(1)),
         src_key_padding_mask=src_pad,
         tgt_key_padding_mask=tgt_pad,

@@ -1,21 +1,30 @@
-"""Attention Lab: a from-scratch encoder-decoder Transformer that shows every attention map it computes."""
+"""Attention Lab: a from-scratch encoder-decoder Transformer that shows every attention map it computes.
+
+transformer.contract states what decoding and the readings need of any model and tokenizer; the Transformer here
+meets it natively, and the adapters package beside this library wraps other model families to meet it.
+"""
 
 from .checkpoint import CheckpointError
 from .config import TransformerConfig
+from .contract import KINDS, NextTokenRules, Seq2SeqModel, Seq2SeqTokenizer
 from .decoding import DecodingSession, beam_search, greedy_decode
 from .hub import Seq2SeqPipeline, load_pretrained
 from .interventions import CrossEdit, Head, Interventions
 from .model import Attentions, Seq2SeqOutput, Transformer
 
 __all__ = [
+    "KINDS",
     "Attentions",
     "CheckpointError",
     "CrossEdit",
     "DecodingSession",
     "Head",
     "Interventions",
+    "NextTokenRules",
+    "Seq2SeqModel",
     "Seq2SeqOutput",
     "Seq2SeqPipeline",
+    "Seq2SeqTokenizer",
     "Transformer",
     "TransformerConfig",
     "beam_search",

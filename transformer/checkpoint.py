@@ -68,6 +68,17 @@ def resolve(
         ) from err
 
 
+def model_type(folder: Path) -> str | None:
+    """The "model_type" of the folder's config.json: another library's checkpoint names its model family there, ours
+    has none. None for our format (or no readable config)."""
+    try:
+        data = json.loads((Path(folder) / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    kind = data.get("model_type") if isinstance(data, dict) else None
+    return str(kind) if kind else None
+
+
 def read_config(folder: Path) -> TransformerConfig:
     path = Path(folder) / CONFIG_FILE
     if not path.is_file():

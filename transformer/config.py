@@ -1,12 +1,69 @@
-"""The model's hyper-parameters, saved next to the weights as config.json."""
+"""The model's hyper-parameters, saved next to the weights as config.json; and the facts every model's config offers
+(ModelConfig, part of the model contract in transformer.contract), with the kinds of attention they count layers of."""
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 MAX_POSITIONS = 8192  # the positional-encoding table is built in full, so its size is capped
+
+KINDS = ("encoder", "decoder_self", "cross")  # the three kinds of attention, in the order the model runs them
+
+
+@runtime_checkable
+class ModelConfig(Protocol):
+    """The facts about a model that code driving it reads: its shape, its limits and its special ids."""
+
+    @property
+    def src_vocab_size(self) -> int:
+        """Source token ids are 0..src_vocab_size - 1 (a pipeline checks its tokenizer against it)."""
+
+    @property
+    def tgt_vocab_size(self) -> int:
+        """V: the width of the next-token logits."""
+
+    @property
+    def d_model(self) -> int:
+        """D: the width of hidden states and token embeddings (attribution's inputs)."""
+
+    @property
+    def n_heads(self) -> int:
+        """H: heads in every attention block (the views, ablation and editing name heads by it)."""
+
+    @property
+    def n_encoder_layers(self) -> int:
+        """Layers of encoder self-attention (the views and ablation name them 1 to n)."""
+
+    @property
+    def n_decoder_layers(self) -> int:
+        """Layers of decoder self- and cross-attention; the lens reads one hidden state per layer."""
+
+    @property
+    def max_len(self) -> int:
+        """The most positions the source, and the decoder's input, may have (longer sources are cut to it)."""
+
+    @property
+    def max_new_tokens(self) -> int:
+        """The most tokens one decoding writes, and what decoding takes when no limit is asked for."""
+
+    @property
+    def pad_id(self) -> int:
+        """Padding in a batch of sources or targets: masked out as a key, never written."""
+
+    @property
+    def bos_id(self) -> int:
+        """The token the decoder starts from (the first decoder input)."""
+
+    @property
+    def eos_id(self) -> int:
+        """The token that ends a decoding."""
+
+
+def n_layers(config: ModelConfig, kind: str) -> int:
+    """How many layers of attention of `kind` (one of KINDS) the model has."""
+    return config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
 
 
 @dataclass
@@ -95,8 +152,10 @@ class TransformerConfig:
                 raise ValueError(f"{field.name} must be {field.type} (got {value!r})")
 
     @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_heads
+    def max_new_tokens(self) -> int:
+        """The most tokens one decoding writes: the decoder's input is bos and every token but the last, so max_len
+        positions allow max_len new tokens."""
+        return self.max_len
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,7 +1,10 @@
 """Greedy and beam-search decoding with a KV cache, and a step-by-step session that records what the model saw.
 
-Every function here runs the decoder on the new position only and keeps earlier keys/values in a KVCache, so a step
-costs one position rather than a re-run of the prefix. Returned token lists hold neither bos nor eos.
+Every function here runs the decoder on the new position only and keeps earlier keys/values in the model's cache,
+so a step costs one position rather than a re-run of the prefix. greedy_decode and beam_search return token lists
+without bos and eos; a DecodingSession's tokens end with eos once the model has written it.
+
+They drive any model that meets transformer.contract.Seq2SeqModel: ours, and the adapters' models.
 
 Dimension key: B batch, k beams, H heads, S source positions, P positions decoded so far, V vocabulary.
 """
@@ -12,13 +15,12 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .contract import Cache, Seq2SeqModel
 from .interventions import Interventions
-from .model import KVCache, Transformer
 
 
-def _max_new_tokens(model: Transformer, requested: int | None) -> int:
-    # The decoder input is bos plus every token but the last, so max_len positions allow max_len new tokens.
-    limit = model.config.max_len
+def _max_new_tokens(model: Seq2SeqModel, requested: int | None) -> int:
+    limit = model.config.max_new_tokens
     if requested is None:
         return limit
     if requested < 1:
@@ -27,18 +29,18 @@ def _max_new_tokens(model: Transformer, requested: int | None) -> int:
 
 
 def next_token_logits(
-    model: Transformer, hidden: torch.Tensor, step: int | None = None, limit: int | None = None
+    model: Seq2SeqModel, hidden: torch.Tensor, step: int | None = None, limit: int | None = None
 ) -> torch.Tensor:
     """Logits (..., V) for the next token from the decoder's hidden state at decoding step `step` (0-based; None:
-    positions along dim -2 are steps 0, 1, ...); what the model may not write there is -inf (see model.constrain)."""
-    return model.constrain(model.project(hidden), step, limit)
+    positions along dim -2 are steps 0, 1, ...); what the model may not write there is -inf (see model.rules)."""
+    return model.rules.apply(model.project(hidden), step, limit)
 
 
 def _strip(ids: list[int], eos_id: int) -> list[int]:
     return ids[: ids.index(eos_id)] if eos_id in ids else ids
 
 
-def _checked(model: Transformer, interventions: Interventions | None) -> Interventions | None:
+def _checked(model: Seq2SeqModel, interventions: Interventions | None) -> Interventions | None:
     if interventions:
         interventions.check(model.config)
     return interventions or None
@@ -46,7 +48,7 @@ def _checked(model: Transformer, interventions: Interventions | None) -> Interve
 
 @torch.no_grad()
 def greedy_decode(
-    model: Transformer,
+    model: Seq2SeqModel,
     src: torch.Tensor,
     max_new_tokens: int | None = None,
     interventions: Interventions | None = None,
@@ -62,7 +64,7 @@ def greedy_decode(
     B = src.size(0)
     next_input = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)
-    cache: KVCache | None = None
+    cache: Cache | None = None
     out = []
     for step in range(steps):
         dec = model.decode(next_input, enc.memory, enc.src_mask, cache, use_cache=True, interventions=interventions)
@@ -160,7 +162,7 @@ class _Row:
 
 @torch.no_grad()
 def beam_search(
-    model: Transformer,
+    model: Seq2SeqModel,
     src: torch.Tensor,
     beam_size: int = 4,
     max_new_tokens: int | None = None,
@@ -188,7 +190,7 @@ def beam_search(
     scores[:, 0] = 0.0  # all beams start identical: keep one so the first step does not pick duplicates
     beams: list[list[int]] = [[] for _ in range(B * k)]
     next_input = torch.full((B * k, 1), cfg.bos_id, dtype=torch.long, device=device)
-    cache: KVCache | None = None
+    cache: Cache | None = None
     for step in range(steps):
         dec = model.decode(next_input, memory, src_mask, cache, use_cache=True, interventions=interventions)
         log_probs = next_token_logits(model, dec.hidden[:, -1], step, steps).log_softmax(dim=-1)  # (B*k, V)
@@ -256,7 +258,7 @@ class DecodingSession:
 
     def __init__(
         self,
-        model: Transformer,
+        model: Seq2SeqModel,
         src_ids: list[int],
         top_k: int = 5,
         max_new_tokens: int | None = None,
@@ -280,7 +282,7 @@ class DecodingSession:
         self._memory, self._src_mask = enc.memory, enc.src_mask
         self.encoder_attention = [w[0] for w in enc.attentions]  # per encoder layer: (H, S, S)
         self.steps: list[Step] = []
-        self._cache: KVCache | None = None  # covers the decoder inputs bos, steps[0].token, ..., steps[-2].token
+        self._cache: Cache | None = None  # covers the decoder inputs bos, steps[0].token, ..., steps[-2].token
 
     @property
     def tokens(self) -> list[int]:
@@ -332,11 +334,11 @@ class DecodingSession:
 
     def can_write(self, token: int, step: int) -> bool:
         """Whether the model may write `token` at step `step` (1-based): not pad or bos, nor what its rules forbid
-        there (a transformers model's forced first token, say), so a what-if can be refused before anything changes."""
+        there (a token another model forces first, say), so a what-if can be refused before anything changes."""
         if not 0 <= token < self.model.config.tgt_vocab_size:
             return False
         logits = torch.zeros(self.model.config.tgt_vocab_size, device=self._memory.device)
-        return bool(self.model.constrain(logits, step - 1, self.max_new_tokens)[token].isfinite())
+        return bool(self.model.rules.apply(logits, step - 1, self.max_new_tokens)[token].isfinite())
 
     @torch.no_grad()
     def decoder_value_norms(self) -> tuple[list[torch.Tensor], list[torch.Tensor]]:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import torch
 
-from . import checkpoint, hf_load, snapshots
+from . import checkpoint, snapshots
 from .checkpoint import CheckpointError
+from .contract import ModelConfig, Seq2SeqModel, Seq2SeqTokenizer
 from .decoding import beam_search, greedy_decode
 from .model import Transformer
 from .tokenizer import Tokenizer
@@ -23,10 +24,11 @@ logger = logging.getLogger(__name__)
 
 
 class Seq2SeqPipeline:
-    """A Transformer and the tokenizer it was trained with; the tokenizer travels with the model."""
+    """A model and the tokenizer it was trained with (any that meet transformer.contract); the tokenizer travels with
+    the model."""
 
     def __init__(
-        self, model: Transformer, tokenizer: Tokenizer, name: str = "model", folder: Path | None = None
+        self, model: Seq2SeqModel, tokenizer: Seq2SeqTokenizer, name: str = "model", folder: Path | None = None
     ) -> None:
         check_compatible(model.config, tokenizer, name)
         self.folder = folder  # where it was loaded from (its model card is there), if anywhere
@@ -140,7 +142,7 @@ class Seq2SeqPipeline:
         )
 
 
-def check_compatible(config, tokenizer: Tokenizer, name: str) -> None:
+def check_compatible(config: ModelConfig, tokenizer: Seq2SeqTokenizer, name: str) -> None:
     # One tokenizer serves both sides, so both vocabularies must be exactly its size.
     if not tokenizer.vocab_size == config.src_vocab_size == config.tgt_vocab_size:
         raise CheckpointError(
@@ -157,14 +159,16 @@ def load_pretrained(
 ) -> Seq2SeqPipeline:
     """Load model and tokenizer from a folder or a Hub repo id; raises CheckpointError naming the file at fault.
 
-    A transformers encoder–decoder (its config.json has a "model_type") loads through transformer.hf_load, with the
-    optional extra installed: Marian/opus-mt, BART, mBART, M2M100/NLLB and T5 decode and show their attention here.
+    This loads checkpoints in this library's format. Models of other libraries (their config.json names a
+    "model_type") load through the adapters beside it: adapters.load_pretrained reads both.
     """
     folder = checkpoint.resolve(name_or_path, revision=revision, local_files_only=local_files_only)
-    if hf_load.model_type(folder):
-        folder = hf_load.resolve(name_or_path, revision=revision, local_files_only=local_files_only)
-        model, tokenizer = hf_load.load(folder, str(name_or_path))
-        return Seq2SeqPipeline(model, tokenizer, name=str(name_or_path), folder=folder)
+    family = checkpoint.model_type(folder)
+    if family:
+        raise CheckpointError(
+            f"{name_or_path}: a {family} checkpoint of another library (its config.json names a model_type); "
+            "load it with adapters.load_pretrained, which reads both formats"
+        )
     model = Transformer.from_pretrained(folder, map_location=map_location)
     tokenizer_path = folder / checkpoint.TOKENIZER_FILE
     if not tokenizer_path.is_file():

@@ -32,14 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from .attention import HeadControl
-from .config import TransformerConfig
-
-KINDS = ("encoder", "decoder_self", "cross")
-
-
-def n_layers(config: TransformerConfig, kind: str) -> int:
-    """How many layers of attention of `kind` (one of KINDS) the model has."""
-    return config.n_encoder_layers if kind == "encoder" else config.n_decoder_layers
+from .config import KINDS, ModelConfig, n_layers
 
 
 @dataclass(frozen=True, order=True)
@@ -85,7 +78,7 @@ class Interventions:
     def __bool__(self) -> bool:
         return bool(self.ablate or self.edits or any(self.rows))
 
-    def check(self, config: TransformerConfig) -> None:
+    def check(self, config: ModelConfig) -> None:
         """Raise ValueError naming the first head, layer or step that this model does not have."""
         for head in self.ablate.union(*self.rows):
             if head.kind not in KINDS:
@@ -96,19 +89,19 @@ class Interventions:
             _check_index("layer", edit.layer, config.n_decoder_layers)
             for h in edit.heads:
                 _check_index("head", h, config.n_heads)
-            if not 1 <= edit.step <= config.max_len:
-                raise ValueError(f"step must be in 1..{config.max_len} (got {edit.step})")
+            if not 1 <= edit.step <= config.max_new_tokens:
+                raise ValueError(f"step must be in 1..{config.max_new_tokens} (got {edit.step})")
             if edit.weights.dim() != 1 or (edit.weights < 0).any():
                 raise ValueError("an edit's weights must be one non-negative weight per source position")
 
-    def encoder_controls(self, config: TransformerConfig) -> list[HeadControl | None] | None:
+    def encoder_controls(self, config: ModelConfig) -> list[HeadControl | None] | None:
         """One HeadControl (or None) per encoder layer; None when nothing changes in the encoder."""
         if not any(h.kind == "encoder" for h in self.ablate.union(*self.rows)):
             return None
         return [self._control("encoder", layer, config.n_heads) for layer in range(config.n_encoder_layers)]
 
     def decoder_controls(
-        self, config: TransformerConfig, start: int, n_queries: int, n_source: int
+        self, config: ModelConfig, start: int, n_queries: int, n_source: int
     ) -> list[tuple[HeadControl | None, HeadControl | None]] | None:
         """Per decoder layer, the (self, cross) controls for a call over target positions start..start+n_queries-1."""
         if not self:

@@ -177,8 +177,11 @@ class Decoder(nn.Module):
         caches: list[LayerCache] | None = None,
         need_weights: bool = False,
         controls: list[tuple[HeadControl | None, HeadControl | None]] | None = None,
-    ) -> tuple[torch.Tensor, tuple, tuple, list[LayerCache]]:
-        self_attentions, cross_attentions, new_caches = [], [], []
+        keep_states: bool = False,
+    ) -> tuple[torch.Tensor, tuple, tuple, list[LayerCache], tuple]:
+        """x (B, T, D) -> the output norm(x), the weights if need_weights, the caches, and if keep_states each
+        layer's output (B, T, D) before the final norm."""
+        self_attentions, cross_attentions, new_caches, states = [], [], [], []
         for i, layer in enumerate(self.layers):
             cache = caches[i] if caches is not None else None
             layer_controls = controls[i] if controls else (None, None)
@@ -188,6 +191,8 @@ class Decoder(nn.Module):
             self_attentions.append(self_weights)
             cross_attentions.append(cross_weights)
             new_caches.append(new_cache)
+            states.append(x)
+        kept = tuple(states) if keep_states else ()
         if not need_weights:
-            return self.norm(x), (), (), new_caches
-        return self.norm(x), tuple(self_attentions), tuple(cross_attentions), new_caches
+            return self.norm(x), (), (), new_caches, kept
+        return self.norm(x), tuple(self_attentions), tuple(cross_attentions), new_caches, kept

@@ -1,5 +1,8 @@
 """The encoder-decoder Transformer: embeddings, encode / decode / forward, and the output projection.
 
+It meets the library's model contract (transformer.contract.Seq2SeqModel) natively: decoding, the readings and the
+app's lens drive it through that contract alone.
+
 Dimension key: B batch, H heads, S source positions, T target positions, P cached target positions, D d_model, V vocabulary.
 Masks follow the package convention (bool, True = may attend; see attention.py).
 """
@@ -17,6 +20,7 @@ from torch import nn
 from . import checkpoint
 from .attention import MultiHeadAttention
 from .config import TransformerConfig
+from .contract import DecoderOutput, EncoderOutput, NextTokenRules
 from .interventions import Interventions
 from .layers import Decoder, Encoder, LayerCache
 from .masks import causal_mask, padding_mask
@@ -35,22 +39,6 @@ class Attentions:
 class Seq2SeqOutput:
     logits: torch.Tensor  # (B, T, V)
     attentions: Attentions | None = None
-
-
-@dataclass
-class EncoderOutput:
-    memory: torch.Tensor  # (B, S, D)
-    src_mask: torch.Tensor  # (B, 1, 1, S)
-    attentions: tuple[torch.Tensor, ...]  # per encoder layer: (B, H, S, S), empty unless asked for
-    values: tuple[torch.Tensor, ...] = ()  # per encoder layer: (B, H, S, K) projected values, with the attentions
-
-
-@dataclass
-class DecoderOutput:
-    hidden: torch.Tensor  # (B, T, D), before the output projection
-    self_attentions: tuple[torch.Tensor, ...]
-    cross_attentions: tuple[torch.Tensor, ...]
-    cache: KVCache | None
 
 
 @dataclass
@@ -155,39 +143,42 @@ class Transformer(
 
     # Embeddings and output -------------------------------------------------------------------------------------------
 
-    def _embed(self, embed: nn.Embedding, ids: torch.Tensor, start: int) -> torch.Tensor:
-        end = start + ids.size(1)
+    def embed_source(self, src: torch.Tensor) -> torch.Tensor:
+        """(B, S) ids -> (B, S, D): the token embeddings scaled by sqrt(D), before positions are added."""
+        return self.src_embed(src) * math.sqrt(self.config.d_model)
+
+    def embed_target(self, tgt: torch.Tensor) -> torch.Tensor:
+        """(B, T) ids -> (B, T, D): the token embeddings scaled by sqrt(D), before positions are added."""
+        return self.tgt_embed(tgt) * math.sqrt(self.config.d_model)
+
+    def add_positions(self, tokens: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Token embeddings (B, T, D) at positions start..start+T-1 plus their sinusoidal positions (then dropout):
+        what enters the encoder or decoder stack."""
+        end = start + tokens.size(1)
         if end > self.config.max_len:
             raise ValueError(
                 f"sequence is longer than the model's max_len (got {end} positions, max {self.config.max_len})"
             )
-        x = embed(ids) * math.sqrt(self.config.d_model) + self.positional_encoding[start:end]
-        return self.embed_dropout(x)
-
-    def embed_src(self, src: torch.Tensor) -> torch.Tensor:
-        """(B, S) ids -> (B, S, D): scaled token embedding plus sinusoidal position, what enters the encoder stack."""
-        return self._embed(self.src_embed, src, 0)
-
-    def embed_tgt(self, tgt: torch.Tensor, start: int = 0) -> torch.Tensor:
-        """(B, T) ids at positions start..start+T-1 -> (B, T, D), what enters the decoder stack."""
-        return self._embed(self.tgt_embed, tgt, start)
+        return self.embed_dropout(tokens + self.positional_encoding[start:end])
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
-        """Decoder output (B, T, D) -> logits (B, T, V)."""
+        """Decoder output (..., D) -> logits (..., V)."""
         return self.output_proj(hidden)
+
+    def final_norm(self, states: torch.Tensor) -> torch.Tensor:
+        """The decoder stack's closing LayerNorm (as torch.nn.Transformer's, post-LN too): of the last layer's state,
+        it gives the decoder's output."""
+        return self.decoder.norm(states)
 
     @property
     def special_ids(self) -> frozenset[int]:
         """Token ids that mark rather than mean: pad, bos, eos."""
         return frozenset({self.config.pad_id, self.config.bos_id, self.config.eos_id})
 
-    def constrain(self, logits: torch.Tensor, step: int | None = None, limit: int | None = None) -> torch.Tensor:
-        """Next-token logits (..., V) with -inf for what the model may never write: pad and bos, at any step.
-
-        Models whose rules depend on the step (a forced first token) read `step` (0-based; None: the positions along
-        dim -2 are steps 0, 1, ...) and `limit`, the most steps the decoding may take."""
-        logits[..., [self.config.pad_id, self.config.bos_id]] = float("-inf")
-        return logits
+    @property
+    def rules(self) -> NextTokenRules:
+        """Pad and bos are never written, at any step."""
+        return NextTokenRules(banned=(self.config.pad_id, self.config.bos_id))
 
     def encoder_value_norms(self, enc: EncoderOutput) -> list[torch.Tensor]:
         """Per encoder layer (B, H, S): ||v_j W_o^h|| for the values an encode(output_attentions=True) recorded."""
@@ -204,15 +195,21 @@ class Transformer(
     # Encode / decode / forward ---------------------------------------------------------------------------------------
 
     def encode(
-        self, src: torch.Tensor, output_attentions: bool = False, interventions: Interventions | None = None
+        self,
+        src: torch.Tensor,
+        output_attentions: bool = False,
+        interventions: Interventions | None = None,
+        src_embeds: torch.Tensor | None = None,
     ) -> EncoderOutput:
         """src (B, S) ids -> memory (B, S, D), the source padding mask, and per-layer attention and values if asked.
 
         `interventions` ablates encoder heads (see transformer.interventions); other kinds act in decode.
+        `src_embeds` (B, S, D) is read in place of embed_source(src) (gradient attribution); src still gives the mask.
         """
         src_mask = padding_mask(src, self.config.pad_id)
         controls = interventions.encoder_controls(self.config) if interventions else None
-        memory, attentions, values = self.encoder(self.embed_src(src), src_mask, output_attentions, controls)
+        tokens = self.embed_source(src) if src_embeds is None else src_embeds
+        memory, attentions, values = self.encoder(self.add_positions(tokens), src_mask, output_attentions, controls)
         return EncoderOutput(memory, src_mask, attentions, values)
 
     def decode(
@@ -224,12 +221,16 @@ class Transformer(
         use_cache: bool = False,
         output_attentions: bool = False,
         interventions: Interventions | None = None,
+        tgt_embeds: torch.Tensor | None = None,
+        output_layer_states: bool = False,
     ) -> DecoderOutput:
         """Run the decoder over tgt (B, T): the whole prefix, or with `cache` only the new positions after it.
 
         The self-attention mask is causal and hides target padding; cross-attention hides source padding (src_mask).
         With `cache` or `use_cache`, the returned cache covers every position so far. `interventions` ablates
         decoder self- and cross-attention heads and applies cross-attention edits whose step falls in this call.
+        `tgt_embeds` (B, T, D) is read in place of embed_target(tgt); `output_layer_states` also returns the hidden
+        state after each layer, before the final LayerNorm.
         """
         start = cache.length if cache is not None else 0
         controls = None
@@ -239,17 +240,19 @@ class Transformer(
         if cache is not None:
             tgt_key_mask = torch.cat([cache.tgt_key_mask, tgt_key_mask], dim=1)  # (B, P+T)
         self_mask = causal_mask(tgt.size(1), tgt_key_mask.size(1), tgt.device) & tgt_key_mask[:, None, None, :]
-        hidden, self_attn, cross_attn, layer_caches = self.decoder(
-            self.embed_tgt(tgt, start),
+        tokens = self.embed_target(tgt) if tgt_embeds is None else tgt_embeds
+        hidden, self_attn, cross_attn, layer_caches, states = self.decoder(
+            self.add_positions(tokens, start),
             memory,
             self_mask,
             src_mask,
             cache.layers if cache is not None else None,
             output_attentions,
             controls,
+            output_layer_states,
         )
         new_cache = KVCache(layer_caches, tgt_key_mask) if (use_cache or cache is not None) else None
-        return DecoderOutput(hidden, self_attn, cross_attn, new_cache)
+        return DecoderOutput(hidden, self_attn, cross_attn, new_cache, states)
 
     def forward(
         self,

@@ -109,6 +109,9 @@ class Tokenizer:
     def tokens(self, ids: Iterable[int]) -> list[str]:
         return [self.id_to_token(i) for i in ids]
 
+    def get_vocab(self) -> dict[str, int]:
+        return self.hf.get_vocab()
+
     def unknown_characters(self, text: str) -> list[str]:
         """Characters of `text` that come out as <unk>, in order of first appearance."""
         encoding = self.hf.encode(text, add_special_tokens=False)

@@ -1,23 +1,21 @@
 """Load a transformers encoder–decoder (a Hub repo or a folder with transformers' config.json) as a Seq2SeqPipeline.
 
-A checkpoint's kind is told from its config.json: transformers writes a "model_type", our own format has none.
-transformers and sentencepiece are an optional extra (requirements-hf.txt); without them such a model gets a
-message saying what to install. trust_remote_code is never set, and weights load from safetensors only: a repo with
-only pickled weights (pytorch_model.bin) is refused, as our own loader refuses pickles.
+transformers and sentencepiece are an optional extra (requirements-hf.txt, or `pip install ".[hf]"`); without them
+such a model gets a message saying what to install, and nothing here imports them until a model is loaded.
+trust_remote_code is never set, and weights load from safetensors only: a repo with only pickled weights
+(pytorch_model.bin) is refused, as our own loader refuses pickles.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Iterable
 from pathlib import Path
 
 from huggingface_hub import HfApi
 
-from . import checkpoint
-from .checkpoint import CONFIG_FILE, CheckpointError, pickled_files
-from .tokenizer import WORD_BOUNDARY
+from transformer import checkpoint
+from transformer.checkpoint import CheckpointError, model_type, pickled_files
+from transformer.hub import Seq2SeqPipeline
 
 logger = logging.getLogger(__name__)
 
@@ -38,16 +36,6 @@ PATTERNS = (
     "*.model",
 )
 CONVERSION_BOT = "SFconvertbot"  # the Hub's bot that proposes a safetensors copy of pickled weights
-
-
-def model_type(folder: Path) -> str | None:
-    """transformers' "model_type" from the folder's config.json, or None for our own format (or no readable config)."""
-    try:
-        data = json.loads((Path(folder) / CONFIG_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    kind = data.get("model_type") if isinstance(data, dict) else None
-    return str(kind) if kind else None
 
 
 def resolve(name_or_path: str | Path, *, revision: str | None = None, local_files_only: bool = False) -> Path:
@@ -84,6 +72,16 @@ def safetensors_conversion(repo_id: str) -> str | None:
     return None
 
 
+def load_pretrained(
+    name_or_path: str | Path, *, revision: str | None = None, local_files_only: bool = False
+) -> Seq2SeqPipeline:
+    """The transformers encoder–decoder of a folder or a Hub repo as a Seq2SeqPipeline; CheckpointError with a clear
+    reason otherwise."""
+    folder = resolve(name_or_path, revision=revision, local_files_only=local_files_only)
+    model, tokenizer = load(folder, str(name_or_path))
+    return Seq2SeqPipeline(model, tokenizer, name=str(name_or_path), folder=folder)
+
+
 def load(folder: Path, name: str):
     """The transformers model in `folder` as (HFSeq2Seq, TransformersTokenizer); CheckpointError with a clear reason
     otherwise."""
@@ -99,7 +97,9 @@ def load(folder: Path, name: str):
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
     from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES as SEQ2SEQ
 
-    from .hf_model import ATTENTION, HFSeq2Seq
+    from .calls import ATTENTION
+    from .model import HFSeq2Seq
+    from .tokenizer import TransformersTokenizer
 
     config = _guarded(name, "config.json", lambda: AutoConfig.from_pretrained(folder, trust_remote_code=False))
     if not getattr(config, "is_encoder_decoder", False) or config.model_type not in SEQ2SEQ:
@@ -144,61 +144,3 @@ def _check_safetensors(folder: Path, name: str) -> None:
         f"{name}: no .safetensors weights{found}, and no safetensors conversion of them on the Hub; weights are "
         "loaded from safetensors only, and pickled weights such as pytorch_model.bin are refused"
     )
-
-
-class TransformersTokenizer:
-    """A transformers tokenizer with our Tokenizer's interface. Sources get the family's own special tokens (eos at
-    the end; BART's <s>, NLLB's language code first); bos_id is the decoder's start token, as in the model's config."""
-
-    is_character_level = False
-
-    def __init__(self, hf, config) -> None:
-        self.hf = hf
-        self.pad_id, self.bos_id, self.eos_id = config.pad_id, config.bos_id, config.eos_id
-        self.unk_id = hf.unk_token_id
-        self.vocab_size = config.tgt_vocab_size  # the model's; tokenizers may have fewer ids (T5 pads its vocabulary)
-        self._special = set(hf.all_special_ids)
-        self._pieces: dict[int, str] = {}
-
-    def encode(self, text: str, add_eos: bool = True) -> list[int]:
-        return list(self.hf(text, add_special_tokens=add_eos)["input_ids"])
-
-    def decode(self, ids: Iterable[int]) -> str:
-        """Text for ids, detokenised by the family's tokenizer; special tokens are dropped."""
-        return self.hf.decode([int(i) for i in ids], skip_special_tokens=True)
-
-    def id_to_token(self, token_id: int) -> str:
-        """The piece for display: a word's first piece starts with "▁" (sentencepiece's mark; byte-level BPE's "Ġ" is
-        shown the same way), and bytes are shown as the text they decode to."""
-        if token_id not in self._pieces:
-            self._pieces[token_id] = self._piece(token_id)
-        return self._pieces[token_id]
-
-    def _piece(self, token_id: int) -> str:
-        piece = self.hf.convert_ids_to_tokens(token_id)
-        if piece is None:
-            return self.hf.unk_token or f"<{token_id}>"
-        if token_id in self._special or piece.startswith(WORD_BOUNDARY):
-            return piece
-        text = self.hf.decode([token_id], clean_up_tokenization_spaces=False)
-        return WORD_BOUNDARY + text[1:] if text.startswith(" ") else text or piece
-
-    def token_to_id(self, token: str) -> int | None:
-        token_id = self.hf.convert_tokens_to_ids(token)
-        return None if token_id is None or token_id == self.unk_id and token != self.hf.unk_token else token_id
-
-    def tokens(self, ids: Iterable[int]) -> list[str]:
-        return [self.id_to_token(int(i)) for i in ids]
-
-    def unknown_characters(self, text: str) -> list[str]:
-        """Characters of `text` that come out as the unknown token, in order of first appearance."""
-        if self.unk_id is None:
-            return []
-        found: list[str] = []
-        for char in dict.fromkeys(text):
-            if not char.isspace() and self.unk_id in self.hf(char, add_special_tokens=False)["input_ids"]:
-                found.append(char)
-        return found
-
-    def save(self, path: str | Path) -> None:
-        self.hf.save_pretrained(Path(path).parent)
