@@ -1,11 +1,12 @@
 """Attention Lab: step through a Transformer's decoding and see every head's attention.
 
     python app.py                                   # the bundled checkpoints, offline, on 127.0.0.1:7860
-    python app.py --model user/repo [--model ...]   # models from the Hugging Face Hub as well
+    python app.py --model user/repo [--model ...]   # models from the Hugging Face Hub (or folders) as well
+    attention-lab [--model ...]                     # the same, once the package is installed (pip install .)
 
 This file is what each event of the page calls, and the wiring; page.py lays the page out. What the controls do
-lives in lab/ (lab.actions), and the model code in transformer/. The models are loaded once and shared by every session; each user's decoding lives
-in gr.State.
+lives in lab/ (lab.page.Lab, lab.serving.Api), the models in adapters/ and transformer/. The models are loaded once
+and shared by every session; each user's decoding lives in gr.State.
 """
 
 from __future__ import annotations
@@ -23,16 +24,19 @@ from pathlib import Path
 import gradio as gr
 import torch
 
-from lab import film_page
-from lab.actions import FOCUS_MEAN, Controls, Lab
+from lab.attention.drawing import focus_choices
 from lab.checks import InputError
-from lab.drawing import KINDS
-from lab.export import page_html
-from lab.page_text import download_js
-from lab.registry import Registry, load_models
-from lab.serving import available_cores
-from lab.session import UserState
-from page import OUTPUTS, PAUSE, PLAY, Page
+from lab.controls import FOCUS_MEAN, Controls
+from lab.heads.naming import head_choices
+from lab.models.examples import example_for
+from lab.models.registry import Registry, load_models
+from lab.page import outputs as kinds
+from lab.page.lab import Lab
+from lab.page.tabs import BY_ID, OUTPUTS
+from lab.serving.api import Api
+from lab.serving.cores import available_cores
+from lab.snapshots.tab import at_end
+from page import PAUSE, PLAY, Page
 
 logger = logging.getLogger("attention_lab")
 CONCURRENCY = 2  # decoding requests served at once; more would only share the same cores
@@ -43,31 +47,29 @@ ASSETS = Path(__file__).resolve().parent / "lab" / "assets"
 LAUNCH_OPTIONS = {
     "state_session_capacity": SESSION_CAPACITY,
     "css_paths": [ASSETS / "page.css"],
-    "js": (ASSETS / "tile_click.js").read_text(encoding="utf-8"),
+    "js": (ASSETS / "page.js").read_text(encoding="utf-8"),
 }
-
-
-def as_update(name: str, value):
-    """One change from the Lab as the update of the output `name`."""
-    if name in ("step_button", "back_button"):
-        return gr.update(interactive=bool(value))
-    if name in ("scrub", "snapshot"):
-        return gr.update(**value)
-    if name == "status":
-        return gr.update(value=value, visible=bool(value))
-    if name == "top_k":
-        return gr.update(value=value)
-    if name == "beams":
-        return gr.update(value=value or None)
-    if name == "original":
-        value = value or {}
-        return gr.update(value=value.get("value") or "", label=value.get("label"), visible=bool(value.get("value")))
-    return value
+# How a value from the Lab becomes its component's update, by the output's kind (lab.page.outputs).
+UPDATES = {
+    kinds.BUTTON: lambda value: gr.update(interactive=bool(value)),
+    kinds.SLIDER: lambda value: gr.update(**value),
+    kinds.NOTICE: lambda value: gr.update(value=value, visible=bool(value)),
+    kinds.LABEL: lambda value: gr.update(value=value),
+    kinds.TABLE: lambda value: gr.update(value=value or None),
+    kinds.TITLED: lambda value: gr.update(
+        value=(value or {}).get("value") or "",
+        label=(value or {}).get("label"),
+        visible=bool((value or {}).get("value")),
+    ),
+}
 
 
 def updates(changes: dict) -> tuple:
     """The Lab's changes as the values of OUTPUTS: gr.skip() for everything that stays as it is."""
-    return tuple(as_update(name, changes[name]) if name in changes else gr.skip() for name in OUTPUTS)
+    return tuple(
+        UPDATES.get(output.kind, lambda value: value)(changes[output.name]) if output.name in changes else gr.skip()
+        for output in OUTPUTS
+    )
 
 
 @contextmanager
@@ -86,137 +88,145 @@ class Events:
     A user's mistake becomes a warning toast and one line in the server log; the page keeps every view it had.
     """
 
-    def __init__(self, lab: Lab) -> None:
-        self.lab = lab
+    def __init__(self, lab: Lab, api: Api) -> None:
+        self.lab, self.api = lab, api
 
-    def _do(self, action, user: UserState, controls: Controls, *extra) -> tuple:
+    def _changes(self, user, make) -> tuple:
+        """(user, every output's update) for the changes `make()` gives; a user's mistake changes nothing."""
         try:
-            changes = action(user, controls, *extra)
+            changes = make()
         except InputError as err:
             logger.info("user error: %s", err)
             gr.Warning(str(err))
-            return (user, *(gr.skip() for _ in OUTPUTS))
+            changes = {}
         return (user, *updates(changes))
 
-    def run(self, user, *values):
-        return self._do(self.lab.run, user, Controls(*values))
+    def act(self, name: str):
+        """The event of a decoding control: Run, Step, Back or Reset."""
+        action = getattr(self.lab.decoding, name)
 
-    def step(self, user, *values):
-        return self._do(self.lab.step, user, Controls(*values))
+        def event(user, *values):
+            return self._changes(user, lambda: self.lab.do(action, user, Controls.of(values)))
 
-    def back(self, user, *values):
-        return self._do(self.lab.back, user, Controls(*values))
-
-    def reset(self, user, *values):
-        return self._do(self.lab.reset, user, Controls(*values))
+        return event
 
     def pick(self, evt: gr.SelectData, user, *values):
         """A click on a next-token candidate: force it at the shown step (what if?) and decode on."""
-        controls = Controls(*values)
-        controls.candidate = evt.value
-        return self._do(self.lab.force, user, controls)
+        return self._changes(user, lambda: self.lab.do(self.lab.decoding.force, user, Controls.of(values), evt.value))
 
     def show(self, user, *values):
-        return self._do(self.lab.show, user, Controls(*values))
+        return self._changes(user, lambda: self.lab.show(user, Controls.of(values)))
 
-    def tab(self, name: str):
+    def tab(self, tab_id: str):
         def opened(user, *values):
-            return self._do(self.lab.show, user, Controls(*values), name)
+            return self._changes(user, lambda: self.lab.open_tab(user, Controls.of(values), tab_id))
 
         return opened
 
     def model(self, user, name, text):
         """A new model: start over, with one of its examples unless the text suits it, and its heads to focus."""
-        source = self.lab.example_for(name, text)
-        focus = gr.update(choices=self.lab.focus_choices(name), value=FOCUS_MEAN)
-        ablate = gr.update(choices=self.lab.head_choices(name), value=[])
-        edit = gr.update(choices=self.lab.head_choices(name, ("cross",)), value=["cross:*:*"])
-        return (*self._do(self.lab.reset, user, Controls(name, source)), source, focus, ablate, edit)
+        source = example_for(self.lab.registry, name, text)
+        config = self.lab.registry.entry(name).pipeline.model.config
+        focus = gr.update(choices=focus_choices(config), value=FOCUS_MEAN)
+        ablate = gr.update(choices=head_choices(config), value=[])
+        edit = gr.update(choices=head_choices(config, ("cross",)), value=["cross:*:*"])
+        c = Controls(model=name, source=source)
+        return (
+            *self._changes(user, lambda: self.lab.do(self.lab.decoding.reset, user, c)),
+            source,
+            focus,
+            ablate,
+            edit,
+        )
 
     def tile(self, user, *values):
         """A click on a tile ("Layer 2 · Head 3#<time>") focuses that head, if the model has it; a click on a cell of
         the head summary ("cross|Layer 2 · Head 3#<time>") also opens that kind's view."""
         *values, picked = values
-        controls = Controls(*values)
+        c = Controls.of(values)
         kind, _, head = str(picked).split("#")[0].rpartition("|")
         unchanged = (user, *(gr.skip() for _ in OUTPUTS))
-        if head not in self.lab.focus_choices(controls.model):
+        entry = self.lab.registry.entries.get(c.model)
+        if entry is None or head not in focus_choices(entry.pipeline.model.config):
             return (*unchanged, gr.skip(), gr.skip())
-        if kind not in KINDS:  # a tile of an attention view: that view is open already
+        if kind not in BY_ID:  # a tile of an attention view: that view is open already
             return (*unchanged, gr.update(value=head), gr.skip())
-        controls.focus = head
-        return (*self._do(self.lab.show, user, controls, kind), gr.update(value=head), gr.Tabs(selected=kind))
+        c.focus = head
+        opened = self._changes(user, lambda: self.lab.open_tab(user, c, kind))
+        return (*opened, gr.update(value=head), gr.Tabs(selected=kind))
 
     def ablate_heads(self, user, *values):
         *values, heads = values
-        return self._do(self.lab.ablate, user, Controls(*values), heads)
+        return self._changes(user, lambda: self.lab.do(self.lab.heads.ablate, user, Controls.of(values), heads))
 
     def word_clicked(self, user, *values):
         """A click on a source word of the now-view ("3,4#<time>": its pieces): point the chosen heads at it."""
         *values, picked, heads = values
-        return self._do(self.lab.edit, user, Controls(*values), picked, heads)
+        c = Controls.of(values)
+        return self._changes(user, lambda: self.lab.do(self.lab.heads.edit, user, c, picked, heads))
 
     def play(self, user, label, *values):
         """Play from the shown snapshot (from the first when the last is shown), one snapshot a tick; or pause."""
         if label != PLAY:
             return (user, *(gr.skip() for _ in OUTPUTS), gr.Timer(active=False), gr.update(value=PLAY))
-        controls = Controls(*values)
-        if film_page.at_end(self.lab.films, controls):
-            controls.snapshot = 0
-        return (*self._do(self.lab.show, user, controls), gr.Timer(active=True), gr.update(value=PAUSE))
+        c = Controls.of(values)
+        if at_end(self.lab.snapshots, c.model, c.snapshot):
+            c.snapshot = 0
+        return (*self._changes(user, lambda: self.lab.show(user, c)), gr.Timer(active=True), gr.update(value=PAUSE))
 
     def tick(self, user, *values):
-        """The next snapshot; at the last one, or once the Training tab is closed, the film stops."""
-        controls = Controls(*values)
-        if user.tab != "training" or film_page.at_end(self.lab.films, controls):
+        """The next snapshot; at the last one, or once the Training tab is closed, playing stops."""
+        c = Controls.of(values)
+        if user.tab != "training" or at_end(self.lab.snapshots, c.model, c.snapshot):
             return (user, *(gr.skip() for _ in OUTPUTS), gr.Timer(active=False), gr.update(value=PLAY))
-        controls.snapshot = int(controls.snapshot or 0) + 1
-        return (*self._do(self.lab.show, user, controls), gr.skip(), gr.skip())
+        c.snapshot = int(c.snapshot or 0) + 1
+        return (*self._changes(user, lambda: self.lab.show(user, c)), gr.skip(), gr.skip())
 
     @shown_to_user()
-    def export(self, user):
-        return gr.update(value=self.lab.export(user), visible=True)
+    def export_json(self, user):
+        return gr.update(value=self.lab.export_json(user), visible=True)
 
     @shown_to_user()
     def export_html(self, user, *values):
-        return gr.update(value=page_html(self.lab, user, Controls(*values)), visible=True)
+        return gr.update(value=self.lab.export_html(user, Controls.of(values)), visible=True)
 
     # The documented API (gradio_client); typed, so gr.api describes it.
 
     @shown_to_user()
     def translate(self, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> str:
         """Decode `text` with `model` ("greedy" or "beam" search); returns the output text."""
-        return self.lab.translate(model, text, strategy, beam_size)
+        return self.api.translate(model, text, strategy, beam_size)
 
     @shown_to_user()
     def attention(self, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> dict:
         """Decode `text` and return every head's attention at every step (the app's JSON export)."""
-        return self.lab.attention(model, text, strategy, beam_size)
+        return self.api.attention(model, text, strategy, beam_size)
 
     @shown_to_user()
     def heads(self, model: str, text: str) -> dict:
         """Decode `text` greedily; {"encoder"|"decoder_self"|"cross": [layer][head] -> {"entropy", "special",
-        "alignment"}}: mean row entropy in nats, mean weight on <s>, </s> and <pad>, gold alignment accuracy or null."""
-        return self.lab.heads(model, text)
+        "alignment"}}: mean row entropy in nats, mean weight on the model's special tokens (pad, start, end and its
+        tokenizer's own), gold alignment accuracy or null."""
+        return self.api.heads(model, text)
 
     @shown_to_user()
     def training(self, model: str, text: str) -> dict:
         """Decode `text` greedily with each training snapshot of `model`: {"snapshots": [{"step", "output_text",
         "alignment", "loss"}]} in training order. alignment: the best cross head's alignment accuracy for `text`, or
         null where no gold alignment is known; loss: the snapshot's validation loss."""
-        return self.lab.training(model, text)
+        return self.api.training(model, text)
 
     @shown_to_user()
     def ablate(self, model: str, text: str, heads: list[str]) -> dict:
         """Ablate `heads` ("kind:layer:head", 1-based, "*" for all) throughout: {"output_text", "steps": [{"step",
         "token", "kl", "top_k"}]}, one entry per step of the original greedy decoding."""
-        return self.lab.ablate_api(model, text, heads)
+        return self.api.ablate(model, text, heads)
 
     @shown_to_user()
     def edit(self, model: str, text: str, step: int, position: int, heads: list[str]) -> dict:
         """At `step` (1-based) the listed cross heads look only at source token `position` (1-based):
         {"token", "probability", "top_k", "output_text"}, decoding on greedily with no further edit."""
-        return self.lab.edit_api(model, text, step, position, heads)
+        return self.api.edit(model, text, step, position, heads)
 
 
 def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
@@ -227,47 +237,43 @@ def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
     private = {"api_visibility": "private", **shared}
     quiet = {"show_progress": "hidden"}
     p, inputs, outputs = page, page.inputs(), page.outputs()
-    p.run.click(events.run, inputs, outputs, api_name="ui_run", show_progress_on=[p.output], **hidden)
+    p.run.click(events.act("run"), inputs, outputs, api_name="ui_run", show_progress_on=[p.output], **hidden)
     for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
-        getattr(p, name).click(getattr(events, name), inputs, outputs, api_name=f"ui_{name}", **quiet, **hidden)
-    p.top_k.select(events.pick, inputs, outputs, **private)
+        getattr(p, name).click(events.act(name), inputs, outputs, api_name=f"ui_{name}", **quiet, **hidden)
+    p.candidates.select(events.pick, inputs, outputs, **private)
     p.tile_pick.change(events.tile, [*inputs, p.tile_pick], [*outputs, p.focus, p.tab_set], **private)
     p.ablate.click(events.ablate_heads, [*inputs, p.ablate_heads], outputs, show_progress_on=[p.effects], **private)
     p.word_pick.change(events.word_clicked, [*inputs, p.word_pick, p.edit_heads], outputs, **quiet, **private)
-    p.scrub.release(events.show, inputs, outputs, **private)
+    p.shown.release(events.show, inputs, outputs, **private)
     # change, not release: the arrow keys move it too; a value the server sets draws nothing new
     p.snapshot.change(events.show, inputs, outputs, trigger_mode="always_last", **quiet, **private)
     p.play.click(events.play, [p.state, p.play, *inputs[1:]], [*outputs, p.timer, p.play], **quiet, **private)
     p.timer.tick(events.tick, inputs, [*outputs, p.timer, p.play], **quiet, **private)
     for control in (p.words, p.hide_specials, p.scale, p.focus, p.strategy, p.reading):
         control.change(events.show, inputs, outputs, **private)
-    for control in (p.source, p.max_len, p.top_k_shown):  # a new source or option: Step starts a new run
+    for control in (p.source, p.max_len, p.top_k):  # a new source or option: Step starts a new run
         control.change(events.show, inputs, outputs, trigger_mode="always_last", **quiet, **private)
-    for name, tab in p.tabs.items():
-        tab.select(events.tab(name), inputs, outputs, **private)
+    for tab_id, tab in p.tabs.items():
+        tab.select(events.tab(tab_id), inputs, outputs, **private)
     p.model.change(
         events.model,
         [p.state, p.model, p.source],
         [*outputs, p.source, p.focus, p.ablate_heads, p.edit_heads],
         **private,
     )
-    p.png.click(None, js=download_js("png"))
-    p.svg.click(None, js=download_js("svg"))
+    p.png.click(None, js="() => window.attentionLab.download('png')")
+    p.svg.click(None, js="() => window.attentionLab.download('svg')")
     p.html.click(events.export_html, inputs, [p.export_file], **private)
-    p.json.click(events.export, [p.state], [p.export_file], **private)
-    demo.load(events.run, inputs, outputs, **private)
-    gr.api(events.translate, api_name="translate", **shared)
-    gr.api(events.attention, api_name="attention", **shared)
-    gr.api(events.heads, api_name="heads", **shared)
-    gr.api(events.training, api_name="training", **shared)
-    gr.api(events.ablate, api_name="ablate", **shared)
-    gr.api(events.edit, api_name="edit", **shared)
+    p.json.click(events.export_json, [p.state], [p.export_file], **private)
+    demo.load(events.act("run"), inputs, outputs, **private)
+    for name in ("translate", "attention", "heads", "training", "ablate", "edit"):
+        gr.api(getattr(events, name), api_name=name, **shared)
 
 
 def build_demo(registry: Registry) -> gr.Blocks:
     lab = Lab(registry)
     with gr.Blocks(title="Attention Lab") as demo:
-        wire(Page(lab, registry), Events(lab), demo)
+        wire(Page(registry, lab.default), Events(lab, Api(registry, lab.snapshots)), demo)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
     return demo
 

@@ -50,7 +50,7 @@ def server_bench(calls: int) -> dict[str, float]:
     from gradio_client import Client
 
     import app
-    from lab.actions import Lab
+    from lab.page.lab import Lab
 
     timings: dict[str, list[float]] = {"run": [], "step": []}
     original = {name: getattr(Lab, name) for name in timings}
@@ -102,6 +102,7 @@ def figures_bench(calls: int) -> dict[str, float]:
     """Figure building alone (in-process): what a Run sends (the cross-attention view, the now view, the top-k), and
     the JSON size of every view (all three kinds) for 20 output tokens."""
     from lab.drawing import KINDS, Drawing, Look
+
     from transformer import DecodingSession
     from transformer.hub import load_pretrained
 

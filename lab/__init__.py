@@ -1,12 +1,16 @@
-"""The Attention Lab app's logic and views, apart from its page (app.py lays out and wires the page).
+"""The Attention Lab app's logic and views, apart from its layout (page.py) and wiring (app.py). One folder per
+feature a user sees; a folder imports only those above it in this list, and the two modules before them:
 
-    registry   models by name: the bundled checkpoints and Hub repos, loaded once and shared
-    checks     a user's input, checked: clear messages instead of stack traces
-    session    one user's decoding: the run, beam replay, and the lock that keeps a session's events in order
-    actions    what each control does (Run, Step, Back, Reset, what-if, show, export) and the API endpoints
-    views      plotly figures of what a decoding session recorded (pure functions)
-    record     the JSON record of a session, for export and the API
-    serving    how many cores the app may use
+    checks, controls   a user's input checked (InputError), and what the page's controls say (Controls)
+    models/            the models the app serves: the registry (one entry each), examples, gold alignments
+    attention/         what the model looked at: words and pieces, the views of every kind, the exports
+    decoding/          Run, Step, Back, Reset, what-if and beam search on one user's run
+    heads/             the heads lens: summaries, ablation and editing, the Heads tab
+    snapshots/         attention across training: the Training tab and /training
+    serving/           the JSON API, the Hugging Face Space, the cores a request may use
+    page/              the tabs table, the outputs, what an action changes on the page (Lab)
+    assets/            the page's CSS and browser code
 
-Data flows one way: app.py -> lab -> transformer. Nothing here imports app.py or training/.
+Commands: python -m lab.space (a Hugging Face Space). Data flows one way: app.py -> lab -> adapters -> transformer;
+nothing here imports app.py, page.py or training/.
 """

@@ -9,8 +9,7 @@ import html
 import string
 import unicodedata
 
-from transformer import Seq2SeqPipeline
-from transformer.tokenizer import SPECIAL_TOKENS, Tokenizer
+from transformer import Seq2SeqPipeline, Seq2SeqTokenizer
 
 
 class InputError(ValueError):
@@ -37,11 +36,12 @@ def check_source(pipeline: Seq2SeqPipeline, text: str | None) -> tuple[list[int]
     return ids, notice.strip()
 
 
-def known_characters(tokenizer: Tokenizer) -> str:
+def known_characters(tokenizer: Seq2SeqTokenizer) -> str:
     """The alphabet of a character-level model, in words where it is a familiar one; "" for other models."""
     if not tokenizer.is_character_level:
         return ""
-    chars = sorted(t for t in tokenizer.hf.get_vocab() if t not in SPECIAL_TOKENS)
+    markers = {tokenizer.pad_id, tokenizer.bos_id, tokenizer.eos_id, tokenizer.unk_id}
+    chars = sorted(piece for piece, i in tokenizer.get_vocab().items() if i not in markers)
     if any(len(c) != 1 for c in chars):  # a word-level vocabulary
         return ""
     if set(chars) == set(string.ascii_lowercase + string.digits):

@@ -80,6 +80,6 @@ def served_app():
 @pytest.fixture(scope="session")
 def bundled():
     """The bundled checkpoints, read with their model cards (so trained_lengths and the examples are set)."""
-    from lab.registry import load_models
+    from lab.models.registry import load_models
 
     return load_models([])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lab.examples import first_example
-from lab.views import MAX_LABEL, MAX_ROWS_SHOWN
+from lab.attention.figures import MAX_LABEL, MAX_ROWS_SHOWN
+from lab.models.examples import first_example
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
@@ -130,7 +130,7 @@ def test_the_page_opens_on_the_last_step_of_its_first_example(served_app, browse
 
     url, registry, _ = served_app
     text = first_example(registry, "de-en")
-    expected = registry.models["de-en"].generate([text], max_new_tokens=64)[0]
+    expected = registry.entry("de-en").pipeline.generate([text], max_new_tokens=64)[0]
     pages = [opened(browser, url) for _ in range(4)]  # the page's own opening events race: give them chances
     for page in pages:
         expect(page.get_by_label("Output")).to_have_value(expected, timeout=WAIT_MS)
@@ -145,7 +145,7 @@ def test_step_writes_the_first_word_and_run_the_whole_output_in_words(served_app
     from playwright.sync_api import expect
 
     url, registry, _ = served_app
-    pipeline = registry.models["de-en"]
+    pipeline = registry.entry("de-en").pipeline
     assert len(pipeline.tokenizer.encode(SPLIT)) > len(SPLIT_WORDS)  # words made of several pieces
     expected = pipeline.generate([SPLIT], max_new_tokens=64)[0]  # 64: the page's default Max length
     page = opened(browser, url)
@@ -358,7 +358,7 @@ def markup_app():
     from tokenizers import models, pre_tokenizers
 
     import app
-    from lab.registry import Registry
+    from lab.models.registry import Registry
     from tests.conftest import free_port, tiny_config
     from transformer import Transformer, greedy_decode
     from transformer.hub import Seq2SeqPipeline
@@ -380,7 +380,7 @@ def markup_app():
             break
     else:
         raise AssertionError("no seed gives the wanted output")
-    demo = app.build_demo(Registry(models={"markup": pipeline}))
+    demo = app.build_demo(Registry.of({"markup": pipeline}))
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.LAUNCH_OPTIONS)
     yield f"http://127.0.0.1:{port}/", pipeline, source

@@ -40,7 +40,7 @@ def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, br
     from playwright.sync_api import expect
 
     url, registry, _ = served_app
-    n = len(list_snapshots(registry.sources["reverse"]))
+    n = len(list_snapshots(registry.entry("reverse").source))
     page = opened(browser, url)
     pick_model(page, "reverse")
     run(page, FIXED)

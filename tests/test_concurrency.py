@@ -12,9 +12,9 @@ from gradio_client import Client
 
 import app
 from benchmarks.load import Request, answers_alone, fingerprint, load_test
-from lab.registry import Registry
-from lab.serving import available_cores
-from lab.session import UserState
+from lab.decoding.run import UserState
+from lab.models.registry import Registry
+from lab.serving.cores import available_cores
 from tests.conftest import free_port
 
 
@@ -123,7 +123,7 @@ def test_each_request_gets_its_share_of_the_cores(monkeypatch, cores, threads):
     from tests.conftest import tiny_pipelines
 
     launched: dict = {}
-    monkeypatch.setattr(app, "load_models", lambda hub_models: Registry(models=tiny_pipelines()))
+    monkeypatch.setattr(app, "load_models", lambda hub_models: Registry.of(tiny_pipelines()))
     monkeypatch.setattr(app.gr.Blocks, "launch", lambda self, **kwargs: launched.update(kwargs))
     monkeypatch.setattr(app, "available_cores", lambda: cores)
     before = torch.get_num_threads()

@@ -2,7 +2,7 @@
 
 import pytest
 
-from lab.examples import CURATED
+from lab.models.examples import CURATED
 from training.data import ding_split
 
 # The greedy outputs the labels were written for ("✓": the reference or a correct paraphrase of it; "✗": wrong).
@@ -28,14 +28,14 @@ def test_de_en_examples_are_held_out_test_sentences_with_the_outputs_their_label
     assert 2 <= sum(label.startswith("✗") for _, label in examples) <= 3
     for text, _ in examples:
         assert text in held_out, text
-    outputs = bundled.models["de-en"].generate([t for t, _ in examples], max_new_tokens=64)
+    outputs = bundled.entry("de-en").pipeline.generate([t for t, _ in examples], max_new_tokens=64)
     assert dict(zip([t for t, _ in examples], outputs)) == EXPECTED
 
 
 def test_reversal_examples_reverse_exactly_within_the_training_length_and_one_goes_beyond(bundled):
     examples = CURATED["reverse"]
-    outputs = bundled.models["reverse"].generate([t for t, _ in examples])
-    longest = bundled.trained_lengths["reverse"]
+    outputs = bundled.entry("reverse").pipeline.generate([t for t, _ in examples])
+    longest = bundled.entry("reverse").trained_length
     for (text, label), output in zip(examples, outputs):
         if len(text) <= longest:
             assert 5 <= len(text) and label.startswith("✓") and output == text[::-1], (text, output)

@@ -13,7 +13,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 from adapters import load_pretrained
 from adapters.hf.model import HFCache
-from lab import lens
+from lab.heads import ablation, editing, summaries
 from tests import hf_models
 from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode
 
@@ -104,7 +104,7 @@ def test_a_pass_over_the_whole_prefix_is_masked_as_transformers_masks_it(family)
         dec = model.decode(tgt, enc.memory, enc.src_mask, output_attentions=True)
     expected = model.rules.apply(out.logits[0].clone(), None, LIMIT).log_softmax(-1)
     torch.testing.assert_close(
-        lens.next_token_log_probs(model, ids, tokens, limit=LIMIT)[0], expected, atol=1e-4, rtol=0
+        ablation.next_token_log_probs(model, ids, tokens, limit=LIMIT)[0], expected, atol=1e-4, rtol=0
     )
     for ours, theirs in zip(dec.self_attentions, out.decoder_attentions):
         torch.testing.assert_close(ours, theirs, atol=1e-5, rtol=0)
@@ -171,9 +171,9 @@ def test_ablating_every_cross_head_makes_the_decoder_blind_to_the_source(family)
     blind = Interventions(ablate=frozenset(Head("cross", l, h) for l in range(2) for h in range(4)))
     a, b = (pipeline.tokenizer.encode(text) for text in TEXTS[:2])
     tokens = [5, 6, 7]
-    seeing = [lens.next_token_log_probs(model, src, tokens) for src in (a, b)]
+    seeing = [ablation.next_token_log_probs(model, src, tokens) for src in (a, b)]
     assert not torch.allclose(seeing[0], seeing[1], atol=1e-4)  # the source matters ...
-    ablated = [lens.next_token_log_probs(model, src, tokens, blind) for src in (a, b)]
+    ablated = [ablation.next_token_log_probs(model, src, tokens, blind) for src in (a, b)]
     torch.testing.assert_close(ablated[0], ablated[1], atol=1e-5, rtol=0)  # ... until no cross head reads it
 
 
@@ -181,9 +181,9 @@ def test_one_head_ablated_in_a_batch_row_equals_it_ablated_alone(family):
     pipeline, _, _ = family
     model, ids = pipeline.model, pipeline.tokenizer.encode(TEXTS[0])
     tokens = DecodingSession(model, ids, max_new_tokens=6).run()
-    grid = lens.importance(model, ids, tokens)
+    grid = ablation.importance(model, ids, tokens)
     for head in (Head("encoder", 1, 2), Head("decoder_self", 0, 3), Head("cross", 1, 0)):
-        alone = lens.ablation_effects(model, ids, tokens, frozenset({head}), 3)
+        alone = ablation.ablation_effects(model, ids, tokens, frozenset({head}), 3)
         mean_kl = sum(e.kl for e in alone) / len(alone)
         assert grid[head.kind][head.layer, head.head] == pytest.approx(mean_kl, rel=1e-3, abs=1e-6)
     assert sum(g.sum() for g in grid.values()) > 0
@@ -196,36 +196,37 @@ def test_an_edit_sets_the_cross_weights_and_an_edit_to_the_heads_own_weights_cha
     session.run()
     heads = frozenset({Head("cross", 1, 0), Head("cross", 1, 2)})
     own = session.steps[2].cross_attention[1][0]
-    same = lens.edit_session(session, 3, own.clone(), frozenset({Head("cross", 1, 0)}))
+    same = editing.edit_session(session, 3, own.clone(), frozenset({Head("cross", 1, 0)}))
     assert same.tokens == session.tokens
     torch.testing.assert_close(same.steps[2].cross_attention[1], session.steps[2].cross_attention[1], atol=1e-6, rtol=0)
-    point = lens.point_weights(len(ids), [1])
-    edited = lens.edit_session(session, 3, point, heads)
+    point = editing.point_weights(len(ids), [1])
+    edited = editing.edit_session(session, 3, point, heads)
     assert torch.equal(edited.steps[2].cross_attention[1][[0, 2]], torch.stack([point, point]))
     assert not torch.allclose(edited.steps[2].cross_attention[1][1], point)  # the other heads are their own
     assert edited.tokens[:2] == session.tokens[:2]  # the steps before the edit are kept
 
 
 def test_a_what_if_the_models_rules_forbid_is_refused_and_loses_nothing(family):
-    from lab.actions import Controls, Lab
     from lab.checks import InputError
-    from lab.registry import Registry
-    from lab.session import UserState
+    from lab.controls import Controls
+    from lab.decoding.run import UserState
+    from lab.models.registry import Registry
+    from lab.page.lab import Lab
 
     pipeline, _, _ = family
     config, rules = pipeline.model.config, pipeline.model.rules
-    lab, user = Lab(Registry(models={"m": pipeline})), UserState()
-    lab.run(user, Controls("m", TEXTS[2], max_len=LIMIT))
+    lab, user = Lab(Registry.of({"m": pipeline})), UserState()
+    lab.do(lab.decoding.run, user, Controls("m", TEXTS[2], max_len=LIMIT))
     steps = list(user.run.session.steps)
     # BART forces <s> first (every other token is refused there); Marian never writes pad; T5 forbids nothing
     forbidden = [t for t in (3, config.pad_id) if not user.run.session.can_write(t, 1)]
     assert bool(forbidden) == (rules.forced_first is not None or config.pad_id in rules.banned)
     for token in forbidden:
         with pytest.raises(InputError, match="Pick one of the candidate tokens"):
-            lab.force(user, Controls("m", TEXTS[2], max_len=LIMIT, shown=1, candidate=str(token)))
+            lab.do(lab.decoding.force, user, Controls("m", TEXTS[2], max_len=LIMIT, shown=1), str(token))
         assert user.run.session.steps == steps and user.run.original is None
     # eos may be forced at step 2 in every family, BART's too (its decoder starts with eos: bos_id == eos_id there)
-    lab.force(user, Controls("m", TEXTS[2], max_len=LIMIT, shown=2, candidate=str(config.eos_id)))
+    lab.do(lab.decoding.force, user, Controls("m", TEXTS[2], max_len=LIMIT, shown=2), str(config.eos_id))
     assert user.run.session.tokens == [steps[0].token, config.eos_id] and user.run.change == "what-if"
 
 
@@ -233,5 +234,5 @@ def test_the_tokenizers_own_special_tokens_count_as_specials_in_the_head_summari
     pipeline, _, _ = family
     ids = pipeline.tokenizer.encode(TEXTS[0])
     special = set(pipeline.tokenizer.hf.all_special_ids)
-    assert lens.special_positions(ids, pipeline.model).tolist() == [i in special for i in ids]
+    assert summaries.special_positions(ids, pipeline.model).tolist() == [i in special for i in ids]
     assert ids[-1] in special and (ids[0] in special) == (pipeline.model.rules.forced_first is not None)  # BART's <s>

@@ -17,10 +17,12 @@ import pytest
 import torch
 
 from adapters import load_pretrained
-from lab.actions import Controls, Lab
 from lab.checks import InputError
-from lab.registry import load_models
-from lab.session import UserState
+from lab.controls import Controls
+from lab.decoding.run import UserState
+from lab.models.registry import load_models
+from lab.page.lab import Lab
+from lab.serving.api import Api
 from tests import hf_models
 from tests.test_checkpoints import make_hub_cache
 from transformer import CheckpointError, checkpoint
@@ -155,35 +157,39 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_lens(mar
     )
     name = str(marian)
     registry = load_models([name, str(tmp_path / "gpt2")], bundled=tmp_path / "none")
-    assert list(registry.models) == [name] and "not an encoder–decoder" in registry.errors[str(tmp_path / "gpt2")]
+    assert registry.names == [name] and "not an encoder–decoder" in registry.errors[str(tmp_path / "gpt2")]
     lab, user = Lab(registry), UserState()
+    api = Api(registry, lab.snapshots)
     c = Controls(name, "Wo ist der Bahnhof?", max_len=10)
-    changes = lab.run(user, c)
-    assert changes["output"] == registry.models[name].generate(["Wo ist der Bahnhof?"], max_new_tokens=10)[0]
+    changes = lab.do(lab.decoding.run, user, c)
+    assert changes["output"] == registry.entry(name).pipeline.generate(["Wo ist der Bahnhof?"], max_new_tokens=10)[0]
     assert len(changes["cross"].data) == 2  # the open tab: every head, and the focused one large
     c.shown = 2
     for tab in ("encoder", "decoder_self"):
-        assert len(lab.show(user, c, tab=tab)[tab].data) == 2
+        assert len(lab.open_tab(user, c, tab)[tab].data) == 2
     n = len(user.run.session.steps)
-    lab.back(user, c)
+    lab.do(lab.decoding.back, user, c)
     assert len(user.run.session.steps) == n - 1
-    lab.step(user, c)
+    lab.do(lab.decoding.step, user, c)
     assert (
         len(user.run.session.steps) == n
-        and registry.models[name].tokenizer.decode(user.run.session.tokens) == changes["output"]
+        and registry.entry(name).pipeline.tokenizer.decode(user.run.session.tokens) == changes["output"]
     )
-    beam = lab.run(user, Controls(name, "Wo ist der Bahnhof?", max_len=10, strategy="beam", beam_size=3))
+    user.tab = "beams"  # the Beams tab is open
+    beam = lab.do(
+        lab.decoding.run, user, Controls(name, "Wo ist der Bahnhof?", max_len=10, strategy="beam", beam_size=3)
+    )
     assert beam["beams"]
-    record = json.loads(Path(lab.export(user)).read_text(encoding="utf-8"))
-    assert record["output_text"] == registry.models[name].tokenizer.decode(user.run.session.tokens)
+    record = json.loads(Path(lab.export_json(user)).read_text(encoding="utf-8"))
+    assert record["output_text"] == registry.entry(name).pipeline.tokenizer.decode(user.run.session.tokens)
     assert len(record["encoder"]) == 2 and record["source_tokens"][-1] == "</s>"
-    heads = lab.heads(name, "Wo ist der Bahnhof?")
+    heads = api.heads(name, "Wo ist der Bahnhof?")
     assert [len(layer) for layer in heads["cross"]] == [4, 4] and set(heads) == {"encoder", "decoder_self", "cross"}
-    ablated = lab.ablate_api(name, "Wo ist der Bahnhof?", ["cross:*:*"])
+    ablated = api.ablate(name, "Wo ist der Bahnhof?", ["cross:*:*"])
     assert any(step["kl"] > 0 for step in ablated["steps"])
     with pytest.raises(InputError, match="is a transformers model, published with its final weights only"):
-        lab.training(name, "Wo ist der Bahnhof?")
-    edited = lab.edit_api(name, "Wo ist der Bahnhof?", 2, 1, ["cross:*:*"])
+        api.training(name, "Wo ist der Bahnhof?")
+    edited = api.edit(name, "Wo ist der Bahnhof?", 2, 1, ["cross:*:*"])
     assert set(edited) == {"token", "probability", "top_k", "output_text"}
 
 

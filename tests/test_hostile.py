@@ -5,10 +5,12 @@ import json
 
 import pytest
 
-from lab.actions import Controls, Lab
 from lab.checks import InputError
-from lab.registry import Registry
-from lab.session import UserState
+from lab.controls import Controls
+from lab.decoding.run import UserState
+from lab.models.registry import Registry
+from lab.page.lab import Lab
+from lab.serving.api import Api
 from tests.conftest import tiny_pipelines
 
 HOSTILE = {
@@ -66,7 +68,12 @@ HOSTILE = {
 
 @pytest.fixture(scope="module")
 def lab():
-    return Lab(Registry(models=tiny_pipelines()))
+    return Lab(Registry.of(tiny_pipelines()))
+
+
+@pytest.fixture(scope="module")
+def api(lab):
+    return Api(lab.registry, lab.snapshots)
 
 
 def test_there_are_at_least_40_hostile_cases():
@@ -77,17 +84,17 @@ def drawn_for_every_tab(lab: Lab, user: UserState, c: Controls, first: dict) -> 
     """The figures and the now view of every tab, as the page would get them, in one string."""
     texts = [first["now"], *(first[k].to_json() for k in ("cross",) if k in first)]
     for tab in ("encoder", "decoder_self", "compare"):
-        texts += [v.to_json() if hasattr(v, "to_json") else str(v) for v in lab.show(user, c, tab=tab).values()]
+        texts += [v.to_json() if hasattr(v, "to_json") else str(v) for v in lab.open_tab(user, c, tab).values()]
     return "".join(texts)
 
 
 @pytest.mark.parametrize("model", ["de-en", "reverse"])
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name):
+def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name, api):
     user = UserState()
     c = Controls(model, HOSTILE[name], max_len=8, words=len(name) % 2 == 0, hide_specials=len(name) % 3 == 0)
     try:
-        changes = lab.run(user, c)
+        changes = lab.do(lab.decoding.run, user, c)
     except InputError as err:  # a clear message, not a traceback
         message = str(err)
         assert message and "Traceback" not in message
@@ -97,27 +104,30 @@ def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name):
         assert user.run is None and user.drawn == {}  # nothing half done
     else:
         assert isinstance(changes["output"], str) and len(user.run.session.steps) >= 1
-        json.dumps(lab.attention(model, HOSTILE[name]))  # the export path copes too
+        json.dumps(api.attention(model, HOSTILE[name]))  # the export path copes too
         drawn = drawn_for_every_tab(lab, user, c, changes)
         for markup in ("<script", "<img", "<svg", "<a href", "<i>"):
             assert markup not in drawn  # tokens are escaped before plotly or the page sees them
     # the app still answers a normal request
-    assert lab.run(UserState(), Controls("reverse", "abc", max_len=5))["output"] == lab.translate("reverse", "abc")[:5]
+    assert (
+        lab.do(lab.decoding.run, UserState(), Controls("reverse", "abc", max_len=5))["output"]
+        == api.translate("reverse", "abc")[:5]
+    )
 
 
 @pytest.mark.parametrize(
     "call",
     [
-        lambda lab: lab.translate("<img src=x onerror=alert(1)>", "abc"),
-        lambda lab: lab.translate("reverse", "abc", strategy="<b>beam</b>"),
-        lambda lab: lab.translate("reverse", "abc", strategy="beam", beam_size="<i>9</i>"),
-        lambda lab: lab.translate("reverse", "abc", strategy="beam", beam_size="²<i>"),
+        lambda api: api.translate("<img src=x onerror=alert(1)>", "abc"),
+        lambda api: api.translate("reverse", "abc", strategy="<b>beam</b>"),
+        lambda api: api.translate("reverse", "abc", strategy="beam", beam_size="<i>9</i>"),
+        lambda api: api.translate("reverse", "abc", strategy="beam", beam_size="²<i>"),
     ],
 )
-def test_messages_quote_what_the_user_sent_as_text(lab, call):
+def test_messages_quote_what_the_user_sent_as_text(api, call):
     """Error toasts render HTML, so anything the user sent is escaped in them."""
     with pytest.raises(InputError) as err:
-        call(lab)
+        call(api)
     message = str(err.value)
     assert "&lt;" in message and "<img" not in message and "<b>" not in message and "<i>" not in message
 
@@ -136,6 +146,6 @@ def test_a_character_model_names_its_own_alphabet():
 
 
 @pytest.mark.parametrize("size", ["²", float("nan"), float("inf"), 2.5, -1, 0, 99, None, "4.0x"])
-def test_an_unusable_beam_size_is_a_clear_message(lab, size):
+def test_an_unusable_beam_size_is_a_clear_message(lab, size, api):
     with pytest.raises(InputError, match="Beam size must be between 1 and 8"):
-        lab.translate("reverse", "abc", strategy="beam", beam_size=size)
+        api.translate("reverse", "abc", strategy="beam", beam_size=size)

@@ -6,10 +6,12 @@ import numpy as np
 import pytest
 import torch
 
-from lab import lens
-from lab.actions import Controls, Lab
 from lab.checks import InputError
-from lab.session import UserState
+from lab.controls import Controls
+from lab.decoding.run import UserState
+from lab.heads import ablation, naming, summaries
+from lab.page.lab import Lab
+from lab.serving.api import Api
 from transformer import DecodingSession, Head, Interventions
 
 REVERSAL = "abcdef12"
@@ -21,13 +23,18 @@ def lab(bundled):
     return Lab(bundled)
 
 
+@pytest.fixture(scope="module")
+def api(lab):
+    return Api(lab.registry, lab.snapshots)
+
+
 def entropy(row):
     return -sum(p * math.log(p) for p in row if p > 0)
 
 
-def test_heads_entropy_and_special_can_be_recomputed_from_the_attention_record(lab):
-    heads = lab.heads("de-en", GERMAN)
-    record = lab.attention("de-en", GERMAN)
+def test_heads_entropy_and_special_can_be_recomputed_from_the_attention_record(lab, api):
+    heads = api.heads("de-en", GERMAN)
+    record = api.attention("de-en", GERMAN)
     specials = [t in ("<s>", "</s>", "<pad>") for t in ["<s>", *record["output_tokens"][:-1]]]
     src_special = [t in ("<s>", "</s>", "<pad>") for t in record["source_tokens"]]
     for layer, weights in enumerate(record["encoder"]):
@@ -48,9 +55,9 @@ def test_heads_entropy_and_special_can_be_recomputed_from_the_attention_record(l
                 assert cell["alignment"] is None  # no gold alignment is known for de-en
 
 
-def test_reversal_cross_heads_are_scored_against_the_mirror_alignment(lab):
-    heads = lab.heads("reverse", REVERSAL)
-    record = lab.attention("reverse", REVERSAL)
+def test_reversal_cross_heads_are_scored_against_the_mirror_alignment(lab, api):
+    heads = api.heads("reverse", REVERSAL)
+    record = api.attention("reverse", REVERSAL)
     n = len(REVERSAL)
     assert [len(layer) for layer in heads["cross"]] == [4, 4] and len(heads["encoder"]) == 2
     for layer in range(2):
@@ -63,9 +70,9 @@ def test_reversal_cross_heads_are_scored_against_the_mirror_alignment(lab):
     assert all(c["alignment"] is None for layer in heads["encoder"] for c in layer)
 
 
-def test_ablating_nothing_changes_nothing(lab):
-    plain = lab.attention("de-en", GERMAN)
-    ablated = lab.ablate_api("de-en", GERMAN, [])
+def test_ablating_nothing_changes_nothing(lab, api):
+    plain = api.attention("de-en", GERMAN)
+    ablated = api.ablate("de-en", GERMAN, [])
     assert ablated["output_text"] == plain["output_text"]
     assert [s["kl"] for s in ablated["steps"]] == [0.0] * len(plain["steps"])
     assert [s["top_k"] for s in ablated["steps"]] == [
@@ -74,28 +81,28 @@ def test_ablating_nothing_changes_nothing(lab):
     ]
 
 
-def test_ablating_every_cross_head_makes_the_output_independent_of_the_source(lab):
-    outputs = {lab.ablate_api("de-en", text, ["cross:*:*"])["output_text"] for text in (GERMAN, "Das Haus ist alt.")}
+def test_ablating_every_cross_head_makes_the_output_independent_of_the_source(lab, api):
+    outputs = {api.ablate("de-en", text, ["cross:*:*"])["output_text"] for text in (GERMAN, "Das Haus ist alt.")}
     assert len(outputs) == 1
-    assert lab.translate("de-en", GERMAN) != lab.translate("de-en", "Das Haus ist alt.")
-    report = lab.ablate_api("de-en", GERMAN, ["cross:*:*"])
-    assert len(report["steps"]) == len(lab.attention("de-en", GERMAN)["steps"])
+    assert api.translate("de-en", GERMAN) != api.translate("de-en", "Das Haus ist alt.")
+    report = api.ablate("de-en", GERMAN, ["cross:*:*"])
+    assert len(report["steps"]) == len(api.attention("de-en", GERMAN)["steps"])
     assert all(s["kl"] > 0 for s in report["steps"])
     assert set(report["steps"][0]) == {"step", "token", "kl", "top_k"}
 
 
-def test_pointing_the_reversal_models_cross_heads_at_a_character_makes_it_write_that_character(lab):
+def test_pointing_the_reversal_models_cross_heads_at_a_character_makes_it_write_that_character(lab, api):
     for position, char in ((3, "c"), (6, "f"), (1, "a")):
-        edited = lab.edit_api("reverse", REVERSAL, 1, position, ["cross:*:*"])
+        edited = api.edit("reverse", REVERSAL, 1, position, ["cross:*:*"])
         assert edited["token"] == char and edited["top_k"][0]["token"] == char
         assert edited["output_text"].startswith(char) and edited["probability"] > 0.5
-    later = lab.edit_api("reverse", REVERSAL, 3, 8, ["cross:*:*"])  # step 3 would write "f"; make it read "2"
+    later = api.edit("reverse", REVERSAL, 3, 8, ["cross:*:*"])  # step 3 would write "f"; make it read "2"
     assert later["token"] == "2" and later["output_text"].startswith("21") and later["output_text"][2] == "2"
 
 
-def test_an_edit_of_one_head_is_not_an_edit_of_all(lab):
-    one = lab.edit_api("reverse", REVERSAL, 1, 3, ["cross:1:4"])
-    every = lab.edit_api("reverse", REVERSAL, 1, 3, ["cross:*:*"])
+def test_an_edit_of_one_head_is_not_an_edit_of_all(lab, api):
+    one = api.edit("reverse", REVERSAL, 1, 3, ["cross:1:4"])
+    every = api.edit("reverse", REVERSAL, 1, 3, ["cross:*:*"])
     assert one["probability"] != every["probability"]
 
 
@@ -112,9 +119,9 @@ def test_an_edit_of_one_head_is_not_an_edit_of_all(lab):
         (("reverse", "", 1, 1, ["cross:*:*"]), "Type a source text first"),
     ],
 )
-def test_bad_edit_requests_are_named(lab, call, message):
+def test_bad_edit_requests_are_named(lab, call, message, api):
     with pytest.raises(InputError, match=message):
-        lab.edit_api(*call)
+        api.edit(*call)
 
 
 @pytest.mark.parametrize(
@@ -128,30 +135,30 @@ def test_bad_edit_requests_are_named(lab, call, message):
         ({"cross": 1}, "Heads must be a list"),
     ],
 )
-def test_bad_ablation_requests_are_named(lab, heads, message):
+def test_bad_ablation_requests_are_named(lab, heads, message, api):
     with pytest.raises(InputError, match=message):
-        lab.ablate_api("de-en", GERMAN, heads)
+        api.ablate("de-en", GERMAN, heads)
 
 
 def test_head_names_are_one_based_with_stars(bundled):
-    config = bundled.models["de-en"].model.config
-    assert lens.parse_heads(["cross:2:*"], config) == {Head("cross", 1, h) for h in range(4)}
-    assert lens.parse_heads(["encoder:*:1", "decoder_self:3:4"], config) == {
+    config = bundled.entry("de-en").pipeline.model.config
+    assert naming.parse_heads(["cross:2:*"], config) == {Head("cross", 1, h) for h in range(4)}
+    assert naming.parse_heads(["encoder:*:1", "decoder_self:3:4"], config) == {
         *(Head("encoder", layer, 0) for layer in range(3)),
         Head("decoder_self", 2, 3),
     }
-    assert len(lens.parse_heads(["cross:*:*", "cross:1:1"], config)) == 12
+    assert len(naming.parse_heads(["cross:*:*", "cross:1:1"], config)) == 12
 
 
 def test_importance_in_one_batched_pass_equals_one_ablation_at_a_time(bundled):
-    model = bundled.models["reverse"].model
-    ids = bundled.models["reverse"].tokenizer.encode(REVERSAL)
+    model = bundled.entry("reverse").pipeline.model
+    ids = bundled.entry("reverse").pipeline.tokenizer.encode(REVERSAL)
     tokens = DecodingSession(model, ids).run()
-    grids = lens.importance(model, ids, tokens)
-    original = lens.next_token_log_probs(model, ids, tokens)[0]
-    for head in lens.all_heads(model.config):
-        alone = lens.next_token_log_probs(model, ids, tokens, Interventions(ablate=frozenset({head})))[0]
-        expected = float(lens.kl_divergence(original, alone).mean())
+    grids = ablation.importance(model, ids, tokens)
+    original = ablation.next_token_log_probs(model, ids, tokens)[0]
+    for head in naming.all_heads(model.config):
+        alone = ablation.next_token_log_probs(model, ids, tokens, Interventions(ablate=frozenset({head})))[0]
+        expected = float(ablation.kl_divergence(original, alone).mean())
         assert grids[head.kind][head.layer, head.head] == pytest.approx(expected, rel=1e-4, abs=1e-7)
     assert grids["cross"].max() > 0
 
@@ -159,41 +166,41 @@ def test_importance_in_one_batched_pass_equals_one_ablation_at_a_time(bundled):
 def test_ablation_in_the_app_keeps_the_original_beside_and_reports_each_step(lab):
     user = UserState()
     c = Controls("de-en", GERMAN)
-    plain = lab.run(user, c)["output"]
-    changes = lab.ablate(user, c, ["cross:*:*"])
+    plain = lab.do(lab.decoding.run, user, c)["output"]
+    changes = lab.do(lab.heads.ablate, user, c, ["cross:*:*"])
     assert changes["original"] == {"value": plain, "label": "Before the ablation"}
     assert changes["output"] != plain and "Ablated throughout: all cross-attention heads" in changes["status"]
-    assert user.run.session.interventions.ablate == lens.parse_heads(["cross:*:*"], user.run.session.model.config)
+    assert user.run.session.interventions.ablate == naming.parse_heads(["cross:*:*"], user.run.session.model.config)
     assert [e.step for e in user.run.effects] == list(range(1, len(user.run.original) + 1))
     user.tab = "heads"
     shown = lab.show(user, c)
     assert shown["effects"].data and "top token changes" in shown["effects"].layout.title.text
     assert shown["heads"].data[0].customdata[0][0] == "encoder|Layer 1 · Head 1"
-    assert lab.ablate(user, c, [])["output"] == plain  # nothing ablated: the plain decoding again
+    assert lab.do(lab.heads.ablate, user, c, [])["output"] == plain  # nothing ablated: the plain decoding again
 
 
 def test_editing_at_the_shown_step_in_the_app(lab):
     user = UserState()
     c = Controls("reverse", REVERSAL, shown=2)
-    assert lab.run(user, c)["output"] == REVERSAL[::-1]
-    changes = lab.edit(user, c, "0#123", ["cross:*:*"])  # at step 2, look at "a"
+    assert lab.do(lab.decoding.run, user, c)["output"] == REVERSAL[::-1]
+    changes = lab.do(lab.heads.edit, user, c, "0#123", ["cross:*:*"])  # at step 2, look at "a"
     assert changes["output"].startswith("2a") and changes["original"]["value"] == REVERSAL[::-1]
     assert "Edited: at step 2, all cross-attention heads looked only at “a”" in changes["status"]
     assert torch.equal(user.run.session.steps[1].cross_attention[0], torch.eye(9)[0].expand(4, -1))
     with pytest.raises(InputError, match="Choose the cross-attention heads"):
-        lab.edit(user, c, "0#1", [])
+        lab.do(lab.heads.edit, user, c, "0#1", [])
     with pytest.raises(InputError, match="Click one of the source words"):
-        lab.edit(user, c, "99#1", ["cross:*:*"])
-    assert lab.reset(user, c)["output"] == ""
+        lab.do(lab.heads.edit, user, c, "99#1", ["cross:*:*"])
+    assert lab.do(lab.decoding.reset, user, c)["output"] == ""
 
 
 def test_value_weighted_rows_are_shares_of_the_weights_times_the_value_norms(lab):
     user = UserState()
     c = Controls("reverse", REVERSAL, reading="value", words=False, focus="Layer 2 · Head 3")
-    lab.run(user, c)
+    lab.do(lab.decoding.run, user, c)
     session = user.run.session
     user.drawn.clear()
-    figure = lab.render(user, c)["cross"]
+    figure = lab.show(user, c)["cross"]
     _, norms = session.decoder_value_norms()
     step = session.steps[0].cross_attention[1][2]  # layer 2, head 3, step 1
     expected = (step * norms[1][2]) / (step * norms[1][2]).sum()
@@ -206,11 +213,11 @@ def test_beam_search_after_an_ablation_keeps_the_ablation(lab, bundled):
 
     user = UserState()
     c = Controls("de-en", GERMAN, strategy="beam", beam_size=2)
-    plain = lab.run(user, c)["output"]
-    lab.ablate(user, c, ["cross:*:*"])
+    plain = lab.do(lab.decoding.run, user, c)["output"]
+    lab.do(lab.heads.ablate, user, c, ["cross:*:*"])
     held = user.run.session.interventions
-    beamed = lab.run(user, c)["output"]
-    pipeline = bundled.models["de-en"]
+    beamed = lab.do(lab.decoding.run, user, c)["output"]
+    pipeline = bundled.entry("de-en").pipeline
     expected = beam_search(pipeline.model, pipeline.encode_batch([GERMAN]), 2, 64, interventions=held)[0]
     assert beamed == pipeline.tokenizer.decode(expected.tokens) != plain
 
@@ -218,26 +225,26 @@ def test_beam_search_after_an_ablation_keeps_the_ablation(lab, bundled):
 def test_a_what_if_after_an_ablation_is_labelled_as_a_what_if(lab):
     user = UserState()
     c = Controls("reverse", REVERSAL)
-    lab.run(user, c)
-    lab.ablate(user, c, ["cross:1:*"])
+    lab.do(lab.decoding.run, user, c)
+    lab.do(lab.heads.ablate, user, c, ["cross:1:*"])
     assert user.run.change == "ablation"
     candidate = user.run.session.steps[0].top_ids[1]
-    changes = lab.force(user, Controls("reverse", REVERSAL, shown=1, candidate=str(candidate)))
+    changes = lab.do(lab.decoding.force, user, Controls("reverse", REVERSAL, shown=1), str(candidate))
     assert changes["original"]["label"] == "Before the what-if"
 
 
 def test_kl_is_exact_for_confident_distributions():
     log_p = torch.tensor([0.0, -200.0]).log_softmax(-1)
     log_q = torch.tensor([-200.0, 0.0]).log_softmax(-1)
-    assert float(lens.kl_divergence(log_p, log_q)) == pytest.approx(200.0, rel=1e-4)
+    assert float(ablation.kl_divergence(log_p, log_q)) == pytest.approx(200.0, rel=1e-4)
     with_masked = torch.tensor([0.0, -1.0, float("-inf")]).log_softmax(-1)  # pad and bos are -inf in both
-    assert float(lens.kl_divergence(with_masked, with_masked)) == 0.0
+    assert float(ablation.kl_divergence(with_masked, with_masked)) == 0.0
 
 
 def test_a_decoding_that_stops_early_counts_its_missing_steps_as_misses(bundled):
-    model = bundled.models["reverse"].model
-    ids = bundled.models["reverse"].tokenizer.encode(REVERSAL)
+    model = bundled.entry("reverse").pipeline.model
+    ids = bundled.entry("reverse").pipeline.tokenizer.encode(REVERSAL)
     session = DecodingSession(model, ids, max_new_tokens=3)
     session.run()
-    cells = [c["alignment"] for layer in lens.head_summaries(session, "reversal")["cross"] for c in layer]
+    cells = [c["alignment"] for layer in summaries.head_summaries(session, "reversal")["cross"] for c in layer]
     assert max(cells) == pytest.approx(3 / len(REVERSAL))

@@ -13,10 +13,12 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from lab.actions import Controls, Lab
 from lab.checks import InputError
-from lab.registry import load_models
-from lab.session import UserState
+from lab.controls import Controls
+from lab.decoding.run import UserState
+from lab.models.registry import load_models
+from lab.page.lab import Lab
+from lab.serving.api import Api
 from tests.test_checkpoints import make_hub_cache
 from tests.test_training import TINY, TRAIN, run
 from training.snapshots import plan
@@ -144,33 +146,38 @@ def lab():
     return Lab(load_models([]))
 
 
-def test_the_training_api_decodes_the_source_with_every_snapshot(lab):
-    film = lab.training("reverse", FIXED)["snapshots"]
+@pytest.fixture(scope="module")
+def api(lab):
+    return Api(lab.registry, lab.snapshots)
+
+
+def test_the_training_api_decodes_the_source_with_every_snapshot(lab, api):
+    film = api.training("reverse", FIXED)["snapshots"]
     index = list_snapshots(REVERSE)
     assert [f["step"] for f in film] == [s.step for s in index]
     assert [f["loss"] for f in film] == [s.metrics["valid_loss"] for s in index]
     assert set(film[0]) == {"step", "output_text", "alignment", "loss"}
-    assert film[-1]["output_text"] == lab.translate("reverse", FIXED) == FIXED[::-1]
+    assert film[-1]["output_text"] == api.translate("reverse", FIXED) == FIXED[::-1]
     assert film[0]["output_text"] != FIXED[::-1]
     assert film[0]["alignment"] < 0.5 and film[-1]["alignment"] >= 0.95  # the mirror forms during training
-    heads = lab.heads("reverse", FIXED)["cross"]
+    heads = api.heads("reverse", FIXED)["cross"]
     assert film[-1]["alignment"] == pytest.approx(max(h["alignment"] for layer in heads for h in layer), abs=1e-6)
 
 
-def test_a_model_without_snapshots_and_an_empty_source_get_clear_messages(lab):
+def test_a_model_without_snapshots_and_an_empty_source_get_clear_messages(lab, api):
     with pytest.raises(InputError, match="de-en has no training snapshots"):
-        lab.training("de-en", "Hallo")
+        api.training("de-en", "Hallo")
     with pytest.raises(InputError) as empty:
-        lab.training("reverse", "  ")
+        api.training("reverse", "  ")
     with pytest.raises(InputError) as main_view:
-        lab.translate("reverse", "  ")
+        api.translate("reverse", "  ")
     assert str(empty.value) == str(main_view.value)
 
 
 def test_the_training_tab_draws_the_shown_snapshot_and_a_slider_move_redraws_only_it(lab):
     user, controls = UserState(), Controls("reverse", FIXED)
-    lab.run(user, controls)
-    opened = lab.show(user, controls, "training")  # the film starts at step 0
+    lab.do(lab.decoding.run, user, controls)
+    opened = lab.open_tab(user, controls, "training")  # the film starts at step 0
     n = len(list_snapshots(REVERSE))
     assert opened["snapshot"]["value"] == 0 and opened["snapshot_output"] != FIXED[::-1]
     assert opened["snapshot_info"].startswith("**Step 0**") and "alignment on this source" in opened["snapshot_info"]
@@ -197,23 +204,24 @@ def test_a_corrupt_or_missing_snapshot_is_named_and_the_rest_keep_working(tmp_pa
     (broken.folder / "model.safetensors").write_bytes(b"not safetensors")
     shutil.rmtree(missing.folder)
     lab = Lab(load_models([], bundled=bundled))
-    film = lab.training("reverse", FIXED)["snapshots"]
+    api = Api(lab.registry, lab.snapshots)
+    film = api.training("reverse", FIXED)["snapshots"]
     assert f"step {broken.step:,}" in film[2]["error"] and "model.safetensors" in film[2]["error"]
     assert f"step {missing.step:,}" in film[3]["error"] and film[3]["output_text"] is None
     assert film[-1]["output_text"] == FIXED[::-1] and film[1]["output_text"] is not None
     user, controls = UserState(), Controls("reverse", FIXED, snapshot=2)
-    shown = lab.show(user, controls, "training")
+    shown = lab.open_tab(user, controls, "training")
     assert "could not be loaded" in shown["snapshot_info"] and shown["snapshot_output"] == ""
-    assert lab.translate("reverse", "abc") == "cba"
+    assert api.translate("reverse", "abc") == "cba"
 
 
 def test_play_stops_when_the_training_tab_is_closed(lab):
     import app
     import page
 
-    events = app.Events(lab)
+    events = app.Events(lab, Api(lab.registry, lab.snapshots))
     user = UserState()
-    values = [getattr(Controls("reverse", FIXED, snapshot=1), f) for f in ("model", "text")]
+    values = [getattr(Controls("reverse", FIXED, snapshot=1), f) for f in ("model", "source")]
     values += ["greedy", 4, 64, 8, 0, True, False, "linear", "Mean of all heads", "weights", 1]
     user.tab = "training"
     *_, timer, label = events.tick(user, *values)

@@ -10,7 +10,7 @@ from pathlib import Path
 from huggingface_hub import HfApi
 from huggingface_hub.utils import filter_repo_objects
 
-from lab import space
+from lab.serving import space
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -82,8 +82,9 @@ def test_the_files_sent_are_enough_to_run_the_app(tmp_path):
         "import app\n"
         "registry = app.load_models([])\n"
         "app.build_demo(registry)\n"
-        "print(sorted(registry.models), registry.errors)\n"
-        "print(app.Lab(registry).translate('reverse', 'abc'))\n"
+        "print(sorted(registry.names), registry.errors)\n"
+        "lab = app.Lab(registry)\n"
+        "print(app.Api(registry, lab.snapshots).translate('reverse', 'abc'))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # only what was sent is importable
     env.update(HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False")

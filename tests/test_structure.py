@@ -5,6 +5,7 @@ transformer/   the library: may import torch, numpy, safetensors, tokenizers, hu
 adapters/      other model families meeting the library's contract: may import the library, never the app
 training/      how the checkpoints were made: may import the library, never the app
 lab/, app.py   the app: lab/ may import adapters/ and the library, app.py and page.py lab/ too; never training/
+lab/*/         the app's features: each imports only the features below it (LAB_LAYERS), and lab's two shared modules
 """
 
 import ast
@@ -27,6 +28,10 @@ MAY_NOT_IMPORT = {  # project parts each part must not reach: app -> lab -> adap
     "app": {"training", "benchmarks", "tests"},
     "benchmarks": {"training", "tests"},
 }
+# The lab's parts, bottom up: each may import the parts before it in this list, itself, and nothing after it.
+LAB_LAYERS = ("checks", "controls", "models", "attention", "decoding", "heads", "snapshots", "serving", "page")
+LAB_SIDEWAYS = {"page": {"serving"}, "serving": {"page"}}  # two top parts that must not import each other either
+LAB_COMMANDS = {"space": {"serving"}}  # python -m lab.space: the command module and what it runs
 MAX_FUNCTION_LINES = 60  # docstring excluded
 MAX_FILE_LINES = 450  # tests aside
 
@@ -113,6 +118,42 @@ def test_data_flows_one_way(part):
         if name.split(".")[0] in MAY_NOT_IMPORT[part]
     }
     assert not wrong, sorted(wrong)
+
+
+def lab_part(module: str) -> str:
+    """lab.heads.ablation -> "heads"; lab.checks -> "checks"; the package lab itself -> ""."""
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def lab_upward_imports(graph: dict[str, set[str]]) -> list[str]:
+    """Every import by a lab module of a lab part that is not below it (LAB_LAYERS), as "a -> b"."""
+    wrong = []
+    for module, imported in sorted(graph.items()):
+        if not module.startswith("lab."):
+            continue
+        part = lab_part(module)
+        if part in LAB_COMMANDS:
+            allowed = LAB_COMMANDS[part]
+        else:
+            allowed = set(LAB_LAYERS[: LAB_LAYERS.index(part) + 1]) - LAB_SIDEWAYS.get(part, set())
+        wrong += [f"{module} -> {m}" for m in sorted(imported) if m.startswith("lab.") and lab_part(m) not in allowed]
+    return wrong
+
+
+def test_the_labs_features_import_only_the_features_below_them():
+    assert not lab_upward_imports(project_graph())
+
+
+def test_the_layer_check_finds_an_import_upwards():
+    graph = {"lab.heads.ablation": {"lab.decoding.run", "lab.checks"}, "lab.decoding.run": {"lab.heads.naming"}}
+    assert lab_upward_imports(graph) == ["lab.decoding.run -> lab.heads.naming"]
+    assert lab_upward_imports({"lab.page.lab": {"lab.serving.api"}}) == ["lab.page.lab -> lab.serving.api"]
+    assert lab_upward_imports({"lab.space": {"lab.heads.tab"}}) == ["lab.space -> lab.heads.tab"]
+
+
+def test_every_part_of_the_lab_has_its_place_in_the_layers():
+    parts = {lab_part(name) for name in project_graph() if name.startswith("lab.")}
+    assert parts == set(LAB_LAYERS) | set(LAB_COMMANDS)
 
 
 def test_the_library_imports_only_what_it_may():

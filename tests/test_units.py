@@ -1,12 +1,20 @@
-"""The units a view is drawn in (lab/units.py): words merged from pieces, piece labels, specials hidden."""
+"""The units a view is drawn in (lab/attention/units.py): words merged from pieces, piece labels, specials hidden.
+
+Which pieces are special comes with them, one flag each (the app decides it by id, from the model's special_ids).
+"""
 
 import numpy as np
 import pytest
 
-from lab.units import SPACE, Units, in_units, piece_label, word_groups
+from lab.attention.units import SPACE, Units, in_units, piece_label, word_groups
 from tests.conftest import tiny_pipelines
 
 PIECES = ["▁Wir", "▁tre", "ffen", "▁uns", ".", "</s>"]
+
+
+def marked(pieces):
+    """The special flags of test pieces: <s>, </s> and <pad> are, as our models' ids 0-2 are."""
+    return [p in ("<s>", "</s>", "<pad>") for p in pieces]
 
 
 @pytest.mark.parametrize(
@@ -20,7 +28,7 @@ PIECES = ["▁Wir", "▁tre", "ffen", "▁uns", ".", "</s>"]
     ],
 )
 def test_word_groups_follow_the_pre_tokenizer(pieces, groups):
-    found = word_groups(pieces)
+    found = word_groups(pieces, marked(pieces))
     assert sorted(i for g in found for i in g) == list(range(len(pieces)))  # every piece once, in order
     assert all(g == list(range(g[0], g[-1] + 1)) for g in found)
     if groups is not None:
@@ -30,15 +38,19 @@ def test_word_groups_follow_the_pre_tokenizer(pieces, groups):
         assert [g for g in found if len(g) > 1] == [[6, 7]]
 
 
-def test_specials_are_words_of_their_own():
-    assert word_groups(["</s>", "ab", "<unk>", "cd"]) == [[0], [1], [2], [3]]
+def test_specials_are_words_of_their_own_by_their_flags_not_their_text():
+    pieces = ["</s>", "ab", "<unk>", "cd"]
+    assert word_groups(pieces, [True, False, True, False]) == [[0], [1], [2], [3]]
+    # <unk> stands for text the tokenizer could not read: not special, it is part of the word around it
+    assert word_groups(pieces, [True, False, False, False]) == [[0], [1, 2, 3]]
+    assert word_groups(["▁a", "xyz", "▁b"], [False, True, False]) == [[0], [1], [2]]  # a language code, say
 
 
 def test_character_level_characters_stay_units():
     pieces = ["a", "b", "c", "1", "</s>"]
-    assert word_groups(pieces, character_level=True) == [[0], [1], [2], [3], [4]]
-    assert word_groups(pieces) == [[0, 1, 2, 3], [4]]  # what a subword model would have merged
-    units = Units.of(pieces, words=True, character_level=True)
+    assert word_groups(pieces, marked(pieces), character_level=True) == [[0], [1], [2], [3], [4]]
+    assert word_groups(pieces, marked(pieces)) == [[0, 1, 2, 3], [4]]  # what a subword model would have merged
+    units = Units.of(pieces, marked(pieces), words=True, character_level=True)
     assert units.labels == pieces and units.special == [False] * 4 + [True]
 
 
@@ -46,11 +58,11 @@ def test_piece_labels_never_show_the_word_boundary():
     assert piece_label("▁Haus", True) == "Haus"
     assert piece_label("unger", False) == "##unger"
     assert piece_label("▁", True) == SPACE
-    assert piece_label("</s>", False) == "</s>"
-    units = Units.of(PIECES, words=False)
+    assert piece_label("</s>", False, special=True) == "</s>"
+    units = Units.of(PIECES, marked(PIECES), words=False)
     assert units.labels == ["Wir", "tre", "##ffen", "uns", ".", "</s>"]
     assert units.groups == [[i] for i in range(len(PIECES))]
-    words = Units.of(PIECES, words=True)
+    words = Units.of(PIECES, marked(PIECES), words=True)
     assert words.labels == ["Wir", "treffen", "uns", ".", "</s>"]
     assert words.special == [False, False, False, False, True]
 
@@ -60,7 +72,7 @@ def test_real_tokenizer_labels_have_no_boundary_mark(text):
     tokenizer = tiny_pipelines()["de-en"].tokenizer
     pieces = tokenizer.tokens(tokenizer.encode(text))
     for words in (True, False):
-        labels = Units.of(pieces, words=words).labels
+        labels = Units.of(pieces, marked(pieces), words=words).labels
         assert not any("▁" in label for label in labels), labels
     continuing = [piece_label(p, False) for p in pieces if not p.startswith("▁") and p not in ("</s>",)]
     assert all(label.startswith("##") for label in continuing)
@@ -72,8 +84,8 @@ def random_rows(rng, shape):
 
 
 def test_to_a_word_is_the_sum_and_from_a_word_the_mean_over_its_pieces():
-    rows = Units.of(["▁Wir", "▁tre", "ffen", "</s>"])  # words: Wir, treffen, </s>
-    cols = Units.of(["▁Das", "▁Hau", "s", "."])  # words: Das, Haus, .
+    rows = Units.of(["▁Wir", "▁tre", "ffen", "</s>"], [False, False, False, True])  # words: Wir, treffen, </s>
+    cols = Units.of(["▁Das", "▁Hau", "s", "."], [False] * 4)  # words: Das, Haus, .
     weights = random_rows(np.random.default_rng(0), (4, 4))
     merged = in_units(weights, rows, cols)
     expected = np.array(
@@ -94,7 +106,7 @@ def test_to_a_word_is_the_sum_and_from_a_word_the_mean_over_its_pieces():
 @pytest.mark.parametrize("words", [True, False])
 def test_rows_still_sum_to_1_over_layers_and_heads(words):
     pieces = ["▁Ich", "▁habe", "▁Hun", "ger", ".", "</s>"]
-    units = Units.of(pieces, words=words)
+    units = Units.of(pieces, marked(pieces), words=words)
     weights = random_rows(np.random.default_rng(1), (2, 4, len(pieces), len(pieces)))
     merged = in_units(weights, units, units)
     assert merged.shape == (2, 4, len(units), len(units))
@@ -105,7 +117,7 @@ def test_rows_still_sum_to_1_over_layers_and_heads(words):
 
 def test_hiding_specials_drops_them_and_renormalises_every_row():
     pieces = ["▁Wir", "▁tre", "ffen", ".", "</s>"]
-    units = Units.of(pieces)
+    units = Units.of(pieces, marked(pieces))
     weights = random_rows(np.random.default_rng(2), (1, 2, 5, 5))
     weights[..., 4] += 3.0  # most of the attention on </s>, as trained models do
     weights /= weights.sum(axis=-1, keepdims=True)
@@ -120,7 +132,7 @@ def test_hiding_specials_drops_them_and_renormalises_every_row():
 
 
 def test_a_row_of_only_specials_stays_zero_rather_than_nan():
-    units = Units.of(["▁a", "</s>"])
+    units = Units.of(["▁a", "</s>"], [False, True])
     weights = np.array([[0.0, 1.0], [0.0, 1.0]], dtype=np.float32)  # everything on </s>
     hidden = in_units(weights, units, units, hide_specials=True)
     assert hidden.shape == (1, 1) and hidden[0, 0] == 0 and not np.isnan(hidden).any()

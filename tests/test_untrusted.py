@@ -7,8 +7,9 @@ import shutil
 import pytest
 import torch
 
-from lab.actions import Lab
-from lab.registry import load_models
+from lab.models.registry import load_models
+from lab.page.lab import Lab
+from lab.serving.api import Api
 from tests.conftest import tiny_pipelines
 from transformer import CheckpointError, Transformer
 from transformer.hub import load_pretrained
@@ -41,8 +42,12 @@ def refused(folder, pattern):
     return info.value
 
 
-def test_the_good_checkpoint_loads(good):
-    assert load_pretrained(good).generate(["abc"], max_new_tokens=3)
+def test_the_good_checkpoint_loads_as_it_was_saved(good):
+    saved, loaded = tiny_pipelines()["reverse"], load_pretrained(good)  # the same seed: the same weights
+    theirs = saved.model.state_dict()
+    assert all(torch.equal(tensor, theirs[name]) for name, tensor in loaded.model.state_dict().items())
+    texts = ["abc", "hello123", "z"]
+    assert loaded.generate(texts, max_new_tokens=5) == saved.generate(texts, max_new_tokens=5)
 
 
 def test_missing_config(good):
@@ -139,10 +144,10 @@ def test_a_broken_model_does_not_take_the_app_down(good, tmp_path):
     shutil.copytree(good, bundled / "broken")
     (bundled / "broken" / "model.safetensors").write_bytes(b"not weights")
     registry = load_models([], bundled=bundled)
-    assert list(registry.models) == ["works"]
+    assert registry.names == ["works"]
     assert "broken/model.safetensors: not a readable safetensors file" in registry.errors["broken"]
-    lab = Lab(registry)
-    assert lab.translate("works", "abc") is not None
+    api = Api(registry, Lab(registry).snapshots)
+    assert api.translate("works", "abc") is not None
 
 
 def test_from_pretrained_alone_is_strict_and_pickle_free(good):

@@ -6,10 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from lab.drawing import Drawing, Look
-from lab.record import attention_record
-from lab.units import Units, in_units
-from lab.views import (
+from lab.attention.drawing import Drawing, Look
+from lab.attention.figures import (
     FOCUS_LINE,
     HIGHLIGHT,
     MAX_LABEL,
@@ -25,6 +23,8 @@ from lab.views import (
     top_k,
     unique,
 )
+from lab.attention.record import attention_record
+from lab.attention.units import Units, in_units
 from tests.conftest import tiny_pipelines
 from transformer import DecodingSession
 
@@ -42,7 +42,7 @@ def decoded():
 
 def drawing(decoded, **look) -> Drawing:
     session, tokenizer = decoded
-    return Drawing(tokenizer, session.src_ids, session.encoder_attention, session.steps, Look(**look))
+    return Drawing.of(session, tokenizer, Look(**look))
 
 
 LINEAR = Scale()
@@ -180,7 +180,7 @@ def test_words_merge_the_source_pieces_in_the_views(decoded):
     words = drawing(decoded, words=True)
     weights, _, cols, _ = words.weights("cross", 1)
     pieces = tokenizer.tokens(session.src_ids)
-    units = Units.of(pieces)
+    units = Units.of(pieces, [i in session.model.special_ids for i in session.src_ids])
     assert cols.labels == units.labels and len(cols) < len(pieces)
     step = np.stack([w.numpy() for w in session.steps[0].cross_attention])[:, :, None, :]
     np.testing.assert_allclose(weights, in_units(step, Units(["x"], [[0]], [False]), units), atol=1e-6)

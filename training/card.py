@@ -21,7 +21,7 @@ from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
 from transformer.snapshots import list_snapshots
 
 from .data import ding_split, libreoffice_pairs
-from .evaluate import REVERSAL_TEST_SEED, reversal_accuracy_by_length, score_translation, seen_and_unseen
+from .evaluate import PER_LENGTH, REVERSAL_TEST_SEED, reversal_accuracy_by_length, score_translation, seen_and_unseen
 from .presets import PRESETS
 from .reversal import REVERSAL_MAX_CHARS, reversal_pairs
 
@@ -128,7 +128,7 @@ def _number(value: float | None, factor: float = 1, unit: str = "") -> str:
     return "–" if value is None else f"{factor * value:.{1 if unit else 3}f}{unit}"
 
 
-def reversal_card(pipeline: Seq2SeqPipeline, args: argparse.Namespace, per_length: int = 200) -> str:
+def reversal_card(pipeline: Seq2SeqPipeline, args: argparse.Namespace, per_length: int = PER_LENGTH) -> str:
     accuracy = reversal_accuracy_by_length(pipeline, per_length=per_length)
     seen, unseen = seen_and_unseen(accuracy)
     data = ModelCardData(

@@ -50,8 +50,15 @@ def score_translation(
     )
 
 
+PER_LENGTH = 200  # fresh reversal strings per length: the model card's figures are measured with as many
+
+
 def reversal_accuracy_by_length(
-    pipeline: Seq2SeqPipeline, per_length: int = 100, max_length: int = 32, strategy: str = "greedy", beam_size: int = 4
+    pipeline: Seq2SeqPipeline,
+    per_length: int = PER_LENGTH,
+    max_length: int = 32,
+    strategy: str = "greedy",
+    beam_size: int = 4,
 ) -> dict[int, float]:
     accuracy = {}
     for length in range(1, max_length + 1):
@@ -107,7 +114,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--split", default="test", choices=["train", "valid", "test"], help="Ding split (translation)")
     parser.add_argument("--beam", type=int, default=0, help="beam size (0: greedy)")
     parser.add_argument("--length-penalty", type=float, default=1.0)
-    parser.add_argument("--per-length", type=int, default=100, help="strings per length (reversal)")
+    parser.add_argument(
+        "--per-length", type=int, default=PER_LENGTH, help="strings per length (reversal; the card's figures: 200)"
+    )
     parser.add_argument("--limit", type=int, default=0, help="score only the first N sentences (a quick check)")
     parser.add_argument("--show", type=int, default=0, help="print this many examples")
     parser.add_argument("--output", type=Path, help="write the hypotheses here, one per line")

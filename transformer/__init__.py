@@ -4,6 +4,7 @@ transformer.contract states what decoding and the readings need of any model and
 meets it natively, and the adapters package beside this library wraps other model families to meet it.
 """
 
+from .bundled import bundled
 from .checkpoint import CheckpointError
 from .config import TransformerConfig
 from .contract import KINDS, NextTokenRules, Seq2SeqModel, Seq2SeqTokenizer
@@ -28,6 +29,7 @@ __all__ = [
     "Transformer",
     "TransformerConfig",
     "beam_search",
+    "bundled",
     "greedy_decode",
     "load_pretrained",
 ]

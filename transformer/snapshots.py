@@ -37,6 +37,10 @@ PATTERNS = (
 FOLDER_NAME = re.compile(r"step-\d{6,}")  # or ".." for the checkpoint itself; nothing else, so no path escapes
 
 
+class NoSnapshots(CheckpointError):
+    """The checkpoint has no training snapshots: there is no snapshots/index.json."""
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """One point of the run: its step, where its checkpoint is, and what was measured there."""
@@ -56,7 +60,7 @@ def list_snapshots(
 ) -> list[Snapshot]:
     """The snapshots of a local checkpoint folder or Hub repo, in training order.
 
-    Raises CheckpointError when there are none or the index cannot be read. A snapshot whose folder is missing or
+    Raises NoSnapshots (a CheckpointError) when there are none, CheckpointError when the index cannot be read. A snapshot whose folder is missing or
     broken is still listed: loading it (load_pretrained(snapshot.folder)) names what is wrong with it.
     """
     root = checkpoint.resolve(
@@ -64,7 +68,7 @@ def list_snapshots(
     )
     path = root / SNAPSHOTS_DIR / INDEX_FILE
     if not path.is_file():
-        raise CheckpointError(f"{name_or_path}: no training snapshots (there is no {SNAPSHOTS_DIR}/{INDEX_FILE})")
+        raise NoSnapshots(f"{name_or_path}: no training snapshots (there is no {SNAPSHOTS_DIR}/{INDEX_FILE})")
     try:
         entries = json.loads(path.read_text(encoding="utf-8"))
         snapshots = [_snapshot(root, entry) for entry in entries]

@@ -2,7 +2,7 @@
 each step. Pure functions over numbers and labels: no server, no gradio.
 
 Every cell of the summary carries "kind|Layer l · Head h" as its customdata, which a click turns into the Focus head
-(lab/assets/tile_click.js).
+(lab/assets/page.js).
 """
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from .views import COLORSCALE, HIGHLIGHT, empty_figure, escape_token, figure, percent
+from ..attention.figures import COLORSCALE, HIGHLIGHT, empty_figure, escape_token, figure, percent
+from ..attention.kinds import NAMES
 
-KIND_TITLES = {"encoder": "enc self", "decoder_self": "dec self", "cross": "cross"}
 METRICS = {
     "entropy": "entropy (nats)",
-    "special": "weight on <s>, </s>",
+    "special": "weight on special tokens",
     "alignment": "alignment accuracy",
     "importance": "KL when ablated",
 }
 METRIC_NOTES = {
     "entropy": "low: it looks at few tokens",
-    "special": "a head parked on </s> often does little",
+    "special": "the model's own (pad, start, end, language codes); a head parked on </s> often does little",
     "alignment": "steps whose top weight is on the gold source token",
     "importance": "mean KL(original ‖ this head alone ablated), next token",
 }
@@ -54,7 +54,7 @@ def summary_figure(summaries: dict, importance: dict[str, np.ndarray], title: st
         notes.append(_note(metric, low + row_px / total))
     width = len(kinds) * (n_heads + 1) - 1
     ticks = [
-        (b * (n_heads + 1) + h, f"{KIND_TITLES[k]} h1" if h == 0 else f"h{h + 1}")
+        (b * (n_heads + 1) + h, f"{NAMES[k].short} h1" if h == 0 else f"h{h + 1}")
         for b, k in enumerate(kinds)
         for h in range(n_heads)
     ]

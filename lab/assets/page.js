@@ -1,4 +1,6 @@
 () => {
+  // The page's own browser code, run once as the page loads (app.py passes it to gradio's launch).
+  //
   // Clicks that pick something in a figure or in the now-view. Each writes into a hidden textbox, whose change event
   // runs on the server; a new value every click (the time is appended), so clicking the same thing twice counts.
   //  - a tile of an attention overview: its layer and head, read off the figure's tick labels -> #tile-pick;
@@ -53,4 +55,18 @@
   new MutationObserver(attach).observe(document.body, {childList: true, subtree: true});
   new MutationObserver(mark).observe(document.body, {childList: true, subtree: true, characterData: true});
   attach();
+  // The Export buttons "Focused head as PNG / SVG": the open tab's focused head (its figure's second trace), alone,
+  // saved with the plotly.js already on the page.
+  window.attentionLab = {
+    download: (format) => {
+      const gd = [...document.querySelectorAll('.attention-view .js-plotly-plot')].find(p => p.offsetParent !== null);
+      if (!gd || !window.Plotly || gd.data.length < 2) return;
+      const head = {...gd.data[1], xaxis: 'x', yaxis: 'y'};
+      const lay = gd.layout;
+      const layout = {title: {text: lay.yaxis2.title.text}, coloraxis: lay.coloraxis, plot_bgcolor: 'white',
+        xaxis: {...lay.xaxis2, anchor: 'y'}, yaxis: {...lay.yaxis2, domain: [0, 1], anchor: 'x'},
+        margin: {...lay.margin, t: 160}, width: 900, height: 220 + 22 * head.y.length};
+      window.Plotly.downloadImage({data: [head], layout: layout}, {format: format, filename: 'attention-head'});
+    },
+  };
 }

@@ -1,4 +1,5 @@
-"""One user's decoding: the run they are stepping through, and decoding it to the end (greedy, or beam replayed)."""
+"""One user's decoding: the run they are stepping through (it carries its model), and decoding it to the end (greedy,
+or beam search replayed through the session)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from transformer import DecodingSession, beam_search
+from transformer import DecodingSession, Seq2SeqPipeline, beam_search
 from transformer.decoding import Step
 
-from .checks import InputError, as_int, quoted
+from ..checks import InputError, as_int, check_source, quoted
+from ..controls import Controls
+from ..models.registry import ModelEntry
 
 MAX_BEAM = 8
 STRATEGIES = ("greedy", "beam")
@@ -20,7 +23,7 @@ _serials = itertools.count(1)
 
 @dataclass
 class Run:
-    model_name: str
+    entry: ModelEntry  # the model it decodes with
     text: str  # the source as the user typed it
     session: DecodingSession
     top_k: int = 8  # the options the run was started with, as the user asked for them
@@ -31,15 +34,35 @@ class Run:
     forced_at: int = 0  # the step (1-based) that the last what-if forced or edit changed
     change: str = "what-if"  # what made `original` the past: "what-if", "ablation" or "edit"
     held: str = ""  # the interventions the session holds, in words (said in the notice while they last)
-    effects: list | None = None  # after an ablation: lens.StepEffect per step of the original decoding
+    effects: list | None = None  # after an ablation: lab.heads.ablation.StepEffect per step of the original decoding
     # The decoding without the ablation or edit, which the head summary describes (it stays put while heads are
     # tested); None while the session holds no intervention.
     base: DecodingSession | None = None
     serial: int = field(default_factory=lambda: next(_serials))  # tells runs apart, for redrawing only what changed
     version: int = 0  # bumped by every change to the session's steps
 
+    @property
+    def pipeline(self) -> Seq2SeqPipeline:
+        return self.entry.pipeline
+
     def changed(self) -> None:
         self.version += 1
+
+
+def new_run(entry: ModelEntry, text: str, top_k: int = 8, max_len: int | None = None) -> Run:
+    """A fresh run of `text` on the entry's model, its source checked (InputError with a clear message if unusable)."""
+    pipeline = entry.pipeline
+    ids, notice = check_source(pipeline, text)
+    notice = (notice + " " + entry.length_notice(ids)).strip()
+    max_len = int(max_len) if max_len else pipeline.model.config.max_new_tokens
+    session = DecodingSession(pipeline.model, ids, top_k=int(top_k), max_new_tokens=max_len)
+    return Run(entry, text, session, top_k=int(top_k), max_len=max_len, notice=notice)
+
+
+def asks_for(run: Run | None, c: Controls, max_len: int | None) -> bool:
+    """Whether the controls (with the max length they resolve to) ask for this run, or for a new one."""
+    wanted = (c.model, c.source, int(c.top_k), max_len)
+    return run is not None and (run.entry.name, run.text, run.top_k, run.max_len) == wanted
 
 
 class UserState:
@@ -49,12 +72,22 @@ class UserState:
     def __init__(self) -> None:
         self.run: Run | None = None
         self.lock = threading.Lock()
-        self.tab = "cross"  # the attention view the page shows; the others are drawn when opened
+        self.tab = "cross"  # the tab the page shows; the others are drawn when opened
         self.shown: int | None = None  # the step the page shows (None: the latest)
         self.drawn: dict[str, object] = {}  # what the page shows now, per output, as a key: unchanged ones are skipped
 
     def __deepcopy__(self, memo) -> UserState:  # gradio copies the initial value into each new session
         return UserState()
+
+
+def shown_step(session: DecodingSession, step: int | None) -> int:
+    """The step to show (0 = before any output); None is the latest, and after a finished run the last word rather
+    than the end-of-sentence token."""
+    n = len(session.steps)
+    if step is None:
+        ends_with_eos = n > 1 and session.steps[-1].token == session.model.config.eos_id
+        return n - 1 if ends_with_eos else n
+    return max(0, min(int(step), n))
 
 
 def replay_beam(run: Run, beam_size: int) -> list[list]:

@@ -7,6 +7,9 @@ sums to 1. Hiding the special tokens drops their rows and columns and renormalis
 
 Labels never show the raw word-boundary mark "▁": a word-initial piece is shown without it, a piece that continues
 a word gets "##" in front (as BERT writes it), and a lone "▁" is shown as "␣".
+
+Which tokens are special (hidden on request, never merged into a word) is decided by id, by the model's
+special_ids, and arrives here as one flag per piece.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from transformer.tokenizer import SPECIAL_TOKENS, WORD_BOUNDARY
+from transformer.tokenizer import WORD_BOUNDARY
 
 SPACE = "␣"
 
@@ -29,35 +32,31 @@ def is_punctuation(piece: str) -> bool:
 
 def starts_word(piece: str, previous: str = "", character_level: bool = False) -> bool:
     """Whether `piece` begins a word, as the tokenizer's pre-tokenizer splits them: at a piece that begins with "▁",
-    at a special token, and on either side of punctuation; every character of a character-level model."""
-    return (
-        character_level
-        or piece.startswith(WORD_BOUNDARY)
-        or piece in SPECIAL_TOKENS
-        or previous in SPECIAL_TOKENS
-        or is_punctuation(piece)
-        or is_punctuation(previous)
-    )
+    and on either side of punctuation; every character of a character-level model. (A special token is a word of
+    its own: see word_groups.)"""
+    return character_level or piece.startswith(WORD_BOUNDARY) or is_punctuation(piece) or is_punctuation(previous)
 
 
-def word_groups(pieces: Sequence[str], character_level: bool = False) -> list[list[int]]:
-    """The indices of `pieces` grouped into words (see starts_word).
+def word_groups(pieces: Sequence[str], special: Sequence[bool], character_level: bool = False) -> list[list[int]]:
+    """The indices of `pieces` grouped into words (see starts_word); a special piece is a word of its own.
 
-    >>> word_groups(["▁Wir", "▁tre", "ffen", "▁uns", ".", "</s>"])
+    >>> word_groups(["▁Wir", "▁tre", "ffen", "▁uns", ".", "</s>"], [False] * 5 + [True])
     [[0], [1, 2], [3], [4], [5]]
     """
     groups: list[list[int]] = []
     for i, piece in enumerate(pieces):
-        if not groups or starts_word(piece, pieces[i - 1], character_level):
+        alone = special[i] or (i > 0 and special[i - 1])
+        if not groups or alone or starts_word(piece, pieces[i - 1], character_level):
             groups.append([i])
         else:
             groups[-1].append(i)
     return groups
 
 
-def piece_label(piece: str, starts_word: bool) -> str:
-    """A piece as the pieces view shows it: no "▁"; "##" before a piece that continues a word."""
-    if piece in SPECIAL_TOKENS:
+def piece_label(piece: str, starts_word: bool, special: bool = False) -> str:
+    """A piece as the pieces view shows it: no "▁"; "##" before a piece that continues a word; a special token as
+    it is."""
+    if special:
         return piece
     text = piece.replace(WORD_BOUNDARY, " ").strip() if piece.strip(WORD_BOUNDARY) else ""
     if not text:
@@ -81,15 +80,18 @@ class Units:
     special: list[bool]  # per unit: a special token such as </s> or <s>
 
     @classmethod
-    def of(cls, pieces: Sequence[str], words: bool = True, character_level: bool = False) -> Units:
-        """`pieces` as words (merged) or as pieces; a character-level model's units are its characters either way."""
-        groups = word_groups(pieces, character_level)
+    def of(
+        cls, pieces: Sequence[str], special: Sequence[bool], words: bool = True, character_level: bool = False
+    ) -> Units:
+        """`pieces` (special[i]: piece i is a special token) as words (merged) or as pieces; a character-level
+        model's units are its characters either way."""
+        groups = word_groups(pieces, special, character_level)
         if words:
-            labels = [word_label([pieces[i] for i in g]) for g in groups]
-            return cls(labels, groups, [pieces[g[0]] in SPECIAL_TOKENS for g in groups])
+            labels = [pieces[g[0]] if special[g[0]] else word_label([pieces[i] for i in g]) for g in groups]
+            return cls(labels, groups, [special[g[0]] for g in groups])
         starts = {g[0] for g in groups}
-        labels = [piece_label(p, i in starts) for i, p in enumerate(pieces)]
-        return cls(labels, [[i] for i in range(len(pieces))], [p in SPECIAL_TOKENS for p in pieces])
+        labels = [piece_label(p, i in starts, special[i]) for i, p in enumerate(pieces)]
+        return cls(labels, [[i] for i in range(len(pieces))], list(special))
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -130,7 +132,7 @@ def in_units(weights: np.ndarray, queries: Units, keys: Units, hide_specials: bo
     return np.divide(kept, total, out=np.zeros_like(kept), where=total > 0)
 
 
-def token_label(tokenizer, token_id: int) -> str:
-    """A target token as a label: no "▁"; "##" when it continues a word."""
+def token_label(tokenizer, token_id: int, special_ids: frozenset[int] = frozenset()) -> str:
+    """A target token as a label: no "▁"; "##" when it continues a word; a special token as it is."""
     piece = tokenizer.id_to_token(token_id)
-    return piece_label(piece, starts_word(piece, character_level=tokenizer.is_character_level))
+    return piece_label(piece, starts_word(piece, character_level=tokenizer.is_character_level), token_id in special_ids)

@@ -251,7 +251,7 @@ def now_html(
     """This step's cross-attention as the source sentence, each word shaded by its weight; hover gives the value.
 
     `heading` and `note` are HTML the caller has escaped; the words are escaped here. `pieces` (the source positions
-    of each word) go into data-pieces, which a click sends to the edit (lab/assets/tile_click.js).
+    of each word) go into data-pieces, which a click sends to the edit (lab/assets/page.js).
     """
     where = [f' data-pieces="{",".join(map(str, g))}"' for g in pieces] or [""] * len(words)
     spans = " ".join(

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from transformer import DecodingSession
-from transformer.tokenizer import Tokenizer
+from transformer import DecodingSession, Seq2SeqTokenizer
 
 
-def attention_record(session: DecodingSession, tokenizer: Tokenizer, model_name: str, decimals: int = 5) -> dict:
+def attention_record(session: DecodingSession, tokenizer: Seq2SeqTokenizer, model_name: str, decimals: int = 5) -> dict:
     """Everything the session recorded, as JSON-ready data: tokens, per-step top-k, and every head's weights."""
 
     def rounded(tensor) -> list:

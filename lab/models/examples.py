@@ -3,6 +3,7 @@ labelled failures that the views help explain, and, for any other model, the exa
 
 from __future__ import annotations
 
+from ..checks import InputError, check_source
 from .registry import Registry
 
 # (text, label). de-en: sentences of the held-out Ding test split; "✓" the greedy output is the reference or a
@@ -32,13 +33,14 @@ CURATED: dict[str, list[tuple[str, str]]] = {
 
 def model_examples(registry: Registry, name: str) -> list[tuple[str, str]]:
     """A model's (text, label) examples: the curated ones, else those of its card (labelled by their text)."""
-    return CURATED.get(name) or [(t, t) for t in registry.examples.get(name, [])]
+    entry = registry.entries.get(name)
+    return CURATED.get(name) or [(t, t) for t in (entry.examples if entry else [])]
 
 
 def examples_for_page(registry: Registry) -> tuple[list[list[str]], list[str]]:
     """The page's examples as [model, text] rows, and a label for each."""
     rows, labels = [], []
-    for name in registry.models:
+    for name in registry.entries:
         for text, label in model_examples(registry, name):
             rows.append([name, text])
             labels.append(f"{name} · {label}")
@@ -49,3 +51,12 @@ def first_example(registry: Registry, name: str) -> str:
     """The example a model starts with: its first curated one, else the first of its card."""
     examples = model_examples(registry, name)
     return examples[0][0] if examples else ""
+
+
+def example_for(registry: Registry, name: str, text: str) -> str:
+    """`text` if the model can read it as it is (a new model keeps the source), else the model's first example."""
+    try:
+        _, notice = check_source(registry.entry(name).pipeline, text)
+    except InputError:
+        notice = "unusable"
+    return text if not notice else first_example(registry, name)

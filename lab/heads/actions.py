@@ -1,0 +1,72 @@
+"""Testing heads on a user's run: Ablate (heads removed throughout, the plain decoding kept beside) and an edit (at
+the shown step, cross heads pointed at a clicked source word). Each returns the step the page should show."""
+
+from __future__ import annotations
+
+import re
+
+from ..attention.units import word_label
+from ..checks import InputError
+from ..controls import Controls
+from ..decoding.actions import Decoding
+from ..decoding.run import Run, UserState
+from .ablation import ablated_session, ablation_effects
+from .editing import edit_session, first_difference, point_weights
+from .naming import describe_heads, parse_heads
+
+
+class HeadTests:
+    """Ablation and editing, started from the page's controls."""
+
+    def __init__(self, decoding: Decoding) -> None:
+        self.decoding = decoding
+
+    def ablate(self, user: UserState, c: Controls, heads: object) -> None:
+        """Decode with `heads` ablated throughout, beside the plain decoding; per step, what the ablation changed."""
+        plain = self.decoding.start(c)
+        session = plain.session
+        chosen = parse_heads(heads, session.model.config)
+        session.run()
+        if not chosen:  # nothing ablated: the plain decoding, as Run gives it
+            user.run = plain
+            return
+        ablated = ablated_session(session, chosen)
+        original = list(session.steps)
+        run = Run(plain.entry, c.source, ablated, plain.top_k, plain.max_len, plain.notice, original=original)
+        run.change, run.forced_at = "ablation", first_difference(original, ablated.steps)
+        run.base = session
+        run.held = f"Ablated throughout: {describe_heads(chosen, session.model.config)} (Reset to undo)."
+        tokens = [s.token for s in original]
+        run.effects = ablation_effects(session.model, session.src_ids, tokens, chosen, 3, session.max_new_tokens)
+        user.run = run
+
+    def edit(self, user: UserState, c: Controls, picked: object, heads: object) -> int:
+        """At the shown step, point the chosen cross heads at the clicked source word (its pieces share weight 1),
+        and decode on greedily with no further edit; the decoding before stays beside it."""
+        run = user.run
+        if run is None or not run.session.steps:
+            raise InputError("Decode a step first, then click a source word to edit the attention at that step.")
+        session = run.session
+        chosen = parse_heads(heads, session.model.config, kinds=("cross",))
+        if not chosen:
+            raise InputError("Choose the cross-attention heads to edit first (or all of them).")
+        positions = [int(p) for p in re.findall(r"\d+", str(picked).split("#")[0])]
+        if not positions or max(positions) >= len(session.src_ids):
+            raise InputError("Click one of the source words shown for this step.")
+        step = max(1, min(int(c.shown or 1), len(session.steps)))
+        edited = edit_session(session, step, point_weights(len(session.src_ids), positions), chosen)
+        word = word_label(run.pipeline.tokenizer.tokens([session.src_ids[p] for p in positions]))
+        config = session.model.config
+        held = session.interventions.ablate if session.interventions else None
+        run.original, run.forced_at, run.change = list(session.steps), step, "edit"
+        run.held = (
+            f"Edited: at step {step}, {describe_heads(chosen, config)} looked only at “{word}”"
+            + (f"; still ablated: {describe_heads(held, config)}" if held else "")
+            + " (Reset to undo)."
+        )
+        if run.base is None:
+            run.base = session
+        run.session = edited
+        run.effects = None  # the chart described an ablation's steps, not these
+        run.changed()
+        return step

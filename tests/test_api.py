@@ -1,0 +1,173 @@
+"""The real app over HTTP with gradio_client: the buttons' endpoints as the page calls them, and the documented API.
+
+All slow: they share one served app (tests/conftest.py, served_app), which the fast loop leaves out.
+"""
+
+from pathlib import Path
+
+import pytest
+from gradio_client import Client
+
+from lab.controls import CONTROLS, FOCUS_MEAN
+from lab.page.tabs import OUTPUTS
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def served(served_app):
+    url, registry, _ = served_app
+    return Client(url, verbose=False), registry
+
+
+def ui(client, action: str, model: str, text: str, **controls) -> dict:
+    """A button's endpoint called as the page calls it: every control, in CONTROLS' order; the answer by name (the
+    Step and Back buttons' own updates do not reach an API client)."""
+    values = {
+        "strategy": "greedy",
+        "beam_size": 4,
+        "max_len": 64,
+        "top_k": 8,
+        "shown": 0,
+        "words": True,
+        "hide_specials": False,
+        "scale": "linear",
+        "focus": FOCUS_MEAN,
+        "reading": "weights",
+        "snapshot": 0,
+        **controls,
+    }
+    inputs = [model, text, *(values[name] for name in CONTROLS[2:])]
+    names = [output.name for output in OUTPUTS if output.name not in ("step", "back")]
+    answer = client.predict(*inputs, api_name=f"/ui_{action}")
+    assert len(answer) == len(names)
+    return dict(zip(names, answer))
+
+
+def skipped(value) -> bool:
+    """gr.skip() as gradio_client returns it: an update without a value."""
+    return isinstance(value, dict) and value.get("__type__") == "update" and "value" not in value.get("props", value)
+
+
+def test_the_buttons_endpoints_answer_with_only_what_changed(served):
+    client, _ = served
+    client.reset_session()
+    ran = ui(client, "run", "reverse", "abc123")
+    assert ran["output"] == "321cba" and ran["status"]["value"].startswith("Finished") and ran["status"]["visible"]
+    assert ran["shown"]["value"] == 6 and ran["cross"]["type"] == "plotly"
+    assert skipped(ran["encoder"]) and skipped(ran["decoder_self"]) and skipped(ran["compare"])
+    stepped = ui(client, "step", "reverse", "abc123", shown=6)
+    assert all(map(skipped, stepped.values()))  # a warning that the run has finished; the page keeps what it has
+    client.reset_session()
+    first = ui(client, "step", "reverse", "abc123")
+    assert first["output"] == "3" and first["shown"]["value"] == 1
+    second = ui(client, "step", "reverse", "abc123", shown=1)
+    assert second["output"] == "32" and not skipped(second["cross"]) and skipped(second["encoder"])
+    back = ui(client, "back", "reverse", "abc123", shown=2)
+    assert back["output"] == "3" and back["shown"]["value"] == 1 and skipped(back["status"])
+
+
+def test_the_api_page_documents_the_api_endpoints_only(served):
+    client, _ = served
+    documented = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
+    # no stray /UserState from the state's default, and none of the page's own events
+    assert set(documented) == {"/translate", "/attention", "/heads", "/training", "/ablate", "/edit"}
+
+
+def test_a_user_error_is_one_line_in_the_server_log_not_a_traceback(served, capfd, caplog):
+    client, _ = served
+    caplog.set_level("INFO", logger="attention_lab")
+    with pytest.raises(Exception, match="empty"):
+        client.predict("de-en", "   ", "greedy", 4, api_name="/translate")
+    _, err = capfd.readouterr()
+    assert "Traceback" not in err
+    assert [r.getMessage() for r in caplog.records if r.name == "attention_lab"] == [
+        "user error: Type a source text first: it is empty."
+    ]
+
+
+def test_api_translate_matches_the_model(served):
+    client, registry = served
+    assert {"reverse", "de-en"} <= set(registry.names)
+    assert client.predict("reverse", "abc123", "greedy", 4, api_name="/translate") == "321cba"
+    text = "Ich habe Hunger."
+    expected = registry.entry("de-en").pipeline.generate([text])[0]
+    assert client.predict("de-en", text, "greedy", 4, api_name="/translate") == expected
+    beam = registry.entry("de-en").pipeline.generate([text], strategy="beam", beam_size=4)[0]
+    assert client.predict("de-en", text, "beam", 4, api_name="/translate") == beam
+
+
+def test_api_attention_returns_every_head(served):
+    client, registry = served
+    record = client.predict("reverse", "abc", "greedy", 4, api_name="/attention")
+    cfg = registry.entry("reverse").pipeline.model.config
+    assert record["output_text"] == "cba" and record["output_tokens"][-1] == "</s>"
+    assert len(record["encoder"]) == cfg.n_encoder_layers and len(record["encoder"][0]) == cfg.n_heads
+    assert len(record["steps"]) == 4 and len(record["steps"][0]["cross"][0][0]) == 4  # a, b, c, </s>
+
+
+def test_api_bad_input_is_a_clear_error_and_the_app_keeps_working(served):
+    client, _ = served
+    with pytest.raises(Exception, match="only knows lowercase letters and digits"):
+        client.predict("reverse", "Hello!", "greedy", 4, api_name="/translate")
+    with pytest.raises(Exception, match="empty"):
+        client.predict("de-en", "   ", "greedy", 4, api_name="/translate")
+    assert client.predict("reverse", "ok", "greedy", 4, api_name="/translate") == "ko"
+
+
+def test_api_heads_ablate_and_edit_answer_in_their_documented_shapes(served):
+    client, registry = served
+    cfg = registry.entry("reverse").pipeline.model.config
+    heads = client.predict("reverse", "abc", api_name="/heads")
+    assert set(heads) == {"encoder", "decoder_self", "cross"}
+    assert [len(layer) for layer in heads["cross"]] == [cfg.n_heads] * cfg.n_decoder_layers
+    assert set(heads["cross"][0][0]) == {"entropy", "special", "alignment"}
+    assert heads["encoder"][0][0]["alignment"] is None and 0 <= heads["cross"][1][2]["alignment"] <= 1
+    ablated = client.predict("reverse", "abc", ["cross:*:*"], api_name="/ablate")
+    assert set(ablated) == {"output_text", "steps"} and len(ablated["steps"]) == 4  # a, b, c, </s>
+    assert set(ablated["steps"][0]) == {"step", "token", "kl", "top_k"} and ablated["steps"][0]["token"] == "c"
+    assert client.predict("reverse", "abc", [], api_name="/ablate")["output_text"] == "cba"
+    edited = client.predict("reverse", "abc", 1, 2, ["cross:*:*"], api_name="/edit")
+    assert set(edited) == {"token", "probability", "top_k", "output_text"}
+    assert edited["token"] == "b" and edited["output_text"].startswith("b")
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "args", "message"),
+    [
+        ("/ablate", ("reverse", "abc", ["mlp:1:1"]), "Unknown kind 'mlp'"),
+        ("/ablate", ("reverse", "abc", ["cross:9:1"]), "No layer 9"),
+        ("/edit", ("reverse", "abc", 7, 1, ["cross:*:*"]), "Step must be a whole number from 1 to 4"),
+        ("/edit", ("reverse", "abc", 1, 7, ["cross:*:*"]), "Position must be a whole number from 1 to 4"),
+        ("/heads", ("reverse", "  "), "empty"),
+    ],
+)
+def test_api_bad_lens_requests_get_one_line_and_the_server_keeps_answering(served, endpoint, args, message):
+    client, _ = served
+    with pytest.raises(Exception, match=message):
+        client.predict(*args, api_name=endpoint)
+    assert client.predict("reverse", "ok", "greedy", 4, api_name="/translate") == "ko"
+
+
+UNREACHABLE = """
+import app
+registry = app.load_models(["someone/not-cached"])
+print(sorted(registry.names))
+print(registry.errors["someone/not-cached"])
+"""
+
+
+def test_unreachable_hub_model_is_reported_and_the_bundled_models_still_work():
+    import os
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(repo)}
+    result = subprocess.run(
+        [sys.executable, "-c", UNREACHABLE], env=env, capture_output=True, text=True, timeout=120, cwd=repo, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    models, error = result.stdout.splitlines()[:2]
+    assert models == "['de-en', 'reverse']"
+    assert error.startswith("someone/not-cached: could not get it from the Hugging Face Hub")

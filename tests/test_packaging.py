@@ -1,0 +1,97 @@
+"""The installable package: pyproject.toml agrees with the requirements files, lists every package, and, installed,
+gives the attention-lab command and README snippets that work from any folder."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11's; on 3.10 these checks are skipped
+REPO = Path(__file__).resolve().parent.parent
+PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def pins(path: Path) -> set[str]:
+    """The requirement lines of a requirements file, comments dropped."""
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines())
+    return {line for line in lines if line}
+
+
+def test_the_dependencies_are_the_requirements_files():
+    project = PROJECT["project"]
+    assert set(project["dependencies"]) == pins(REPO / "requirements.txt")
+    assert set(project["optional-dependencies"]["hf"]) == pins(REPO / "requirements-hf.txt")
+    assert all(re.fullmatch(r"[\w-]+==[\w.]+", pin) for pin in project["dependencies"])  # tested versions, pinned
+
+
+def test_the_agreement_check_sees_a_difference(tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch==2.13.0  # a comment\n\ngradio==6.0.0\n")
+    assert pins(tmp_path / "requirements.txt") == {"torch==2.13.0", "gradio==6.0.0"}
+    assert pins(tmp_path / "requirements.txt") != set(PROJECT["project"]["dependencies"])
+
+
+def test_every_package_of_the_project_is_installed():
+    on_disk = {
+        ".".join(init.parent.relative_to(REPO).parts)
+        for top in ("transformer", "adapters", "lab")
+        for init in (REPO / top).rglob("__init__.py")
+    }
+    listed = set(PROJECT["tool"]["setuptools"]["packages"])
+    assert on_disk <= listed and listed - on_disk == {"checkpoints"}
+    assert set(PROJECT["tool"]["setuptools"]["py-modules"]) == {"app", "page"}
+
+
+def test_the_command_is_the_apps_main_with_its_flags():
+    import app
+
+    assert PROJECT["project"]["scripts"] == {"attention-lab": "app:main"}
+    with pytest.raises(SystemExit) as done:
+        app.main(["--help"])
+    assert done.value.code == 0
+
+
+SNIPPETS = """
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+blocks = re.findall(r"```python\\n(.*?)```", text, flags=re.DOTALL)
+for block in blocks:
+    exec(compile(block, "README.md", "exec"), {})
+print(len(blocks), "snippets ran")
+"""
+
+
+@pytest.mark.slow
+def test_installed_the_command_and_the_readme_snippets_work_from_any_folder(tmp_path):
+    target, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
+    done = subprocess.run(
+        [*install, "--target", str(target), str(REPO)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert (target / "checkpoints" / "reverse" / "model.safetensors").is_file()
+    assert (target / "lab" / "assets" / "page.js").is_file()
+    env = {**os.environ, "PYTHONPATH": str(target), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
+    ran = subprocess.run(
+        [sys.executable, "-c", SNIPPETS, str(REPO / "README.md")],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split()[1:] == ["snippets", "ran"] and int(ran.stdout.split()[0]) >= 3
+    command = [str(target / "bin" / "attention-lab"), "--help"]
+    theirs = subprocess.run(command, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120, check=False)
+    ours = subprocess.run(
+        [sys.executable, "app.py", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert theirs.returncode == 0, theirs.stderr
+    assert theirs.stdout.split("\n", 1)[1] == ours.stdout.split("\n", 1)[1]  # the same flags (the usage line names it)

@@ -1,0 +1,30 @@
+"""The trained models that ship with Attention Lab, wherever it is installed: the checkpoints/ folder beside this
+package (the repository's, or the installed copy that `pip install .` puts beside it).
+
+>>> from transformer import bundled, load_pretrained
+>>> load_pretrained(bundled("reverse")).generate(["abc"])
+['cba']
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .checkpoint import CONFIG_FILE, CheckpointError
+
+BUNDLED = Path(__file__).resolve().parent.parent / "checkpoints"
+
+
+def bundled_names() -> list[str]:
+    """The bundled models' names ("de-en", "reverse"), sorted; [] when none are there."""
+    if not BUNDLED.is_dir():
+        return []
+    return sorted(p.name for p in BUNDLED.iterdir() if (p / CONFIG_FILE).is_file())
+
+
+def bundled(name: str) -> Path:
+    """The folder of the bundled model `name`, for load_pretrained; CheckpointError naming those there are."""
+    if name not in bundled_names():
+        there = ", ".join(bundled_names()) or f"none: {BUNDLED} is missing"
+        raise CheckpointError(f"{name!r} is not a bundled model (there are: {there})")
+    return BUNDLED / name
