@@ -28,6 +28,19 @@ def test_readme_intervention_example_gives_the_outputs_it_states():
         assert eval(expression, namespace) == stated, expression
 
 
+def test_readme_model_example_gives_the_outputs_it_states():
+    import ast
+
+    text = README.read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "m.generate(" in b)
+    claims = re.findall(r"^(m\.generate\(.*\))\s+# (\[.*\])$", block, flags=re.MULTILINE)
+    namespace: dict = {}
+    exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - the README's own example
+    assert len(claims) == 2
+    for expression, stated in claims:
+        assert eval(expression, namespace) == ast.literal_eval(stated), expression
+
+
 def test_readme_opens_with_the_two_commands():
     text = README.read_text(encoding="utf-8")
     first_block = re.search(r"```bash\n(.*?)```", text, flags=re.DOTALL).group(1)
