@@ -9,7 +9,7 @@ import os
 import time
 
 import torch
-from load import REPO, Request, free_port, load_test, memory_over_sessions, percentile, rss_mb, start_app
+from load import Request, free_port, load_test, memory_over_sessions, percentile, rss_mb, start_app
 
 SENTENCE_15 = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
 
@@ -53,22 +53,20 @@ def server_bench(calls: int) -> dict[str, float]:
     from lab.page.lab import Lab
 
     timings: dict[str, list[float]] = {"run": [], "step": []}
-    original = {name: getattr(Lab, name) for name in timings}
+    original = Lab.do
 
-    def timed(name):
-        def wrapper(self, *args, **kwargs):
-            start = time.perf_counter()
-            changes = original[name](self, *args, **kwargs)
-            for value in changes.values():
-                if hasattr(value, "to_json"):
-                    value.to_json()  # what gr.Plot's postprocess does with each figure it sends
-            timings[name].append(time.perf_counter() - start)
-            return changes
+    def timed(self, action, *args):
+        """Lab.do (the action, then what the page must change), with its figures encoded as gr.Plot encodes them."""
+        start = time.perf_counter()
+        changes = original(self, action, *args)
+        for value in changes.values():
+            if hasattr(value, "to_json"):
+                value.to_json()  # what gr.Plot's postprocess does with each figure it sends
+        if getattr(action, "__name__", "") in timings:
+            timings[action.__name__].append(time.perf_counter() - start)
+        return changes
 
-        return wrapper
-
-    for name in timings:
-        setattr(Lab, name, timed(name))
+    Lab.do = timed
     threads = torch.get_num_threads()
     torch.set_num_threads(max(1, (os.cpu_count() or 2) // app.CONCURRENCY))  # as app.main() sets it
     demo = app.build_demo(app.load_models([]))
@@ -88,8 +86,7 @@ def server_bench(calls: int) -> dict[str, float]:
     finally:
         demo.close()
         torch.set_num_threads(threads)
-        for name, fn in original.items():
-            setattr(Lab, name, fn)
+        Lab.do = original
     result = {}
     for name, values in timings.items():
         values = values[1:]  # the first call of each warms up
@@ -101,17 +98,15 @@ def server_bench(calls: int) -> dict[str, float]:
 def figures_bench(calls: int) -> dict[str, float]:
     """Figure building alone (in-process): what a Run sends (the cross-attention view, the now view, the top-k), and
     the JSON size of every view (all three kinds) for 20 output tokens."""
-    from lab.drawing import KINDS, Drawing, Look
+    from lab.attention.drawing import Drawing, Look
+    from transformer import KINDS, DecodingSession, bundled, load_pretrained
 
-    from transformer import DecodingSession
-    from transformer.hub import load_pretrained
-
-    pipeline = load_pretrained(REPO / "checkpoints" / "de-en")
+    pipeline = load_pretrained(bundled("de-en"))
     session = DecodingSession(pipeline.model, pipeline.tokenizer.encode(SENTENCE_15), max_new_tokens=64)
     session.run()
 
     def drawing() -> Drawing:
-        return Drawing(pipeline.tokenizer, session.src_ids, session.encoder_attention, session.steps, Look())
+        return Drawing.of(session, pipeline.tokenizer, Look())
 
     times = []
     for _ in range(calls):

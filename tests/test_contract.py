@@ -148,10 +148,13 @@ def test_the_next_token_rules_ban_force_and_hold_back_eos():
     assert last.argmax() == 2 and last.isinf().sum() == 5  # eos forced at the limit
     forced = NextTokenRules(forced_first=4).apply(torch.zeros(6), step=0)
     assert forced.isfinite().tolist() == [False, False, False, False, True, False]
-    # a whole prefix at once: position t is step t
-    whole = rules.apply(torch.zeros(4, 6), step=None, limit=4)
-    for t in range(4):
-        assert torch.equal(whole[t], rules.apply(torch.zeros(6), step=t, limit=4))
+    # a whole prefix at once: position t is step t, whatever the rules and the limit
+    both = NextTokenRules(banned=(0, 1), begin_banned=(5,), forced_first=4, forced_last=2, eos_ids=(2,), min_length=3)
+    for every in (rules, both, NextTokenRules()):
+        for limit in (None, 1, 2, 4, 9):
+            whole = every.apply(torch.zeros(2, 4, 6), step=None, limit=limit)
+            for t in range(4):
+                assert torch.equal(whole[:, t], every.apply(torch.zeros(2, 6), step=t, limit=limit)), (every, limit, t)
 
 
 def test_every_member_of_the_contract_says_why_it_exists():

@@ -47,6 +47,16 @@ def test_every_package_of_the_project_is_installed():
     assert set(PROJECT["tool"]["setuptools"]["py-modules"]) == {"app", "page"}
 
 
+def test_only_the_checkpoint_files_of_the_bundled_models_are_packaged():
+    from transformer import checkpoint, snapshots
+
+    named = {
+        *(f"*/{name}" for name in checkpoint.CHECKPOINT_FILES),
+        *(f"*/{pattern}" for pattern in snapshots.PATTERNS),
+    }
+    assert set(PROJECT["tool"]["setuptools"]["package-data"]["checkpoints"]) == named
+
+
 def test_the_command_is_the_apps_main_with_its_flags():
     import app
 

@@ -66,3 +66,18 @@ def test_every_output_of_the_table_has_its_component_and_every_control_its_input
     assert [getattr(built, name) for name in CONTROLS] == built.inputs()[1:]
     assert len({output.name for output in tabs.OUTPUTS}) == len(tabs.OUTPUTS)  # each output named once
     assert set(built.tabs) == set(tabs.BY_ID)
+
+
+def test_what_the_page_is_told_is_always_a_named_output():
+    """The decoding's outputs and every tab's view use the names of the table (a renamed output would otherwise
+    silently stop being updated)."""
+    names = {output.name for output in tabs.OUTPUTS}
+    lab = Lab(Registry.of(tiny_pipelines()))
+    for tab in tabs.TABS:
+        for run in (False, True):
+            user, c = UserState(), Controls("reverse", "abc", max_len=8)
+            user.tab = tab.id
+            if run:
+                lab.do(lab.decoding.run, user, c)
+            told = render.wanted(user, c, None, lab.snapshots, 8)
+            assert set(told) <= names and {o.name for o in tab.outputs} <= set(told), (tab.id, set(told) - names)

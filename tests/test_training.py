@@ -308,6 +308,16 @@ def test_evaluate_prints_sacrebleu_scores_for_translation(monkeypatch, capsys):
     assert "2 sentences of the Ding test split, greedy" in out and "de:  Ich habe Hunger." in out
 
 
+def test_evaluate_scores_a_transformers_model_too(monkeypatch, capsys, tmp_path):
+    from tests import hf_models
+    from training import evaluate
+
+    folder = hf_models.marian(tmp_path / "marian")
+    monkeypatch.setattr(evaluate, "ding_split", lambda split: [("Ich habe Hunger.", "I am hungry.")])
+    assert evaluate.main(["--model", str(folder), "--split", "test"]) == 0
+    assert "1 sentences of the Ding test split, greedy" in capsys.readouterr().out
+
+
 def test_evaluate_prints_exact_match_by_length_for_reversal(capsys):
     from training import evaluate
 

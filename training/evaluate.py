@@ -4,7 +4,9 @@
     python -m training.evaluate --model checkpoints/reverse                        # exact match by length
 
 Translation is scored with sacrebleu's defaults against the Ding split; reversal on fresh random strings of every
-length from 1 to 32 (the model is trained on 1-24, so 25-32 measures generalisation).
+length from 1 to 32 (the model is trained on 1-24, so 25-32 measures generalisation). --model takes any model the app
+reads: a checkpoint of ours, or a transformers encoder-decoder such as Helsinki-NLP/opus-mt-de-en (a folder or a Hub
+repo id; the optional extra installed).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from pathlib import Path
 import sacrebleu
 from sacrebleu.metrics.base import Score
 
-from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
+from adapters import load_pretrained
+from transformer import CheckpointError, Seq2SeqPipeline
 
 from .data import ding_split
 from .reversal import reversal_pairs

@@ -15,11 +15,11 @@ from .checkpoint import CONFIG_FILE, CheckpointError
 BUNDLED = Path(__file__).resolve().parent.parent / "checkpoints"
 
 
-def bundled_names() -> list[str]:
-    """The bundled models' names ("de-en", "reverse"), sorted; [] when none are there."""
-    if not BUNDLED.is_dir():
+def bundled_names(folder: Path = BUNDLED) -> list[str]:
+    """The models in a folder of checkpoints (the bundled ones: "de-en", "reverse"), sorted; [] when there is none."""
+    if not folder.is_dir():
         return []
-    return sorted(p.name for p in BUNDLED.iterdir() if (p / CONFIG_FILE).is_file())
+    return sorted(p.name for p in folder.iterdir() if (p / CONFIG_FILE).is_file())
 
 
 def bundled(name: str) -> Path:

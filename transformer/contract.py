@@ -1,9 +1,10 @@
 """What a sequence-to-sequence model and its tokenizer must offer to be decoded, drawn and tested here.
 
-Decoding (greedy, beam search, the step-by-step session), Seq2SeqPipeline, the readings and the app's lens are typed
-against `Seq2SeqModel` and `Seq2SeqTokenizer`, never against one implementation, so a field means the same for every
-model. Our `Transformer` and `Tokenizer` meet the contract natively; adapters for other model families (the
-`adapters` package beside this library) wrap them to meet it. Each member says why it exists: who calls it.
+Decoding (greedy, beam search, the step-by-step session), Seq2SeqPipeline and the app's lens are typed against
+`Seq2SeqModel` and `Seq2SeqTokenizer`, never against one implementation, so a field means the same for every model.
+Our `Transformer` and `Tokenizer` meet the contract natively; adapters for other model families (the `adapters`
+package beside this library) wrap them to meet it. Each member says why it exists: who calls it, or what it is for
+(the token embeddings and the per-layer states are there for gradient attribution and a layer-by-layer lens).
 
 Dimension key: B batch, H heads, S source positions, T target positions in this call, P cached target positions,
 D model width, K head width (D // H), V target vocabulary.
@@ -61,10 +62,8 @@ class NextTokenRules:
         step None: the positions along dim -2 are steps 0, 1, ... (a whole prefix at once). `limit` is the most steps
         the decoding may take (a forced last token needs it). Returns `logits`.
         """
-        if step is None:
-            for position in range(logits.size(-2)):
-                self.apply(logits[..., position, :], position, limit)
-            return logits
+        if step is None:  # the same rules, position by position, in a few writes
+            return self._apply_to_prefix(logits, limit)
         if self.banned:
             logits[..., list(self.banned)] = -math.inf
         if step == 0 and self.begin_banned:
@@ -77,6 +76,21 @@ class NextTokenRules:
         if forced is not None:
             logits[...] = -math.inf
             logits[..., forced] = 0.0
+        return logits
+
+    def _apply_to_prefix(self, logits: torch.Tensor, limit: int | None) -> torch.Tensor:
+        T = logits.size(-2)
+        if self.banned:
+            logits[..., list(self.banned)] = -math.inf
+        if T and self.begin_banned:
+            logits[..., 0, list(self.begin_banned)] = -math.inf
+        if self.eos_ids and self.min_length > 1:
+            logits[..., : self.min_length - 1, list(self.eos_ids)] = -math.inf
+        last = limit - 1 if limit is not None else None
+        for position, forced in ((0, self.forced_first), (last, self.forced_last)):  # at the limit, the last wins
+            if forced is not None and position is not None and 0 <= position < T:
+                logits[..., position, :] = -math.inf
+                logits[..., position, forced] = 0.0
         return logits
 
 
@@ -118,8 +132,8 @@ class Seq2SeqModel(Protocol):
     torch.nn.Module too: decoding reads its device from parameters() and switches it with eval() and train()."""
 
     config: ModelConfig
-    special_ids: frozenset[int]  # ids that mark rather than mean (pad, start, eos, a language code): the views hide
-    # them on request and the head summary measures the weight they take, by these ids alone
+    special_ids: frozenset[int]  # ids that mark rather than mean (pad, start, eos, a language code; never the unknown
+    # token, which stands for text): the views hide them on request and the head summary measures their weight
     rules: NextTokenRules  # what decoding may write at each step (see NextTokenRules)
 
     def encode(
@@ -162,7 +176,8 @@ class Seq2SeqModel(Protocol):
 
     def final_norm(self, states: torch.Tensor) -> torch.Tensor:
         """The decoder's final normalisation (the identity for a model without one): final_norm of the last layer's
-        state is DecoderOutput.hidden. The lens reads earlier layers through it, as the model reads its last."""
+        state is DecoderOutput.hidden. For a layer-by-layer lens: an earlier layer's state read through it and
+        project, as the model reads its last."""
 
     def embed_source(self, src: torch.Tensor) -> torch.Tensor:
         """src (B, S) ids -> (B, S, D) token embeddings as the encoder reads them, before positions are added: what
@@ -174,6 +189,9 @@ class Seq2SeqModel(Protocol):
     def encoder_value_norms(self, enc: EncoderOutput) -> list[torch.Tensor]:
         """Per encoder layer (B, H, S): ||v_j W_o^h|| for the values encode(output_attentions=True) recorded (the
         value-weighted reading)."""
+
+    def save_pretrained(self, folder: str | Path) -> None:
+        """Write the model's weights (safetensors) and config to a folder, as Seq2SeqPipeline.save_pretrained does."""
 
     def decoder_value_norms(self, cache: Cache) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """Per decoder layer, ||v_j W_o^h|| of the cached self-attention (B, H, P) and cross-attention (B, H, S)

@@ -79,7 +79,8 @@ class Seq2SeqPipeline:
     ) -> list[str]:
         """Decode each text with "greedy" or "beam" search; returns the detokenized outputs in order.
 
-        Without max_new_tokens, a batch may produce up to twice its longest source plus 10 tokens (and at most max_len).
+        Without max_new_tokens, a batch may produce up to twice its longest source plus 10 tokens (and at most the
+        model's config.max_new_tokens).
         """
         if strategy not in ("greedy", "beam"):
             raise ValueError(f'strategy must be "greedy" or "beam" (got {strategy!r})')

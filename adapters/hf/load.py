@@ -118,7 +118,9 @@ def load(folder: Path, name: str):
     tokenizer = _guarded(name, "tokenizer", lambda: AutoTokenizer.from_pretrained(folder, trust_remote_code=False))
     if isinstance(tokenizer, bool) or not hasattr(tokenizer, "convert_ids_to_tokens"):
         raise CheckpointError(f"{name}: has no tokenizer (no tokenizer files next to config.json)")
-    model = HFSeq2Seq(hf, name, special_ids=tokenizer.all_special_ids)
+    # the tokenizer's markers count as special (BART's <s>, a language code), never <unk>: it stands for text
+    markers = [i for i in tokenizer.all_special_ids if i != tokenizer.unk_token_id]
+    model = HFSeq2Seq(hf, name, special_ids=markers)
     return model, TransformersTokenizer(tokenizer, model.config)
 
 

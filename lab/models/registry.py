@@ -10,7 +10,7 @@ from huggingface_hub import ModelCard
 
 from adapters import load_pretrained
 from transformer import CheckpointError, Seq2SeqPipeline
-from transformer.bundled import BUNDLED
+from transformer.bundled import BUNDLED, bundled_names
 from transformer.checkpoint import model_type
 
 from ..checks import InputError, quoted
@@ -110,9 +110,7 @@ def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
     """The bundled checkpoints (offline) plus any Hub repos or folders, each loaded by the loader its config.json
     asks for; a model that fails to load is reported, not fatal."""
     registry = Registry()
-    specs = []
-    if bundled.is_dir():
-        specs = [(p.name, p) for p in sorted(bundled.iterdir()) if (p / "config.json").is_file()]
+    specs = [(name, bundled / name) for name in bundled_names(bundled)]
     specs += [(repo_id, repo_id) for repo_id in hub_models]
     for name, spec in specs:
         try:

@@ -86,11 +86,11 @@ class Snapshots:
                 f"{name} is a transformers model, published with its final weights only, so there is no training "
                 "to show. The bundled reversal model has its training snapshots."
             )
-        folder = entry.pipeline.folder
+        source, folder = entry.source or name, entry.pipeline.folder
         # A Hub model's snapshots come from the very commit its checkpoint was loaded from (the cache's folder name).
-        from_hub = not Path(entry.source).is_dir() and folder is not None and folder.parent.name == "snapshots"
+        from_hub = not Path(source).is_dir() and folder is not None and folder.parent.name == "snapshots"
         try:
-            return list_snapshots(entry.source or name, revision=folder.name if from_hub else None)
+            return list_snapshots(source, revision=folder.name if from_hub else None)
         except NoSnapshots:
             return NoTraining(
                 f"{name} has no training snapshots, so there is no training to show. Add `--snapshots 10` to "
