@@ -1,7 +1,7 @@
 """A model together with its tokenizer: load from a folder or a Hub repo, generate text, save, push.
 
->>> from transformer import load_pretrained
->>> m = load_pretrained("checkpoints/de-en")          # or a Hub repo id such as "user/attention-lab-de-en"
+>>> from transformer import bundled, load_pretrained
+>>> m = load_pretrained(bundled("de-en"))      # or a folder, or a Hub repo id such as "user/attention-lab-de-en"
 >>> m.generate(["Wo ist der Bahnhof?"])
 ['Where’s the station?']
 """
