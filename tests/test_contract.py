@@ -120,6 +120,9 @@ def test_the_cache_steps_as_the_whole_prefix_and_cuts_back_and_reorders_without_
     assert shorter.length == 2 and cache.length == tgt.size(1)  # the old cache is left as it was
     again = model.decode(tgt[:, 2:3], enc.memory, enc.src_mask, shorter)
     torch.testing.assert_close(again.hidden[:, -1], whole.hidden[:, 2], atol=1e-5, rtol=1e-4)
+    assert shorter.length == 2  # a decode from a cache makes a new one (DecodingSession.fork relies on it)
+    twice = model.decode(tgt[:, 2:3], enc.memory, enc.src_mask, shorter)
+    torch.testing.assert_close(twice.hidden, again.hidden)
     swapped = cache.truncate(3).select(torch.tensor([1, 0]))
     memory, mask = enc.memory[[1, 0]], enc.src_mask[[1, 0]]
     last = model.decode(tgt[[1, 0], 3:4], memory, mask, swapped)
@@ -137,6 +140,8 @@ def test_value_norms_cover_every_layer_head_and_key(pipeline):
     own, cross = model.decoder_value_norms(dec.cache)
     assert [n.shape for n in own] == [(2, H, P)] * config.n_decoder_layers
     assert [n.shape for n in cross] == [(2, H, S)] * config.n_decoder_layers
+    last, none = model.decoder_value_norms(dec.cache, start=P - 1, cross=False)  # what a step adds
+    assert none == [] and all(torch.allclose(a, b[:, :, -1:], atol=1e-6) for a, b in zip(last, own))
 
 
 def test_the_next_token_rules_ban_force_and_hold_back_eos():

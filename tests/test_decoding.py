@@ -269,3 +269,18 @@ def test_tiny_model_overfits_reversal_and_decodes_it_exactly():
     model.eval()
     assert greedy_decode(model, src) == targets
     assert [r.tokens for r in beam_search(model, src, beam_size=3)] == targets
+
+
+def test_a_fork_steps_on_its_own_and_steps_as_the_session_would(model):
+    session = DecodingSession(model, [4, 5, 6, 7], top_k=3, max_new_tokens=8)
+    session.step(force=5)  # not the end of the sentence
+    forked = session.fork()
+    ahead = forked.step()
+    assert len(session.steps) == 1 and len(forked.steps) == 2  # the session is as it was
+    step = session.step()
+    assert step.token == ahead.token and step.top_ids == ahead.top_ids
+    for mine, theirs in zip(step.cross_attention + step.self_attention, ahead.cross_attention + ahead.self_attention):
+        torch.testing.assert_close(mine, theirs)
+    session.back()
+    forked.step(force=6)  # the fork goes on; the session keeps its one step
+    assert len(session.steps) == 1 and forked.tokens == [5, step.token, 6]

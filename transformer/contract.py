@@ -96,7 +96,10 @@ class NextTokenRules:
 
 @runtime_checkable
 class Cache(Protocol):
-    """The decoder's keys and values for the positions decoded so far, so that a step costs one position."""
+    """The decoder's keys and values for the positions decoded so far, so that a step costs one position.
+
+    A decode given a cache returns a new one and leaves the one it was given as it was: a session can be forked and
+    each fork stepped on its own (DecodingSession.fork), and Back keeps what it cut back to."""
 
     @property
     def length(self) -> int:
@@ -193,9 +196,12 @@ class Seq2SeqModel(Protocol):
     def save_pretrained(self, folder: str | Path) -> None:
         """Write the model's weights (safetensors) and config to a folder, as Seq2SeqPipeline.save_pretrained does."""
 
-    def decoder_value_norms(self, cache: Cache) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-        """Per decoder layer, ||v_j W_o^h|| of the cached self-attention (B, H, P) and cross-attention (B, H, S)
-        values (the value-weighted reading, from the cache the steps used)."""
+    def decoder_value_norms(
+        self, cache: Cache, start: int = 0, cross: bool = True
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """Per decoder layer, ||v_j W_o^h|| of the cached self-attention values of keys start..P-1 (B, H, P - start),
+        and if `cross`, of the cross-attention values (B, H, S); an empty list otherwise (the value-weighted reading,
+        from the cache the steps used: a step needs only its new key's, and the cross-attention's never change)."""
 
     def parameters(self, recurse: bool = True) -> Iterator[torch.nn.Parameter]: ...
 

@@ -11,6 +11,7 @@ Dimension key: B batch, k beams, H heads, S source positions, P positions decode
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 
 import torch
@@ -332,6 +333,14 @@ class DecodingSession:
         self.steps.append(step)
         return step
 
+    def fork(self) -> DecodingSession:
+        """A session that goes on from here on its own: it shares the model and the encoding, has its own list of
+        steps, and starts from the same cache (a cache is never changed in place: a step makes a new one), so
+        stepping either leaves the other as it is. For decoding a step ahead while this one is being looked at."""
+        forked = copy.copy(self)
+        forked.steps = list(self.steps)
+        return forked
+
     def can_write(self, token: int, step: int) -> bool:
         """Whether the model may write `token` at step `step` (1-based): not pad or bos, nor what its rules forbid
         there (a token another model forces first, say), so a what-if can be refused before anything changes."""
@@ -341,15 +350,15 @@ class DecodingSession:
         return bool(self.model.rules.apply(logits, step - 1, self.max_new_tokens)[token].isfinite())
 
     @torch.no_grad()
-    def decoder_value_norms(self) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    def decoder_value_norms(self, start: int = 0, cross: bool = True) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """||v_j W_o^h|| for the decoder's keys, read from the KV cache the steps used (Kobayashi et al. 2020).
 
-        Returns per decoder layer: self-attention (H, P) over the P decoder inputs so far (step t's keys are the
-        first t), and cross-attention (H, S). Both lists are empty before the first step.
+        Returns per decoder layer: self-attention (H, P - start) over the decoder inputs start..P-1 so far (step t's
+        keys are the first t), and if `cross` the cross-attention (H, S). Both lists are empty before the first step.
         """
         if self._cache is None:
             return [], []
-        self_norms, cross_norms = self.model.decoder_value_norms(self._cache)
+        self_norms, cross_norms = self.model.decoder_value_norms(self._cache, start, cross)
         return [n[0] for n in self_norms], [n[0] for n in cross_norms]
 
     def back(self) -> None:

@@ -184,13 +184,14 @@ class Transformer(
         """Per encoder layer (B, H, S): ||v_j W_o^h|| for the values an encode(output_attentions=True) recorded."""
         return [layer.self_attn.value_norms(v) for layer, v in zip(self.encoder.layers, enc.values)]
 
-    def decoder_value_norms(self, cache: KVCache) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-        """Per decoder layer, ||v_j W_o^h|| of the cached self-attention (B, H, P) and cross-attention (B, H, S) values."""
-        layers = self.decoder.layers
-        return (
-            [layer.self_attn.value_norms(c.self_v) for layer, c in zip(layers, cache.layers)],
-            [layer.cross_attn.value_norms(c.cross_v) for layer, c in zip(layers, cache.layers)],
-        )
+    def decoder_value_norms(
+        self, cache: KVCache, start: int = 0, cross: bool = True
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """Per decoder layer, ||v_j W_o^h|| of the cached self-attention values of keys start.. (B, H, P - start) and,
+        if `cross`, of the cross-attention values (B, H, S)."""
+        layers = list(zip(self.decoder.layers, cache.layers))
+        own = [layer.self_attn.value_norms(c.self_v[:, :, start:]) for layer, c in layers]
+        return own, [layer.cross_attn.value_norms(c.cross_v) for layer, c in layers] if cross else []
 
     # Encode / decode / forward ---------------------------------------------------------------------------------------
 

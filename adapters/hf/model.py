@@ -240,13 +240,18 @@ class HFSeq2Seq(nn.Module):
         """Per encoder layer (B, H, S): ||v_j W_o^h|| for the values an encode(output_attentions=True) recorded."""
         return [value_norms(v, output_weight(m)) for m, v in zip(self.modules_by_kind["encoder"], enc.values)]
 
-    def decoder_value_norms(self, cache: HFCache) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
-        """Per decoder layer, ||v_j W_o^h|| of the cached self-attention (B, H, P) and cross-attention (B, H, S) values."""
-        own, cross = cache.values()
-        return (
-            [value_norms(v, output_weight(m)) for m, v in zip(self.modules_by_kind["decoder_self"], own)],
-            [value_norms(v, output_weight(m)) for m, v in zip(self.modules_by_kind["cross"], cross)],
-        )
+    def decoder_value_norms(
+        self, cache: HFCache, start: int = 0, cross: bool = True
+    ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """Per decoder layer, ||v_j W_o^h|| of the cached self-attention values of keys start.. (B, H, P - start) and,
+        if `cross`, of the cross-attention values (B, H, S)."""
+        own, theirs = cache.values()
+        own_norms = [
+            value_norms(v[:, :, start:], output_weight(m)) for m, v in zip(self.modules_by_kind["decoder_self"], own)
+        ]
+        if not cross:
+            return own_norms, []
+        return own_norms, [value_norms(v, output_weight(m)) for m, v in zip(self.modules_by_kind["cross"], theirs)]
 
     def save_pretrained(self, folder) -> None:
         self.hf.save_pretrained(folder)  # safetensors
