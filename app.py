@@ -24,7 +24,8 @@ from pathlib import Path
 import gradio as gr
 import torch
 
-from lab.attention.drawing import focus_choices
+from lab.attention.export import in_script, page_config
+from lab.attention.looks import focus_choices
 from lab.checks import InputError
 from lab.controls import FOCUS_MEAN, Controls
 from lab.heads.naming import head_choices
@@ -32,7 +33,7 @@ from lab.models.examples import example_for
 from lab.models.registry import Registry, load_models
 from lab.page import outputs as kinds
 from lab.page.lab import Lab
-from lab.page.tabs import BY_ID, OUTPUTS
+from lab.page.tabs import BY_ID, OUTPUTS, SLOW_OUTPUTS
 from lab.serving.api import Api
 from lab.serving.cores import available_cores
 from lab.snapshots.tab import at_end
@@ -44,17 +45,21 @@ CONCURRENCY = 2  # decoding requests served at once; more would only share the s
 # first, beyond this many sessions; its default of 10,000 let memory grow by about 0.25 MB per session here.
 SESSION_CAPACITY = 128
 ASSETS = Path(__file__).resolve().parent / "lab" / "assets"
-LAUNCH_OPTIONS = {
-    "state_session_capacity": SESSION_CAPACITY,
-    "css_paths": [ASSETS / "page.css"],
-    "js": (ASSETS / "page.js").read_text(encoding="utf-8"),
-}
+
+
+def page_js() -> str:
+    """The page's browser code, run once as it loads: the drawing code (views.js), told the views' colours and names,
+    then the page's own (page.js)."""
+    views, own = ((ASSETS / name).read_text(encoding="utf-8") for name in ("views.js", "page.js"))
+    return f"() => {{\n{views}\nAttentionViews.configure({in_script(page_config())});\n({own})();\n}}"
+
+
+LAUNCH_OPTIONS = {"state_session_capacity": SESSION_CAPACITY, "css_paths": [ASSETS / "page.css"], "js": page_js()}
 # How a value from the Lab becomes its component's update, by the output's kind (lab.page.outputs).
 UPDATES = {
     kinds.BUTTON: lambda value: gr.update(interactive=bool(value)),
     kinds.SLIDER: lambda value: gr.update(**value),
     kinds.NOTICE: lambda value: gr.update(value=value, visible=bool(value)),
-    kinds.LABEL: lambda value: gr.update(value=value),
     kinds.TABLE: lambda value: gr.update(value=value or None),
     kinds.TITLED: lambda value: gr.update(
         value=(value or {}).get("value") or "",
@@ -64,11 +69,11 @@ UPDATES = {
 }
 
 
-def updates(changes: dict) -> tuple:
-    """The Lab's changes as the values of OUTPUTS: gr.skip() for everything that stays as it is."""
+def updates(changes: dict, outputs: tuple | None = None) -> tuple:
+    """The Lab's changes as the values of `outputs` (OUTPUTS by default): gr.skip() for what stays as it is."""
     return tuple(
         UPDATES.get(output.kind, lambda value: value)(changes[output.name]) if output.name in changes else gr.skip()
-        for output in OUTPUTS
+        for output in (OUTPUTS if outputs is None else outputs)
     )
 
 
@@ -91,15 +96,16 @@ class Events:
     def __init__(self, lab: Lab, api: Api) -> None:
         self.lab, self.api = lab, api
 
-    def _changes(self, user, make) -> tuple:
-        """(user, every output's update) for the changes `make()` gives; a user's mistake changes nothing."""
+    def _changes(self, user, make, outputs: tuple | None = None) -> tuple:
+        """(user, the update of each of `outputs`) for the changes `make()` gives; a user's mistake changes
+        nothing."""
         try:
             changes = make()
         except InputError as err:
             logger.info("user error: %s", err)
             gr.Warning(str(err))
             changes = {}
-        return (user, *updates(changes))
+        return (user, *updates(changes, outputs))
 
     def act(self, name: str):
         """The event of a decoding control: Run, Step, Back or Reset."""
@@ -110,9 +116,18 @@ class Events:
 
         return event
 
-    def pick(self, evt: gr.SelectData, user, *values):
-        """A click on a next-token candidate: force it at the shown step (what if?) and decode on."""
-        return self._changes(user, lambda: self.lab.do(self.lab.decoding.force, user, Controls.of(values), evt.value))
+    def pick(self, user, *values):
+        """A click on a next-token candidate ("<token id>#<time>"): force it at the shown step (what if?), decode on."""
+        *values, picked = values
+        return self._changes(user, lambda: self.lab.do(self.lab.decoding.force, user, Controls.of(values), picked))
+
+    def ahead(self, user) -> None:
+        """The next step of the user's decoding, decoded while they look at this one (Step then takes it)."""
+        self.lab.decoding.step_ahead(user)
+
+    def fill(self, user):
+        """What a click answered with a placeholder (the head summary, an ablation's effects, the film), made now."""
+        return self._changes(user, lambda: self.lab.fill(user), SLOW_OUTPUTS)
 
     def show(self, user, *values):
         return self._changes(user, lambda: self.lab.show(user, Controls.of(values)))
@@ -139,18 +154,15 @@ class Events:
             edit,
         )
 
-    def tile(self, user, *values):
-        """A click on a tile ("Layer 2 · Head 3#<time>") focuses that head, if the model has it; a click on a cell of
-        the head summary ("cross|Layer 2 · Head 3#<time>") also opens that kind's view."""
+    def cell(self, user, *values):
+        """A click on a cell of the head summary ("cross|Layer 2 · Head 3#<time>"): focus that head, if the model
+        has it, and open that kind's view."""
         *values, picked = values
         c = Controls.of(values)
         kind, _, head = str(picked).split("#")[0].rpartition("|")
-        unchanged = (user, *(gr.skip() for _ in OUTPUTS))
         entry = self.lab.registry.entries.get(c.model)
-        if entry is None or head not in focus_choices(entry.pipeline.model.config):
-            return (*unchanged, gr.skip(), gr.skip())
-        if kind not in BY_ID:  # a tile of an attention view: that view is open already
-            return (*unchanged, gr.update(value=head), gr.skip())
+        if kind not in BY_ID or entry is None or head not in focus_choices(entry.pipeline.model.config):
+            return (user, *(gr.skip() for _ in OUTPUTS), gr.skip(), gr.skip())
         c.focus = head
         opened = self._changes(user, lambda: self.lab.open_tab(user, c, kind))
         return (*opened, gr.update(value=head), gr.Tabs(selected=kind))
@@ -165,22 +177,19 @@ class Events:
         c = Controls.of(values)
         return self._changes(user, lambda: self.lab.do(self.lab.heads.edit, user, c, picked, heads))
 
-    def play(self, user, label, *values):
-        """Play from the shown snapshot (from the first when the last is shown), one snapshot a tick; or pause."""
+    def play(self, user, label, model, snapshot):
+        """Play from the shown snapshot (from the first when the last is shown), one snapshot a tick; or pause. The
+        slider's value moves; the page draws each snapshot as it does for a move of the slider."""
         if label != PLAY:
-            return (user, *(gr.skip() for _ in OUTPUTS), gr.Timer(active=False), gr.update(value=PLAY))
-        c = Controls.of(values)
-        if at_end(self.lab.snapshots, c.model, c.snapshot):
-            c.snapshot = 0
-        return (*self._changes(user, lambda: self.lab.show(user, c)), gr.Timer(active=True), gr.update(value=PAUSE))
+            return gr.skip(), gr.Timer(active=False), gr.update(value=PLAY)
+        start = gr.update(value=0) if at_end(self.lab.snapshots, model, snapshot) else gr.skip()
+        return start, gr.Timer(active=True), gr.update(value=PAUSE)
 
-    def tick(self, user, *values):
+    def tick(self, user, model, snapshot):
         """The next snapshot; at the last one, or once the Training tab is closed, playing stops."""
-        c = Controls.of(values)
-        if user.tab != "training" or at_end(self.lab.snapshots, c.model, c.snapshot):
-            return (user, *(gr.skip() for _ in OUTPUTS), gr.Timer(active=False), gr.update(value=PLAY))
-        c.snapshot = int(c.snapshot or 0) + 1
-        return (*self._changes(user, lambda: self.lab.show(user, c)), gr.skip(), gr.skip())
+        if user.tab != "training" or at_end(self.lab.snapshots, model, snapshot):
+            return gr.skip(), gr.Timer(active=False), gr.update(value=PLAY)
+        return gr.update(value=int(snapshot or 0) + 1), gr.skip(), gr.skip()
 
     @shown_to_user()
     def export_json(self, user):
@@ -194,80 +203,111 @@ class Events:
 
     @shown_to_user()
     def translate(self, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> str:
-        """Decode `text` with `model` ("greedy" or "beam" search); returns the output text."""
+        """Decode `text` with `model` ("greedy" or "beam" search); returns the output text. At most 256 source
+        tokens (a longer text is refused, with a message) and 256 new tokens."""
         return self.api.translate(model, text, strategy, beam_size)
 
     @shown_to_user()
     def attention(self, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> dict:
-        """Decode `text` and return every head's attention at every step (the app's JSON export)."""
+        """Decode `text` and return every head's attention at every step (the app's JSON export). At most 256
+        source tokens (a longer text is refused, with a message) and 256 new tokens."""
         return self.api.attention(model, text, strategy, beam_size)
 
     @shown_to_user()
     def heads(self, model: str, text: str) -> dict:
         """Decode `text` greedily; {"encoder"|"decoder_self"|"cross": [layer][head] -> {"entropy", "special",
         "alignment"}}: mean row entropy in nats, mean weight on the model's special tokens (pad, start, end and its
-        tokenizer's own), gold alignment accuracy or null."""
+        tokenizer's own), gold alignment accuracy or null. At most 64 source tokens (a longer text is refused, with a
+        message) and 64 new tokens."""
         return self.api.heads(model, text)
 
     @shown_to_user()
     def training(self, model: str, text: str) -> dict:
         """Decode `text` greedily with each training snapshot of `model`: {"snapshots": [{"step", "output_text",
         "alignment", "loss"}]} in training order. alignment: the best cross head's alignment accuracy for `text`, or
-        null where no gold alignment is known; loss: the snapshot's validation loss."""
+        null where no gold alignment is known; loss: the snapshot's validation loss. At most 64 source tokens (a
+        longer text is refused, with a message)."""
         return self.api.training(model, text)
 
     @shown_to_user()
     def ablate(self, model: str, text: str, heads: list[str]) -> dict:
         """Ablate `heads` ("kind:layer:head", 1-based, "*" for all) throughout: {"output_text", "steps": [{"step",
-        "token", "kl", "top_k"}]}, one entry per step of the original greedy decoding."""
+        "token", "kl", "top_k"}]}, one entry per step of the original greedy decoding. At most 64 source tokens (a
+        longer text is refused, with a message) and 64 new tokens."""
         return self.api.ablate(model, text, heads)
 
     @shown_to_user()
     def edit(self, model: str, text: str, step: int, position: int, heads: list[str]) -> dict:
         """At `step` (1-based) the listed cross heads look only at source token `position` (1-based):
-        {"token", "probability", "top_k", "output_text"}, decoding on greedily with no further edit."""
+        {"token", "probability", "top_k", "output_text"}, decoding on greedily with no further edit. At most 64
+        source tokens (a longer text is refused, with a message) and 64 new tokens."""
         return self.api.edit(model, text, step, position, heads)
 
 
+DECODE = {"concurrency_id": "decode", "concurrency_limit": CONCURRENCY}  # Run, Step, what-if, /translate...
+HEAVY = {"concurrency_id": "heavy", "concurrency_limit": 1}  # the head summary, ablations, the film, the lens API
+AHEAD = {"concurrency_id": "ahead", "concurrency_limit": 1}  # a user's next step, decoded while they look
+HIDDEN, PRIVATE, QUIET = {"api_visibility": "undocumented"}, {"api_visibility": "private"}, {"show_progress": "hidden"}
+
+
 def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
-    """Every event that decodes or draws shares one queue group: CONCURRENCY of them run at once, app-wide. The
-    buttons' endpoints stay out of the API docs, but benchmarks and tests can drive them by name."""
-    shared = {"concurrency_id": "decode", "concurrency_limit": CONCURRENCY}
-    hidden = {"api_visibility": "undocumented", **shared}
-    private = {"api_visibility": "private", **shared}
-    quiet = {"show_progress": "hidden"}
+    """Two lanes of the queue: decoding, CONCURRENCY at once, app-wide; and the heavy work, one at a time, so that
+    it never keeps a Step or a /translate waiting. A click that leaves slow outputs to fill changes `to_fill`, whose
+    change fills them in the heavy lane. What the page draws for itself (Show step, Focus head, the look, a tile,
+    the film) never reaches the server. The buttons' endpoints stay out of the API docs, but benchmarks and tests
+    can drive them by name."""
+    wire_server(page, events, demo)
+    wire_in_page(page)
+    for name in ("translate", "attention"):
+        gr.api(getattr(events, name), api_name=name, **DECODE)
+    for name in ("heads", "training", "ablate", "edit"):
+        gr.api(getattr(events, name), api_name=name, **HEAVY)
+
+
+def wire_server(page: Page, events: Events, demo: gr.Blocks) -> None:
+    """The events that change the user's run or open a tab (the decoding lane), and the filling of slow outputs."""
     p, inputs, outputs = page, page.inputs(), page.outputs()
-    p.run.click(events.act("run"), inputs, outputs, api_name="ui_run", show_progress_on=[p.output], **hidden)
+    run = events.act("run")
+    p.run.click(run, inputs, outputs, api_name="ui_run", show_progress_on=[p.output], **HIDDEN, **DECODE)
     for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
-        getattr(p, name).click(events.act(name), inputs, outputs, api_name=f"ui_{name}", **quiet, **hidden)
-    p.candidates.select(events.pick, inputs, outputs, **private)
-    p.tile_pick.change(events.tile, [*inputs, p.tile_pick], [*outputs, p.focus, p.tab_set], **private)
-    p.ablate.click(events.ablate_heads, [*inputs, p.ablate_heads], outputs, show_progress_on=[p.effects], **private)
-    p.word_pick.change(events.word_clicked, [*inputs, p.word_pick, p.edit_heads], outputs, **quiet, **private)
-    p.shown.release(events.show, inputs, outputs, **private)
-    # change, not release: the arrow keys move it too; a value the server sets draws nothing new
-    p.snapshot.change(events.show, inputs, outputs, trigger_mode="always_last", **quiet, **private)
-    p.play.click(events.play, [p.state, p.play, *inputs[1:]], [*outputs, p.timer, p.play], **quiet, **private)
-    p.timer.tick(events.tick, inputs, [*outputs, p.timer, p.play], **quiet, **private)
-    for control in (p.words, p.hide_specials, p.scale, p.focus, p.strategy, p.reading):
-        control.change(events.show, inputs, outputs, **private)
-    for control in (p.source, p.max_len, p.top_k):  # a new source or option: Step starts a new run
-        control.change(events.show, inputs, outputs, trigger_mode="always_last", **quiet, **private)
+        button = getattr(p, name)
+        button.click(events.act(name), inputs, outputs, api_name=f"ui_{name}", **QUIET, **HIDDEN, **DECODE)
+    p.cand_pick.change(events.pick, [*inputs, p.cand_pick], outputs, **QUIET, **PRIVATE, **DECODE)
+    ablate = [*inputs, p.ablate_heads]
+    p.ablate.click(events.ablate_heads, ablate, outputs, show_progress_on=[p.effects], **PRIVATE, **DECODE)
+    edit = [*inputs, p.word_pick, p.edit_heads]
+    p.word_pick.change(events.word_clicked, edit, outputs, **QUIET, **PRIVATE, **DECODE)
+    p.cell_pick.change(events.cell, [*inputs, p.cell_pick], [*outputs, p.focus, p.tab_set], **PRIVATE, **DECODE)
+    for control in (p.source, p.max_len, p.top_k, p.strategy):  # a new source or option: Step starts a new run
+        control.change(events.show, inputs, outputs, trigger_mode="always_last", **QUIET, **PRIVATE, **DECODE)
     for tab_id, tab in p.tabs.items():
-        tab.select(events.tab(tab_id), inputs, outputs, **private)
-    p.model.change(
-        events.model,
-        [p.state, p.model, p.source],
-        [*outputs, p.source, p.focus, p.ablate_heads, p.edit_heads],
-        **private,
-    )
+        tab.select(None, js=f"() => window.attentionLab.open({tab_id!r})")
+        tab.select(events.tab(tab_id), inputs, outputs, **QUIET, **PRIVATE, **DECODE)
+    model = [*outputs, p.source, p.focus, p.ablate_heads, p.edit_heads]
+    p.model.change(events.model, [p.state, p.model, p.source], model, **PRIVATE, **DECODE)
+    p.to_fill.change(events.fill, [p.state], page.slow_outputs(), **QUIET, **PRIVATE, **HEAVY)
+    p.to_step.change(events.ahead, [p.state], None, **QUIET, **PRIVATE, **AHEAD)
+    playing = [p.snapshot, p.timer, p.play]
+    p.play.click(events.play, [p.state, p.play, p.model, p.snapshot], playing, **QUIET, **PRIVATE, **DECODE)
+    p.timer.tick(events.tick, [p.state, p.model, p.snapshot], playing, **QUIET, **PRIVATE, **DECODE)
+    p.html.click(events.export_html, inputs, [p.export_file], **PRIVATE, **DECODE)
+    p.json.click(events.export_json, [p.state], [p.export_file], **PRIVATE, **DECODE)
+    demo.load(run, inputs, outputs, **PRIVATE, **DECODE)
+
+
+def wire_in_page(p: Page) -> None:
+    """Drawn in the page alone: the decoding the server sent, the step shown, the look, a tile's head, the film."""
+    p.decoding.change(None, [p.decoding], None, js="(m) => window.attentionLab.receive(m)")
+    p.shown.change(None, [p.shown], None, js="(s) => window.attentionLab.show(s)")
+    look = [p.words, p.hide_specials, p.scale, p.focus, p.reading]
+    for control in look:
+        control.change(None, look, None, js="(...look) => window.attentionLab.setLook(...look)")
+    p.tile_pick.change(None, [p.tile_pick, p.focus], [p.focus], js="(t, f) => window.attentionLab.tile(t, f)")
+    snapshot_text = [p.snapshot_info, p.snapshot_output]
+    p.film.change(None, [p.film, p.snapshot], snapshot_text, js="(m, i) => window.attentionLab.receiveFilm(m, i)")
+    p.snapshot.change(None, [p.snapshot], snapshot_text, js="(i) => window.attentionLab.snapshotAt(i)")
     p.png.click(None, js="() => window.attentionLab.download('png')")
     p.svg.click(None, js="() => window.attentionLab.download('svg')")
-    p.html.click(events.export_html, inputs, [p.export_file], **private)
-    p.json.click(events.export_json, [p.state], [p.export_file], **private)
-    demo.load(events.act("run"), inputs, outputs, **private)
-    for name in ("translate", "attention", "heads", "training", "ablate", "edit"):
-        gr.api(getattr(events, name), api_name=name, **shared)
 
 
 def build_demo(registry: Registry) -> gr.Blocks:

@@ -3,26 +3,31 @@
 Each component is an attribute named as the Controls field it sends (lab.controls) or the output it shows
 (lab.page.outputs and the tabs table, lab.page.tabs): the events reach them by those names alone. The tabs are laid
 out from the table; a tab with controls of its own (Heads, Training) has a method here that lays it out.
+
+The step's views and the attention tabs are drawn by the page's own code (lab/assets/page.js and views.js) into
+containers laid out here, from the decoding the server sends into a hidden JSON component.
 """
 
 from __future__ import annotations
 
 import gradio as gr
+import plotly.graph_objects as go
 
-from lab.attention.drawing import READINGS, focus_choices
-from lab.attention.figures import SCALES
+from lab.attention.looks import READINGS, SCALES, focus_choices
 from lab.attention.text import READINGS_NOTE, WORDS_NOTE
 from lab.controls import CONTROLS, FOCUS_MEAN
 from lab.decoding.run import MAX_BEAM, STRATEGIES, UserState
 from lab.heads.naming import head_choices
 from lab.models.examples import examples_for_page, first_example
 from lab.models.registry import Registry
-from lab.page.outputs import PLOT, TABLE, Output
-from lab.page.tabs import OUTPUTS, TABS, Tab
+from lab.page.outputs import MESSAGE, PLOT, TABLE, Output
+from lab.page.tabs import OUTPUTS, SLOW_OUTPUTS, TABS, Tab
 
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
+CANDIDATES_LABEL = "Next-token probabilities. What if? Click another candidate to force it here and decode on"
 PLAY, PAUSE = "▶ Play", "❚❚ Pause"
 FRAME_S = 1.2  # seconds per snapshot while playing
+SLOW_CLASS = "lab-slow"  # a part of the page filled after the click that asked for it (it says so meanwhile)
 
 
 class Page:
@@ -36,6 +41,12 @@ class Page:
         if registry.errors:
             gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
         self.state = gr.State(UserState(), time_to_live=STATE_TTL_S)  # copied fresh into each session
+        # The decoding's attention, for the page's drawing code; never shown as it is.
+        self.decoding = gr.JSON(visible=False)
+        self.to_fill = gr.Textbox(visible=False)  # changed when slow outputs wait to be filled (app.py)
+        self.to_step = gr.Textbox(visible=False)  # changed when there is a next step to decode ahead (app.py)
+        # A figure drawn as the page loads, so that gradio's plotly.js is there for the page's own drawing.
+        self.plotly = gr.Plot(go.Figure(layout={"height": 20, "width": 20}), visible="hidden", show_label=False)
         config = registry.entry(default).pipeline.model.config
         self._inputs(registry, default)
         self._step_views(config)
@@ -72,28 +83,38 @@ class Page:
                 label="Before the what-if", interactive=False, visible=False, scale=1, min_width=200
             )
         self.status = gr.Textbox(label="Notice", interactive=False, visible=False)
-        self.shown = gr.Slider(0, 1, value=0, step=1, label="Show step", interactive=False)
+        self.shown = gr.Slider(0, 1, value=0, step=1, label="Show step", interactive=False, elem_id="shown")
         with gr.Row(elem_classes="now"):
             with gr.Column(scale=3, min_width=260):
-                self.now = gr.HTML(label="What the model looked at")
+                now = "<div class='lab-label'>What the model looked at</div><div class='lab-now'></div>"
+                self.now = gr.HTML(now, elem_id="now", js_on_load=None)
                 info = "Click a source word above: at this step these cross heads look only at it. Reset undoes it."
                 choices = head_choices(config, ("cross",))
                 self.edit_heads = gr.Dropdown(
                     choices, value=["cross:*:*"], multiselect=True, label="Heads to edit", info=info
                 )
-            label = "Next-token probabilities. What if? Click another candidate to force it here and decode on"
-            self.candidates = gr.Label(label=label, scale=2, min_width=220, show_heading=False, elem_classes="top-k")
-        # Written by a click on a word of the now-view (lab/assets/page.js): hidden by page.css.
+            self.candidates = gr.HTML(
+                f"<div class='lab-label'>{CANDIDATES_LABEL}</div><div class='lab-candidates'></div>",
+                elem_id="candidates",
+                scale=2,
+                min_width=220,
+                js_on_load=None,
+            )
+        # Written by a click on a word of the now-view, or on a candidate (lab/assets/page.js): hidden by page.css.
         self.word_pick = gr.Textbox(elem_id="word-pick", elem_classes="tile-pick", show_label=False, container=False)
+        self.cand_pick = gr.Textbox(elem_id="cand-pick", elem_classes="tile-pick", show_label=False, container=False)
 
     def _options(self, config) -> None:
         """How the views draw the weights: focused head, words or pieces, specials, colour scale, reading."""
         with gr.Row(elem_classes="options"):
             info = "Or click a head in the figure."
             self.focus = gr.Dropdown(focus_choices(config), value=FOCUS_MEAN, label="Focus head", info=info)
-            # Written by a click on a tile of an overview (lab/assets/page.js); hidden by page.css.
+            # Written by a click on a tile of an overview, or on a cell of the head summary (lab/assets/page.js).
             self.tile_pick = gr.Textbox(
                 elem_id="tile-pick", elem_classes="tile-pick", show_label=False, container=False
+            )
+            self.cell_pick = gr.Textbox(
+                elem_id="cell-pick", elem_classes="tile-pick", show_label=False, container=False
             )
             self.words = gr.Checkbox(True, label="Merge pieces into words")
             self.hide_specials = gr.Checkbox(False, label="Hide special tokens (renormalise rows)")
@@ -115,7 +136,10 @@ class Page:
                     own_layouts.get(tab.id, self._outputs)(tab, config)
 
     def _outputs(self, tab: Tab, config) -> None:
-        """A tab laid out plainly: one component per output, top to bottom."""
+        """A tab laid out plainly: one component per output, top to bottom; a tab drawn in the page, a container."""
+        if tab.in_page:
+            classes = ["attention-view"] if tab.id != "compare" else ["compare-view"]
+            setattr(self, f"{tab.id}_view", drawn_here(f"{tab.id}-view", classes))
         for output in tab.outputs:
             setattr(self, output.name, component(output))
 
@@ -143,10 +167,14 @@ class Page:
             )
             self.play = gr.Button(PLAY, min_width=80, scale=1, elem_id="play")
         self.timer = gr.Timer(FRAME_S, active=False)
-        self.snapshot_info = gr.Markdown(elem_id="snapshot-info")
-        self.snapshot_output = gr.Textbox(label="Output of this snapshot", interactive=False, elem_id="snapshot-output")
-        self.snapshot_chart = gr.Plot(show_label=False, elem_id="snapshot-chart")
-        self.snapshot_view = component(tab.outputs[-1], elem_id="snapshot-view")
+        self.film = component(tab.outputs[1])  # every snapshot's decoding, for the page to draw
+        # Drawn by the page from the film, which comes after the click (slow), as the chart does.
+        self.snapshot_info = gr.Markdown(elem_id="snapshot-info", elem_classes=[SLOW_CLASS])
+        self.snapshot_output = gr.Textbox(
+            label="Output of this snapshot", interactive=False, elem_id="snapshot-output", elem_classes=[SLOW_CLASS]
+        )
+        self.snapshot_chart = component(tab.outputs[2], "snapshot-chart")
+        self.snapshot_view = drawn_here("snapshot-view", ["attention-view", SLOW_CLASS])
 
     def _export(self) -> None:
         with gr.Accordion("Export", open=False), gr.Row():
@@ -164,10 +192,22 @@ class Page:
         """The user's state, then every output in the page's order (lab.page.tabs.OUTPUTS)."""
         return [self.state, *(getattr(self, output.name) for output in OUTPUTS)]
 
+    def slow_outputs(self) -> list:
+        """The user's state, then the outputs filled after the click that asked for them (SLOW_OUTPUTS)."""
+        return [self.state, *(getattr(self, output.name) for output in SLOW_OUTPUTS)]
+
 
 def component(output: Output, elem_id: str | None = None):
     """The component a tab gets for an output it does not lay out itself."""
     if output.kind == TABLE:
         return gr.Dataframe(headers=list(output.headers), interactive=False, label=output.label or None)
+    if output.kind == MESSAGE:
+        return gr.JSON(visible=False)
     assert output.kind == PLOT, f"no plain component for {output.kind} outputs: lay the tab out in its own method"
-    return gr.Plot(show_label=False, elem_id=elem_id or f"{output.name}-view", elem_classes=list(output.classes))
+    classes = [*output.classes, *([SLOW_CLASS] if output.slow else [])]
+    return gr.Plot(show_label=False, elem_id=elem_id or f"{output.name}-view", elem_classes=classes)
+
+
+def drawn_here(elem_id: str, classes: list[str]) -> gr.HTML:
+    """A container the page's drawing code draws a figure into (lab/assets/page.js); the server never updates it."""
+    return gr.HTML("<div class='lab-drawn'></div>", elem_id=elem_id, elem_classes=classes, js_on_load=None)

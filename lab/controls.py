@@ -26,7 +26,7 @@ class Controls:
     hide_specials: bool = False
     scale: str = "linear"  # the "Colour scale"
     focus: str = FOCUS_MEAN  # "Focus head": FOCUS_MEAN or "Layer l · Head h"
-    reading: str = "weights"  # the "Reading": a key of lab.attention.drawing.READINGS
+    reading: str = "weights"  # the "Reading": a key of lab.attention.looks.READINGS
     snapshot: int | None = None  # the Training tab's slider: which snapshot (None: the first)
 
     @classmethod

@@ -1,3 +1,4 @@
+import shutil
 import socket
 
 import pytest
@@ -83,3 +84,19 @@ def bundled():
     from lab.models.registry import load_models
 
     return load_models([])
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"  # Debian's; playwright cannot download its own here
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+CHROMIUM_ARGS += ["--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One Chromium for every browser test (tests/test_browser*.py), driven by Playwright."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -39,7 +39,8 @@ SMALL = {
 }
 
 
-def marian(folder: Path) -> Path:
+def marian(folder: Path, shape: dict | None = None) -> Path:
+    """A random Marian model and its tokenizer; `shape`: config sizes instead of SMALL's (layers, heads, ...)."""
     import sentencepiece as spm
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
@@ -56,9 +57,15 @@ def marian(folder: Path) -> Path:
     (folder / "vocab.json").write_text(json.dumps(vocab))
     tokenizer = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"))
     config = MarianConfig(
-        vocab_size=pad + 1, pad_token_id=pad, decoder_start_token_id=pad, eos_token_id=0, forced_eos_token_id=0, **SMALL
+        vocab_size=pad + 1,
+        pad_token_id=pad,
+        decoder_start_token_id=pad,
+        eos_token_id=0,
+        forced_eos_token_id=0,
+        **{**SMALL, **(shape or {})},
     )
-    config.init_std = 1.0  # Marian's scaled embeddings need more to say different things for different sources
+    if shape is None:
+        config.init_std = 1.0  # Marian's scaled embeddings need more to say different things for different sources
     torch.manual_seed(0)
     hf = MarianMTModel(config).eval()
     hf.generation_config.bad_words_ids = [[pad]]

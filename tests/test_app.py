@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.attention.drawing import Look, focus_choices
+from lab.attention.looks import focus_choices
 from lab.checks import InputError
 from lab.controls import FOCUS_MEAN, Controls
 from lab.decoding.actions import BEAM_MODE
@@ -36,9 +36,11 @@ def test_run_equals_one_shot_decoding(lab):
     shown = n - 1 if eos and n > 1 else n  # the last word, not eos
     assert changes["shown"] == {"value": shown, "maximum": n, "interactive": True}
     assert changes["step"] is False and changes["back"] is True
-    assert {"output", "status", "now", "candidates", "cross", "original"} <= set(changes)
-    assert not {"encoder", "decoder_self", "compare"} & set(changes)  # only the open tab is drawn
-    assert len(changes["cross"].data) == 2 and f"Step {shown} wrote" in changes["now"]
+    message = changes["decoding"]  # the whole decoding, for the page to draw
+    assert message["op"] == "full" and message["shown"] == shown and len(message["data"]["steps"]) == n
+    assert [s["token"] for s in message["data"]["steps"]] == session.tokens
+    assert {"output", "status", "original", "decoding"} <= set(changes)
+    assert not {"heads", "effects", "beams", "film"} & set(changes)  # no other tab is drawn by the server
 
 
 def test_step_through_gives_the_same_tokens_as_run(lab):
@@ -54,15 +56,19 @@ def test_step_through_gives_the_same_tokens_as_run(lab):
         lab.do(lab.decoding.step, stepper, c)
 
 
-def test_a_step_after_the_first_sends_the_open_view_but_never_the_encoder(lab):
+def test_a_step_after_the_first_sends_only_that_step(lab):
     user = UserState()
     c = Controls("de-en", "Das ist ein Haus.", max_len=8)
     first = lab.do(lab.decoding.step, user, c)
-    assert first["shown"]["value"] == 1 and first["back"] is True
+    assert first["shown"]["value"] == 1 and first["back"] is True and first["decoding"]["op"] == "full"
     second = lab.do(lab.decoding.step, user, c)
-    assert {"cross", "now", "candidates", "shown"} <= set(second)
-    assert not {"encoder", "decoder_self", "compare", "original", "step", "back"} & set(second)
+    assert {"decoding", "shown"} <= set(second)
+    assert not {"original", "step", "back"} & set(second)
     assert second["shown"] == {"value": 2, "maximum": 2, "interactive": True}
+    step = second["decoding"]
+    assert step["op"] == "step" and step["after"] == first["decoding"]["key"] and step["shown"] == 2
+    assert step["step"]["token"] == user.run.session.steps[1].token and "encoder" not in step
+    assert len(json.dumps(step)) < len(json.dumps(first["decoding"]))  # the encoder and step 1 are not sent again
 
 
 def test_a_tab_is_drawn_when_opened_and_only_once(lab):
@@ -70,20 +76,59 @@ def test_a_tab_is_drawn_when_opened_and_only_once(lab):
     c = Controls("de-en", "Das ist ein Haus.", max_len=8)
     lab.do(lab.decoding.step, user, c)
     c.shown = 1
-    opened = lab.open_tab(user, c, "encoder")
-    assert set(opened) == {"encoder"} and user.tab == "encoder" and len(opened["encoder"].data) == 2
-    assert lab.open_tab(user, c, "encoder") == {}  # nothing changed: nothing sent
-    stepped = lab.do(
-        lab.decoding.step, user, c
-    )  # the encoder does not change with the step; the hidden cross view is not drawn
-    assert not VIEWS & set(stepped) and "now" in stepped
-    back_to_cross = lab.open_tab(user, Controls("de-en", "Das ist ein Haus.", max_len=8, shown=2), "cross")
-    assert set(back_to_cross) == {"cross"}
-    assert set(lab.open_tab(user, c, "decoder_self")) == {"decoder_self"}  # a tab keeps the step shown (2)
-    assert set(lab.show(user, Controls("de-en", "Das ist ein Haus.", max_len=8, shown=2, scale="log"))) == {
-        "decoder_self",
-        "now",
-    }  # a new colour scale redraws the open view and the now view; the probabilities stay
+    assert lab.open_tab(user, c, "encoder") == {} and user.tab == "encoder"  # the page draws it from what it holds
+    stepped = lab.do(lab.decoding.step, user, c)
+    assert stepped["decoding"]["op"] == "step"
+    heads = lab.open_tab(user, c, "heads")  # drawn by the server: slow, so a placeholder first, and a fill asked for
+    assert set(heads) == {"heads", "effects", "to_fill"} and "Measuring every head" in heads["heads"].to_json()
+    assert lab.open_tab(user, c, "encoder") == {} and lab.open_tab(user, c, "heads")["to_fill"] != heads["to_fill"]
+    filled = lab.fill(user)
+    assert set(filled) == {"heads", "effects"} and filled["heads"].data[0].customdata is not None
+    assert lab.fill(user) == {}  # nothing left to fill
+    assert lab.open_tab(user, c, "encoder") == {} and lab.open_tab(user, c, "heads") == {}  # nothing changed
+
+
+def test_a_fill_made_stale_by_a_later_click_is_not_sent_and_does_not_hold_the_user(lab, monkeypatch):
+    """A fill is made outside the user's lock: a Step clicked meanwhile answers at once, and the summary of the
+    decoding it replaced is not sent."""
+    import threading
+
+    from lab.heads import tab as heads_tab
+
+    user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
+    user.tab = "heads"
+    lab.do(lab.decoding.run, user, c)
+    started, release = threading.Event(), threading.Event()
+    summary = heads_tab.summary
+
+    def slow_summary(run):
+        draw = summary(run)
+
+        def waiting():
+            started.set()
+            release.wait(10)
+            return draw()
+
+        return waiting
+
+    monkeypatch.setattr(heads_tab, "summary", slow_summary)
+    lab.do(lab.decoding.reset, user, c)
+    lab.do(lab.decoding.run, user, Controls("de-en", "Wo ist der Bahnhof?", max_len=8))
+    filled = {}
+    fill = threading.Thread(target=lambda: filled.update(lab.fill(user)))
+    fill.start()
+    assert started.wait(10)
+    other = Controls("de-en", "Ich habe Hunger.", max_len=8)
+    stepped = {}
+    step = threading.Thread(target=lambda: stepped.update(lab.do(lab.decoding.step, user, other)))
+    step.start()
+    step.join(5)
+    assert not step.is_alive(), "a Step waited for the fill"
+    assert stepped["output"] and "Measuring" in stepped["heads"].to_json()  # a new summary to make, later
+    release.set()
+    fill.join(10)
+    assert "heads" not in filled  # the summary of "Wo ist der Bahnhof?" is stale: not sent
+    assert lab.fill(user)["heads"].data  # the one the page waits for
 
 
 def test_opening_a_tab_keeps_the_step_shown_whatever_the_slider_says(lab):
@@ -97,7 +142,7 @@ def test_opening_a_tab_keeps_the_step_shown_whatever_the_slider_says(lab):
     c.shown = 0
     lab.open_tab(user, c, "cross")
     assert user.shown == shown
-    assert lab.show(user, c)["now"].count("wrote") == 0  # the slider itself still goes to step 0
+    assert lab.show(user, c)["decoding"] == {"op": "show", "key": user.drawn["decoding"][0], "shown": 0}
 
 
 def test_step_in_beam_mode_is_refused_and_changes_nothing(lab):
@@ -118,10 +163,16 @@ def test_back_at_step_0_is_refused(lab):
         lab.do(lab.decoding.back, UserState(), Controls("reverse", "abc"))
     user = UserState()
     c = Controls("reverse", "abc", max_len=8)
-    lab.do(lab.decoding.step, user, c)
+    stepped = lab.do(lab.decoding.step, user, c)
     back = lab.do(lab.decoding.back, user, c)
     assert back["back"] is False and back["output"] == "" and back["shown"]["value"] == 0
-    assert "nothing written yet" in back["now"] and back["candidates"] is None
+    assert back["decoding"] == {
+        "op": "back",
+        "key": user.drawn["decoding"][0],
+        "after": stepped["decoding"]["key"],
+        "shown": 0,
+        "steps": 0,
+    }
     with pytest.raises(InputError, match="Nothing to go back"):
         lab.do(lab.decoding.back, user, c)
 
@@ -130,8 +181,7 @@ def test_step_0_can_be_shown(lab):
     user = UserState()
     lab.do(lab.decoding.run, user, Controls("reverse", "abc", max_len=8))
     at_0 = lab.show(user, Controls("reverse", "abc", max_len=8, shown=0))
-    assert "Step 0: nothing written yet" in at_0["now"] and at_0["candidates"] is None
-    assert at_0["shown"]["value"] == 0 and at_0["cross"].data == ()
+    assert at_0["decoding"]["op"] == "show" and at_0["decoding"]["shown"] == 0 and at_0["shown"]["value"] == 0
     assert "output" not in at_0  # the decoding is the same; only the shown step moved
     too_far = lab.show(user, Controls("reverse", "abc", max_len=8, shown=99))
     assert too_far["shown"]["value"] == len(user.run.session.steps)
@@ -144,43 +194,31 @@ def test_back_and_what_if(lab):
     lab.do(lab.decoding.step, user, c)
     back = lab.do(lab.decoding.back, user, c)
     assert len(user.run.session.steps) == 1 and back["output"] == first["output"]
-    label = list(first["candidates"])[1]  # the runner-up at step 1, as the page labels it
+    label, token = first["decoding"]["data"]["steps"][0]["top"][1][:2]  # the runner-up at step 1, as the page has it
     before = user.run.session.tokens
-    forced = lab.do(lab.decoding.force, user, Controls("reverse", "hello", max_len=8, shown=1), label)
+    forced = lab.do(lab.decoding.force, user, Controls("reverse", "hello", max_len=8, shown=1), f"{token}#1234")
     session = user.run.session
-    assert session.steps[0].forced and "(forced by a what-if)" in forced["now"]
-    assert forced["original"] == {
-        "value": lab.registry.entry("reverse").pipeline.tokenizer.decode(before),
-        "label": "Before the what-if",
-    }
+    assert session.steps[0].token == token and session.steps[0].forced
+    tokenizer = lab.registry.entry("reverse").pipeline.tokenizer
+    assert tokenizer.id_to_token(token) == label  # the reversal model's labels are its characters
+    data = forced["decoding"]["data"]
+    assert forced["decoding"]["op"] == "full" and data["steps"][0]["forced"] and data["original"]["at"] == 1
+    assert forced["original"] == {"value": tokenizer.decode(before), "label": "Before the what-if"}
     assert forced["shown"]["value"] == 1 and session.finished and forced["step"] is False
     # decoding went on greedily from the forced token: the same as a fresh session forced the same way
     replay = DecodingSession(session.model, session.src_ids, max_new_tokens=8)
     replay.step(force=session.steps[0].token)
     assert replay.run() == session.tokens
-    assert "compare" not in forced
-    compare = lab.open_tab(user, Controls("reverse", "hello", max_len=8, shown=1), "compare")
-    assert set(compare) == {"compare"} and len(compare["compare"].data) == 2
-    for bad in ("999999", "0", "not a candidate"):  # out of range, pad, no such label: nothing is lost
+    assert lab.open_tab(user, Controls("reverse", "hello", max_len=8, shown=1), "compare") == {}  # drawn in the page
+    for bad in ("999999", "0", "not a candidate", "-1"):  # out of range, pad, not an id: nothing is lost
         with pytest.raises(InputError, match="candidate tokens"):
             lab.do(lab.decoding.force, user, Controls("de-en", "", shown=1), bad)
     assert user.run.session.tokens == session.tokens
     reset = lab.do(lab.decoding.reset, user, c)
     assert reset["output"] == "" and reset["original"] is None and user.run is None
+    assert reset["decoding"] == {"op": "clear", "key": "", "shown": 0}
     with pytest.raises(InputError, match="Decode a step first"):
-        lab.do(lab.decoding.force, user, Controls("reverse", "hello", shown=1), label)
-
-
-def test_a_what_if_takes_a_digit_label_as_the_token_it_shows(lab):
-    """The reversal model's candidates include digits: the label "7" is the token "7", not the token id 7."""
-    user = UserState()
-    c = Controls("reverse", "abc123", max_len=8, top_k=20)
-    shown = lab.do(lab.decoding.step, user, c)
-    digits = [label for label in shown["candidates"] if label.split()[0].isdigit()]
-    assert digits, shown["candidates"]
-    lab.do(lab.decoding.force, user, Controls("reverse", "abc123", max_len=8, top_k=20, shown=1), digits[0])
-    tokenizer = lab.registry.entry("reverse").pipeline.tokenizer
-    assert tokenizer.id_to_token(user.run.session.steps[0].token) == digits[0].split()[0]
+        lab.do(lab.decoding.force, user, Controls("reverse", "hello", shown=1), str(token))
 
 
 def test_stepping_works_when_the_max_length_exceeds_the_model_limit(lab):
@@ -199,7 +237,7 @@ def test_changing_the_text_or_model_starts_over(lab):
     assert len(user.run.session.steps) == 1 and user.run.text == "abcd" and user.run.serial != serial
     changes = lab.do(lab.decoding.step, user, Controls("de-en", "Das ist ein Haus.", max_len=8))
     assert user.run.entry.name == "de-en" and len(user.run.session.steps) == 1
-    assert {"output", "cross", "now", "candidates"} <= set(changes) and "shown" not in changes  # still at step 1 of 1
+    assert changes["decoding"]["op"] == "full" and "shown" not in changes  # a new decoding, still at step 1 of 1
 
 
 def test_a_new_model_keeps_text_it_can_read_and_otherwise_takes_its_first_example(lab):
@@ -211,10 +249,6 @@ def test_a_new_model_keeps_text_it_can_read_and_otherwise_takes_its_first_exampl
     choices = focus_choices(lab.registry.entry("reverse").pipeline.model.config)
     assert choices[0] == FOCUS_MEAN and choices[1:3] == ["Layer 1 · Head 1", "Layer 1 · Head 2"]
     assert len(choices) == 1 + 2 * 4 and choices[-1] == "Layer 2 · Head 4"
-    assert Look.of(Controls(focus="Layer 2 · Head 3")).focus == (1, 2)
-    assert (
-        Look.of(Controls(focus=FOCUS_MEAN)).focus is None and Look.of(Controls(focus="Layer 0 · Head 1")).focus is None
-    )
 
 
 def test_a_source_longer_than_the_training_data_gets_a_notice(lab):
@@ -274,8 +308,10 @@ def test_the_html_export_holds_every_view_and_escapes_the_text(lab):
     c = Controls("de-en", "<b>fett</b> & mehr", max_len=6)
     lab.do(lab.decoding.run, user, c)
     page = Path(lab.export_html(user, c)).read_text(encoding="utf-8")
-    assert page.count('class="plotly-graph-div"') == 3 and "Step " in page and "<li>" in page
-    assert "&lt;b&gt;fett&lt;/b&gt;" in page and "<b>fett</b>" not in page
+    for part in ("AttentionViews", "window.Plotly", "cross-view", "encoder-view", "decoder_self-view"):
+        assert part in page, part  # the page's own drawing code, plotly.js and a place for each kind
+    assert "&lt;b&gt;fett&lt;/b&gt;" in page and "<b>fett</b>" not in page  # the source, escaped
+    assert "</b>" not in page.split("id='decoding'")[1].split("</script>")[0]  # no "<" in the inlined decoding
     with pytest.raises(InputError, match="Nothing to export"):
         lab.export_html(UserState(), c)
 
@@ -319,4 +355,27 @@ def test_selecting_the_open_tab_draws_nothing(lab):
     user = UserState()
     c = Controls("de-en", "Das ist ein Haus.", max_len=8)
     assert lab.open_tab(user, c, "cross") == {}
-    assert "cross" in lab.do(lab.decoding.run, user, c)
+    assert "decoding" in lab.do(lab.decoding.run, user, c)
+
+
+def test_the_next_step_is_decoded_ahead_and_taken_by_step_only_while_it_holds(lab):
+    user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
+    first = lab.do(lab.decoding.step, user, c)
+    assert first["to_step"] == f"{user.run.serial}.{user.run.version}"  # the page asks for the next step ahead
+    lab.decoding.step_ahead(user)
+    version, forked = user.run.ahead
+    assert version == user.run.version and len(forked.steps) == 2 and len(user.run.session.steps) == 1
+    stepped = lab.do(lab.decoding.step, user, c)
+    assert user.run.session is forked and stepped["decoding"]["op"] == "step"  # taken, not decoded again
+    plain = DecodingSession(forked.model, forked.src_ids, top_k=8, max_new_tokens=8)
+    assert [plain.step().token for _ in range(2)] == user.run.session.tokens
+    lab.decoding.step_ahead(user)
+    _, third = user.run.ahead
+    lab.do(lab.decoding.back, user, c)  # the run changed: what was decoded ahead is dropped
+    assert user.run.ahead is None
+    lab.do(lab.decoding.step, user, c)
+    assert user.run.session is not third and user.run.session.tokens == plain.tokens
+    finished = lab.do(lab.decoding.run, user, c)
+    assert finished["to_step"] == ""  # nothing left to decode ahead
+    lab.decoding.step_ahead(user)
+    assert user.run.ahead is None

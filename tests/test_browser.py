@@ -2,17 +2,12 @@
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
-from lab.attention.figures import MAX_LABEL, MAX_ROWS_SHOWN
 from lab.models.examples import first_example
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
-ARGS += ["--disable-sync", "--no-first-run", "--disable-quic"]
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"  # git-ignored: for a person to look at
 WAIT_MS = 30_000
 WIDE, NARROW = {"width": 1400, "height": 1000}, {"width": 390, "height": 844}
@@ -27,18 +22,10 @@ PARAGRAPH = (
 FIGURE = "() => [...document.querySelectorAll('.attention-view .js-plotly-plot')].find(p => p.offsetParent !== null)"
 TRACES = f"() => {{ const gd = ({FIGURE})(); return gd ? JSON.stringify(gd.data) : null; }}"
 FOCUS_X = f"() => {{ const gd = ({FIGURE})(); return gd && gd.data.length > 1 ? gd.data[1].x : null; }}"
-CANDIDATES = "[data-testid$='-confidence-set']"  # the top-k gr.Label's rows
+CANDIDATES = ".candidates .candidate"  # the next-token candidates, a button each
+MAX_LABEL = "() => window.AttentionViews.MAX_LABEL"  # characters of a token shown on an axis
+MAX_ROWS_SHOWN = "() => window.AttentionViews.MAX_ROWS_SHOWN"  # rows a focus view shows before it pans
 pytestmark = pytest.mark.slow  # a real browser against a served app
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 def settle(page, pending: list, quiet_ms: int = 300, limit_ms: int = 10_000) -> None:
@@ -275,7 +262,7 @@ def test_no_view_scrolls_sideways(served_app, browser, viewport):
     open_tab(page, "Compare")
     page.wait_for_function(
         "() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.offsetParent !== null"
-        " && p.data.length === 2 && !p.closest('.attention-view'))",
+        " && p.data.length === 2 && p.closest('.compare-view'))",
         timeout=WAIT_MS,
     )
     check("6-compare")
@@ -296,9 +283,10 @@ def test_a_long_paragraph_keeps_the_page_short_and_the_focus_scrolls(served_app,
     assert len(PARAGRAPH.split()) >= 60
     assert page.evaluate("() => document.documentElement.scrollHeight") <= 4 * WIDE["height"]
     open_tab(page, "Encoder self-attention")  # a row per source word
-    page.wait_for_function(f"() => ({FIGURE})()?.data[1]?.y.length > {MAX_ROWS_SHOWN}", timeout=WAIT_MS)
+    most = page.evaluate(MAX_ROWS_SHOWN)
+    page.wait_for_function(f"() => ({FIGURE})()?.data[1]?.y.length > {most}", timeout=WAIT_MS)
     low, high = page.evaluate(f"() => ({FIGURE})().layout.yaxis2.range")
-    assert abs(high - low) <= MAX_ROWS_SHOWN, (low, high)
+    assert abs(high - low) <= most, (low, high)
     assert page.evaluate("() => document.documentElement.scrollHeight") <= 4 * WIDE["height"]
     page.close()
 
@@ -345,6 +333,9 @@ MARKUP = [
     '<a href="https://example.invalid/">link</a>',
     "<b>bold</b>",
     "<svg onload=alert(3)>",
+    "${alert(5)}",  # a JavaScript template literal's substitution
+    "\\u003cb\\u0041",  # a backslash-u escape, as a JSON or JavaScript string would read it
+    "</script><script>alert(6)</script>",  # the end of a script element, then a new one
     "%{x}<br>",
 ]
 TEMPLATE_TOKEN = "%{x}<br>"  # plotly fills %{...} in hover templates
@@ -372,7 +363,7 @@ def markup_app():
     for seed in range(500):  # untrained: pick weights whose last output token is the template-like one
         torch.manual_seed(seed)
         cfg = tiny_config(
-            src_vocab_size=tokenizer.vocab_size, tgt_vocab_size=tokenizer.vocab_size, max_len=12, share_embeddings=True
+            src_vocab_size=tokenizer.vocab_size, tgt_vocab_size=tokenizer.vocab_size, max_len=16, share_embeddings=True
         )
         pipeline = Seq2SeqPipeline(Transformer(cfg), tokenizer, name="markup")
         ids = greedy_decode(pipeline.model, torch.tensor([tokenizer.encode(source)]), 64)[0]  # as Run does
@@ -431,7 +422,8 @@ def test_markup_in_tokens_is_shown_as_text_and_never_runs(markup_app, browser):
 
     page.wait_for_function(f"() => ({FIGURE})() && ({FIGURE})().data.length === 2", timeout=WAIT_MS)
     ticks = page.evaluate(f"() => [...({FIGURE})().querySelectorAll('.x2tick text')].map(t => t.textContent)")
-    shown = [t if len(t) <= MAX_LABEL else t[: MAX_LABEL - 1] + "…" for t in tokens]
+    most = page.evaluate(MAX_LABEL)
+    shown = [t if len(t) <= most else t[: most - 1] + "…" for t in tokens]
     assert [t.replace("\u200b", "") for t in ticks] == shown, ticks  # whole tags, not bold or a break
     hover = re.fullmatch(r"output \(the step that wrote it\): (.*)source: (.*)weight: [\d.]+", focus_hover(page))
     assert hover and hover[1] in MARKUP and hover[2] in tokens, hover  # the hovered tokens, literally

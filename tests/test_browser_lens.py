@@ -5,11 +5,10 @@ import re
 
 import pytest
 
-from tests.test_browser import (  # noqa: F401 - browser is a fixture
+from tests.test_browser import (
     FIGURE,
     NARROW,
     WAIT_MS,
-    browser,
     button,
     open_tab,
     opened,
@@ -31,6 +30,17 @@ CELL_CENTRE = f"""([trace, block, layer, head]) => {{
 }}"""
 
 
+# Records whether the ablation's chart said it was being computed before it was drawn.
+SEEN = """() => {
+  const view = document.querySelector('#effects-view');
+  window.__seen = [];
+  new MutationObserver(() => {
+    const measuring = view.innerText.includes('Measuring');
+    if (measuring && !window.__seen.length) window.__seen.push(true);
+  }).observe(view, {subtree: true, childList: true, characterData: true});
+}"""
+
+
 def show_heads(page):
     open_tab(page, "Heads")
     page.wait_for_function(f"() => {{ const gd = ({HEADS})(); return gd && gd.data && gd.data.length >= 3; }}")
@@ -38,7 +48,7 @@ def show_heads(page):
     page.wait_for_timeout(300)
 
 
-def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_view(served_app, browser):  # noqa: F811
+def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_view(served_app, browser):
     from playwright.sync_api import expect
 
     url, _, _ = served_app
@@ -56,7 +66,7 @@ def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_v
     page.close()
 
 
-def test_ablating_every_cross_head_shows_what_changed_at_each_step(served_app, browser):  # noqa: F811
+def test_ablating_every_cross_head_shows_what_changed_at_each_step(served_app, browser):
     from playwright.sync_api import expect
 
     url, _, _ = served_app
@@ -69,18 +79,20 @@ def test_ablating_every_cross_head_shows_what_changed_at_each_step(served_app, b
     page.get_by_label("Heads to ablate").click()
     page.get_by_role("option", name="All cross-attention heads").click()
     page.keyboard.press("Escape")
+    page.evaluate(SEEN)
     button(page, "Ablate").click()
     expect(page.get_by_label("Before the ablation")).to_have_value("21fedcba", timeout=WAIT_MS)
     expect(page.get_by_label("Output")).not_to_have_value("21fedcba", timeout=WAIT_MS)
     expect(page.get_by_label("Notice")).to_have_value(re.compile("^Ablated throughout: all cross-attention heads"))
     bars = "() => document.querySelectorAll('#effects-view .bars .point').length"
     page.wait_for_function(f"() => ({bars})() === 9", timeout=WAIT_MS)  # a bar per step: 8 characters and </s>
+    assert page.evaluate("() => window.__seen") == [True]  # it said it was measuring, then drew the bars
     button(page, "Reset").click()
     expect(page.get_by_label("Before the ablation")).to_be_hidden(timeout=WAIT_MS)
     page.close()
 
 
-def test_a_click_on_a_source_word_points_the_heads_at_it(served_app, browser):  # noqa: F811
+def test_a_click_on_a_source_word_points_the_heads_at_it(served_app, browser):
     from playwright.sync_api import expect
 
     url, _, _ = served_app
@@ -97,7 +109,7 @@ def test_a_click_on_a_source_word_points_the_heads_at_it(served_app, browser):  
     page.close()
 
 
-def test_the_readings_redraw_the_views(served_app, browser):  # noqa: F811
+def test_the_readings_redraw_the_views(served_app, browser):
     url, _, _ = served_app
     page = opened(browser, url)
     title = f"() => {{ const gd = ({FIGURE})(); return gd && gd.layout ? gd.layout.title.text : ''; }}"
@@ -109,7 +121,7 @@ def test_the_readings_redraw_the_views(served_app, browser):  # noqa: F811
     page.close()
 
 
-def test_the_heads_tab_fits_a_phone(served_app, browser):  # noqa: F811
+def test_the_heads_tab_fits_a_phone(served_app, browser):
     url, _, _ = served_app
     page = opened(browser, url, NARROW)
     show_heads(page)

@@ -3,10 +3,9 @@ mark; a model without snapshots says so."""
 
 import pytest
 
-from tests.test_browser import (  # noqa: F401 - browser is a fixture
+from tests.test_browser import (
     NARROW,
     WAIT_MS,
-    browser,
     button,
     open_tab,
     opened,
@@ -21,7 +20,7 @@ FIXED = "abcdef12"
 VIEW = "() => document.querySelector('#snapshot-view .js-plotly-plot')"
 CHART = "() => document.querySelector('#snapshot-chart .js-plotly-plot')"
 # What the reader sees change: the marked snapshot on the chart, and the focused head's weights.
-MARK = f"() => {{ const gd = ({CHART})(); return gd && gd.layout.shapes[0].x0 + 0.4; }}"
+MARK = f"() => {{ const gd = ({CHART})(); return gd && gd.layout.shapes ? gd.layout.shapes[0].x0 + 0.4 : null; }}"
 WEIGHTS = f"() => {{ const gd = ({VIEW})(); return gd && JSON.stringify(gd.data[gd.data.length - 1].z); }}"
 
 
@@ -36,7 +35,7 @@ def move_slider(page, key: str) -> None:
     page.keyboard.press(key)
 
 
-def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, browser):  # noqa: F811
+def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, browser):
     from playwright.sync_api import expect
 
     url, registry, _ = served_app
@@ -48,6 +47,8 @@ def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, br
     expect(page.locator("#snapshot-info")).to_contain_text("Step 0", timeout=WAIT_MS)
     untrained, weights = page.get_by_label("Output of this snapshot").input_value(), page.evaluate(WEIGHTS)
     assert untrained != FIXED[::-1]
+    sent = []
+    page.on("request", lambda request: sent.append(request.url))
     move_slider(page, "End")
     expect(page.get_by_label("Output of this snapshot")).to_have_value(FIXED[::-1], timeout=WAIT_MS)
     expect(page.locator("#snapshot-info")).to_contain_text("the reverse model the other tabs show")
@@ -56,10 +57,11 @@ def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, br
     move_slider(page, "Home")
     expect(page.get_by_label("Output of this snapshot")).to_have_value(untrained, timeout=WAIT_MS)
     page.wait_for_function(f"() => ({WEIGHTS})() === {weights!r}", timeout=WAIT_MS)
+    assert sent == [], f"the film asked the server: {sent}"  # every snapshot's decoding is in the page
     page.close()
 
 
-def test_play_steps_through_the_snapshots_and_pause_stops_it(served_app, browser):  # noqa: F811
+def test_play_steps_through_the_snapshots_and_pause_stops_it(served_app, browser):
     from playwright.sync_api import expect
 
     page = opened(browser, served_app[0])
@@ -77,7 +79,7 @@ def test_play_steps_through_the_snapshots_and_pause_stops_it(served_app, browser
     page.close()
 
 
-def test_a_model_without_snapshots_says_how_to_make_them_and_the_tab_fits_390_px(served_app, browser):  # noqa: F811
+def test_a_model_without_snapshots_says_how_to_make_them_and_the_tab_fits_390_px(served_app, browser):
     from playwright.sync_api import expect
 
     page = opened(browser, served_app[0], NARROW)

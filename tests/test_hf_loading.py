@@ -163,14 +163,16 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_lens(mar
     c = Controls(name, "Wo ist der Bahnhof?", max_len=10)
     changes = lab.do(lab.decoding.run, user, c)
     assert changes["output"] == registry.entry(name).pipeline.generate(["Wo ist der Bahnhof?"], max_new_tokens=10)[0]
-    assert len(changes["cross"].data) == 2  # the open tab: every head, and the focused one large
+    data = changes["decoding"]["data"]  # every kind, layer and head, for the page to draw
+    n = len(user.run.session.steps)
+    assert data["layers"] == [2, 2] and data["heads"] == 4 and len(data["steps"]) == n
+    assert data["src"]["labels"][-1] == "</s>" and len(data["src"]["labels"]) == len(user.run.session.src_ids)
     c.shown = 2
     for tab in ("encoder", "decoder_self"):
-        assert len(lab.open_tab(user, c, tab)[tab].data) == 2
-    n = len(user.run.session.steps)
-    lab.do(lab.decoding.back, user, c)
+        assert lab.open_tab(user, c, tab) == {}  # drawn in the page from what it holds
+    assert lab.do(lab.decoding.back, user, c)["decoding"]["op"] == "back"
     assert len(user.run.session.steps) == n - 1
-    lab.do(lab.decoding.step, user, c)
+    assert lab.do(lab.decoding.step, user, c)["decoding"]["op"] == "step"
     assert (
         len(user.run.session.steps) == n
         and registry.entry(name).pipeline.tokenizer.decode(user.run.session.tokens) == changes["output"]

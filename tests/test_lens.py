@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 import torch
 
+from lab.attention import payload
 from lab.checks import InputError
 from lab.controls import Controls
 from lab.decoding.run import UserState
 from lab.heads import ablation, naming, summaries
 from lab.page.lab import Lab
 from lab.serving.api import Api
+from tests.test_views_js import NODE, run_js
 from transformer import DecodingSession, Head, Interventions
 
 REVERSAL = "abcdef12"
@@ -171,11 +173,16 @@ def test_ablation_in_the_app_keeps_the_original_beside_and_reports_each_step(lab
     assert changes["original"] == {"value": plain, "label": "Before the ablation"}
     assert changes["output"] != plain and "Ablated throughout: all cross-attention heads" in changes["status"]
     assert user.run.session.interventions.ablate == naming.parse_heads(["cross:*:*"], user.run.session.model.config)
-    assert [e.step for e in user.run.effects] == list(range(1, len(user.run.original) + 1))
+    assert user.run.ablated == user.run.session.interventions.ablate
     user.tab = "heads"
-    shown = lab.show(user, c)
-    assert shown["effects"].data and "top token changes" in shown["effects"].layout.title.text
-    assert shown["heads"].data[0].customdata[0][0] == "encoder|Layer 1 · Head 1"
+    shown = lab.show(user, c)  # the click answers at once, with what is being computed
+    assert "Measuring" in shown["effects"].layout.annotations[0].text
+    filled = lab.fill(user)  # then the slow parts
+    effects = filled["effects"]
+    assert "top token changes" in effects.layout.title.text
+    assert sum(len(bars.x) for bars in effects.data) == len(user.run.original)  # a bar per step of the one before
+    assert filled["heads"].data[0].customdata[0][0] == "encoder|Layer 1 · Head 1"
+    assert lab.fill(user) == {}  # filled once
     assert lab.do(lab.heads.ablate, user, c, [])["output"] == plain  # nothing ablated: the plain decoding again
 
 
@@ -194,18 +201,26 @@ def test_editing_at_the_shown_step_in_the_app(lab):
     assert lab.do(lab.decoding.reset, user, c)["output"] == ""
 
 
+@pytest.mark.skipif(NODE is None, reason="Node.js is not installed (tests/run.sh installs it)")
 def test_value_weighted_rows_are_shares_of_the_weights_times_the_value_norms(lab):
+    """The page's value-weighted reading of a focused head, from what a Run sends it."""
     user = UserState()
-    c = Controls("reverse", REVERSAL, reading="value", words=False, focus="Layer 2 · Head 3")
+    c = Controls("reverse", REVERSAL)
     lab.do(lab.decoding.run, user, c)
     session = user.run.session
-    user.drawn.clear()
-    figure = lab.show(user, c)["cross"]
+    data = payload.full(session, user.run.pipeline.tokenizer, "reverse")
+    body = """
+    const d = new V.Decoding(data);
+    const look = {words: false, hideSpecials: false, reading: "value", scale: "linear", focus: [1, 2]};
+    const fig = V.view(d, "cross", 1, look);
+    return {row: fig.data[1].customdata[0], title: fig.layout.title.text, bar: fig.layout.coloraxis.colorbar.title.text};
+    """
+    drawn = run_js(body, data)
     _, norms = session.decoder_value_norms()
     step = session.steps[0].cross_attention[1][2]  # layer 2, head 3, step 1
     expected = (step * norms[1][2]) / (step * norms[1][2]).sum()
-    np.testing.assert_allclose(figure.data[1].customdata[0], expected.numpy(), atol=1e-4)
-    assert "Value-weighted" in figure.layout.title.text and "value-weighted share" in str(figure.layout.coloraxis)
+    np.testing.assert_allclose(drawn["row"], expected.numpy(), atol=1e-4)
+    assert "Value-weighted" in drawn["title"] and "value-weighted share" in drawn["bar"]
 
 
 def test_beam_search_after_an_ablation_keeps_the_ablation(lab, bundled):

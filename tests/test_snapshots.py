@@ -174,26 +174,25 @@ def test_a_model_without_snapshots_and_an_empty_source_get_clear_messages(lab, a
     assert str(empty.value) == str(main_view.value)
 
 
-def test_the_training_tab_draws_the_shown_snapshot_and_a_slider_move_redraws_only_it(lab):
+def test_the_training_tab_answers_at_once_then_sends_every_snapshot_for_the_page_to_draw(lab):
     user, controls = UserState(), Controls("reverse", FIXED)
     lab.do(lab.decoding.run, user, controls)
     opened = lab.open_tab(user, controls, "training")  # the film starts at step 0
     n = len(list_snapshots(REVERSE))
-    assert opened["snapshot"]["value"] == 0 and opened["snapshot_output"] != FIXED[::-1]
-    assert opened["snapshot_info"].startswith("**Step 0**") and "alignment on this source" in opened["snapshot_info"]
-    chart = opened["snapshot_chart"].to_dict()
+    assert opened["snapshot"]["value"] == 0 and opened["snapshot"]["maximum"] == n - 1
+    assert opened["film"]["op"] == "computing" and "every snapshot" in opened["film"]["text"]
+    filled = lab.fill(user)
+    frames = filled["film"]["snapshots"]
+    assert [f["step"] for f in frames] == [s.step for s in list_snapshots(REVERSE)]
+    assert frames[0]["output"] != FIXED[::-1] and frames[-1]["output"] == FIXED[::-1]
+    assert frames[0]["info"].startswith("**Step 0**") and "alignment on this source" in frames[0]["info"]
+    assert "the reverse model the other tabs show" in frames[-1]["info"]
+    assert frames[0]["data"]["steps"][0]["cross"] != frames[-1]["data"]["steps"][0]["cross"]  # a blur, a mirror
+    chart = filled["snapshot_chart"].to_dict()
     assert chart["layout"]["shapes"][0]["x0"] < 0 < chart["layout"]["shapes"][0]["x1"]  # snapshot 0 marked
+    assert lab.fill(user) == {}
     controls.snapshot = n - 1
-    moved = lab.show(user, controls)
-    assert set(moved) == {
-        "snapshot",
-        "snapshot_info",
-        "snapshot_output",
-        "snapshot_view",
-    }  # the chart's mark moves in JS
-    assert moved["snapshot_output"] == FIXED[::-1] and "the reverse model the other tabs show" in moved["snapshot_info"]
-    assert moved["snapshot_view"].to_dict()["data"] != opened["snapshot_view"].to_dict()["data"]
-    assert lab.show(user, controls) == {}  # nothing changed, nothing sent
+    assert lab.show(user, controls) == {}  # a move of the slider is drawn in the page: nothing sent
 
 
 def test_a_corrupt_or_missing_snapshot_is_named_and_the_rest_keep_working(tmp_path):
@@ -210,8 +209,10 @@ def test_a_corrupt_or_missing_snapshot_is_named_and_the_rest_keep_working(tmp_pa
     assert f"step {missing.step:,}" in film[3]["error"] and film[3]["output_text"] is None
     assert film[-1]["output_text"] == FIXED[::-1] and film[1]["output_text"] is not None
     user, controls = UserState(), Controls("reverse", FIXED, snapshot=2)
-    shown = lab.open_tab(user, controls, "training")
-    assert "could not be loaded" in shown["snapshot_info"] and shown["snapshot_output"] == ""
+    lab.open_tab(user, controls, "training")
+    frames = lab.fill(user)["film"]["snapshots"]
+    assert "could not be loaded" in frames[2]["info"] and frames[2]["output"] == "" and frames[2]["data"] is None
+    assert frames[1]["data"] is not None and frames[-1]["output"] == FIXED[::-1]
     assert api.translate("reverse", "abc") == "cba"
 
 
@@ -221,14 +222,15 @@ def test_play_stops_when_the_training_tab_is_closed(lab):
 
     events = app.Events(lab, Api(lab.registry, lab.snapshots))
     user = UserState()
-    values = [getattr(Controls("reverse", FIXED, snapshot=1), f) for f in ("model", "source")]
-    values += ["greedy", 4, 64, 8, 0, True, False, "linear", "Mean of all heads", "weights", 1]
     user.tab = "training"
-    *_, timer, label = events.tick(user, *values)
-    assert timer == app.gr.skip() and label == app.gr.skip()  # playing on: the next snapshot was drawn
+    snapshot, timer, label = events.tick(user, "reverse", 1)
+    assert snapshot["value"] == 2 and timer == app.gr.skip() and label == app.gr.skip()  # playing on
+    last = len(list_snapshots(REVERSE)) - 1
+    snapshot, timer, label = events.tick(user, "reverse", last)
+    assert timer.active is False and label["value"] == page.PLAY  # the last one: stop
     user.tab = "cross"
-    *_, timer, label = events.tick(user, *values)
-    assert timer.active is False and label["value"] == page.PLAY
+    snapshot, timer, label = events.tick(user, "reverse", 1)
+    assert snapshot == app.gr.skip() and timer.active is False and label["value"] == page.PLAY
 
 
 def test_an_unreadable_index_is_named(tmp_path):

@@ -20,7 +20,7 @@ from tests.conftest import tiny_pipelines
 
 def notes_view(s) -> dict:
     """A new tab's view: the step shown, as a one-bar figure."""
-    return {"notes": ((s.at,), lambda: {"data": [{"type": "bar", "y": [s.shown]}], "layout": {}})}
+    return {"notes": ((s.shown,), lambda: {"data": [{"type": "bar", "y": [s.shown]}], "layout": {}})}
 
 
 NOTES = tabs.Tab("notes", "Notes", (Output("notes", PLOT),), notes_view, note="The step shown, as a bar.")

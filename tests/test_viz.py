@@ -1,34 +1,23 @@
-"""The figure builders, the drawing of a decoding and the JSON record: pure functions, no server."""
+"""The figures the page draws (lab/assets/views.js, run by Node), the server's own figure helpers and the JSON
+record: pure functions, no server."""
 
 import json
+import re
 
 import numpy as np
 import pytest
 import torch
 
-from lab.attention.drawing import Drawing, Look
-from lab.attention.figures import (
-    FOCUS_LINE,
-    HIGHLIGHT,
-    MAX_LABEL,
-    Focus,
-    Scale,
-    axis_labels,
-    empty_figure,
-    escape_token,
-    kind_figure,
-    now_html,
-    percent,
-    side_by_side,
-    top_k,
-    unique,
-)
+from lab.attention import payload
+from lab.attention.export import page_config
+from lab.attention.figures import COLORSCALE, FOCUS_LINE, HIGHLIGHT, empty_figure, escape_token, percent
 from lab.attention.record import attention_record
-from lab.attention.units import Units, in_units
 from tests.conftest import tiny_pipelines
+from tests.test_views_js import NODE, run_js
 from transformer import DecodingSession
 
 HOSTILE_TOKEN = "<img src=x onerror=alert(1)>"
+needs_node = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (tests/run.sh installs it)")
 
 
 @pytest.fixture(scope="module")
@@ -40,107 +29,171 @@ def decoded():
     return session, pipeline.tokenizer
 
 
-def drawing(decoded, **look) -> Drawing:
-    session, tokenizer = decoded
-    return Drawing.of(session, tokenizer, Look(**look))
+def drawn(body: str, **data) -> object:
+    """`body` run in Node with V = AttentionViews told the page's configuration, as the page tells it."""
+    return run_js(f"V.configure(data.config);\n{body}", {**data, "config": page_config()})
 
 
-LINEAR = Scale()
+FIGURE = """
+const [L, H, Q, K] = data.shape;
+const stack = {L, H, Q, K, data: Float32Array.from(data.weights)};
+const mean = V.head(stack, null, false);
+const focused = {...mean, rows: data.rows, cols: data.cols};
+const look = {scale: data.scale || "linear", reading: "weights", hideSpecials: false, focus: data.focus || null};
+return V.kindFigure(stack, focused, look, "title", data.row ?? null, ["rows", "cols"]);
+"""
 
 
-def figure_of(weights, rows, cols, scale=LINEAR, row=None, focus=None):
-    head = Focus(weights.mean(axis=(0, 1)), rows, cols, "mean of all heads")
-    return kind_figure(weights, head, scale, "title", row, focus)
+def figure_of(weights: np.ndarray, rows, cols, **options) -> dict:
+    return drawn(FIGURE, shape=list(weights.shape), weights=weights.ravel().tolist(), rows=rows, cols=cols, **options)
 
 
+@needs_node
 def test_a_kind_is_one_tiled_heatmap_with_gaps_and_the_focused_head():
     n_layers, n_heads, n_q, n_k = 2, 4, 3, 9
     weights = np.random.default_rng(0).random((n_layers, n_heads, n_q, n_k)).astype(np.float32)
     fig = figure_of(weights, ["a", "b", "c"], list("stuvwxyz!"))
-    assert len(fig.data) == 2 and [t.type for t in fig.data] == ["heatmap", "heatmap"]
-    z = np.array(fig.data[0].z, dtype=float)  # None (a gap) becomes NaN
+    assert len(fig["data"]) == 2 and [t["type"] for t in fig["data"]] == ["heatmap", "heatmap"]
+    z = np.array(fig["data"][0]["z"], dtype=float)  # null (a gap) becomes NaN
     gap_q, gap_k = 1, 1  # round(0.12 * 3), round(0.12 * 9), at least 1
     assert z.shape == (n_layers * (n_q + gap_q) - gap_q, n_heads * (n_k + gap_k) - gap_k)
     assert np.isnan(z[n_q]).all() and np.isnan(z[:, n_k]).all()  # the gaps between tiles are null
-    assert sum(v is None for row in fig.data[0].z for v in row) == z.size - n_layers * n_heads * n_q * n_k
+    assert np.isnan(z).sum() == z.size - n_layers * n_heads * n_q * n_k
     top, left = 1 * (n_q + gap_q), 2 * (n_k + gap_k)
     np.testing.assert_allclose(z[top : top + n_q, left : left + n_k], weights[1, 2], atol=1e-3)  # layer 2, head 3
-    focus = fig.data[1]
-    assert (focus.xaxis, focus.yaxis) == ("x2", "y2")
-    assert list(focus.y) == ["a", "b", "c"] and list(focus.x) == list("stuvwxyz!")
-    np.testing.assert_allclose(focus.z, weights.mean(axis=(0, 1)), atol=1e-3)
-    assert {t.coloraxis for t in fig.data} == {"coloraxis"}
-    scale = fig.to_dict()["layout"]["coloraxis"]["colorscale"]  # explicit, light for 0 and dark for 1
-    assert scale[0][0] == 0 and scale[-1][0] == 1 and scale[0][1] == "rgb(247,251,255)"
-    assert list(fig.layout.xaxis.ticktext) == [f"head {h}" for h in range(1, 5)]
-    assert list(fig.layout.yaxis.ticktext) == ["layer 1", "layer 2"]
+    focus = fig["data"][1]
+    assert (focus["xaxis"], focus["yaxis"]) == ("x2", "y2")
+    assert focus["y"] == ["a", "b", "c"] and focus["x"] == list("stuvwxyz!")
+    np.testing.assert_allclose(focus["z"], weights.mean(axis=(0, 1)), atol=1e-3)
+    assert {t["coloraxis"] for t in fig["data"]} == {"coloraxis"}
+    assert fig["layout"]["coloraxis"]["colorscale"] == COLORSCALE  # the server's, light for 0 and dark for 1
+    assert fig["layout"]["xaxis"]["ticktext"] == [f"head {h}" for h in range(1, 5)]
+    assert fig["layout"]["yaxis"]["ticktext"] == ["layer 1", "layer 2"]
 
 
+@needs_node
 def test_bigger_tiles_get_bigger_gaps():
     fig = figure_of(np.zeros((3, 2, 20, 30)), [str(i) for i in range(20)], [str(i) for i in range(30)])
     gap_q, gap_k = round(0.12 * 20), round(0.12 * 30)
-    assert np.array(fig.data[0].z, dtype=float).shape == (3 * (20 + gap_q) - gap_q, 2 * (30 + gap_k) - gap_k)
+    assert np.array(fig["data"][0]["z"], dtype=float).shape == (3 * (20 + gap_q) - gap_q, 2 * (30 + gap_k) - gap_k)
 
 
+@needs_node
 def test_the_current_row_is_outlined_in_every_tile_and_in_the_focus():
-    fig = figure_of(np.zeros((2, 2, 4, 4)), list("abcd"), list("abcd"), row=2, focus=(1, 0))
-    rows = [s for s in fig.layout.shapes if s.line.color == HIGHLIGHT]
-    assert len(rows) == 2 * 2 + 1
-    in_focus = [s for s in rows if s.xref == "x2"]
-    assert len(in_focus) == 1 and in_focus[0].y0 == 1.5 and in_focus[0].yref == "y2"
-    assert {s.y1 - s.y0 for s in rows} == {1.0}
-    tile = [s for s in fig.layout.shapes if s.line.color == FOCUS_LINE]
-    assert len(tile) == 1 and tile[0].y0 == 4 + 1 - 0.5 and tile[0].x0 == -0.5  # layer 2, head 1
-    assert not [s for s in figure_of(np.zeros((2, 2, 4, 4)), list("abcd"), list("abcd")).layout.shapes]
+    fig = figure_of(np.zeros((2, 2, 4, 4)), list("abcd"), list("abcd"), row=2, focus=[1, 0])
+    rows = [s for s in fig["layout"]["shapes"] if s["line"]["color"] == HIGHLIGHT]
+    overview, in_focus = [s for s in rows if s.get("xref") != "x2"], [s for s in rows if s.get("xref") == "x2"]
+    assert len(overview) == 1 and len(in_focus) == 1  # one path of a rectangle per tile, one in the focus
+    gap = 1  # round(0.12 * 4)
+    corners = [tuple(map(float, m)) for m in re.findall(r"M([-\d.]+),([-\d.]+)", overview[0]["path"])]
+    assert corners == [(h * (4 + gap) - 0.5, layer * (4 + gap) + 2 - 0.5) for layer in range(2) for h in range(2)]
+    assert overview[0]["path"].count("Z") == 4 and "V" in overview[0]["path"]
+    assert in_focus[0]["y0"] == 1.5 and in_focus[0]["yref"] == "y2" and in_focus[0]["y1"] - in_focus[0]["y0"] == 1
+    tile = [s for s in fig["layout"]["shapes"] if s["line"]["color"] == FOCUS_LINE]
+    assert len(tile) == 1 and tile[0]["y0"] == 4 + 1 - 0.5 and tile[0]["x0"] == -0.5  # layer 2, head 1
+    assert not figure_of(np.zeros((2, 2, 4, 4)), list("abcd"), list("abcd"))["layout"]["shapes"]
 
 
-def test_markup_in_tokens_is_shown_as_text():
-    fig = figure_of(np.zeros((1, 1, 2, 2)), [HOSTILE_TOKEN, "b"], ["<b>x</b>", "a"])
-    text = fig.to_json()
-    assert "<img" not in text and "<b>" not in text
-    assert fig.data[1].y[0] == "&lt;img src=x oner…" and fig.data[1].x[0] == "&lt;b&gt;x&lt;/b&gt;"
-    assert escape_token(HOSTILE_TOKEN) == "&lt;img src=x onerror=alert(1)&gt;"
-    assert escape_token("") == "∅"
-    page = now_html([HOSTILE_TOKEN, "Haus"], [0.9, 0.1], [1.0, 0.1], "heading", "note")
-    assert "&lt;img src=x onerror=alert(1)&gt;" in page and "<img" not in page
-    assert page.count('class="word"') == 2 and 'title="weight 0.900"' in page
+LABELS = """
+return {hostile: V.axisLabels([data.hostile, "b"]), repeated: V.axisLabels(["a", "a", "<script>alert(1)</script>", "a"]),
+  bold: V.axisLabels(["<b>x</b>"]), long: V.axisLabels(data.long), unique: V.unique(["x", "x", "y"]),
+  escaped: V.escapeToken(data.hostile), empty: V.escapeToken(""), note: V.emptyFigure("<b>no</b>").layout.annotations[0].text,
+  max: V.MAX_LABEL};
+"""
 
 
-def test_repeated_tokens_stay_apart_and_markup_is_escaped():
-    labels = axis_labels(["a", "a", "<script>alert(1)</script>", "a"])
-    assert len(set(labels)) == 4
-    assert labels[2] == "&lt;script&gt;alert(1…"  # cut to MAX_LABEL characters, then escaped
-    assert axis_labels(["<b>x</b>"]) == ["&lt;b&gt;x&lt;/b&gt;"]
-    assert all(label.replace("\u200b", "") == "a" for label in (labels[0], labels[1], labels[3]))
-    assert unique(["x", "x", "y"]) == ["x", "x\u200b", "y"]
-
-
-def test_long_tokens_are_cut_and_still_kept_apart():
+@needs_node
+def test_token_labels_are_escaped_cut_and_kept_apart():
     long = ["a" * 20 + "x", "a" * 20 + "y", "short"]
-    labels = axis_labels(long)
-    assert len(set(labels)) == 3 and labels[2] == "short"
+    got = drawn(LABELS, hostile=HOSTILE_TOKEN, long=long)
+    assert got["hostile"][0] == "&lt;img src=x oner…" and got["bold"] == ["&lt;b&gt;x&lt;/b&gt;"]
+    assert got["escaped"] == escape_token(HOSTILE_TOKEN) == "&lt;img src=x onerror=alert(1)&gt;"
+    assert got["empty"] == escape_token("") == "∅" and got["note"] == "&lt;b&gt;no&lt;/b&gt;"
+    repeated = got["repeated"]
+    assert len(set(repeated)) == 4 and repeated[2] == "&lt;script&gt;alert(1…"  # cut, then escaped
+    assert all(label.replace("\u200b", "") == "a" for label in (repeated[0], repeated[1], repeated[3]))
+    assert got["unique"] == ["x", "x\u200b", "y"]
+    assert len(set(got["long"])) == 3 and got["long"][2] == "short"
     assert all(
-        len(label.replace("\u200b", "")) == MAX_LABEL and label.endswith(("…", "…\u200b")) for label in labels[:2]
+        len(label.replace("\u200b", "")) == got["max"] and label.endswith(("…", "…\u200b")) for label in got["long"][:2]
     )
 
 
+SCALES = """
+const z = Float32Array.from(data.z);
+const axes = Object.fromEntries(["linear", "log", "row"].map(s => [s, V.colourAxis({scale: s, reading: "weights"})]));
+return {linear: Array.from(V.scaled(z, 2, 3, "linear")), log: Array.from(V.scaled(z, 2, 3, "log")),
+  row: Array.from(V.scaled(z, 2, 3, "row")), axes,
+  hidden: V.colourAxis({scale: "linear", reading: "weights", hideSpecials: true}).colorbar.title.text,
+  value: V.colourAxis({scale: "linear", reading: "value"}).colorbar.title.text};
+"""
+
+
+@needs_node
 def test_scales_transform_the_weights_and_say_so_in_the_legend():
     z = np.array([[0.5, 0.25, 0.0], [0.1, 0.1, 0.8]], dtype=np.float32)
-    np.testing.assert_allclose(Scale("linear").apply(z), z)
-    np.testing.assert_allclose(Scale("log").apply(z), np.log10(np.maximum(z, 1e-4)), atol=1e-6)
-    np.testing.assert_allclose(Scale("row").apply(z), [[1, 0.5, 0], [0.125, 0.125, 1]], atol=1e-6)
-    np.testing.assert_allclose(Scale("log").unit(np.array([1.0, 1e-4, 1e-2])), [1, 0, 0.5], atol=1e-6)
-    axes = {name: Scale(name).colour_axis() for name in ("linear", "log", "row")}
-    titles = {name: axis["colorbar"]["title"]["text"] for name, axis in axes.items()}
+    got = drawn(SCALES, z=z.ravel().tolist())
+    np.testing.assert_allclose(got["linear"], z.ravel(), atol=1e-6)
+    np.testing.assert_allclose(got["log"], np.log10(np.maximum(z, 1e-4)).ravel(), atol=1e-6)
+    np.testing.assert_allclose(got["row"], [1, 0.5, 0, 0.125, 0.125, 1], atol=1e-6)
+    titles = {name: axis["colorbar"]["title"]["text"] for name, axis in got["axes"].items()}
     assert len(set(titles.values())) == 3 and "log" in titles["log"] and "row max" in titles["row"]
-    assert (axes["log"]["cmin"], axes["log"]["cmax"]) == (-4, 0) and (axes["row"]["cmin"], axes["row"]["cmax"]) == (
-        0,
-        1,
-    )
-    assert "renormalised" in Scale("linear", renormalised=True).colour_axis()["colorbar"]["title"]["text"]
-    fig = figure_of(np.stack([[z]]), ["a", "b"], list("xyz"), scale=Scale("log"))
-    np.testing.assert_allclose(np.array(fig.data[1].z, dtype=float), np.log10(np.maximum(z, 1e-4)), atol=1e-3)
-    np.testing.assert_allclose(fig.data[1].customdata, z, atol=1e-4)  # hover gives the weight itself
+    assert (got["axes"]["log"]["cmin"], got["axes"]["log"]["cmax"]) == (-4, 0)
+    assert (got["axes"]["row"]["cmin"], got["axes"]["row"]["cmax"]) == (0, 1)
+    assert "renormalised" in got["hidden"] and "value-weighted" in got["value"]
+    fig = figure_of(np.stack([[z]]), ["a", "b"], list("xyz"), scale="log")
+    np.testing.assert_allclose(np.array(fig["data"][1]["z"], dtype=float), np.log10(np.maximum(z, 1e-4)), atol=1e-3)
+    np.testing.assert_allclose(fig["data"][1]["customdata"], z, atol=1e-4)  # hover gives the weight itself
+
+
+NOW = """
+const d = new V.Decoding(data.decoding);
+const look = {words: true, hideSpecials: false, reading: "weights", scale: "linear", focus: null};
+const hidden = V.weights(d, "encoder", 1, {...look, hideSpecials: true});
+return {view0: V.view(d, "cross", 0, look).data.length, now0: V.now(d, 0, look), now1: V.now(d, 1, look),
+  hiddenNow: V.now(d, 1, {...look, hideSpecials: true}).hidden, focused: V.now(d, 1, {...look, focus: [1, 0]}).name,
+  hiddenCols: hidden.cols.labels, hiddenRows: hidden.rows.labels, hiddenSums: (() => {
+    const {Q, K, data} = hidden.stack, sums = [];
+    for (let r = 0; r < data.length / K; r++) sums.push(data.subarray(r * K, (r + 1) * K).reduce((a, b) => a + b, 0));
+    return sums; })()};
+"""
+
+
+@needs_node
+def test_step_0_the_now_view_and_hidden_specials(decoded):
+    session, tokenizer = decoded
+    data = payload.full(session, tokenizer, "tiny")
+    got = drawn(NOW, decoding=data)
+    assert got["view0"] == 0 and got["now0"] == {"empty": True}  # an empty figure and a view that say why
+    now = got["now1"]
+    assert now["step"] == 1 and now["name"] == "mean of all heads" and not now["hidden"]
+    assert now["token"] == data["steps"][0]["label"] and now["token"]
+    np.testing.assert_allclose(sum(w["weight"] for w in now["words"]), 1, atol=1e-3)
+    assert got["hiddenNow"] and got["focused"] == "layer 2, head 1"
+    assert "</s>" not in got["hiddenCols"] and "</s>" not in got["hiddenRows"]
+    np.testing.assert_allclose(got["hiddenSums"], 1, atol=1e-5)  # renormalised without the specials
+
+
+COMPARE = """
+const d = new V.Decoding(data.decoding);
+const fig = V.compare(d, {words: false, hideSpecials: false, reading: "value", scale: "linear", focus: null});
+return {traces: fig.data.length, shapes: fig.layout.shapes.length, y: fig.data.map(t => t.y[0]), x: fig.data[0].x,
+  none: V.compare(new V.Decoding(data.plain), {words: false, reading: "weights", focus: null})};
+"""
+
+
+@needs_node
+def test_compare_draws_the_decoding_before_beside_this_one(decoded):
+    session, tokenizer = decoded
+    original = list(session.steps)
+    whatif = DecodingSession(session.model, session.src_ids, top_k=5, max_new_tokens=6)
+    whatif.step(force=session.steps[0].top_ids[1])
+    whatif.run()
+    data = payload.full(whatif, tokenizer, "tiny", original, 1)
+    got = drawn(COMPARE, decoding=data, plain=payload.full(session, tokenizer, "tiny"))
+    assert got["traces"] == 2 and got["shapes"] == 2 and got["none"] is None
+    assert got["y"][0].startswith("original 1: ") and got["y"][1].startswith("what-if 1: ")
+    assert "<" not in "".join(got["x"])  # the source's "<b>" pieces, escaped
 
 
 @pytest.mark.parametrize("p, text", [(0.42, "42%"), (0.1, "10%"), (0.003, "0.3%"), (0.0123, "1.2%"), (1e-6, "<0.01%")])
@@ -148,72 +201,17 @@ def test_percent_is_as_people_read_it(p, text):
     assert percent(p) == text
 
 
-def test_top_k_keeps_repeated_labels_apart():
-    assert top_k(["a", "a", "b"], [0.5, 0.3, 0.2]) == {"a": 0.5, "a\u200b": 0.3, "b": 0.2}
+def test_the_server_figures_escape_their_text():
+    assert "&lt;b&gt;" in empty_figure("<b>no</b>").to_json() and "<b>no" not in empty_figure("<b>no</b>").to_json()
+    assert escape_token(HOSTILE_TOKEN) == "&lt;img src=x onerror=alert(1)&gt;"
 
 
-def test_the_views_draw_exactly_what_the_session_recorded(decoded):
-    """Honesty: the figures show the session's own weights, not a second forward pass."""
-    session, _ = decoded
-    pieces = drawing(decoded, words=False)
-    shown = 2
-    weights, rows, cols, current = pieces.weights("cross", shown)
-    expected = np.stack([np.stack([w.numpy() for w in s.cross_attention]) for s in session.steps[:shown]], axis=2)
-    np.testing.assert_allclose(weights, expected, atol=1e-6)
-    assert len(rows) == shown and len(cols) == len(session.src_ids) and current == shown - 1
-    fig = pieces.view("cross", shown)
-    np.testing.assert_allclose(fig.data[1].customdata, expected.mean(axis=(0, 1)), atol=1e-4)
-    encoder, _, _, none = pieces.weights("encoder", shown)
-    np.testing.assert_allclose(encoder, np.stack([w.numpy() for w in session.encoder_attention]), atol=1e-6)
-    assert none is None
-    decoder, _, _, _ = pieces.weights("decoder_self", shown)
-    for i, step in enumerate(session.steps[:shown]):
-        for layer, row in enumerate(step.self_attention):
-            np.testing.assert_allclose(decoder[layer, :, i, : i + 1], row.numpy(), atol=1e-6)
-            assert np.all(decoder[layer, :, i, i + 1 :] == 0)
-    focused = drawing(decoded, words=False, focus=(1, 2)).view("cross", shown)
-    np.testing.assert_allclose(focused.data[1].customdata, expected[1, 2], atol=1e-4)
-
-
-def test_words_merge_the_source_pieces_in_the_views(decoded):
+def test_candidates_leave_out_what_the_model_may_not_write(decoded):
     session, tokenizer = decoded
-    words = drawing(decoded, words=True)
-    weights, _, cols, _ = words.weights("cross", 1)
-    pieces = tokenizer.tokens(session.src_ids)
-    units = Units.of(pieces, [i in session.model.special_ids for i in session.src_ids])
-    assert cols.labels == units.labels and len(cols) < len(pieces)
-    step = np.stack([w.numpy() for w in session.steps[0].cross_attention])[:, :, None, :]
-    np.testing.assert_allclose(weights, in_units(step, Units(["x"], [[0]], [False]), units), atol=1e-6)
-    fig = words.view("encoder", 1)
-    assert list(fig.data[1].x) == axis_labels(units.labels) and "<b>" not in fig.to_json()
-
-
-def test_hidden_specials_leave_rows_that_sum_to_1(decoded):
-    hidden = drawing(decoded, hide_specials=True)
-    weights, rows, cols, _ = hidden.weights("encoder", 1)
-    assert "</s>" not in cols.labels and "</s>" not in rows.labels
-    np.testing.assert_allclose(weights.sum(axis=-1), 1, atol=1e-5)
-
-
-def test_step_0_and_the_now_view(decoded):
-    session, _ = decoded
-    look = drawing(decoded)
-    assert "nothing written yet" in look.now(0) and look.top_k(0) is None and look.candidates(0) == []
-    assert look.view("cross", 0).data == ()  # an empty figure that says why
-    page = look.now(1)
-    assert "Step 1 wrote" in page and "mean of all heads" in page and "<img" not in page
-    assert list(look.top_k(1).values()) == [round(p, 4) for p in session.steps[0].top_probs]
-    assert [token for _, token in look.candidates(1)] == session.steps[0].top_ids
-    assert "Special tokens hidden" in drawing(decoded, hide_specials=True).now(1)
-    assert "layer 2, head 1" in drawing(decoded, focus=(1, 0)).now(1)
-
-
-def test_empty_figure_and_side_by_side_escape_their_text():
-    assert "&lt;b&gt;" in empty_figure("<b>no</b>").to_json()
-    left, right = np.full((2, 3), 1 / 3), np.full((3, 3), 1 / 3)
-    fig = side_by_side(left, right, (["a", "b"], ["a", HOSTILE_TOKEN, "c"]), ["x", "y", "z"], 1)
-    assert len(fig.data) == 2 and len(fig.layout.shapes) == 2 and "<img" not in fig.to_json()
-    assert fig.data[0].y[0] == "original 1: a" and fig.data[1].y[0] == "what-if 1: a"
+    step = session.steps[0]
+    listed = payload.candidates(step, tokenizer, session.model.special_ids)
+    assert [token for _, token, _, _ in listed] == [t for t, p in zip(step.top_ids, step.top_probs) if p > 0]
+    assert listed[0][3] == percent(step.top_probs[0])
 
 
 def test_attention_record_is_json_with_every_head(decoded):

@@ -4,8 +4,7 @@ raises InputError, before anything changes."""
 
 from __future__ import annotations
 
-from ..attention.drawing import Drawing, Look
-from ..checks import InputError
+from ..checks import InputError, as_int
 from ..controls import Controls
 from ..models.registry import Registry
 from .run import Run, UserState, asks_for, decode_to_end, new_run
@@ -47,37 +46,52 @@ class Decoding:
         run.changed()
 
     def step(self, user: UserState, c: Controls) -> None:
+        """One greedy step: the one decoded ahead, when it was decoded from this version of the run."""
         if c.strategy == "beam":
             raise InputError(BEAM_MODE)
         run = self.current(user, c)
         if run.session.finished:
             raise InputError("Decoding has finished: use Back, a what-if token, or Reset.")
-        run.session.step()
+        if run.ahead is not None and run.ahead[0] == run.version:
+            run.session = run.ahead[1]
+        else:
+            run.session.step()
         run.beams = []
-        run.changed()
+        run.changed("step")
+
+    def step_ahead(self, user: UserState) -> None:
+        """Decode the user's next greedy step while they look at this one, outside their lock (a click meanwhile
+        is not kept waiting); kept for Step if the run has not changed since."""
+        with user.lock:
+            run = user.run
+            if run is None or run.session.finished or (run.ahead is not None and run.ahead[0] == run.version):
+                return
+            version, forked = run.version, run.session.fork()
+        forked.step()
+        with user.lock:
+            if user.run is run and run.version == version:
+                run.ahead = (version, forked)
 
     def back(self, user: UserState, c: Controls) -> None:
         if user.run is None or not user.run.session.steps:
             raise InputError("Nothing to go back to: this is step 0.")
         user.run.session.back()
         user.run.beams = []  # the beam table described the finished decoding, not this one
-        user.run.changed()
+        user.run.changed("back")
 
     def reset(self, user: UserState, c: Controls) -> None:
         user.run = None
 
     def force(self, user: UserState, c: Controls, candidate: object) -> int:
-        """What if: take the chosen candidate (its label as the page shows it, or a token id) at the shown step
-        instead, and decode on greedily from there."""
+        """What if: take the chosen candidate (a token id; the page sends "id#time") at the shown step instead, and
+        decode on greedily from there."""
         run = user.run
         if run is None or not run.session.steps or candidate in (None, ""):
             raise InputError("Decode a step first, then pick another candidate token.")
         step = max(1, min(int(c.shown or 1), len(run.session.steps)))
         session = run.session
-        special = session.model.special_ids
-        drawing = Drawing(run.pipeline.tokenizer, session.src_ids, None, session.steps, Look.of(c), special_ids=special)
-        choices, chosen = dict(drawing.candidates(step)), str(candidate)  # a label first: "7" may be a token
-        token = choices[chosen] if chosen in choices else int(chosen) if chosen.isdigit() else -1
+        token = as_int(str(candidate).split("#")[0])
+        token = -1 if token is None else token
         if not session.can_write(token, step):  # pad, bos, or what the model's rules forbid at this step
             raise InputError("Pick one of the candidate tokens listed for this step.")
         run.original, run.forced_at, run.change = list(session.steps), step, "what-if"

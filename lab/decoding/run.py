@@ -34,19 +34,24 @@ class Run:
     forced_at: int = 0  # the step (1-based) that the last what-if forced or edit changed
     change: str = "what-if"  # what made `original` the past: "what-if", "ablation" or "edit"
     held: str = ""  # the interventions the session holds, in words (said in the notice while they last)
-    effects: list | None = None  # after an ablation: lab.heads.ablation.StepEffect per step of the original decoding
+    ablated: frozenset | None = None  # after an Ablate: the heads it removed (the Heads tab shows what that changed)
     # The decoding without the ablation or edit, which the head summary describes (it stays put while heads are
     # tested); None while the session holds no intervention.
     base: DecodingSession | None = None
+    # The next greedy step, decoded while the page showed this version (Decoding.step_ahead): a Step takes it.
+    ahead: tuple[int, DecodingSession] | None = None
     serial: int = field(default_factory=lambda: next(_serials))  # tells runs apart, for redrawing only what changed
     version: int = 0  # bumped by every change to the session's steps
+    last_change: str = "any"  # what the last change did: "step" (one step more), "back" (one fewer), or "any"
 
     @property
     def pipeline(self) -> Seq2SeqPipeline:
         return self.entry.pipeline
 
-    def changed(self) -> None:
+    def changed(self, how: str = "any") -> None:
         self.version += 1
+        self.last_change = how
+        self.ahead = None
 
 
 def new_run(entry: ModelEntry, text: str, top_k: int = 8, max_len: int | None = None) -> Run:
@@ -75,6 +80,8 @@ class UserState:
         self.tab = "cross"  # the tab the page shows; the others are drawn when opened
         self.shown: int | None = None  # the step the page shows (None: the latest)
         self.drawn: dict[str, object] = {}  # what the page shows now, per output, as a key: unchanged ones are skipped
+        self.fills = 0  # how many times slow outputs were left to fill (the page's to_fill output)
+        self.answered: Controls | None = None  # the controls the last action was answered for (what fill makes)
 
     def __deepcopy__(self, memo) -> UserState:  # gradio copies the initial value into each new session
         return UserState()

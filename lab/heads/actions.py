@@ -9,8 +9,8 @@ from ..attention.units import word_label
 from ..checks import InputError
 from ..controls import Controls
 from ..decoding.actions import Decoding
-from ..decoding.run import Run, UserState
-from .ablation import ablated_session, ablation_effects
+from ..decoding.run import Run, UserState, asks_for
+from .ablation import ablated_session
 from .editing import edit_session, first_difference, point_weights
 from .naming import describe_heads, parse_heads
 
@@ -21,12 +21,23 @@ class HeadTests:
     def __init__(self, decoding: Decoding) -> None:
         self.decoding = decoding
 
+    def plain(self, user: UserState, c: Controls) -> Run:
+        """The controls' source decoded greedily to the end with no intervention: the user's own, when it is that
+        (an Ablate after a Run decodes once, not twice), else decoded now."""
+        run = user.run
+        if run is not None and asks_for(run, c, self.decoding.max_len(c)):
+            base = run.base or run.session
+            if base.finished and not base.interventions and not any(s.forced for s in base.steps):
+                return Run(run.entry, run.text, base, run.top_k, run.max_len, run.notice)
+        plain = self.decoding.start(c)
+        plain.session.run()
+        return plain
+
     def ablate(self, user: UserState, c: Controls, heads: object) -> None:
         """Decode with `heads` ablated throughout, beside the plain decoding; per step, what the ablation changed."""
-        plain = self.decoding.start(c)
+        plain = self.plain(user, c)
         session = plain.session
         chosen = parse_heads(heads, session.model.config)
-        session.run()
         if not chosen:  # nothing ablated: the plain decoding, as Run gives it
             user.run = plain
             return
@@ -36,8 +47,7 @@ class HeadTests:
         run.change, run.forced_at = "ablation", first_difference(original, ablated.steps)
         run.base = session
         run.held = f"Ablated throughout: {describe_heads(chosen, session.model.config)} (Reset to undo)."
-        tokens = [s.token for s in original]
-        run.effects = ablation_effects(session.model, session.src_ids, tokens, chosen, 3, session.max_new_tokens)
+        run.ablated = chosen
         user.run = run
 
     def edit(self, user: UserState, c: Controls, picked: object, heads: object) -> int:
@@ -67,6 +77,6 @@ class HeadTests:
         if run.base is None:
             run.base = session
         run.session = edited
-        run.effects = None  # the chart described an ablation's steps, not these
+        run.ablated = None  # the chart described an ablation's steps, not these
         run.changed()
         return step

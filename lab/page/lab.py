@@ -1,12 +1,12 @@
 """The page's behaviour over the shared models, as plain Python (tested without a server): an action changes the
-user's run under the user's lock, then the page is told only what changed (lab.page.render)."""
+user's run under the user's lock, then the page is told only what changed (lab.page.render); what is slow to make is
+filled after, by `fill`, outside the lock."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..attention import export
-from ..attention.drawing import Drawing, Look
+from ..attention import export, payload
 from ..attention.record import attention_record
 from ..checks import InputError
 from ..controls import Controls
@@ -41,7 +41,7 @@ class Lab:
             return render.changes(user, c, shown, self.snapshots, self.decoding.max_len(c))
 
     def show(self, user: UserState, c: Controls) -> dict:
-        """Redraw at the slider's step (with other view options)."""
+        """Redraw for the controls as they are (a new source or option, the slider's step)."""
         return self.do(lambda user, c: c.shown, user, c)
 
     def open_tab(self, user: UserState, c: Controls, tab: str) -> dict:
@@ -54,6 +54,22 @@ class Lab:
             user.tab = tab
             return render.changes(user, c, user.shown, self.snapshots, self.decoding.max_len(c))
 
+    def fill(self, user: UserState) -> dict:
+        """The slow outputs the last action answered with a placeholder, made now as that action's controls asked,
+        outside the user's lock: a Step clicked meanwhile is not kept waiting, and what it made stale is not sent."""
+        with user.lock:
+            c = user.answered
+            if c is None:
+                return {}
+            todo = render.pending(user, c, self.snapshots, self.decoding.max_len(c))
+        made = {name: (key, make()) for name, (key, make) in todo.items()}
+        with user.lock:
+            found = {}
+            for name, (key, value) in made.items():
+                if user.drawn.get(name) == (render.PENDING, key):
+                    found[name], user.drawn[name] = value, key
+            return found
+
     def export_json(self, user: UserState) -> str:
         """The run's attention record written to a JSON file; returns its path."""
         with user.lock:
@@ -62,13 +78,14 @@ class Lab:
         return export.json_file(record)
 
     def export_html(self, user: UserState, c: Controls) -> str:
-        """Every view of the user's run at the shown step, written to an HTML file that works offline; its path."""
+        """The page's views of the user's run, at the shown step, in one HTML file that works offline; its path."""
         with user.lock:
             run = _decoded(user)
             session, tokenizer = run.session, run.pipeline.tokenizer
-            drawing = Drawing.of(session, tokenizer, Look.of(c))
+            data = payload.full(session, tokenizer, run.entry.name, run.original, run.forced_at)
             output = tokenizer.decode(session.tokens)
-            return export.html_file(drawing, shown_step(session, c.shown), run.entry.name, run.text, output)
+            shown = shown_step(session, c.shown)
+        return export.html_file(data, c, shown, run.entry.name, run.text, output)
 
 
 def _decoded(user: UserState) -> Run:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..attention.drawing import Drawing, Look
 from ..controls import Controls
 from ..decoding.run import Run
 from ..snapshots.decodings import Snapshots
@@ -15,10 +14,7 @@ class Screen:
     """The user's run at the shown step, as the controls ask for it."""
 
     controls: Controls
-    look: Look
     run: Run | None
     shown: int  # the step shown (0: before any output)
-    drawing: Drawing | None  # the run's views, in the controls' look; None without a run
-    at: tuple  # the run, its version and the step shown: equal keys, equal drawings
     max_len: int | None  # the max length the controls ask for
     snapshots: Snapshots  # the models' training snapshots, shared by every session

@@ -1,10 +1,13 @@
 """The documented API (gradio_client) as plain Python over the shared models: each call decodes afresh, holds no
-user state, and raises InputError with a message for the client when the request cannot be used."""
+user state, and raises InputError with a message for the client when the request cannot be used.
+
+Every request's cost is bounded: each endpoint takes sources of at most so many tokens (LIMITS; a longer one is
+refused with a message that says so) and decodes at most so many new tokens (the model's own limit, if lower)."""
 
 from __future__ import annotations
 
 from ..attention.record import attention_record, top_k_record
-from ..checks import InputError, as_int, quoted
+from ..checks import InputError, as_int, check_source, quoted
 from ..decoding.run import Run, decode_to_end, new_run
 from ..heads.ablation import ablated_session, ablation_effects
 from ..heads.editing import edit_session, point_weights
@@ -14,40 +17,65 @@ from ..models.registry import Registry
 from ..snapshots import tab as snapshots_tab
 from ..snapshots.decodings import Snapshots
 
+LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the lens endpoints test every head or step
+    "translate": (256, 256),
+    "attention": (256, 256),
+    "heads": (64, 64),
+    "training": (64, 64),
+    "ablate": (64, 64),
+    "edit": (64, 64),
+}
+
 
 class Api:
     def __init__(self, registry: Registry, snapshots: Snapshots) -> None:
         self.registry = registry
         self.snapshots = snapshots
 
-    def _run(self, model: str, text: str) -> Run:
-        return new_run(self.registry.entry(model), text)
+    def _run(self, model: str, text: str, endpoint: str) -> Run:
+        """A fresh run of `text` within the endpoint's limits."""
+        entry = self.registry.entry(model)
+        self._within(model, text, endpoint)
+        return new_run(entry, text, max_len=min(entry.pipeline.model.config.max_new_tokens, LIMITS[endpoint][1]))
+
+    def _within(self, model: str, text: str, endpoint: str) -> None:
+        """InputError if `text` is more source tokens than the endpoint takes (or unusable, as the page says)."""
+        pipeline = self.registry.entry(model).pipeline
+        check_source(pipeline, text)
+        n, most = len(pipeline.tokenizer.encode(text)), LIMITS[endpoint][0]
+        if n > most:
+            raise InputError(
+                f"The source is {n} tokens; /{endpoint} takes at most {most} (its cost grows with the length). "
+                "Send a shorter text."
+            )
 
     def translate(self, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> str:
         """Decode `text` with `model` ("greedy" or "beam" search); returns the output text."""
-        run = self._run(model, text)
+        run = self._run(model, text, "translate")
         decode_to_end(run, strategy, beam_size)
         return run.pipeline.tokenizer.decode(run.session.tokens)
 
     def attention(self, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> dict:
         """Decode `text` and return every head's attention at every step (the app's JSON export)."""
-        run = self._run(model, text)
+        run = self._run(model, text, "attention")
         decode_to_end(run, strategy, beam_size)
         return attention_record(run.session, run.pipeline.tokenizer, model)
 
     def heads(self, model: str, text: str) -> dict:
         """Decode `text` greedily; per kind, layer and head: mean entropy, mean weight on specials, alignment."""
-        run = self._run(model, text)
+        run = self._run(model, text, "heads")
         run.session.run()
         return head_summaries(run.session, run.entry.alignment)
 
     def training(self, model: str, text: str) -> dict:
         """Each snapshot of the model decoding `text` greedily, in training order."""
+        self.snapshots.listed(model)  # a model without snapshots says so first
+        self._within(model, text, "training")
         return snapshots_tab.record(self.snapshots, model, text)
 
     def ablate(self, model: str, text: str, heads: list[str]) -> dict:
         """The greedy decoding with `heads` ablated throughout, and per original step what the ablation changed."""
-        run = self._run(model, text)
+        run = self._run(model, text, "ablate")
         session, tokenizer = run.session, run.pipeline.tokenizer
         chosen = parse_heads(heads, session.model.config)
         tokens = session.run()
@@ -70,7 +98,7 @@ class Api:
     def edit(self, model: str, text: str, step: object, position: object, heads: list[str]) -> dict:
         """Greedy for step - 1 tokens; at `step` the listed cross heads look only at source token `position`
         (1-based, as in /attention's source_tokens); then greedy with no further edit."""
-        run = self._run(model, text)
+        run = self._run(model, text, "edit")
         session, tokenizer = run.session, run.pipeline.tokenizer
         chosen = parse_heads(heads, session.model.config, kinds=("cross",))
         if not chosen:

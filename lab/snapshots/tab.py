@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ..attention.drawing import Drawing, Look
-from ..attention.figures import empty_figure
-from ..checks import InputError
+from ..attention import payload
+from ..checks import InputError, check_source
 from .chart import training_chart
 from .decodings import SnapshotDecoding, Snapshots
 
@@ -34,43 +33,43 @@ def at_end(snapshots: Snapshots, model: str, index: object) -> bool:
         return True
 
 
-def chosen(decoded: list[SnapshotDecoding], index: object) -> int:
-    """The slider's snapshot, within range; none yet: the first (step 0), where playing starts."""
+def outputs(snapshots: Snapshots, model: str, text: str, max_len: int | None, index: object) -> dict:
+    """The Training tab's outputs as name -> (key, how to make it): the slider, the film (every snapshot's decoding
+    of the source, for the page to draw; slow), and the chart of the run's measures (slow). The page draws the shown
+    snapshot's output, its line of measures and its cross-attention, and moves the chart's mark, as the slider
+    moves."""
     try:
-        wanted = int(index)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return 0
-    return max(0, min(wanted, len(decoded) - 1))
-
-
-def outputs(snapshots: Snapshots, model: str, text: str, max_len: int | None, index: object, look: Look) -> dict:
-    """The Training tab's outputs as name -> (key, how to make it)."""
-    try:
-        decoded = snapshots.decodings(model, text, max_len)
+        n = len(snapshots.listed(model))
+        check_source(snapshots.registry.entry(model).pipeline, text)
     except InputError as err:
         return _unavailable(model, str(err))
-    n, i = len(decoded), chosen(decoded, index)
-    shown = decoded[i]
-    label = f"Snapshot {i + 1} of {n}: step {shown.snapshot.step:,}"
-    at = (model, text, max_len, i)
-    slider = {"value": i, "maximum": max(n - 1, 1), "interactive": n > 1, "label": label}
-    info = describe(decoded, i, model)
+    i = max(0, min(int(index), n - 1)) if isinstance(index, (int, float)) else 0
+    at = (model, text, max_len)
+    slider = {"value": i, "maximum": max(n - 1, 1), "interactive": n > 1, "label": "Snapshot"}
     return {
-        "snapshot": ((model, n, i), lambda: slider),
-        "snapshot_info": (info, lambda: info),
-        "snapshot_output": ((*at, shown.output_text), lambda: shown.output_text or ""),
-        # Drawn once per source: a move of the slider moves its mark in the browser (lab/assets/page.js)
-        "snapshot_chart": (at[:3], lambda: training_chart(decoded, i, model)),
-        "snapshot_view": ((*at, look), lambda: view(snapshots, model, shown, look)),
+        "snapshot": ((model, n), lambda: slider),
+        "film": (at, lambda: film(snapshots, model, text, max_len)),
+        "snapshot_chart": (at, lambda: training_chart(snapshots.decodings(model, text, max_len), 0, model)),
     }
 
 
-def view(snapshots: Snapshots, model: str, decoded: SnapshotDecoding, look: Look):
-    """The snapshot's cross-attention over its whole decoding, drawn as the Cross-attention tab draws it."""
-    if decoded.session is None:
-        return empty_figure(decoded.error)
+def film(snapshots: Snapshots, model: str, text: str, max_len: int | None) -> dict:
+    """Every snapshot's decoding of the source, as the page draws it: the step it was taken at, its line of
+    measures, its output, and its attention (lab.attention.payload), or why it has none."""
+    decoded = snapshots.decodings(model, text, max_len)
     tokenizer = snapshots.registry.entries[model].pipeline.tokenizer  # every snapshot shares the model's tokenizer
-    return Drawing.of(decoded.session, tokenizer, look).view("cross", len(decoded.session.steps))
+    frames = [
+        {
+            "step": d.snapshot.step,
+            "label": f"Snapshot {i + 1} of {len(decoded)}: step {d.snapshot.step:,}",
+            "info": describe(decoded, i, model),
+            "output": d.output_text or "",
+            "data": payload.full(d.session, tokenizer, model) if d.session is not None else None,
+            "error": d.error,
+        }
+        for i, d in enumerate(decoded)
+    ]
+    return {"op": "film", "key": "|".join(map(str, (model, text, max_len))), "snapshots": frames}
 
 
 def describe(decoded: list[SnapshotDecoding], i: int, model: str) -> str:
@@ -96,9 +95,7 @@ def describe(decoded: list[SnapshotDecoding], i: int, model: str) -> str:
 def _unavailable(model: str, message: str) -> dict:
     slider = {"value": 0, "maximum": 1, "interactive": False, "label": "Snapshot"}
     return {
-        "snapshot": ((model, 0, 0), lambda: slider),
-        "snapshot_info": (message, lambda: message),
-        "snapshot_output": (("", message), lambda: ""),
-        "snapshot_view": (("none", message), lambda: empty_figure(message)),
+        "snapshot": ((model, 0), lambda: slider),
+        "film": (("none", message), lambda: {"op": "film", "key": "", "snapshots": [], "message": message}),
         "snapshot_chart": (None, lambda: None),
     }

@@ -1,0 +1,82 @@
+"""What serving costs: every API request is bounded (a length cap it states, and a clear message past it), and heavy
+work runs in its own lane of the queue, so that it never keeps a Step or a /translate waiting."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import app
+from lab.checks import InputError
+from lab.models.registry import Registry
+from lab.page.lab import Lab
+from lab.serving.api import LIMITS, Api
+from tests.conftest import tiny_pipelines
+
+CALLS = {  # endpoint -> its call with a source `text`
+    "translate": lambda api, text: api.translate("de-en", text),
+    "attention": lambda api, text: api.attention("de-en", text),
+    "heads": lambda api, text: api.heads("de-en", text),
+    "ablate": lambda api, text: api.ablate("de-en", text, ["cross:1:*"]),
+    "edit": lambda api, text: api.edit("de-en", text, 1, 1, ["cross:*:*"]),
+}
+
+
+@pytest.fixture(scope="module")
+def api():
+    lab = Lab(Registry.of(tiny_pipelines()))
+    return Api(lab.registry, lab.snapshots)
+
+
+def words(api, n_tokens: int) -> str:
+    """A de-en source of exactly `n_tokens` tokens (its end-of-sentence token included)."""
+    tokenizer = api.registry.entry("de-en").pipeline.tokenizer
+    text = "a"
+    while len(tokenizer.encode(text)) < n_tokens:
+        text += " a"
+    assert len(tokenizer.encode(text)) == n_tokens
+    return text
+
+
+@pytest.mark.parametrize("endpoint", list(CALLS))
+def test_each_endpoint_takes_its_cap_and_refuses_more_with_a_message(api, endpoint, monkeypatch):
+    most = 12  # the tiny model reads 24 tokens: a cap below it, as the real caps are below a real model's
+    monkeypatch.setitem(LIMITS, endpoint, (most, LIMITS[endpoint][1]))
+    CALLS[endpoint](api, words(api, most))  # answers
+    with pytest.raises(InputError) as refused:
+        CALLS[endpoint](api, words(api, most + 1))
+    message = str(refused.value)
+    assert message == (
+        f"The source is {most + 1} tokens; /{endpoint} takes at most {most} (its cost grows with the length). "
+        "Send a shorter text."
+    )
+
+
+def test_each_endpoint_decodes_at_most_its_new_tokens(api, monkeypatch):
+    record = api.attention("de-en", "Das ist ein Haus.")
+    monkeypatch.setitem(LIMITS, "attention", (256, 3))
+    assert len(api.attention("de-en", "Das ist ein Haus.")["steps"]) == 3 < len(record["steps"])
+
+
+def test_the_caps_are_stated_where_the_api_is_documented():
+    for endpoint, (source, new) in LIMITS.items():
+        doc = " ".join(getattr(app.Events, endpoint).__doc__.split())
+        assert f"At most {source} source tokens" in doc, endpoint
+        if endpoint != "training":  # a snapshot decodes to its model's own limit
+            assert f"and {new} new tokens" in doc, endpoint
+
+
+def test_heavy_work_has_its_own_lane_and_looking_never_reaches_the_server():
+    demo = app.build_demo(Registry.of(tiny_pipelines()))
+    lanes = {}
+    for fn in demo.fns.values():
+        name = fn.api_name or fn.name
+        lanes[name] = (fn.concurrency_id, fn.concurrency_limit)
+    assert lanes["translate"][0] == lanes["attention"][0] == lanes["ui_step"][0] == lanes["ui_run"][0]
+    for heavy in ("heads", "training", "ablate", "edit", "fill"):
+        assert lanes[heavy] == ("heavy", 1), heavy
+    assert lanes["translate"][0] != "heavy" and lanes["ahead"] == ("ahead", 1)
+    browser_only = [fn for fn in demo.fns.values() if fn.fn is None]
+    assert len(browser_only) >= 8  # the decoding, Show step, the look, a tile, the film, the downloads
+    assert all(re.search(r"attentionLab\.", fn.js or "") for fn in browser_only)
