@@ -1,15 +1,16 @@
-"""The app's latency (server side and through gradio_client), figure building, and memory with many users.
+"""The app's latency (server side and through gradio_client), what the page is sent, and memory with many users.
 
 Run by benchmarks/run.py, which puts this folder on the import path.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
 import torch
-from load import Request, free_port, load_test, memory_over_sessions, percentile, rss_mb, start_app
+from load import Request, free_port, lane_test, load_test, memory_over_sessions, percentile, rss_mb, start_app
 
 SENTENCE_15 = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
 
@@ -46,7 +47,7 @@ def app_bench(calls: int) -> dict[str, float]:
 
 def server_bench(calls: int) -> dict[str, float]:
     """Server-side time of the Run and Step buttons for calls made through gradio_client: the app is served
-    in-process, its handlers timed where they run, including the JSON encoding gradio does for the figures."""
+    in-process, its handlers timed where they run, including the JSON encoding gradio does for what it sends."""
     from gradio_client import Client
 
     import app
@@ -56,12 +57,11 @@ def server_bench(calls: int) -> dict[str, float]:
     original = Lab.do
 
     def timed(self, action, *args):
-        """Lab.do (the action, then what the page must change), with its figures encoded as gr.Plot encodes them."""
+        """Lab.do (the action, then what the page must change), with what it sends encoded as gradio encodes it."""
         start = time.perf_counter()
         changes = original(self, action, *args)
-        for value in changes.values():
-            if hasattr(value, "to_json"):
-                value.to_json()  # what gr.Plot's postprocess does with each figure it sends
+        for value in changes.values():  # a figure as gr.Plot's postprocess writes it; the rest as JSON
+            value.to_json() if hasattr(value, "to_json") else json.dumps(value)
         if getattr(action, "__name__", "") in timings:
             timings[action.__name__].append(time.perf_counter() - start)
         return changes
@@ -95,37 +95,65 @@ def server_bench(calls: int) -> dict[str, float]:
     return result
 
 
-def figures_bench(calls: int) -> dict[str, float]:
-    """Figure building alone (in-process): what a Run sends (the cross-attention view, the now view, the top-k), and
-    the JSON size of every view (all three kinds) for 20 output tokens."""
-    from lab.attention.drawing import Drawing, Look
-    from transformer import KINDS, DecodingSession, bundled, load_pretrained
+def payload_bench(calls: int) -> dict[str, float]:
+    """What the page is sent (lab.decoding.messages): the time to make a Run's message (the whole decoding, as JSON),
+    and its size and a Step's, for the 15-word sentence on de-en and for a 24-token source decoded to 32 tokens on a
+    random model of opus-mt-de-en's shapes."""
+    import json
+
+    from lab.attention import payload
+    from transformer import DecodingSession, bundled, load_pretrained
 
     pipeline = load_pretrained(bundled("de-en"))
     session = DecodingSession(pipeline.model, pipeline.tokenizer.encode(SENTENCE_15), max_new_tokens=64)
     session.run()
-
-    def drawing() -> Drawing:
-        return Drawing.of(session, pipeline.tokenizer, Look())
-
     times = []
     for _ in range(calls):
         start = time.perf_counter()
-        shown = len(session.steps) - 1
-        view = drawing()
-        view.view("cross", shown).to_json()  # what gr.Plot sends
-        view.now(shown)
-        view.top_k(shown)
+        json.dumps(payload.full(session, pipeline.tokenizer, "de-en"))  # as gradio sends it
         times.append(time.perf_counter() - start)
-    session.reset()
-    for token in list(range(10, 30)):  # 20 output tokens, whatever the model would say
-        session.step(force=token)
-    sizes = sum(len(drawing().view(kind, 20).to_json()) for kind in KINDS)
-    return {
-        "figures_p50": 1000 * percentile(times, 0.5),
-        "figures_p95": 1000 * percentile(times, 0.95),
-        "figures_json_bytes_20": sizes,
-    }
+    result = {"payload_p50": 1000 * percentile(times, 0.5), "payload_p95": 1000 * percentile(times, 0.95)}
+    result.update({f"de_en_{k}": v for k, v in message_sizes(session, pipeline.tokenizer).items()})
+    result.update({f"opus_{k}": v for k, v in message_sizes(*opus_session()).items()})
+    return result
+
+
+def message_sizes(session, tokenizer) -> dict[str, float]:
+    """JSON bytes of the session's whole decoding (a Run's message), and the median of its steps' (a Step's)."""
+    import json
+
+    from lab.attention import payload
+    from transformer import DecodingSession
+
+    run = len(json.dumps(payload.full(session, tokenizer, "model")))
+    replay = DecodingSession(session.model, session.src_ids, max_new_tokens=session.max_new_tokens)
+    steps = []
+    for step in session.steps:
+        replay.step(force=step.token)
+        steps.append(len(json.dumps(payload.step_delta(replay, tokenizer))))
+    return {"run_bytes": run, "step_bytes": percentile(steps, 0.5), "source": len(session.src_ids), "steps": len(steps)}
+
+
+def opus_session():
+    """A 24-token source decoded greedily to 32 tokens by a random model of opus-mt-de-en's shapes, and its
+    tokenizer."""
+    import tempfile
+    from pathlib import Path
+
+    from shaped_models import SHAPES, shaped_marian
+
+    from adapters import load_pretrained
+    from transformer import DecodingSession
+
+    shape, vocab = SHAPES["opus"]
+    with tempfile.TemporaryDirectory() as folder:
+        pipeline = load_pretrained(shaped_marian(Path(folder), shape, vocab, SENTENCE_15))
+    ids = pipeline.tokenizer.encode(" ".join([SENTENCE_15] * 2))[:23] + [pipeline.model.config.eos_id]
+    session = DecodingSession(pipeline.model, ids, max_new_tokens=32)
+    for _ in range(31):  # 32 tokens, whatever the random model would say: 31 forced, then the end of sentence
+        session.step(force=session.model.config.eos_id + 2)
+    session.step()
+    return session, pipeline.tokenizer
 
 
 def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
@@ -136,6 +164,7 @@ def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
     try:
         before, after, again = memory_over_sessions(url, server.pid, sessions)  # on the fresh app
         result = load_test(url, users, requests)
+        lanes = lane_test(url)
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -151,4 +180,7 @@ def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
         "rss_after": after,
         "rss_again": again,
         "capacity": app.SESSION_CAPACITY,
+        "lane_alone": lanes.alone_ms,
+        "lane_loaded": lanes.loaded_ms,
+        "lane_clients": lanes.clients,
     }

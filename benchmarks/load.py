@@ -1,6 +1,7 @@
 """Many users at once, through gradio_client, against the real app: failures, mismatches, latency, memory.
 
     python benchmarks/load.py                  # 32 users x 5 requests, then memory before/after 200 sessions
+    python benchmarks/load.py --lanes          # /translate alone, then beside 8 clients calling /ablate
 
 Each user has its own session and its own texts and mixes Run, Step and Back on both bundled models. Every response
 is compared with what the same requests give one user alone, so a wrong answer, a non-deterministic one or another
@@ -195,17 +196,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(script: Path = REPO / "app.py") -> tuple[subprocess.Popen, str]:
-    """`script` (the app, or another Gradio app) served on a free port in its own process; returns it and its URL."""
+def start_app(
+    script: Path = REPO / "app.py", args: list[str] | tuple[str, ...] = (), timeout_s: float = 120
+) -> tuple[subprocess.Popen, str]:
+    """`script` (the app, or another Gradio app) with `args`, served on a free port in its own process; returns it
+    and its URL once it answers (at most `timeout_s` seconds)."""
     from gradio_client import Client
 
     port = free_port()
     env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "PYTHONPATH": str(script.parent)}
     server = subprocess.Popen(
-        [sys.executable, str(script)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, str(script), *args], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     url = f"http://127.0.0.1:{port}/"
-    deadline = time.time() + 120
+    deadline = time.time() + timeout_s
     while True:
         try:
             Client(url, verbose=False)
@@ -217,14 +221,74 @@ def start_app(script: Path = REPO / "app.py") -> tuple[subprocess.Popen, str]:
             time.sleep(1)
 
 
+LONG_SENTENCE = (  # 25 words
+    "Gestern Abend habe ich mit meinem Bruder sehr lange über die Zukunft unserer kleinen Firma in der Stadt "
+    "gesprochen, weil wir bald entscheiden müssen."
+)
+
+
+@dataclass
+class LaneResult:
+    alone_ms: float  # /translate of a short sentence, median, nothing else running
+    loaded_ms: float  # the same, median, while `clients` call /ablate on LONG_SENTENCE without pause
+    clients: int
+    ablations: int  # /ablate answers received meanwhile
+
+    @property
+    def ratio(self) -> float:
+        return self.loaded_ms / self.alone_ms
+
+
+def lane_test(url: str, clients: int = 8, repeats: int = 15) -> LaneResult:
+    """Heavy work in its own lane: /translate of "Ich habe Hunger." alone, then while `clients` gradio_client
+    users call /ablate (every cross head of layer 1) on a 25-word sentence, one request after another."""
+    from gradio_client import Client
+
+    client = Client(url, verbose=False)
+
+    def translate_ms() -> float:
+        start = time.perf_counter()
+        client.predict("de-en", SENTENCES[0], "greedy", 4, api_name="/translate")
+        return 1000 * (time.perf_counter() - start)
+
+    for _ in range(3):
+        translate_ms()  # warm
+    alone = sorted(translate_ms() for _ in range(repeats))[repeats // 2]
+    stop, done = threading.Event(), []
+
+    def ablating() -> None:
+        heavy = Client(url, verbose=False)
+        while not stop.is_set():
+            heavy.predict("de-en", LONG_SENTENCE, ["cross:1:*"], api_name="/ablate")
+            done.append(1)
+
+    threads = [threading.Thread(target=ablating, daemon=True) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    time.sleep(3)  # every client has a request queued or running
+    loaded = sorted(translate_ms() for _ in range(repeats))[repeats // 2]
+    stop.set()
+    for thread in threads:
+        thread.join(timeout=120)
+    return LaneResult(alone, loaded, clients, len(done))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=32)
     parser.add_argument("--requests", type=int, default=5, help="requests per user")
     parser.add_argument("--sessions", type=int, default=200, help="sessions for the memory measure (0: skip)")
+    parser.add_argument("--lanes", action="store_true", help="only: /translate beside 8 clients calling /ablate")
     args = parser.parse_args(argv)
     server, url = start_app()
     try:
+        if args.lanes:
+            lanes = lane_test(url)
+            print(
+                f"/translate alone {lanes.alone_ms:.0f} ms; beside {lanes.clients} clients calling /ablate "
+                f"({lanes.ablations} answered meanwhile) {lanes.loaded_ms:.0f} ms: {lanes.ratio:.2f}x"
+            )
+            return 0
         if args.sessions:  # first, on the fresh app
             before, after, again = memory_over_sessions(url, server.pid, args.sessions)
             print(
