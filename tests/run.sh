@@ -5,9 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: Chromium for the browser test, and the Ding dictionary (trans-de-en) for the corpus tests.
+# Debian packages: Chromium for the browser tests, Node.js to run the page's drawing code (lab/assets/views.js)
+# against the Python definitions, and the Ding dictionary (trans-de-en) for the corpus tests.
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
 [ -f /usr/share/trans/de-en ] || missing+=(trans-de-en)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""

@@ -54,17 +54,26 @@ def test_the_buttons_endpoints_answer_with_only_what_changed(served):
     client.reset_session()
     ran = ui(client, "run", "reverse", "abc123")
     assert ran["output"] == "321cba" and ran["status"]["value"].startswith("Finished") and ran["status"]["visible"]
-    assert ran["shown"]["value"] == 6 and ran["cross"]["type"] == "plotly"
-    assert skipped(ran["encoder"]) and skipped(ran["decoder_self"]) and skipped(ran["compare"])
+    assert ran["shown"]["value"] == 6 and ran["decoding"]["op"] == "full"  # the whole decoding, for the page to draw
+    assert len(ran["decoding"]["data"]["steps"]) == 7 and ran["to_step"] == ""  # finished: nothing to step ahead
+    assert skipped(ran["heads"]) and skipped(ran["snapshot"])  # closed tabs: not drawn
     stepped = ui(client, "step", "reverse", "abc123", shown=6)
     assert all(map(skipped, stepped.values()))  # a warning that the run has finished; the page keeps what it has
     client.reset_session()
     first = ui(client, "step", "reverse", "abc123")
-    assert first["output"] == "3" and first["shown"]["value"] == 1
+    assert first["output"] == "3" and first["shown"]["value"] == 1 and first["decoding"]["op"] == "full"
     second = ui(client, "step", "reverse", "abc123", shown=1)
-    assert second["output"] == "32" and not skipped(second["cross"]) and skipped(second["encoder"])
+    assert second["output"] == "32" and second["decoding"]["op"] == "step"  # one step more, not the whole decoding
+    assert second["decoding"]["after"] == first["decoding"]["key"] and "data" not in second["decoding"]
     back = ui(client, "back", "reverse", "abc123", shown=2)
     assert back["output"] == "3" and back["shown"]["value"] == 1 and skipped(back["status"])
+    assert back["decoding"] == {
+        "op": "back",
+        "key": back["decoding"]["key"],
+        "after": second["decoding"]["key"],
+        "shown": 1,
+        "steps": 1,
+    }
 
 
 def test_the_api_page_documents_the_api_endpoints_only(served):

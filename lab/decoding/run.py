@@ -18,7 +18,6 @@ from ..models.registry import ModelEntry
 
 MAX_BEAM = 8
 STRATEGIES = ("greedy", "beam")
-_serials = itertools.count(1)
 
 
 @dataclass
@@ -40,7 +39,7 @@ class Run:
     base: DecodingSession | None = None
     # The next greedy step, decoded while the page showed this version (Decoding.step_ahead): a Step takes it.
     ahead: tuple[int, DecodingSession] | None = None
-    serial: int = field(default_factory=lambda: next(_serials))  # tells runs apart, for redrawing only what changed
+    serial: int = 0  # its number in the user's session (UserState.run), telling runs apart for redrawing
     version: int = 0  # bumped by every change to the session's steps
     last_change: str = "any"  # what the last change did: "step" (one step more), "back" (one fewer), or "any"
 
@@ -75,13 +74,26 @@ class UserState:
     the lock and read `run` from here rather than from a value captured when the event was queued."""
 
     def __init__(self) -> None:
-        self.run: Run | None = None
+        self._run: Run | None = None
+        self._serials = itertools.count(1)
         self.lock = threading.Lock()
         self.tab = "cross"  # the tab the page shows; the others are drawn when opened
         self.shown: int | None = None  # the step the page shows (None: the latest)
         self.drawn: dict[str, object] = {}  # what the page shows now, per output, as a key: unchanged ones are skipped
         self.fills = 0  # how many times slow outputs were left to fill (the page's to_fill output)
         self.answered: Controls | None = None  # the controls the last action was answered for (what fill makes)
+
+    @property
+    def run(self) -> Run | None:
+        return self._run
+
+    @run.setter
+    def run(self, run: Run | None) -> None:
+        """A run the session has not had gets the session's next number: the same requests in a fresh session
+        are answered the same, the page's keys included."""
+        if run is not None and not run.serial:
+            run.serial = next(self._serials)
+        self._run = run
 
     def __deepcopy__(self, memo) -> UserState:  # gradio copies the initial value into each new session
         return UserState()
