@@ -251,8 +251,8 @@ HIDDEN, PRIVATE, QUIET = {"api_visibility": "undocumented"}, {"api_visibility": 
 
 
 def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
-    """Two lanes of the queue: decoding, CONCURRENCY at once, app-wide; and the heavy work, one at a time, so that
-    it never keeps a Step or a /translate waiting. A click that leaves slow outputs to fill changes `to_fill`, whose
+    """Three lanes of the queue: decoding, CONCURRENCY at once, app-wide; the heavy work, one at a time, so that it
+    never keeps a Step or a /translate waiting; and a user's next step decoded ahead, one at a time. A click that leaves slow outputs to fill changes `to_fill`, whose
     change fills them in the heavy lane. What the page draws for itself (Show step, Focus head, the look, a tile,
     the film) never reaches the server. The buttons' endpoints stay out of the API docs, but benchmarks and tests
     can drive them by name."""
