@@ -243,6 +243,26 @@ class Events:
         source tokens (a longer text is refused, with a message) and 64 new tokens."""
         return self.api.edit(model, text, step, position, heads)
 
+    @shown_to_user()
+    def attribute(self, model: str, text: str, method: str) -> dict:
+        """Why each token: decode `text` greedily and attribute every written token's log-probability to each source
+        token and to each decoder input before it: {"source_tokens", "method", "note", "steps": [{"step", "token",
+        "source": [a value per source token], "prefix": [a value per decoder input at that step], "source_share"}]}.
+        `method`: "input_x_gradient" (embedding × gradient, summed over dimensions), "integrated_gradients" (from
+        zero embeddings, positions kept; 50 steps; the values add up to the change in log p) or "occlusion" (the
+        fall in log p when one token's embedding is zeroed). A positive value raised the probability; source_share
+        is the source's share of the absolute values. At most 64 source tokens and 64 new tokens."""
+        return self.api.attribute(model, text, method)
+
+    @shown_to_user()
+    def lens(self, model: str, text: str) -> dict:
+        """The decoder's lens: decode `text` greedily; per step, per decoder layer (1-based, in order), the 5 tokens
+        the model would write if its decoder stopped after that layer (the model's own final norm and output layer):
+        {"steps": [{"step", "token", "settled", "layers": [{"layer", "top_k": [{"token", "probability"}]}]}]};
+        "settled" is the first layer from which on the written token is the top one. At most 64 source tokens and
+        64 new tokens."""
+        return self.api.lens(model, text)
+
 
 DECODE = {"concurrency_id": "decode", "concurrency_limit": CONCURRENCY}  # Run, Step, what-if, /translate...
 HEAVY = {"concurrency_id": "heavy", "concurrency_limit": 1}  # the head summary, ablations, the film, the lens API
@@ -260,7 +280,7 @@ def wire(page: Page, events: Events, demo: gr.Blocks) -> None:
     wire_in_page(page)
     for name in ("translate", "attention"):
         gr.api(getattr(events, name), api_name=name, **DECODE)
-    for name in ("heads", "training", "ablate", "edit"):
+    for name in ("heads", "training", "ablate", "edit", "attribute", "lens"):
         gr.api(getattr(events, name), api_name=name, **HEAVY)
 
 

@@ -5,7 +5,8 @@ feature a user sees; a folder imports only those above it in this list, and the 
     models/            the models the app serves: the registry (one entry each), examples, gold alignments
     attention/         what the model looked at: words and pieces, the views of every kind, the exports
     decoding/          Run, Step, Back, Reset, what-if and beam search on one user's run
-    heads/             the heads lens: summaries, ablation and editing, the Heads tab
+    heads/             head tests: summaries, ablation and editing, the Heads tab
+    why/               why this token: attribution (Captum), the decoder's lens, the deletion test
     snapshots/         attention across training: the Training tab and /training
     serving/           the JSON API, the Hugging Face Space, the cores a request may use
     page/              the tabs table, the outputs, what an action changes on the page (Lab)

@@ -141,6 +141,27 @@ def test_api_heads_ablate_and_edit_answer_in_their_documented_shapes(served):
     assert edited["token"] == "b" and edited["output_text"].startswith("b")
 
 
+def test_api_attribute_and_lens_say_why_each_token(served):
+    client, registry = served
+    config = registry.entries["reverse"].pipeline.model.config
+    for method in ("input_x_gradient", "integrated_gradients", "occlusion"):
+        why = client.predict("reverse", "abc", method, api_name="/attribute")
+        assert set(why) == {"source_tokens", "method", "note", "steps"} and why["source_tokens"][:3] == ["a", "b", "c"]
+        assert [s["token"] for s in why["steps"]] == ["c", "b", "a", "</s>"]
+        for s in why["steps"]:
+            assert set(s) == {"step", "token", "source", "prefix", "source_share"}
+            assert len(s["source"]) == len(why["source_tokens"]) and len(s["prefix"]) == s["step"]
+            assert 0 <= s["source_share"] <= 1
+        first = why["steps"][0]["source"]  # the first step writes the last character: it reads "c" most
+        assert max(range(3), key=lambda j: abs(first[j])) == 2, (method, first)
+    lens = client.predict("reverse", "abc", api_name="/lens")
+    assert [s["token"] for s in lens["steps"]] == ["c", "b", "a", "</s>"]
+    for s in lens["steps"]:
+        assert [layer["layer"] for layer in s["layers"]] == list(range(1, config.n_decoder_layers + 1))
+        assert s["layers"][-1]["top_k"][0]["token"] == s["token"] and 1 <= s["settled"] <= config.n_decoder_layers
+        assert len(s["layers"][0]["top_k"]) == 5 and set(s["layers"][0]["top_k"][0]) == {"token", "probability"}
+
+
 @pytest.mark.parametrize(
     ("endpoint", "args", "message"),
     [
@@ -149,9 +170,13 @@ def test_api_heads_ablate_and_edit_answer_in_their_documented_shapes(served):
         ("/edit", ("reverse", "abc", 7, 1, ["cross:*:*"]), "Step must be a whole number from 1 to 4"),
         ("/edit", ("reverse", "abc", 1, 7, ["cross:*:*"]), "Position must be a whole number from 1 to 4"),
         ("/heads", ("reverse", "  "), "empty"),
+        ("/attribute", ("reverse", "abc", "saliency"), "Unknown method 'saliency'"),
+        ("/attribute", ("reverse", "", "occlusion"), "empty"),
+        ("/lens", ("reverse", "   "), "empty"),
+        ("/lens", ("reverse", "a" * 70), "The source is 71 tokens; /lens takes at most 64"),
     ],
 )
-def test_api_bad_lens_requests_get_one_line_and_the_server_keeps_answering(served, endpoint, args, message):
+def test_api_bad_head_test_requests_get_one_line_and_the_server_keeps_answering(served, endpoint, args, message):
     client, _ = served
     with pytest.raises(Exception, match=message):
         client.predict(*args, api_name=endpoint)

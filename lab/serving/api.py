@@ -16,6 +16,7 @@ from ..heads.summaries import head_summaries
 from ..models.registry import Registry
 from ..snapshots import tab as snapshots_tab
 from ..snapshots.decodings import Snapshots
+from ..why.records import attribution_record, lens_record
 
 LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the lens endpoints test every head or step
     "translate": (256, 256),
@@ -24,6 +25,8 @@ LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the lens
     "training": (64, 64),
     "ablate": (64, 64),
     "edit": (64, 64),
+    "attribute": (64, 64),
+    "lens": (64, 64),
 }
 
 
@@ -122,3 +125,16 @@ class Api:
             "top_k": top_k_record(tokenizer, taken.top_ids, taken.top_probs),
             "output_text": tokenizer.decode(edited.tokens),
         }
+
+    def attribute(self, model: str, text: str, method: str) -> dict:
+        """Decode `text` greedily; every written token's log-probability attributed to each source token and each
+        decoder input before it, by `method` (input_x_gradient, integrated_gradients or occlusion)."""
+        run = self._run(model, text, "attribute")
+        run.session.run()
+        return attribution_record(run.session, run.pipeline.tokenizer, method)
+
+    def lens(self, model: str, text: str) -> dict:
+        """Decode `text` greedily; per step and decoder layer, the top tokens if the decoder stopped there."""
+        run = self._run(model, text, "lens")
+        run.session.run()
+        return lens_record(run.session, run.pipeline.tokenizer)

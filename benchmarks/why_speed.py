@@ -1,0 +1,70 @@
+"""Why this token, timed: milliseconds per decoding step for each attribution method and for the decoder's lens, on
+de-en and on a transformers model of opus-mt-de-en's shapes (random weights, benchmarks/shaped_models.py), at the
+app's one thread per request.
+
+    python benchmarks/why_speed.py [--no-large]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from adapters import load_pretrained
+from benchmarks.browser_speed import LARGE_MODELS, STEP_TEXT, large_model
+from lab.why.attribution import METHODS, attribute
+from transformer import DecodingSession, bundled
+from transformer.lens import decoder_lens
+
+SENTENCE = "Bitte schließen Sie das Fenster, wenn es draußen regnet."
+
+
+def per_step_ms(model, ids: list[int], repeats: int = 3) -> dict[str, float]:
+    session = DecodingSession(model, ids, max_new_tokens=24)
+    tokens = session.run()
+    times: dict[str, float] = {}
+    for method in METHODS:
+        runs = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            attribute(model, ids, tokens, method, limit=session.max_new_tokens)
+            runs.append(1000 * (time.perf_counter() - started) / len(tokens))
+        times[method] = statistics.median(runs)
+    runs = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        decoder_lens(model, ids, tokens, max_new_tokens=session.max_new_tokens)
+        runs.append(1000 * (time.perf_counter() - started) / len(tokens))
+    times["lens"] = statistics.median(runs)
+    times["steps"] = len(tokens)
+    return times
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--no-large", action="store_true", help="leave out the opus-mt-shaped model")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    models = {"de-en": (load_pretrained(str(bundled("de-en"))), SENTENCE)}
+    if not args.no_large:
+        models["opus-mt-de-en's shapes"] = (load_pretrained(str(large_model("opus"))), STEP_TEXT)
+    print("| model | steps | " + " | ".join(METHODS) + " | lens |")
+    print("|---|---|" + "---|" * (len(METHODS) + 1))
+    for name, (pipeline, text) in models.items():
+        t = per_step_ms(pipeline.model, pipeline.tokenizer.encode(text))
+        cells = " | ".join(f"{t[m]:.0f}" for m in [*METHODS, "lens"])
+        print(f"| {name} | {t['steps']} | {cells} |")
+    print(f"\nms per step, 1 thread, medians of 3; the large model lives in {LARGE_MODELS}.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

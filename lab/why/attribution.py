@@ -1,0 +1,178 @@
+"""Why the model wrote a token: its log-probability attributed to every source token and to every decoder input
+before it (the start token and the tokens already written), by three methods that Captum computes.
+
+A token's input is its embedding as the model reads it, before positions are added (Seq2SeqModel.embed_source and
+embed_target); Captum differentiates or perturbs those vectors through the model's real forward pass. What each
+method's choices are is said in METHODS, in one line each, on the page and in the API's docs:
+- input × gradient: e · ∂ log p / ∂e, summed over the embedding's dimensions;
+- integrated gradients: from the baseline of zero embeddings (every position kept, no token's identity) to the real
+  ones, 50 Gauss-Legendre steps, summed over dimensions: the values add up to log p(input) - log p(baseline) as the
+  steps grow (completeness). At 50 the gap can be a tenth of the change on a trained model, whose log p climbs
+  steeply part of the way; Captum's convergence delta says how far it is, and the page shows it;
+- occlusion: one token's embedding set to zero, the fall in log p (the token's information removed, its position
+  kept).
+A positive value means the token raised the probability of what was written. The source share of a step is the
+share of the absolute attribution that goes to the source rather than the prefix (Voita et al. 2021, "Analyzing
+the Source and Target Contributions to Predictions in Neural Machine Translation").
+
+Attribution reads the decoder over the whole prefix at once; `cached=True` steps it through the KV cache as decoding
+does (the same numbers: tested), for models whose cached path differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from captum.attr import InputXGradient, IntegratedGradients, Occlusion
+
+from transformer import Interventions, Seq2SeqModel
+from transformer.decoding import next_token_logits
+
+IG_STEPS = 50
+
+
+@dataclass(frozen=True)
+class Method:
+    title: str
+    note: str  # its choices, in one line
+
+
+METHODS = {
+    "input_x_gradient": Method(
+        "Input × gradient",
+        "Input × gradient: each token's embedding times the gradient of log p(token written), summed over the "
+        "embedding's dimensions; a positive value raised the probability.",
+    ),
+    "integrated_gradients": Method(
+        "Integrated gradients",
+        f"Integrated gradients: gradients along the path from zero embeddings (positions kept) to the real ones "
+        f"({IG_STEPS} steps), times the input, summed over dimensions; the values add up to the change in log p.",
+    ),
+    "occlusion": Method(
+        "Occlusion",
+        "Occlusion: one token's embedding set to zero (its position kept); the value is how far log p(token written) "
+        "falls.",
+    ),
+}
+WORDS_NOTE = "In words, a word's value is the sum over its pieces."
+
+
+@dataclass
+class StepAttribution:
+    step: int  # 1-based, as the page and the API count steps
+    token: int  # the token written at that step
+    source: np.ndarray  # (S,): one value per source token
+    prefix: np.ndarray  # (step,): one value per decoder input at that step (the start token, then the tokens before)
+    log_prob: float  # log p(token) that was attributed
+    delta: float | None = None  # integrated gradients: sum of values - (log p - log p at the baseline)
+
+    @property
+    def source_share(self) -> float:
+        src, pre = float(np.abs(self.source).sum()), float(np.abs(self.prefix).sum())
+        return src / (src + pre) if src + pre > 0 else float("nan")
+
+
+class Scorer:
+    """log p(the token written at a step) as a function of the source's and the decoder inputs' embeddings: what
+    Captum differentiates. A batch of embeddings (B, ...) gives B log-probabilities."""
+
+    def __init__(
+        self,
+        model: Seq2SeqModel,
+        src_ids: list[int],
+        tokens: list[int],
+        limit: int | None = None,
+        interventions: Interventions | None = None,
+        cached: bool = False,
+    ) -> None:
+        device = next(model.parameters()).device
+        self.model, self.tokens, self.interventions, self.cached = model, list(tokens), interventions, cached
+        self.limit = limit or model.config.max_new_tokens
+        self.src = torch.tensor([src_ids], device=device)
+        self.tgt = torch.tensor([[model.config.bos_id, *tokens]], device=device)
+
+    def inputs(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The embeddings that step `step` (1-based) reads: the source's (1, S, D) and its decoder inputs' (1, step, D)."""
+        with torch.no_grad():
+            src, tgt = self.model.embed_source(self.src), self.model.embed_target(self.tgt[:, :step])
+        return src.requires_grad_(), tgt.requires_grad_()
+
+    def __call__(self, src_embeds: torch.Tensor, tgt_embeds: torch.Tensor, step: int) -> torch.Tensor:
+        B, T = src_embeds.size(0), tgt_embeds.size(1)
+        src, tgt = self.src.expand(B, -1), self.tgt[:, :T].expand(B, -1)
+        enc = self.model.encode(src, interventions=self.interventions, src_embeds=src_embeds)
+        if self.cached:  # one position at a time through the cache, as decoding reads it
+            cache = None
+            for t in range(T):
+                dec = self.model.decode(
+                    tgt[:, t : t + 1],
+                    enc.memory,
+                    enc.src_mask,
+                    cache,
+                    use_cache=True,
+                    interventions=self.interventions,
+                    tgt_embeds=tgt_embeds[:, t : t + 1],
+                )
+                cache = dec.cache
+        else:
+            dec = self.model.decode(
+                tgt, enc.memory, enc.src_mask, interventions=self.interventions, tgt_embeds=tgt_embeds
+            )
+        logits = next_token_logits(self.model, dec.hidden[:, -1], step - 1, self.limit)
+        return logits.log_softmax(dim=-1)[:, self.tokens[step - 1]]
+
+
+def attribute_step(scorer: Scorer, step: int, method: str, ig_steps: int = IG_STEPS) -> StepAttribution:
+    """Step `step`'s (1-based) written token attributed by `method` (a key of METHODS); integrated gradients
+    integrates over `ig_steps` points (its completeness gap, `delta`, shrinks as they grow)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown attribution method {method!r}: use one of {', '.join(METHODS)}")
+    src_embeds, tgt_embeds = scorer.inputs(step)
+    with torch.no_grad():
+        log_prob = float(scorer(src_embeds, tgt_embeds, step)[0])
+    delta = None
+    with torch.enable_grad():
+        if method == "input_x_gradient":
+            parts = InputXGradient(scorer).attribute((src_embeds, tgt_embeds), additional_forward_args=(step,))
+        elif method == "integrated_gradients":
+            parts, deltas = IntegratedGradients(scorer).attribute(
+                (src_embeds, tgt_embeds),
+                baselines=(torch.zeros_like(src_embeds), torch.zeros_like(tgt_embeds)),
+                additional_forward_args=(step,),
+                n_steps=ig_steps,
+                return_convergence_delta=True,
+            )
+            delta = float(deltas[0])
+        else:
+            D = src_embeds.size(-1)
+            parts = Occlusion(scorer).attribute(
+                (src_embeds, tgt_embeds),
+                sliding_window_shapes=((1, D), (1, D)),
+                strides=((1, D), (1, D)),
+                baselines=(0.0, 0.0),
+                additional_forward_args=(step,),
+                perturbations_per_eval=src_embeds.size(1) + tgt_embeds.size(1),
+            )
+    # one number per token: a sum over dimensions (gradients), or the fall itself, which every dimension holds
+    reduce = (lambda a: a.mean(dim=-1)) if method == "occlusion" else (lambda a: a.sum(dim=-1))
+    source, prefix = (reduce(part.detach())[0].cpu().numpy().astype(np.float64) for part in parts)
+    return StepAttribution(step, scorer.tokens[step - 1], source, prefix, log_prob, delta)
+
+
+def attribute(
+    model: Seq2SeqModel,
+    src_ids: list[int],
+    tokens: list[int],
+    method: str,
+    steps: list[int] | None = None,
+    limit: int | None = None,
+    interventions: Interventions | None = None,
+    cached: bool = False,
+    ig_steps: int = IG_STEPS,
+) -> list[StepAttribution]:
+    """Every step's written token attributed (or only `steps`, 1-based), for a decoding of `src_ids` that wrote
+    `tokens` with the length limit `limit` and the interventions it held."""
+    scorer = Scorer(model, src_ids, tokens, limit, interventions, cached)
+    return [attribute_step(scorer, step, method, ig_steps) for step in steps or range(1, len(tokens) + 1)]
