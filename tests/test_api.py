@@ -80,7 +80,16 @@ def test_the_api_page_documents_the_api_endpoints_only(served):
     client, _ = served
     documented = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
     # no stray /UserState from the state's default, and none of the page's own events
-    assert set(documented) == {"/translate", "/attention", "/heads", "/training", "/ablate", "/edit"}
+    assert set(documented) == {
+        "/translate",
+        "/attention",
+        "/heads",
+        "/training",
+        "/ablate",
+        "/edit",
+        "/attribute",
+        "/lens",
+    }
 
 
 def test_a_user_error_is_one_line_in_the_server_log_not_a_traceback(served, capfd, caplog):
