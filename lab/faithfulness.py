@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from adapters import load_pretrained
 from transformer import bundled
+from transformer.bundled import bundled_names
 
 from .why.deletion import deletion_table
 
@@ -37,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.data} has no sentences", file=sys.stderr)
         return 2
     try:
-        pipeline = load_pretrained(str(bundled(args.model)) if args.model in ("reverse", "de-en") else args.model)
+        pipeline = load_pretrained(str(bundled(args.model)) if args.model in bundled_names() else args.model)
     except Exception as err:  # noqa: BLE001 - any reason a model cannot load, said in one line
         print(f"cannot load the model: {err}", file=sys.stderr)
         return 2

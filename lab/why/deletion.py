@@ -14,6 +14,7 @@ tokens it is tested like the others.
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass, field
 
@@ -22,7 +23,7 @@ import torch
 
 from transformer import DecodingSession, Seq2SeqPipeline
 
-from .attribution import METHODS, Scorer, attribute
+from .attribution import METHODS, Scorer, attribute_step
 
 REMOVED = (1, 2, 3)
 MEAN, BEST, RANDOM = "attention, mean of cross heads", "attention, best cross head", "random"
@@ -53,7 +54,7 @@ class DeletionTable:
 
 def _rankings(session: DecodingSession, step: int, values: dict[str, np.ndarray], rng: random.Random) -> dict:
     """Ranking name -> source positions, most important first, at step `step` (1-based)."""
-    rows = torch.stack([w for w in session.steps[step - 1].cross_attention])  # (L, H, S)
+    rows = torch.stack(session.steps[step - 1].cross_attention)  # (L, H, S)
     ranked = {MEAN: rows.mean(dim=(0, 1)).numpy()}
     for layer in range(rows.size(0)):
         for head in range(rows.size(1)):
@@ -66,32 +67,21 @@ def _rankings(session: DecodingSession, step: int, values: dict[str, np.ndarray]
 
 def sentence_falls(session: DecodingSession, rng: random.Random, ig_steps: int = 50) -> dict[object, list[list[float]]]:
     """For one finished session: ranking -> per step measured, the falls with REMOVED tokens removed."""
-    model, tokens = session.model, session.tokens
-    special = session.model.special_ids
+    tokens, special = session.tokens, session.model.special_ids
     candidates = {j for j, t in enumerate(session.src_ids) if t not in special}
-    scorer = Scorer(model, session.src_ids, tokens, session.max_new_tokens, session.interventions)
+    scorer = Scorer(session.model, session.src_ids, tokens, session.max_new_tokens, session.interventions)
     falls: dict[object, list[list[float]]] = {}
     if not candidates:
         return falls
     for step in range(1, len(tokens) + 1):
-        values = {
-            m: attribute(
-                model,
-                session.src_ids,
-                tokens,
-                m,
-                [step],
-                session.max_new_tokens,
-                session.interventions,
-                ig_steps=ig_steps,
-            )[0]
-            for m in METHODS
-        }
-        if values["occlusion"].log_prob == 0.0:  # a token the model must write: nothing can make it fall
+        src, tgt = (part.detach() for part in scorer.inputs(step))
+        with torch.no_grad():
+            log_p = float(scorer(src, tgt, step)[0])
+        if log_p == 0.0:  # a token the model must write: nothing can make it fall
             continue
-        order = _rankings(session, step, {m: a.source for m, a in values.items()}, rng)
-        src, tgt = scorer.inputs(step)
-        src, tgt = src.detach(), tgt.detach()
+        p = math.exp(log_p)
+        values = {m: attribute_step(scorer, step, m, ig_steps).source for m in METHODS}
+        order = _rankings(session, step, values, rng)
         batch, names = [], []
         for name, ranked in order.items():
             kept = [j for j in ranked if j in candidates]
@@ -101,7 +91,6 @@ def sentence_falls(session: DecodingSession, rng: random.Random, ig_steps: int =
                 batch.append(removed[0])
                 names.append(name)
         with torch.no_grad():
-            p = float(scorer(src, tgt, step).exp()[0])
             after = scorer(torch.stack(batch), tgt.expand(len(batch), -1, -1), step).exp().tolist()
         for i in range(0, len(after), len(REMOVED)):
             falls.setdefault(names[i], []).append([p - q for q in after[i : i + len(REMOVED)]])

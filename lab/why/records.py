@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from transformer import DecodingSession, Seq2SeqTokenizer
 from transformer.lens import decoder_lens
 
@@ -41,7 +43,7 @@ def attribution_record(session: DecodingSession, tokenizer: Seq2SeqTokenizer, me
                 "token": tokenizer.id_to_token(a.token),
                 "source": _rounded(a.source),
                 "prefix": _rounded(a.prefix),
-                "source_share": None if a.source_share != a.source_share else round(a.source_share, 6),
+                "source_share": None if math.isnan(a.source_share) else round(a.source_share, 6),
             }
             for a in steps
         ],
