@@ -26,8 +26,23 @@ WEIGHTS = f"() => {{ const gd = ({VIEW})(); return gd && JSON.stringify(gd.data[
 
 def show_training(page):
     open_tab(page, "Training")
-    page.wait_for_function(f"() => ({MARK})() === 0", timeout=WAIT_MS)
+    mark_at(page, 0)
     page.settle()
+
+
+def mark_at(page, index: int) -> None:
+    """Wait until the chart marks this snapshot; past the wait, fail saying what the tab shows instead."""
+    from playwright.sync_api import TimeoutError
+
+    try:
+        page.wait_for_function(f"() => ({MARK})() === {index}", timeout=WAIT_MS)
+    except TimeoutError:
+        shown = page.evaluate(
+            f"""() => ({{mark: ({MARK})(), chart: !!({CHART})(),
+                info: (document.querySelector('#snapshot-info') || {{}}).innerText,
+                film: window.attentionLab.film ? window.attentionLab.film.snapshots.length : null}})"""
+        )
+        raise AssertionError(f"the chart does not mark snapshot {index}: {shown}") from None
 
 
 def move_slider(page, key: str) -> None:
@@ -52,7 +67,7 @@ def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, br
     move_slider(page, "End")
     expect(page.get_by_label("Output of this snapshot")).to_have_value(FIXED[::-1], timeout=WAIT_MS)
     expect(page.locator("#snapshot-info")).to_contain_text("the reverse model the other tabs show")
-    page.wait_for_function(f"() => ({MARK})() === {n - 1}", timeout=WAIT_MS)
+    mark_at(page, n - 1)
     assert page.evaluate(WEIGHTS) != weights
     move_slider(page, "Home")
     expect(page.get_by_label("Output of this snapshot")).to_have_value(untrained, timeout=WAIT_MS)
@@ -87,7 +102,7 @@ def test_a_model_without_snapshots_says_how_to_make_them_and_the_tab_fits_390_px
     expect(page.locator("#snapshot-info")).to_contain_text("de-en has no training snapshots", timeout=WAIT_MS)
     expect(page.locator("#snapshot-info")).to_contain_text("--snapshots 10")
     pick_model(page, "reverse")
-    page.wait_for_function(f"() => ({MARK})() === 0", timeout=WAIT_MS)
+    mark_at(page, 0)
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide at 390 px"
     page.close()
