@@ -37,6 +37,7 @@ from lab.page.tabs import BY_ID, OUTPUTS, SLOW_OUTPUTS
 from lab.serving.api import Api
 from lab.serving.cores import available_cores
 from lab.snapshots.tab import at_end
+from lab.why.actions import ask_deletion
 from page import PAUSE, PLAY, Page
 
 logger = logging.getLogger("attention_lab")
@@ -166,6 +167,10 @@ class Events:
         c.focus = head
         opened = self._changes(user, lambda: self.lab.open_tab(user, c, kind))
         return (*opened, gr.update(value=head), gr.Tabs(selected=kind))
+
+    def deletion(self, user, *values):
+        """The Why tab's deletion test on this sentence: asked for now, filled after the click."""
+        return self._changes(user, lambda: self.lab.do(ask_deletion, user, Controls.of(values)))
 
     def ablate_heads(self, user, *values):
         *values, heads = values
@@ -298,7 +303,8 @@ def wire_server(page: Page, events: Events, demo: gr.Blocks) -> None:
     edit = [*inputs, p.word_pick, p.edit_heads]
     p.word_pick.change(events.word_clicked, edit, outputs, **QUIET, **PRIVATE, **DECODE)
     p.cell_pick.change(events.cell, [*inputs, p.cell_pick], [*outputs, p.focus, p.tab_set], **PRIVATE, **DECODE)
-    for control in (p.source, p.max_len, p.top_k, p.strategy):  # a new source or option: Step starts a new run
+    p.deletion_run.click(events.deletion, inputs, outputs, **QUIET, **PRIVATE, **DECODE)
+    for control in (p.source, p.max_len, p.top_k, p.strategy, p.method):  # a new source or option: redrawn
         control.change(events.show, inputs, outputs, trigger_mode="always_last", **QUIET, **PRIVATE, **DECODE)
     for tab_id, tab in p.tabs.items():
         tab.select(None, js=f"() => window.attentionLab.open({tab_id!r})")
@@ -323,6 +329,7 @@ def wire_in_page(p: Page) -> None:
     for control in look:
         control.change(None, look, None, js="(...look) => window.attentionLab.setLook(...look)")
     p.tile_pick.change(None, [p.tile_pick, p.focus], [p.focus], js="(t, f) => window.attentionLab.tile(t, f)")
+    p.why.change(None, [p.why], None, js="(m) => window.attentionLab.receiveWhy(m)")
     snapshot_text = [p.snapshot_info, p.snapshot_output]
     p.film.change(None, [p.film, p.snapshot], snapshot_text, js="(m, i) => window.attentionLab.receiveFilm(m, i)")
     p.snapshot.change(None, [p.snapshot], snapshot_text, js="(i) => window.attentionLab.snapshotAt(i)")

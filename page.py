@@ -20,8 +20,9 @@ from lab.decoding.run import MAX_BEAM, STRATEGIES, UserState
 from lab.heads.naming import head_choices
 from lab.models.examples import examples_for_page, first_example
 from lab.models.registry import Registry
-from lab.page.outputs import MESSAGE, PLOT, TABLE, Output
+from lab.page.outputs import MARKDOWN, MESSAGE, PLOT, TABLE, Output
 from lab.page.tabs import OUTPUTS, SLOW_OUTPUTS, TABS, Tab
+from lab.why.attribution import METHODS
 
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 CANDIDATES_LABEL = "Next-token probabilities. What if? Click another candidate to force it here and decode on"
@@ -126,7 +127,7 @@ class Page:
 
     def _tabs(self, config) -> None:
         """One tab per entry of the tabs table: its note, then its outputs, or the layout of its own method."""
-        own_layouts = {"heads": self._heads, "training": self._training}
+        own_layouts = {"heads": self._heads, "training": self._training, "why": self._why}
         self.tabs = {}
         with gr.Tabs() as self.tab_set:
             for tab in TABS:
@@ -157,6 +158,18 @@ class Page:
             )
             self.ablate = gr.Button("Ablate", min_width=80, scale=1)
         self.effects = component(tab.outputs[1])
+
+    def _why(self, tab: Tab, config) -> None:
+        """The attribution method, the shown step's attribution beside attention with each head's agreement, the
+        decoder's lens (all drawn by the page from the Why message), and the deletion test on this sentence."""
+        methods = [(method.title, name) for name, method in METHODS.items()]
+        info = "Input × gradient and occlusion are quick; integrated gradients takes about ten times as long."
+        self.method = gr.Radio(methods, value="input_x_gradient", label="Attribution method", info=info)
+        self.why = component(tab.outputs[0])  # the run's attribution and lens, for the page to draw
+        self.why_view = drawn_here("why-view", ["why-view", SLOW_CLASS])
+        with gr.Row(elem_classes="deletion"):
+            self.deletion_run = gr.Button("Run the deletion test on this sentence", size="md", min_width=300, scale=0)
+        self.deletion = component(tab.outputs[1])
 
     def _training(self, tab: Tab, config) -> None:
         """The model's snapshots on this source: a slider over them with play, the output and cross-attention of the
@@ -203,6 +216,8 @@ def component(output: Output, elem_id: str | None = None):
         return gr.Dataframe(headers=list(output.headers), interactive=False, label=output.label or None)
     if output.kind == MESSAGE:
         return gr.JSON(visible=False)
+    if output.kind == MARKDOWN:
+        return gr.Markdown(elem_classes=[*output.classes, *([SLOW_CLASS] if output.slow else [])])
     assert output.kind == PLOT, f"no plain component for {output.kind} outputs: lay the tab out in its own method"
     classes = [*output.classes, *([SLOW_CLASS] if output.slow else [])]
     return gr.Plot(show_label=False, elem_id=elem_id or f"{output.name}-view", elem_classes=classes)

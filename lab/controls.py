@@ -28,6 +28,7 @@ class Controls:
     focus: str = FOCUS_MEAN  # "Focus head": FOCUS_MEAN or "Layer l · Head h"
     reading: str = "weights"  # the "Reading": a key of lab.attention.looks.READINGS
     snapshot: int | None = None  # the Training tab's slider: which snapshot (None: the first)
+    method: str = "input_x_gradient"  # the Why tab's attribution method: a key of lab.why.attribution.METHODS
 
     @classmethod
     def of(cls, values) -> Controls:

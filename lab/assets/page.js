@@ -36,6 +36,8 @@
     look: {words: true, hideSpecials: false, scale: "linear", focus: null, reading: "weights"},
     film: null,
     snapshot: 0,
+    why: null, // the Why tab's attribution and lens of the decoding (lab.why.tab), and whether a newer one is coming
+    whyComputing: "",
     draws: 0, // how many times the views were drawn (the tests read it)
 
     /** A message from the server: the whole decoding, a step more, a step fewer, or another step shown. */
@@ -103,6 +105,8 @@
         this.figure(container, (d && V.compare(d, look)) || V.emptyFigure("Nothing to compare yet: a what-if, an ablation or an edit makes a decoding to compare with."));
       } else if (this.tab === "training" && this.film) {
         this.drawSnapshot();
+      } else if (this.tab === "why") {
+        this.drawWhy();
       }
       this.draws++;
     },
@@ -142,6 +146,51 @@
       const d = shown.decoding;
       this.figure(view, d ? V.view(d, "cross", d.steps.length, this.look) : V.emptyFigure(shown.error));
       mark(this.snapshot, shown.step);
+    },
+
+    /** The Why tab's message: the run's attribution and lens, or that they are being computed. */
+    receiveWhy(message) {
+      if (!message) {
+        this.why = null;
+        this.whyComputing = "";
+      } else if (message.op === "computing") {
+        this.whyComputing = message.text;
+      } else {
+        this.why = message;
+        this.whyComputing = "";
+      }
+      if (this.tab === "why") this.drawWhy();
+    },
+
+    drawWhy() {
+      const view = box("#why-view");
+      if (!view || !window.Plotly || view.offsetParent === null) return;
+      if (!view.querySelector(".why-text")) {
+        view.querySelector(".lab-drawn").innerHTML = "<div class='why-busy'></div><div class='why-text'></div>"
+          + "<div class='why-agree'><div class='why-cross'></div><div class='why-self'></div></div>"
+          + "<div class='why-agree-note note'></div><div class='why-lens'></div>";
+      }
+      const parts = (name) => view.querySelector(`.${name}`);
+      const d = this.decoding, why = this.why;
+      // Another run's is not shown as this one's; this run's before a Step or a what-if is, for the steps it shares
+      // (the new one's is on its way).
+      const run = (key) => String(key).split(".")[0];
+      const usable = d && why && (why.key === this.key || (run(why.key) === run(this.key)
+        && why.tokens.every((t, i) => i >= d.steps.length || d.steps[i].token === t)));
+      parts("why-busy").textContent = this.whyComputing;
+      const state = !d ? {empty: "Run or Step to decode."} : usable ? V.why(d, why, this.shown, this.look)
+        : {empty: this.whyComputing || "Open this tab after a Run."};
+      V.renderWhy(parts("why-text"), state);
+      const figures = [parts("why-cross"), parts("why-self"), parts("why-lens")];
+      if (state.empty) {
+        figures.forEach(f => f.replaceChildren());
+        parts("why-agree-note").textContent = "";
+        return;
+      }
+      parts("why-agree-note").textContent = why.notes.agreement;
+      this.figure(figures[0], V.agreementFigure(state.agreement.cross, "Cross heads vs the source's attribution", this.look.focus));
+      this.figure(figures[1], V.agreementFigure(state.agreement.decoder_self, "Decoder self heads vs the prefix's", this.look.focus));
+      if (why.lens) this.figure(figures[2], V.lensFigure(d, why.lens, this.shown, figures[2].clientWidth));
     },
 
     download(format) {

@@ -611,9 +611,192 @@ const AttentionViews = (() => {
     }
   }
 
+  // ---- why this token: attribution beside attention, each head's agreement, the decoder's lens ---------------------
+
+  /** Ranks from 1, ties given their mean rank. */
+  function ranks(values) {
+    const order = values.map((v, i) => i).sort((a, b) => values[a] - values[b]);
+    const out = new Array(values.length);
+    for (let i = 0; i < order.length;) {
+      let j = i;
+      while (j + 1 < order.length && values[order[j + 1]] === values[order[i]]) j++;
+      for (let k = i; k <= j; k++) out[order[k]] = (i + j) / 2 + 1;
+      i = j + 1;
+    }
+    return out;
+  }
+
+  /** Spearman's rank correlation of two equal-length lists; null where it is undefined (fewer than two values, or
+   * one list constant). */
+  function spearman(a, b) {
+    const n = a.length;
+    if (n < 2 || b.length !== n) return null;
+    const ra = ranks(a), rb = ranks(b);
+    const mean = (n + 1) / 2;
+    let num = 0, da = 0, db = 0;
+    for (let i = 0; i < n; i++) {
+      num += (ra[i] - mean) * (rb[i] - mean);
+      da += (ra[i] - mean) ** 2;
+      db += (rb[i] - mean) ** 2;
+    }
+    return da > 0 && db > 0 ? num / Math.sqrt(da * db) : null;
+  }
+
+  /** Values per piece summed into the units a view shows (groups of pieces). */
+  function summed(values, groups) {
+    return groups.map(g => g.reduce((total, i) => total + (values[i] || 0), 0));
+  }
+
+  /** Per head (L, H), the rank correlation of its attention at the current row (in the look's units and reading)
+   * with the attribution of the same units; null rows where the head or the attribution has no order. */
+  function agreement(w, values) {
+    const {L, H, Q, K, data} = w.stack;
+    const grid = [];
+    for (let l = 0; l < L; l++) {
+      const row = [];
+      for (let h = 0; h < H; h++) {
+        const at = ((l * H + h) * Q + w.current) * K;
+        row.push(w.current === null ? null : spearman(Array.from(data.subarray(at, at + K)), values));
+      }
+      grid.push(row);
+    }
+    return grid;
+  }
+
+  /** What the Why tab draws at step `shown` from the page's decoding and the server's `message` (lab.why.tab): the
+   * written token, the source and prefix units with their attribution, the now-view's attention, each head's
+   * agreement, and the lens. Words merge as the attention views do: a word's attribution is its pieces' sum. */
+  function why(decoding, message, shown, look) {
+    if (!shown) return {empty: "Nothing written yet: Step or Run, and each written token is explained here."};
+    const record = message.steps[shown - 1], step = decoding.steps[shown - 1];
+    if (message.error) return {empty: message.error};
+    if (!record || message.tokens[shown - 1] !== step.token) return {empty: "Attributing this step…"};
+    const cross = weights(decoding, "cross", shown, look), self = weights(decoding, "decoder_self", shown, look);
+    const source = summed(record.source, cross.cols.groups), prefix = summed(record.prefix, self.cols.groups);
+    const top = Math.max(1e-12, ...source.map(Math.abs), ...prefix.map(Math.abs));
+    const unitsOf = (labels, values, groups) => labels.map((label, i) => ({label, value: values[i], shade: values[i] / top,
+      pieces: groups[i]}));
+    const state = {empty: false, step: shown, token: step.label, prob: step.prob, forced: step.forced,
+      title: message.title, notes: message.notes, share: record.source_share,
+      source: unitsOf(cross.cols.labels, source, cross.cols.groups),
+      prefix: unitsOf(self.cols.labels, prefix, self.cols.groups),
+      attention: now(decoding, shown, look),
+      agreement: {cross: agreement(cross, source), decoder_self: agreement(self, prefix)}};
+    if (record.gap !== undefined) state.gap = {total: record.total, change: record.total - record.gap, gap: record.gap};
+    return state;
+  }
+
+  function shadeSigned(share) {
+    const a = Math.min(1, Math.abs(share));
+    const colour = share >= 0 ? `rgba(8, 81, 156, ${a.toFixed(3)})` : `rgba(203, 24, 29, ${a.toFixed(3)})`;
+    return {background: colour, color: a > 0.55 ? "#fff" : "#111"};
+  }
+
+  function wordRow(label, words, shadeOf, titleOf) {
+    const row = document.createElement("div");
+    row.className = "why-row";
+    const name = document.createElement("div");
+    name.className = "why-label";
+    name.textContent = label;
+    const list = document.createElement("div");
+    list.className = "words";
+    words.forEach((w, i) => {
+      if (i) list.append(" ");
+      const span = document.createElement("span");
+      span.className = "word";
+      Object.assign(span.style, shadeOf(w));
+      span.title = titleOf(w);
+      span.textContent = w.label;
+      list.appendChild(span);
+    });
+    row.append(name, list);
+    return row;
+  }
+
+  /** The Why tab's words and lines (its figures are drawn by agreementFigure and lensFigure). */
+  function renderWhy(container, state) {
+    container.replaceChildren();
+    const box = document.createElement("div");
+    box.className = "why-view";
+    container.appendChild(box);
+    if (state.empty) {
+      box.textContent = state.empty;
+      return;
+    }
+    const heading = document.createElement("div");
+    heading.className = "why-heading";
+    const token = document.createElement("b");
+    token.textContent = state.token || "∅";
+    heading.append(`Step ${state.step} wrote `, token, ` (p = ${state.prob.toFixed(3)}${state.forced ? ", forced by a what-if" : ""}). Why?`);
+    const note = document.createElement("div");
+    note.className = "why-note";
+    note.textContent = `${state.notes.method} ${state.notes.words}`;
+    const value = w => `${state.title}: ${w.value.toFixed(4)}`;
+    const attention = state.attention.words || [];
+    const share = state.share === null ? "" : `The source has ${(100 * state.share).toFixed(0)}% of the attribution, the prefix ${(100 * (1 - state.share)).toFixed(0)}%.`;
+    const lines = document.createElement("div");
+    lines.className = "why-note";
+    lines.textContent = share;
+    if (state.gap) {
+      const {total, change, gap} = state.gap;
+      const part = Math.abs(change) > 1e-9 ? ` (${(100 * Math.abs(gap / change)).toFixed(0)}% of it)` : "";
+      lines.textContent += ` Completeness: the values add up to ${total.toFixed(3)}, log p changed by ${change.toFixed(3)} from the baseline: a gap of ${gap.toFixed(3)}${part}.`;
+    }
+    box.append(heading, note,
+      wordRow(`Source, by ${state.title.toLowerCase()}`, state.source, w => shadeSigned(w.shade), value),
+      wordRow(`Source, by attention (${state.attention.name})`, attention, w => shadeSigned(Math.max(0, Math.min(1, w.shade))),
+        w => `weight ${w.weight.toFixed(3)}`),
+      wordRow(`Prefix, by ${state.title.toLowerCase()}`, state.prefix, w => shadeSigned(w.shade), value),
+      lines);
+  }
+
+  /** Each head's agreement with the attribution, layers down and heads across; a click on a head focuses it. */
+  function agreementFigure(grid, title, focus) {
+    const L = grid.length, H = L ? grid[0].length : 0;
+    const text = grid.map(row => row.map(v => (v === null ? "" : v.toFixed(2))));
+    const shapes = focus && focus[0] < L && focus[1] < H
+      ? [outline(focus[1] - 0.5, focus[1] + 0.5, focus[0] - 0.5, focus[0] + 0.5, STYLE.focusLine, 2.5)] : [];
+    return {data: [{type: "heatmap", z: grid, text, texttemplate: H <= 8 ? "%{text}" : "", zmin: -1, zmax: 1,
+      colorscale: [[0, "#cb181d"], [0.5, "#f7f7f7"], [1, "#08519c"]], colorbar: {thickness: 10, title: {text: "ρ"}},
+      hovertemplate: "layer %{y}, head %{x}<br>agreement ρ = %{z:.2f}<extra></extra>",
+      x: [...Array(H).keys()], y: [...Array(L).keys()]}],
+    layout: {title: {text: title, font: {size: 12}}, height: Math.max(150, 26 * L + 80), margin: {l: 60, r: 10, t: 40, b: 30},
+      xaxis: {tickvals: [...Array(H).keys()], ticktext: [...Array(H).keys()].map(h => `h${h + 1}`), showgrid: false, zeroline: false},
+      yaxis: {tickvals: [...Array(L).keys()], ticktext: [...Array(L).keys()].map(l => `layer ${l + 1}`), autorange: "reversed",
+        showgrid: false, zeroline: false}, shapes, plot_bgcolor: "white"}};
+  }
+
+  /** The decoder's lens: layers down, steps across; a cell's colour is the probability that layer's state gives the
+   * token written, its text the token that layer would write, its hover the top few; the layer where the written
+   * token settles is outlined, and the shown step's column. Wider than `room` (px) when its steps need it: its
+   * container then scrolls sideways. */
+  function lensFigure(decoding, lens, shown, room = 0) {
+    const T = lens.top.length, L = lens.layers;
+    const z = [], text = [], hover = [];
+    for (let l = 0; l < L; l++) {
+      z.push(lens.written.map(row => row[l]));
+      text.push(lens.top.map(row => escapeToken(row[l][0][0])));
+      hover.push(lens.top.map(row => row[l].map(([t, p]) => `${escapeToken(t)} ${p.toFixed(3)}`).join("<br>")));
+    }
+    const xs = axisLabels(decoding.out.labels.slice(0, T)).map((t, i) => `${i + 1}: ${t}`);
+    const shapes = lens.settled.map((s, t) => (s === null ? null : outline(t - 0.5, t + 0.5, s - 1.5, s - 0.5, STYLE.focusLine, 2)))
+      .filter(Boolean);
+    if (shown) shapes.push(outline(shown - 1.5, shown - 0.5, -0.5, L - 0.5, STYLE.highlight, 2));
+    const need = 44 * T + 130;
+    return {data: [{type: "heatmap", z, text, customdata: hover, texttemplate: "%{text}",
+      textfont: {size: 10}, x: xs, y: [...Array(L).keys()].map(l => `layer ${l + 1}`), zmin: 0, zmax: 1,
+      colorscale: STYLE.colorscale, colorbar: {thickness: 10, title: {text: "p(written)"}},
+      hovertemplate: "step %{x}, after %{y}<br>p(written) = %{z:.3f}<br>top:<br>%{customdata}<extra></extra>"}],
+    layout: {title: {text: "The decoder's lens: what each layer would write<br>(outlined: where the written token settles)",
+      font: {size: 12}, x: 0, xanchor: "left"}, height: Math.max(170, 30 * L + 140), margin: {l: 60, r: 10, t: 50, b: 90},
+      ...(need > room ? {width: need} : {}),
+      xaxis: {type: "category", tickangle: -45}, yaxis: {type: "category", autorange: "reversed"}, shapes,
+      plot_bgcolor: "white"}};
+  }
+
   return {configure, Decoding, units, inUnits, valueWeighted, through, read, weights, head, view, compare, now,
     renderNow, renderCandidates, weights16, floats32, kindFigure, colourAxis, scaled, escapeToken, unique, axisLabels,
-    emptyFigure, KINDS, MAX_LABEL, MAX_ROWS_SHOWN};
+    emptyFigure, KINDS, MAX_LABEL, MAX_ROWS_SHOWN, ranks, spearman, why, renderWhy, agreementFigure, lensFigure};
 })();
 
 if (typeof module !== "undefined") module.exports = AttentionViews;

@@ -34,6 +34,7 @@ class Run:
     change: str = "what-if"  # what made `original` the past: "what-if", "ablation" or "edit"
     held: str = ""  # the interventions the session holds, in words (said in the notice while they last)
     ablated: frozenset | None = None  # after an Ablate: the heads it removed (the Heads tab shows what that changed)
+    deletion_asked: bool = False  # the Why tab's deletion test was asked for on this source
     # The decoding without the ablation or edit, which the head summary describes (it stays put while heads are
     # tested); None while the session holds no intervention.
     base: DecodingSession | None = None

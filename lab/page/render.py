@@ -26,7 +26,7 @@ def changes(user: UserState, c: Controls, shown: int | None, snapshots: Snapshot
     for name, (key, make) in wanted(user, c, shown, snapshots, max_len).items():
         if user.drawn.get(name, ()) == key:
             continue
-        if name in SLOW:
+        if name in SLOW and key is not None:  # a None key: nothing to compute (no run, or a hint), sent at once
             found[name], user.drawn[name] = placeholder(name), (PENDING, key)
         else:
             found[name], user.drawn[name] = make(), key

@@ -16,7 +16,8 @@ from ..attention.kinds import NAMES, PAGE_ORDER
 from ..decoding.actions import beam_rows
 from ..heads import tab as heads_tab
 from ..snapshots import tab as snapshots_tab
-from .outputs import DECODING, MESSAGE, PLOT, SLIDER, TABLE, Output
+from ..why import tab as why_tab
+from .outputs import DECODING, MARKDOWN, MESSAGE, PLOT, SLIDER, TABLE, Output
 from .screen import Screen
 
 View = Callable[[Screen], dict]  # -> {output name: (key, how to make its value)}: equal keys, equal values
@@ -43,6 +44,10 @@ def heads_view(s: Screen) -> dict:
     }
 
 
+def why_view(s: Screen) -> dict:
+    return why_tab.outputs(s.run, s.controls.method)
+
+
 def training_view(s: Screen) -> dict:
     c = s.controls
     return snapshots_tab.outputs(s.snapshots, c.model, c.source, s.max_len, c.snapshot)
@@ -55,6 +60,16 @@ def beams_view(s: Screen) -> dict:
 HEADS_PLACEHOLDER = "Measuring every head: each is removed in turn from the forward pass…"
 TABS = (
     *(Tab(kind, NAMES[kind].title) for kind in PAGE_ORDER),
+    Tab(
+        "why",
+        "Why",
+        (
+            Output("why", MESSAGE, slow="Attributing every step and reading every layer…"),
+            Output("deletion", MARKDOWN, ("why-deletion",), slow=why_tab.DELETION_SLOW),
+        ),
+        why_view,
+        why_tab.NOTE,
+    ),
     Tab(
         "heads",
         "Heads",
@@ -104,4 +119,6 @@ def placeholder(name: str):
     kind = next(output.kind for output in OUTPUTS if output.name == name)
     if kind == MESSAGE:
         return {"op": "computing", "text": SLOW[name]}
+    if kind == MARKDOWN:
+        return f"*{SLOW[name]}*"
     return empty_figure(SLOW[name])

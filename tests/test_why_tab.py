@@ -1,0 +1,186 @@
+"""The Why tab through the Lab (as the page's events drive it) and in the page's drawing code (views.js, in Node):
+the message holds every step's attribution and the lens, a Step attributes only the new step, the deletion test
+answers after the click, and what the page draws (words, each head's agreement) equals the Python definitions."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+from lab.attention import payload
+from lab.attention.units import Units
+from lab.checks import InputError
+from lab.controls import Controls
+from lab.decoding.run import UserState
+from lab.models.registry import Registry
+from lab.page.lab import Lab
+from lab.why import tab as why_tab
+from lab.why.actions import ask_deletion
+from lab.why.attribution import attribute
+from lab.why.deletion import RANDOM
+from tests.conftest import tiny_pipelines
+from tests.test_views_js import NODE, oracle, run_js
+from transformer.lens import decoder_lens
+
+SOURCE = "Ich habe <b>Hunger</b>."  # words of several pieces
+
+
+@pytest.fixture(scope="module")
+def lab():
+    return Lab(Registry.of(tiny_pipelines()))
+
+
+def opened(lab, method: str = "input_x_gradient", max_len: int = 6):
+    """A run of SOURCE with the Why tab open, its message filled: (user, controls, message)."""
+    user, c = UserState(), Controls("de-en", SOURCE, max_len=max_len, method=method)
+    lab.do(lab.decoding.run, user, c)
+    answered = lab.open_tab(user, c, "why")
+    assert answered["why"] == {"op": "computing", "text": why_tab_slow()}  # the click does not wait for it
+    return user, c, lab.fill(user)["why"]
+
+
+def why_tab_slow() -> str:
+    from lab.page.tabs import SLOW
+
+    return SLOW["why"]
+
+
+def test_the_message_holds_every_steps_attribution_and_the_lens(lab):
+    user, _, message = opened(lab)
+    session = user.run.session
+    n, S = len(session.steps), len(session.src_ids)
+    assert message["op"] == "why" and message["tokens"] == session.tokens and len(message["steps"]) == n == 6
+    expected = attribute(session.model, session.src_ids, session.tokens, "input_x_gradient", limit=6)
+    for t, (record, a) in enumerate(zip(message["steps"], expected)):
+        assert len(record["source"]) == S and len(record["prefix"]) == t + 1
+        np.testing.assert_allclose(record["source"], a.source, atol=1e-4)
+        assert record["source_share"] == pytest.approx(a.source_share, abs=1e-3) and "gap" not in record
+    lens = message["lens"]
+    reading = decoder_lens(session.model, session.src_ids, session.tokens, 5, 6)
+    assert lens["layers"] == session.model.config.n_decoder_layers == len(lens["top"][0])
+    assert len(lens["top"]) == n and len(lens["top"][0][0]) == 5
+    np.testing.assert_allclose(lens["written"], reading.written_probs.T.numpy(), atol=1e-4)
+    assert lens["settled"] == [None if s is None else s + 1 for s in reading.settled]
+    assert message["notes"]["method"].startswith("Input × gradient")
+
+
+def test_integrated_gradients_says_how_far_it_is_from_complete(lab):
+    _, _, message = opened(lab, "integrated_gradients", max_len=2)
+    record = message["steps"][0]
+    total = sum(record["source"]) + sum(record["prefix"])
+    assert record["total"] == pytest.approx(total, abs=1e-3) and isinstance(record["gap"], float)
+
+
+def test_a_step_with_the_tab_open_attributes_only_the_new_step(lab, monkeypatch):
+    user, c = UserState(), Controls("de-en", SOURCE, max_len=6)
+    lab.do(lab.decoding.step, user, c)
+    lab.do(lab.decoding.step, user, c)
+    lab.open_tab(user, c, "why")
+    assert len(lab.fill(user)["why"]["steps"]) == 2
+    made = []
+    real = why_tab.attribute_step
+    monkeypatch.setattr(
+        why_tab, "attribute_step", lambda scorer, step, method: made.append(step) or real(scorer, step, method)
+    )
+    answered = lab.do(lab.decoding.step, user, c)
+    assert answered["why"]["op"] == "computing"
+    filled = lab.fill(user)["why"]
+    assert made == [3] and len(filled["steps"]) == 3  # the two before were kept
+    c.method = "occlusion"  # another method: its own attribution of every step
+    lab.show(user, c)
+    assert len(lab.fill(user)["why"]["steps"]) == 3 and made == [3, 1, 2, 3]
+
+
+def test_the_deletion_test_answers_after_the_click(lab):
+    user, c = UserState(), Controls("reverse", "abc123", max_len=10)
+    with pytest.raises(InputError, match="Run a source first"):
+        lab.do(ask_deletion, user, c)
+    lab.do(lab.decoding.run, user, c)
+    assert lab.open_tab(user, c, "why")["deletion"] == why_tab.DELETION_ASK
+    lab.fill(user)
+    answered = lab.do(ask_deletion, user, c)
+    assert answered["deletion"] == f"*{why_tab.DELETION_SLOW}*" and "why" not in answered  # the rest stays
+    table = lab.fill(user)["deletion"]
+    assert "| ranking |" in table and RANDOM in table and "Occlusion" in table
+
+
+# ---- what the page draws ---------------------------------------------------------------------------------------
+
+DRAWN = """
+const d = new V.Decoding(data.payload);
+return data.looks.map(([shown, words, hide, reading]) => {
+  const look = {words, hideSpecials: hide, reading, scale: "linear", focus: null};
+  const s = V.why(d, data.message, shown, look);
+  return {source: s.source.map(u => [u.label, u.value]), prefix: s.prefix.map(u => [u.label, u.value]),
+    agreement: s.agreement, share: s.share};
+});
+"""
+
+
+def rank_correlation(a, b) -> float:
+    """SciPy's Spearman correlation; nan where it is undefined (a constant list, fewer than two values)."""
+    if len(a) < 2:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SciPy warns of a constant input, and answers nan
+        return float(spearmanr(a, b).statistic)
+
+
+def in_units(values, tokenizer, ids, special, words: bool, hide: bool) -> tuple[list[str], np.ndarray]:
+    """Attribution per piece in the units lab.attention.units defines: a unit's value is its pieces' sum (as a
+    column of attention is)."""
+    units = Units.of(tokenizer.tokens(ids), [i in special for i in ids], words, tokenizer.is_character_level)
+    summed = np.asarray(values) @ units.key_matrix(len(ids))
+    if hide:
+        units, kept = units.without_specials()
+        summed = summed[kept]
+    return units.labels, summed
+
+
+@pytest.mark.skipif(NODE is None, reason="Node.js is not installed (tests/run.sh installs it)")
+def test_the_page_draws_words_and_agreement_as_python_defines_them(lab):
+    user, _, message = opened(lab)
+    session, tokenizer = user.run.session, user.run.pipeline.tokenizer
+    special, n = session.model.special_ids, len(session.steps)
+    looks = [
+        [shown, words, hide, reading]
+        for shown in (1, n)
+        for words in (True, False)
+        for hide in (True, False)
+        for reading in ("weights", "value")
+    ]
+    drawn = run_js(DRAWN, {"payload": payload.full(session, tokenizer, "tiny"), "message": message, "looks": looks})
+    for look, page in zip(looks, drawn):
+        shown, words, hide, reading = look
+        record = message["steps"][shown - 1]
+        labels, source = in_units(record["source"], tokenizer, session.src_ids, special, words, hide)
+        inputs = [session.model.config.bos_id, *session.tokens[: shown - 1]]
+        _, prefix = in_units(record["prefix"], tokenizer, inputs, special, words, hide)
+        assert [u[0] for u in page["source"]] == labels, look
+        np.testing.assert_allclose([u[1] for u in page["source"]], source, atol=1e-4)
+        np.testing.assert_allclose([u[1] for u in page["prefix"]], prefix, atol=1e-4)
+        for kind, values in (("cross", source), ("decoder_self", prefix)):
+            weights, rows, _ = oracle(session, tokenizer, kind, shown, words, hide, reading)
+            row = len(rows) - 1  # the shown step is the last row (its unit holds the step's piece)
+            for layer in range(weights.shape[0]):
+                for head in range(weights.shape[1]):
+                    expected = rank_correlation(weights[layer, head, row], values)
+                    got = page["agreement"][kind][layer][head]
+                    if np.isnan(expected):
+                        assert got is None, (look, kind, layer, head)
+                    else:
+                        assert got == pytest.approx(expected, abs=1e-3), (look, kind, layer, head)
+
+
+@pytest.mark.skipif(NODE is None, reason="Node.js is not installed (tests/run.sh installs it)")
+def test_rank_correlation_with_ties_equals_scipys():
+    rng = np.random.default_rng(0)
+    pairs = [(rng.integers(0, 4, n).tolist(), rng.normal(size=n).round(1).tolist()) for n in (2, 3, 7, 20)]
+    pairs += [([1, 1, 1], [1, 2, 3]), ([0.5], [0.2])]  # undefined: a constant list, one value
+    got = run_js("return data.map(([a, b]) => V.spearman(a, b));", pairs)
+    for (a, b), value in zip(pairs, got):
+        expected = rank_correlation(a, b)
+        assert (value is None) if np.isnan(expected) else value == pytest.approx(expected, abs=1e-9), (a, b)
