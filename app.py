@@ -270,7 +270,7 @@ class Events:
 
 
 DECODE = {"concurrency_id": "decode", "concurrency_limit": CONCURRENCY}  # Run, Step, what-if, /translate...
-HEAVY = {"concurrency_id": "heavy", "concurrency_limit": 1}  # the head summary, ablations, the film, the lens API
+HEAVY = {"concurrency_id": "heavy", "concurrency_limit": 1}  # head tests, the film, the Why tab, /attribute, /lens
 AHEAD = {"concurrency_id": "ahead", "concurrency_limit": 1}  # a user's next step, decoded while they look
 HIDDEN, PRIVATE, QUIET = {"api_visibility": "undocumented"}, {"api_visibility": "private"}, {"show_progress": "hidden"}
 

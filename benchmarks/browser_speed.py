@@ -63,6 +63,8 @@ BARS = {  # ratios to the floor
     "show_step": 0.35,
     "focus": 0.5,
     "focus_menu": 0.5,
+    "why_step": 1.5,
+    "why_show": 0.35,
     "heads_run": 1.5,
     "ablate": 1.5,
     "edit": 1.5,
@@ -220,6 +222,7 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
         times["floor"].append(click_ms(floor, "Step"))
         times["step"].append(click_ms(app, "Step"))
     measure_looks(app, floor, times, repeats)
+    measure_why(app, floor, times, repeats)
     set_source(app, TEN_WORDS)
     for _ in range(max(3, repeats // 2)):
         click_ms(app, "Reset")
@@ -229,7 +232,7 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
     for _ in range(3):
         click_ms(app, "Reset")
         times["paragraph"].append(click_ms(app, "Run"))
-    measure_lens(app, floor, times)
+    measure_head_tests(app, floor, times)
     measure_training(app, floor, times)
     for _ in range(3):
         fresh = open_page(browser, app_url)
@@ -262,8 +265,26 @@ def measure_looks(app, floor, times: dict[str, list[float]], repeats: int) -> No
     times["focus_menu_requests"].append(len(app.requests) - before)
 
 
-def measure_lens(app, floor, times: dict[str, list[float]]) -> None:
-    """The lens on the 10-word sentence: a Run with the Heads tab open (summary and every head ablated in turn),
+def measure_why(app, floor, times: dict[str, list[float]], repeats: int) -> None:
+    """The Why tab open on the 15-word sentence: Steps (each attributes its new step and reads the lens, after the
+    Step has answered) and moves of Show step (drawn in the page), with the server requests the moves sent."""
+    times.update(why_step=[], why_step_answered=[], why_show=[], why_show_requests=[])
+    click_ms(app, "Why")
+    click_ms(app, "Reset")
+    click_ms(app, "Step")
+    for _ in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["why_step"].append(click_ms(app, "Step", answered=times["why_step_answered"]))
+    before = len(app.requests)
+    for i in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["why_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
+    times["why_show_requests"].append(len(app.requests) - before)
+    click_ms(app, "Cross-attention")
+
+
+def measure_head_tests(app, floor, times: dict[str, list[float]]) -> None:
+    """The head tests on the 10-word sentence: a Run with the Heads tab open (summary and every head ablated in turn),
     Ablate (every cross head of layer 3), and an edit (a click on a source word at the shown step)."""
     times.update(heads_run=[], ablate=[], edit=[], heads_run_answered=[], ablate_answered=[], edit_answered=[])
     set_source(app, TEN_WORDS)
@@ -351,6 +372,8 @@ ROWS = (  # (measure, what it is); a row is left out when it was not measured
         "focus_menu",
         "Choose a Focus head from its menu (the views drawn; in brackets, the menu's closing animation done)",
     ),
+    ("why_step", "Step (de-en, 15 words), Why tab open (the new step attributed, the lens read, after the answer)"),
+    ("why_show", "Move Show step, Why tab open (attribution, agreement and lens redrawn in the page)"),
     ("run", "Run, 10-word sentence"),
     ("heads_run", "Run, 10 words, Heads tab open (summary + every head ablated in turn)"),
     ("ablate", "Ablate (cross layer 3), 10 words"),

@@ -2,7 +2,8 @@
 de-en and on a transformers model of opus-mt-de-en's shapes (random weights, benchmarks/shaped_models.py), at the
 app's one thread per request.
 
-    python benchmarks/why_speed.py [--no-large]
+    python benchmarks/why_speed.py [--no-large] [--write]    # --write: into benchmarks/RESULTS.md
+    python benchmarks/why_speed.py --quick                   # de-en only, once: that it runs
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ sys.path.insert(0, str(REPO))
 
 from adapters import load_pretrained
 from benchmarks.browser_speed import LARGE_MODELS, STEP_TEXT, large_model
+from benchmarks.results import put_block
 from lab.why.attribution import METHODS, attribute
 from transformer import DecodingSession, bundled
 from transformer.lens import decoder_lens
@@ -51,18 +53,31 @@ def per_step_ms(model, ids: list[int], repeats: int = 3) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-large", action="store_true", help="leave out the opus-mt-shaped model")
+    parser.add_argument("--write", action="store_true", help="put the table into benchmarks/RESULTS.md")
+    parser.add_argument("--quick", action="store_true", help="de-en only, timed once")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     models = {"de-en": (load_pretrained(str(bundled("de-en"))), SENTENCE)}
-    if not args.no_large:
+    if not (args.no_large or args.quick):
         models["opus-mt-de-en's shapes"] = (load_pretrained(str(large_model("opus"))), STEP_TEXT)
-    print("| model | steps | " + " | ".join(METHODS) + " | lens |")
-    print("|---|---|" + "---|" * (len(METHODS) + 1))
+    title = (
+        "Why this token (`python benchmarks/why_speed.py`): milliseconds per decoding step, 1 thread, medians of 3; "
+        "the page attributes every step of a run once, a Step only the new one."
+    )
+    lines = [
+        title,
+        "",
+        "| model | steps | " + " | ".join(METHODS) + " | lens |",
+        "|---|---|" + "---|" * (len(METHODS) + 1),
+    ]
     for name, (pipeline, text) in models.items():
-        t = per_step_ms(pipeline.model, pipeline.tokenizer.encode(text))
+        t = per_step_ms(pipeline.model, pipeline.tokenizer.encode(text), repeats=1 if args.quick else 3)
         cells = " | ".join(f"{t[m]:.0f}" for m in [*METHODS, "lens"])
-        print(f"| {name} | {t['steps']} | {cells} |")
-    print(f"\nms per step, 1 thread, medians of 3; the large model lives in {LARGE_MODELS}.")
+        lines.append(f"| {name} | {t['steps']} | {cells} |")
+    table = "\n".join(lines)
+    print(table + f"\n\nThe large model lives in {LARGE_MODELS}.")
+    if args.write and not args.quick:
+        put_block("why", table)
     return 0
 
 

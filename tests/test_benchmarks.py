@@ -36,3 +36,11 @@ def test_the_transformers_benchmark_runs_and_decodes_the_same_tokens_as_generate
     result = quick("hf_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]  # exit 1 when the tokens differ from generate()'s
     assert "session ÷ generate eager" in result.stdout and "| yes |" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_why_benchmark_times_every_method_and_the_lens():
+    result = quick("why_speed.py")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "| input_x_gradient | integrated_gradients | occlusion | lens |" in result.stdout
+    assert "| de-en |" in result.stdout

@@ -1,4 +1,4 @@
-"""transformers encoder–decoders (Marian, BART, T5) through the adapter: the same decoding, weights and lens as ours.
+"""transformers encoder–decoders (Marian, BART, T5) through the adapter: the same decoding, weights and head tests as ours.
 
 Each family is a tiny random model saved with save_pretrained, with a tokenizer trained in the test (tests/hf_models).
 The reference is transformers itself: generate() for the tokens, an eager output_attentions=True forward for the
@@ -93,7 +93,7 @@ def test_every_recorded_weight_equals_transformers_output_attentions(family):
 
 
 def test_a_pass_over_the_whole_prefix_is_masked_as_transformers_masks_it(family):
-    """The lens reads the decoder over the whole prefix at once: no position may see the ones after it."""
+    """The head tests read the decoder over the whole prefix at once: no position may see the ones after it."""
     pipeline, reference, _ = family
     model, ids = pipeline.model, pipeline.tokenizer.encode(TEXTS[0])
     tokens = DecodingSession(model, ids, max_new_tokens=LIMIT).run()
@@ -237,3 +237,31 @@ def test_the_tokenizers_own_special_tokens_count_as_specials_in_the_head_summari
     assert summaries.special_positions(ids, pipeline.model).tolist() == [i in special for i in ids]
     assert pipeline.tokenizer.unk_id not in pipeline.model.special_ids  # <unk> stands for text, as in our models
     assert ids[-1] in special and (ids[0] in special) == (pipeline.model.rules.forced_first is not None)  # BART's <s>
+
+
+def test_the_why_tab_explains_a_transformers_models_decoding(family):
+    """The Why tab's message for every family: each step attributed, and the lens's last layer writes what was
+    written (greedy decoding)."""
+    from lab.controls import Controls
+    from lab.decoding.run import UserState
+    from lab.models.registry import Registry
+    from lab.page.lab import Lab
+
+    pipeline, _, _ = family
+    lab, user = Lab(Registry.of({"m": pipeline})), UserState()
+    c = Controls("m", TEXTS[1], max_len=LIMIT, method="occlusion")
+    lab.do(lab.decoding.run, user, c)
+    lab.open_tab(user, c, "why")
+    message = lab.fill(user)["why"]
+    session = user.run.session
+    assert "error" not in message and len(message["steps"]) == len(session.tokens) > 0
+    assert all(len(s["source"]) == len(session.src_ids) for s in message["steps"])
+    last = [layers[-1][0][0] for layers in message["lens"]["top"]]
+    assert last == [s["label"] for s in payload_steps(session, pipeline.tokenizer)]
+    assert message["lens"]["settled"][-1] is not None
+
+
+def payload_steps(session, tokenizer) -> list[dict]:
+    from lab.attention import payload
+
+    return payload.full(session, tokenizer, "m")["steps"]

@@ -1,6 +1,6 @@
 """Loading transformers checkpoints: what is told from config.json, what is fetched from the Hub, and every refusal.
 
-The app with such a model: the Model dropdown and the API name it as given, and every view and the lens answer.
+The app with such a model: the Model dropdown and the API name it as given, and every view and the head tests answer.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def test_a_transformers_model_loads_offline_from_a_hub_cache(marian, tmp_path):
     assert result.stdout.split() == ["HFSeq2Seq", "4", "True"]
 
 
-def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_lens(marian, tmp_path):
+def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_head_tests(marian, tmp_path):
     from transformers import GPT2Config, GPT2LMHeadModel
 
     GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50, n_positions=32)).save_pretrained(

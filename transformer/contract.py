@@ -1,6 +1,6 @@
 """What a sequence-to-sequence model and its tokenizer must offer to be decoded, drawn and tested here.
 
-Decoding (greedy, beam search, the step-by-step session), Seq2SeqPipeline and the app's lens are typed against
+Decoding (greedy, beam search, the step-by-step session), Seq2SeqPipeline and the app's head tests are typed against
 `Seq2SeqModel` and `Seq2SeqTokenizer`, never against one implementation, so a field means the same for every model.
 Our `Transformer` and `Tokenizer` meet the contract natively; adapters for other model families (the `adapters`
 package beside this library) wrap them to meet it. Each member says why it exists: who calls it, or what it is for
@@ -148,7 +148,7 @@ class Seq2SeqModel(Protocol):
     ) -> EncoderOutput:
         """src (B, S) ids, padded with pad_id -> memory, the source mask, and per-layer weights and values if asked.
 
-        Every decoding starts here. `interventions` ablates encoder heads (the lens). `src_embeds` (B, S, D), when
+        Every decoding starts here. `interventions` ablates encoder heads (the head tests). `src_embeds` (B, S, D), when
         given, is read in place of embed_source(src): gradient attribution differentiates with respect to it.
         """
 
@@ -167,7 +167,7 @@ class Seq2SeqModel(Protocol):
         """The decoder over tgt (B, T): a whole prefix starting with bos_id, or with `cache` the positions after it.
 
         Self-attention is causal and hides target padding; cross-attention hides the source's (src_mask). Decoding
-        steps with the cache; the lens runs whole prefixes. `interventions` ablates decoder heads and applies
+        steps with the cache; the head tests and the decoder's lens run whole prefixes. `interventions` ablates decoder heads and applies
         cross-attention edits whose step falls in this call. `tgt_embeds` (B, T, D) replaces embed_target(tgt) for
         attribution; `output_layer_states` returns the hidden state after every layer (the layer-by-layer lens).
         """

@@ -1,7 +1,7 @@
 """The encoder-decoder Transformer: embeddings, encode / decode / forward, and the output projection.
 
 It meets the library's model contract (transformer.contract.Seq2SeqModel) natively: decoding, the readings and the
-app's lens drive it through that contract alone.
+app's head tests drive it through that contract alone.
 
 Dimension key: B batch, H heads, S source positions, T target positions, P cached target positions, D d_model, V vocabulary.
 Masks follow the package convention (bool, True = may attend; see attention.py).

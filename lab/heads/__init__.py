@@ -1,4 +1,4 @@
-"""The heads lens: from looking to testing. Every head summarised over a decoding, heads ablated from the real forward
+"""Head tests: from looking to testing. Every head summarised over a decoding, heads ablated from the real forward
 pass and cross heads edited to look elsewhere, through the library's Interventions (nothing here computes attention).
 
     naming       "kind:layer:head" (1-based, "*" for all) <-> transformer.Head; labels and choices

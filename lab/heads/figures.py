@@ -1,4 +1,4 @@
-"""Plotly figures of the lens: a per-head summary (layers x heads for each kind), and what an ablation changed at
+"""Plotly figures of the head tests: a per-head summary (layers x heads for each kind), and what an ablation changed at
 each step. Pure functions over numbers and labels: no server, no gradio.
 
 Every cell of the summary carries "kind|Layer l · Head h" as its customdata, which a click turns into the Focus head

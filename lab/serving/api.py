@@ -18,7 +18,7 @@ from ..snapshots import tab as snapshots_tab
 from ..snapshots.decodings import Snapshots
 from ..why.records import attribution_record, lens_record
 
-LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the lens endpoints test every head or step
+LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the head tests try every head or step
     "translate": (256, 256),
     "attention": (256, 256),
     "heads": (64, 64),

@@ -1,4 +1,4 @@
-"""The lens: per-head summaries, ablation and editing as the app and its API give them, on the bundled models."""
+"""The head tests: per-head summaries, ablation and editing as the app and its API give them, on the bundled models."""
 
 import math
 
