@@ -56,7 +56,8 @@ def test_the_message_holds_every_steps_attribution_and_the_lens(lab):
     expected = attribute(session.model, session.src_ids, session.tokens, "input_x_gradient", limit=6)
     for t, (record, a) in enumerate(zip(message["steps"], expected)):
         assert len(record["source"]) == S and len(record["prefix"]) == t + 1
-        np.testing.assert_allclose(record["source"], a.source, atol=1e-4)
+        np.testing.assert_allclose(record["source"], a.source, rtol=1e-3, atol=1e-7)
+        np.testing.assert_allclose(record["prefix"], a.prefix, rtol=1e-3, atol=1e-7)
         assert record["source_share"] == pytest.approx(a.source_share, abs=1e-3) and "gap" not in record
     lens = message["lens"]
     reading = decoder_lens(session.model, session.src_ids, session.tokens, 5, 6)
@@ -64,6 +65,8 @@ def test_the_message_holds_every_steps_attribution_and_the_lens(lab):
     assert len(lens["top"]) == n and len(lens["top"][0][0]) == 5
     np.testing.assert_allclose(lens["written"], reading.written_probs.T.numpy(), atol=1e-4)
     assert lens["settled"] == [None if s is None else s + 1 for s in reading.settled]
+    labels = [s["label"] for s in payload.full(session, user.run.pipeline.tokenizer, "tiny")["steps"]]
+    assert [layers[-1][0][0] for layers in lens["top"]] == labels  # the last layer writes what greedy wrote
     assert message["notes"]["method"].startswith("Input × gradient")
 
 
@@ -85,6 +88,7 @@ def test_a_step_with_the_tab_open_attributes_only_the_new_step(lab, monkeypatch)
     monkeypatch.setattr(
         why_tab, "attribute_step", lambda scorer, step, method: made.append(step) or real(scorer, step, method)
     )
+    lab.decoding.step_ahead(user)  # as the page asks while it shows a step: Step then takes that fork
     answered = lab.do(lab.decoding.step, user, c)
     assert answered["why"]["op"] == "computing"
     filled = lab.fill(user)["why"]
@@ -92,6 +96,20 @@ def test_a_step_with_the_tab_open_attributes_only_the_new_step(lab, monkeypatch)
     c.method = "occlusion"  # another method: its own attribution of every step
     lab.show(user, c)
     assert len(lab.fill(user)["why"]["steps"]) == 3 and made == [3, 1, 2, 3]
+
+
+def test_after_a_what_if_the_steps_it_changed_are_attributed_anew(lab):
+    user, _, before = opened(lab, max_len=4)
+    session = user.run.session
+    other = next(t for t in range(5, 50) if t != session.tokens[1] and session.can_write(t, 2))
+    lab.do(lab.decoding.force, user, Controls("de-en", SOURCE, max_len=4, shown=2), str(other))
+    after = lab.fill(user)["why"]
+    tokens = user.run.session.tokens
+    assert tokens[1] == other and after["tokens"] == tokens
+    fresh = attribute(session.model, session.src_ids, tokens, "input_x_gradient", limit=4)
+    for record, a in zip(after["steps"], fresh):
+        np.testing.assert_allclose(record["source"], a.source, rtol=1e-3, atol=1e-7)
+    assert after["steps"][0] == before["steps"][0] and after["steps"][1] != before["steps"][1]
 
 
 def test_the_deletion_test_answers_after_the_click(lab):
@@ -162,17 +180,29 @@ def test_the_page_draws_words_and_agreement_as_python_defines_them(lab):
         assert [u[0] for u in page["source"]] == labels, look
         np.testing.assert_allclose([u[1] for u in page["source"]], source, atol=1e-4)
         np.testing.assert_allclose([u[1] for u in page["prefix"]], prefix, atol=1e-4)
-        for kind, values in (("cross", source), ("decoder_self", prefix)):
-            weights, rows, _ = oracle(session, tokenizer, kind, shown, words, hide, reading)
-            row = len(rows) - 1  # the shown step is the last row (its unit holds the step's piece)
-            for layer in range(weights.shape[0]):
-                for head in range(weights.shape[1]):
-                    expected = rank_correlation(weights[layer, head, row], values)
+        for kind, values, ids in (("cross", source, session.src_ids), ("decoder_self", prefix, inputs)):
+            rows = step_rows(session, tokenizer, kind, shown, reading, ids, words, hide)
+            for layer in range(rows.shape[0]):
+                for head in range(rows.shape[1]):
+                    expected = rank_correlation(rows[layer, head], values)
                     got = page["agreement"][kind][layer][head]
                     if np.isnan(expected):
                         assert got is None, (look, kind, layer, head)
                     else:
                         assert got == pytest.approx(expected, abs=1e-3), (look, kind, layer, head)
+
+
+def step_rows(session, tokenizer, kind: str, shown: int, reading: str, ids, words: bool, hide: bool) -> np.ndarray:
+    """Every head's attention at step `shown` alone (L, H, units), as lab.attention.units merges a column: the
+    step's own row of pieces, its columns summed into words, specials dropped and the row renormalised."""
+    pieces, _, _ = oracle(session, tokenizer, kind, shown, False, False, reading)
+    special = session.model.special_ids
+    units = Units.of(tokenizer.tokens(ids), [i in special for i in ids], words, tokenizer.is_character_level)
+    rows = pieces[:, :, shown - 1] @ units.key_matrix(len(ids))
+    if hide:
+        rows = rows[..., units.without_specials()[1]]
+        rows = rows / np.clip(rows.sum(-1, keepdims=True), 1e-30, None)
+    return rows
 
 
 @pytest.mark.skipif(NODE is None, reason="Node.js is not installed (tests/run.sh installs it)")

@@ -31,6 +31,7 @@
   const lab = window.attentionLab = {
     decoding: null,
     key: "",
+    fullKey: "", // the key of the last whole decoding received: what followed it was only steps more or fewer
     shown: 0,
     tab: "cross",
     look: {words: true, hideSpecials: false, scale: "linear", focus: null, reading: "weights"},
@@ -46,6 +47,7 @@
       const d = this.decoding;
       if (message.op === "full") this.decoding = new V.Decoding(message.data);
       else if (message.op === "clear") this.decoding = null;
+      if (message.op === "full" || message.op === "clear") this.fullKey = message.key;
       else if (message.op === "step" && d && this.key === message.after) d.addStep(message);
       else if (message.op === "back" && d && this.key === message.after) d.keep(message.steps);
       else if (message.op !== "show" || this.key !== message.key) return; // not for what the page holds
@@ -172,25 +174,28 @@
       }
       const parts = (name) => view.querySelector(`.${name}`);
       const d = this.decoding, why = this.why;
-      // Another run's is not shown as this one's; this run's before a Step or a what-if is, for the steps it shares
-      // (the new one's is on its way).
-      const run = (key) => String(key).split(".")[0];
-      const usable = d && why && (why.key === this.key || (run(why.key) === run(this.key)
-        && why.tokens.every((t, i) => i >= d.steps.length || d.steps[i].token === t)));
+      // Another decoding's is not shown as this one's. This one's from before a Step or a Back is, for the steps
+      // both have, while the new one is on its way: made at or after the last whole decoding the page received (a
+      // what-if, an ablation or an edit sends a whole one), with the same tokens.
+      const at = (key) => String(key).split(".");
+      const [whySerial, whyVersion] = why ? at(why.key) : [], [serial] = at(this.key), [fullSerial, fullVersion] = at(this.fullKey);
+      const usable = d && why && (why.key === this.key || (whySerial === serial && fullSerial === serial
+        && +whyVersion >= +fullVersion && why.tokens.every((t, i) => i >= d.steps.length || d.steps[i].token === t)));
       parts("why-busy").textContent = this.whyComputing;
       const state = !d ? {empty: "Run or Step to decode."} : usable ? V.why(d, why, this.shown, this.look)
         : {empty: this.whyComputing || "Open this tab after a Run."};
       V.renderWhy(parts("why-text"), state);
       const figures = [parts("why-cross"), parts("why-self"), parts("why-lens")];
+      if (usable && why.lens) this.figure(figures[2], V.lensFigure(d, why.lens, this.shown, figures[2].clientWidth));
+      else figures[2].replaceChildren();
       if (state.empty) {
-        figures.forEach(f => f.replaceChildren());
+        figures.slice(0, 2).forEach(f => f.replaceChildren());
         parts("why-agree-note").textContent = "";
         return;
       }
       parts("why-agree-note").textContent = why.notes.agreement;
       this.figure(figures[0], V.agreementFigure(state.agreement.cross, "Cross heads vs the source's attribution", this.look.focus));
       this.figure(figures[1], V.agreementFigure(state.agreement.decoder_self, "Decoder self heads vs the prefix's", this.look.focus));
-      if (why.lens) this.figure(figures[2], V.lensFigure(d, why.lens, this.shown, figures[2].clientWidth));
     },
 
     download(format) {

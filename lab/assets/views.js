@@ -531,20 +531,27 @@ const AttentionViews = (() => {
     return {background: `rgba(8, 81, 156, ${weight.toFixed(3)})`, color: weight > 0.55 ? "#fff" : "#111"};
   }
 
+  /** Every head's row of `kind` at step `shown` (its own piece row: a word's other pieces are other steps), its
+   * columns in the look's units and reading, specials dropped and renormalised with `hideSpecials`: (L, H, 1, C). */
+  function stepRow(decoding, kind, shown, look) {
+    const cols = kind === "cross" ? units(decoding.src, decoding.S, look.words) : units(decoding.inputs(), shown, look.words);
+    const one = {labels: ["·"], groups: [[0]], special: [false]};
+    const all = read(decoding, kind, shown, look.reading);
+    const {L, H, Q, K} = all, row = new Float32Array(L * H * K);
+    for (let lh = 0; lh < L * H; lh++) row.set(all.data.subarray((lh * Q + shown - 1) * K, (lh * Q + shown) * K), lh * K);
+    const merged = inUnits({...all, Q: 1, data: row}, one, cols, look.hideSpecials);
+    return {stack: merged, labels: merged.cols.map(c => cols.labels[c]), groups: merged.cols.map(c => cols.groups[c])};
+  }
+
   /** This step's cross-attention over the source words, as plain data: heading parts, words with weights. */
   function now(decoding, shown, look) {
     if (!shown) return {empty: true};
     const step = decoding.steps[shown - 1];
-    const cols = units(decoding.src, decoding.S, look.words);
-    const one = {labels: ["·"], groups: [[0]], special: [false]};
-    const all = read(decoding, "cross", shown, look.reading);
-    const Q = all.Q, K = all.K, row = new Float32Array(all.L * all.H * K);
-    for (let lh = 0; lh < all.L * all.H; lh++) row.set(all.data.subarray((lh * Q + shown - 1) * K, (lh * Q + shown) * K), lh * K);
-    const merged = inUnits({...all, Q: 1, data: row}, one, cols, look.hideSpecials);
-    const chosen = head(merged, look.focus, false);
-    const shades = scaled(chosen.z, 1, merged.K, look.scale);
-    const words = merged.cols.map((c, i) => ({label: cols.labels[c], weight: chosen.z[i], shade: unit(shades[i], look.scale),
-      pieces: cols.groups[c]}));
+    const row = stepRow(decoding, "cross", shown, look);
+    const chosen = head(row.stack, look.focus, false);
+    const shades = scaled(chosen.z, 1, row.stack.K, look.scale);
+    const words = row.labels.map((label, i) => ({label, weight: chosen.z[i], shade: unit(shades[i], look.scale),
+      pieces: row.groups[i]}));
     return {empty: false, step: shown, token: step.label, forced: step.forced, name: chosen.name, words, hidden: look.hideSpecials};
   }
 
@@ -647,18 +654,15 @@ const AttentionViews = (() => {
     return groups.map(g => g.reduce((total, i) => total + (values[i] || 0), 0));
   }
 
-  /** Per head (L, H), the rank correlation of its attention at the current row (in the look's units and reading)
-   * with the attribution of the same units; null rows where the head or the attribution has no order. */
-  function agreement(w, values) {
-    const {L, H, Q, K, data} = w.stack;
+  /** Per head (L, H), the rank correlation of its attention at this step (`row`: stepRow's) with the attribution of
+   * the same units; null where the head or the attribution has no order. */
+  function agreement(row, values) {
+    const {L, H, K, data} = row.stack;
     const grid = [];
     for (let l = 0; l < L; l++) {
-      const row = [];
-      for (let h = 0; h < H; h++) {
-        const at = ((l * H + h) * Q + w.current) * K;
-        row.push(w.current === null ? null : spearman(Array.from(data.subarray(at, at + K)), values));
-      }
-      grid.push(row);
+      const cells = [];
+      for (let h = 0; h < H; h++) cells.push(spearman(Array.from(data.subarray((l * H + h) * K, (l * H + h + 1) * K)), values));
+      grid.push(cells);
     }
     return grid;
   }
@@ -671,18 +675,18 @@ const AttentionViews = (() => {
     const record = message.steps[shown - 1], step = decoding.steps[shown - 1];
     if (message.error) return {empty: message.error};
     if (!record || message.tokens[shown - 1] !== step.token) return {empty: "Attributing this step…"};
-    const cross = weights(decoding, "cross", shown, look), self = weights(decoding, "decoder_self", shown, look);
-    const source = summed(record.source, cross.cols.groups), prefix = summed(record.prefix, self.cols.groups);
+    const cross = stepRow(decoding, "cross", shown, look), self = stepRow(decoding, "decoder_self", shown, look);
+    const source = summed(record.source, cross.groups), prefix = summed(record.prefix, self.groups);
     const top = Math.max(1e-12, ...source.map(Math.abs), ...prefix.map(Math.abs));
     const unitsOf = (labels, values, groups) => labels.map((label, i) => ({label, value: values[i], shade: values[i] / top,
       pieces: groups[i]}));
     const state = {empty: false, step: shown, token: step.label, prob: step.prob, forced: step.forced,
       title: message.title, notes: message.notes, share: record.source_share,
-      source: unitsOf(cross.cols.labels, source, cross.cols.groups),
-      prefix: unitsOf(self.cols.labels, prefix, self.cols.groups),
+      source: unitsOf(cross.labels, source, cross.groups),
+      prefix: unitsOf(self.labels, prefix, self.groups),
       attention: now(decoding, shown, look),
       agreement: {cross: agreement(cross, source), decoder_self: agreement(self, prefix)}};
-    if (record.gap !== undefined) state.gap = {total: record.total, change: record.total - record.gap, gap: record.gap};
+    if (record.gap !== undefined && record.gap !== null) state.gap = {total: record.total, change: record.total - record.gap, gap: record.gap};
     return state;
   }
 
@@ -771,15 +775,15 @@ const AttentionViews = (() => {
    * token settles is outlined, and the shown step's column. Wider than `room` (px) when its steps need it: its
    * container then scrolls sideways. */
   function lensFigure(decoding, lens, shown, room = 0) {
-    const T = lens.top.length, L = lens.layers;
+    const T = Math.min(lens.top.length, decoding.steps.length), L = lens.layers; // after Back, the steps it has
     const z = [], text = [], hover = [];
     for (let l = 0; l < L; l++) {
-      z.push(lens.written.map(row => row[l]));
-      text.push(lens.top.map(row => escapeToken(row[l][0][0])));
-      hover.push(lens.top.map(row => row[l].map(([t, p]) => `${escapeToken(t)} ${p.toFixed(3)}`).join("<br>")));
+      z.push(lens.written.slice(0, T).map(row => row[l]));
+      text.push(lens.top.slice(0, T).map(row => escapeToken(row[l][0][0])));
+      hover.push(lens.top.slice(0, T).map(row => row[l].map(([t, p]) => `${escapeToken(t)} ${p.toFixed(3)}`).join("<br>")));
     }
     const xs = axisLabels(decoding.out.labels.slice(0, T)).map((t, i) => `${i + 1}: ${t}`);
-    const shapes = lens.settled.map((s, t) => (s === null ? null : outline(t - 0.5, t + 0.5, s - 1.5, s - 0.5, STYLE.focusLine, 2)))
+    const shapes = lens.settled.slice(0, T).map((s, t) => (s === null ? null : outline(t - 0.5, t + 0.5, s - 1.5, s - 0.5, STYLE.focusLine, 2)))
       .filter(Boolean);
     if (shown) shapes.push(outline(shown - 1.5, shown - 0.5, -0.5, L - 0.5, STYLE.highlight, 2));
     const need = 44 * T + 130;
@@ -796,7 +800,7 @@ const AttentionViews = (() => {
 
   return {configure, Decoding, units, inUnits, valueWeighted, through, read, weights, head, view, compare, now,
     renderNow, renderCandidates, weights16, floats32, kindFigure, colourAxis, scaled, escapeToken, unique, axisLabels,
-    emptyFigure, KINDS, MAX_LABEL, MAX_ROWS_SHOWN, ranks, spearman, why, renderWhy, agreementFigure, lensFigure};
+    emptyFigure, KINDS, MAX_LABEL, MAX_ROWS_SHOWN, ranks, spearman, stepRow, why, renderWhy, agreementFigure, lensFigure};
 })();
 
 if (typeof module !== "undefined") module.exports = AttentionViews;

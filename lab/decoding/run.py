@@ -35,6 +35,7 @@ class Run:
     held: str = ""  # the interventions the session holds, in words (said in the notice while they last)
     ablated: frozenset | None = None  # after an Ablate: the heads it removed (the Heads tab shows what that changed)
     deletion_asked: bool = False  # the Why tab's deletion test was asked for on this source
+    attributions: dict = field(default_factory=dict)  # the Why tab's step attributions made on it (lab.why.tab)
     # The decoding without the ablation or edit, which the head summary describes (it stays put while heads are
     # tested); None while the session holds no intervention.
     base: DecodingSession | None = None

@@ -22,15 +22,15 @@ PENDING = "pending"  # what the page shows of a slow output until fill sends it
 def changes(user: UserState, c: Controls, shown: int | None, snapshots: Snapshots, max_len: int | None) -> dict:
     """The outputs whose value changed, name -> new value, for the user's run at step `shown` (None: the latest);
     a slow one as its placeholder."""
-    found = {}
+    found, waiting = {}, False
     for name, (key, make) in wanted(user, c, shown, snapshots, max_len).items():
         if user.drawn.get(name, ()) == key:
             continue
         if name in SLOW and key is not None:  # a None key: nothing to compute (no run, or a hint), sent at once
-            found[name], user.drawn[name] = placeholder(name), (PENDING, key)
+            found[name], user.drawn[name], waiting = placeholder(name), (PENDING, key), True
         else:
             found[name], user.drawn[name] = make(), key
-    if any(name in SLOW for name in found):
+    if waiting:
         user.fills += 1
         found["to_fill"] = str(user.fills)  # its change asks for them
     user.answered = c

@@ -10,9 +10,8 @@ decoding is not attributed again, so a Step with the tab open costs one step's a
 
 from __future__ import annotations
 
+import logging
 import math
-import threading
-import weakref
 from collections.abc import Callable
 
 from transformer import DecodingSession
@@ -47,9 +46,7 @@ DELETION_MEANING = (
 )
 DELETION_SLOW = "Removing each ranking's top source tokens at every step of this sentence…"
 
-# step attributions already made, per decoding session (a session is one user's; dropped with it)
-_made: weakref.WeakKeyDictionary[DecodingSession, dict] = weakref.WeakKeyDictionary()
-_made_lock = threading.Lock()
+logger = logging.getLogger("attention_lab")
 
 
 def outputs(run: Run, method: str) -> dict:
@@ -67,7 +64,7 @@ def outputs(run: Run, method: str) -> dict:
 def explain(run: Run, method: str) -> Callable[[], dict]:
     """How to make the Why message of the run as it stands now (what it needs is taken now, under the user's lock;
     the making can run after, while the user goes on)."""
-    session, tokenizer, key = run.session, run.pipeline.tokenizer, decoding_key(run)
+    session, tokenizer, key, made = run.session, run.pipeline.tokenizer, decoding_key(run), run.attributions
     src_ids, tokens = list(session.src_ids), list(session.tokens)
     model, limit, interventions = session.model, session.max_new_tokens, session.interventions
 
@@ -78,35 +75,46 @@ def explain(run: Run, method: str) -> Callable[[], dict]:
         if not tokens:
             return message
         try:
-            steps = _attributions(session, src_ids, tokens, method)
+            steps = _attributions(made, session, src_ids, tokens, method)
+            message["steps"] = [_step_record(a) for a in steps]
+            message["lens"] = _lens_record(model, tokenizer, src_ids, tokens, limit, interventions)
         except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
             message["error"] = f"This model cannot give gradients for attribution: {str(err).splitlines()[0]}"
-            steps = []
-        message["steps"] = [_step_record(a) for a in steps]
-        lens = decoder_lens(model, src_ids, tokens, LENS_TOP_K, limit, interventions)
-        special = model.special_ids
-        message["lens"] = {
-            "layers": lens.top_ids.size(0),
-            "top": [
-                [
-                    [[token_label(tokenizer, int(i), special), round(float(p), 4)] for i, p in zip(ids, probs)]
-                    for ids, probs in zip(lens.top_ids[:, t].tolist(), lens.top_probs[:, t].tolist())
-                ]
-                for t in range(len(tokens))
-            ],  # [step][layer] -> [[label, probability], ...], likeliest first
-            "written": [[round(float(p), 4) for p in lens.written_probs[:, t]] for t in range(len(tokens))],
-            "settled": [None if s is None else s + 1 for s in lens.settled],  # 1-based layer
-        }
+        except Exception as err:  # said in the tab, which would otherwise say "computing" for good
+            logger.exception("why this token failed")
+            message["error"] = f"Attribution failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
         return message
 
     return make
 
 
-def _attributions(session: DecodingSession, src_ids: list[int], tokens: list[int], method: str) -> list:
-    """Every step's attribution, the ones this session already made taken as they are (a step's attribution
-    depends only on the source, the tokens up to it and the session's model, limit and interventions)."""
-    with _made_lock:
-        made = _made.setdefault(session, {})
+def _lens_record(model, tokenizer, src_ids: list[int], tokens: list[int], limit: int, interventions) -> dict:
+    """The lens for the page: per step and layer the top tokens [[label, probability], ...], the probability of the
+    token written, and the layer (1-based) where it settles."""
+    lens = decoder_lens(model, src_ids, tokens, LENS_TOP_K, limit, interventions)
+    special = model.special_ids
+    return {
+        "layers": lens.top_ids.size(0),
+        "top": [
+            [
+                [[token_label(tokenizer, int(i), special), round(float(p), 4)] for i, p in zip(ids, probs)]
+                for ids, probs in zip(lens.top_ids[:, t].tolist(), lens.top_probs[:, t].tolist())
+            ]
+            for t in range(len(tokens))
+        ],
+        "written": [[round(float(p), 4) for p in lens.written_probs[:, t]] for t in range(len(tokens))],
+        "settled": [None if s is None else s + 1 for s in lens.settled],
+    }
+
+
+def _attributions(made: dict, session: DecodingSession, src_ids: list[int], tokens: list[int], method: str) -> list:
+    """Every step's attribution, the ones this run already made (`made`) taken as they are. A step's attribution
+    depends on the source, the tokens up to it, and the session's model, limit and interventions: the run keeps one
+    session's (and its forks', which share them: a step decoded ahead) and starts again after an edit."""
+    held = (session.interventions, session.max_new_tokens)
+    if made.get("held") is None or made["held"][0] is not held[0] or made["held"][1] != held[1]:
+        made.clear()
+        made["held"] = held
     scorer = None
     found: list[StepAttribution] = []
     for step in range(1, len(tokens) + 1):
@@ -118,15 +126,20 @@ def _attributions(session: DecodingSession, src_ids: list[int], tokens: list[int
     return found
 
 
+def _significant(values) -> list[float]:
+    """Four significant figures: a near-certain step's gradients are tiny, and must not round to zero."""
+    return [float(f"{float(v):.4g}") for v in values]
+
+
 def _step_record(a: StepAttribution) -> dict:
     share = a.source_share
     record = {
-        "source": [round(float(v), 5) for v in a.source],
-        "prefix": [round(float(v), 5) for v in a.prefix],
+        "source": _significant(a.source),
+        "prefix": _significant(a.prefix),
         "source_share": None if math.isnan(share) else round(share, 4),
         "log_prob": round(a.log_prob, 5),
     }
-    if a.delta is not None:  # integrated gradients: how far the values are from adding up to the change
+    if a.delta is not None and math.isfinite(a.delta):  # integrated gradients: how far the sum is from the change
         record["gap"] = round(a.delta, 5)
         record["total"] = round(float(a.source.sum() + a.prefix.sum()), 5)
     return record
