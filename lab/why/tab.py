@@ -36,7 +36,7 @@ NOTE = (
 AGREEMENT_NOTE = (
     "Agreement: Spearman's rank correlation, per head, between its attention at this step (in the Reading chosen "
     "above) and the attribution, over the source words (cross heads) or the prefix (decoder self heads); 1 ranks them "
-    "as the attribution does. Click a head to focus it."
+    "as the attribution does (over two units it can only be 1 or -1). Click a head to focus it."
 )
 DELETION_ASK = "Run the deletion test to see, on this sentence, which ranking of the source words to trust."
 DELETION_MEANING = (
