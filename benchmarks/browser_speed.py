@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -35,6 +34,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from browser_table import report
 from load import REPO, start_app
 from results import put_block
 from shaped_models import SHAPES, shaped_marian
@@ -57,27 +57,9 @@ PARAGRAPH = (  # 60 words
     "Die neuen Einstellungen gelten dann für alle markierten Zellen des aktuellen Tabellenblatts. "
     "Um die Formatierung wieder zu entfernen, wählen Sie die Zellen erneut aus und klicken Sie dann auf Standard."
 )
-BARS = {  # ratios to the floor
-    "step": 1.5,
-    "run": 2.5,
-    "show_step": 0.35,
-    "focus": 0.5,
-    "focus_menu": 0.5,
-    "why_step": 1.5,
-    "why_show": 0.35,
-    "heads_run": 1.5,
-    "ablate": 1.5,
-    "edit": 1.5,
-    "training_open": 1.5,
-    "snapshot": 1.5,
-    "step_opus": 1.2,
-    "step_large": 1.2,
-}
-SHOW_STEP_MS = 50  # a move of Show step, at most, whatever the floor
 LARGE_MODELS = Path(tempfile.gettempdir()) / "attention-lab-benchmark-models"
 
 FILM_TEXT = "abcdef12"  # the reversal model's Training tab
-TIME_BARS_S = {"first_run": 2.0, "paragraph": 3.0}
 
 WATCH = """() => {
   window.__lab = {t0: 0, last: 0, answered: 0, drawn: 0, armed: false};
@@ -362,63 +344,6 @@ def measure_large(browser, app_url: str, floor_url: str, repeats: int, times: di
             times["step_large_rapid"].append(rapid_step_ms(app))
     floor.context.close()
     app.context.close()
-
-
-ROWS = (  # (measure, what it is); a row is left out when it was not measured
-    ("step", "Step (de-en, 15 words)"),
-    ("show_step", "Move Show step (de-en, 15 words)"),
-    ("focus", "Choose a Focus head: click its tile"),
-    (
-        "focus_menu",
-        "Choose a Focus head from its menu (the views drawn; in brackets, the menu's closing animation done)",
-    ),
-    ("why_step", "Step (de-en, 15 words), Why tab open (the new step attributed, the lens read, after the answer)"),
-    ("why_show", "Move Show step, Why tab open (attribution, agreement and lens redrawn in the page)"),
-    ("run", "Run, 10-word sentence"),
-    ("heads_run", "Run, 10 words, Heads tab open (summary + every head ablated in turn)"),
-    ("ablate", "Ablate (cross layer 3), 10 words"),
-    ("edit", "Edit: click a source word, 10 words"),
-    ("training_open", "Open the Training tab (reverse: every snapshot decodes the source)"),
-    ("snapshot", "Move the Training slider to another snapshot"),
-    ("step_opus", "Step, transformers model of opus-mt-de-en's shapes (6+6 layers × 8 heads, 58k vocabulary)"),
-    ("step_large", "Step, transformers model of mBART-large's shapes (12+12 layers × 16 heads, 250k vocabulary)"),
-    ("step_large_rapid", "the same, a Step clicked the moment the one before answered (no time to decode ahead)"),
-)
-
-
-def report(times: dict[str, list[float]], label: str) -> str:
-    med = {name: statistics.median(values) for name, values in times.items() if values}
-    floor = med["floor"]
-    heading = (
-        f"Browser ({label}): Chromium, click to the page's last DOM change, medians of "
-        f"{len(times['step'])} Steps and Show step moves, 8 Focus head choices, {len(times['run'])} Runs and 3 of "
-        "the others; floor = benchmarks/floor_app.py, clicked alternately. Where a click's slow parts are filled "
-        "after it, its time is when it was answered, and when all was filled is in brackets."
-    )
-    lines = [
-        heading,
-        "",
-        "| browser measure | median (ms) | ratio to floor | bar |",
-        "|---|---|---|---|",
-        f"| floor: bare Gradio app, one tiled heatmap | {floor:.0f} | 1.00 | |",
-    ]
-    for name, words in ROWS:
-        if name not in med:
-            continue
-        shown = med.get(f"{name}_answered", med[name])
-        later = med[name] if f"{name}_answered" in med else med.get("focus_closed") if name == "focus_menu" else None
-        ratio = shown / floor
-        ok = ratio <= BARS.get(name, float("inf")) and (name != "show_step" or shown <= SHOW_STEP_MS)
-        bar = f"{'✓' if ok else '✗'} ≤ {BARS[name]}×" if name in BARS else ""
-        bar += f", ≤ {SHOW_STEP_MS} ms" if name == "show_step" else ""
-        if f"{name}_requests" in times:
-            bar += f"; {sum(times[name + '_requests'])} server requests"
-        filled = f" ({later:.0f})" if later else ""
-        lines.append(f"| {words} | {shown:.0f}{filled} | {ratio:.2f} | {bar} |")
-    for name, words in (("first_run", "first Run after the page loads"), ("paragraph", "Run, 60-word paragraph")):
-        ok = "✓" if med[name] <= 1000 * TIME_BARS_S[name] else "✗"
-        lines.append(f"| {words} | {med[name]:.0f} | {med[name] / floor:.2f} | {ok} ≤ {TIME_BARS_S[name]:g} s |")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
