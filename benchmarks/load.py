@@ -25,8 +25,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 # The controls after Model and Source, in page.INPUTS order: strategy, beam size, max length, top-k shown, the shown
-# step, words, hide specials, colour scale, focus, reading, the Training tab's snapshot.
-CONTROLS = ("greedy", 4, 64, 8, 0, True, False, "linear", "Mean of all heads", "weights", 0)
+# step, words, hide specials, colour scale, focus, reading, the Training tab's snapshot, the Why tab's method.
+CONTROLS = ("greedy", 4, 64, 8, 0, True, False, "linear", "Mean of all heads", "weights", 0, "input_x_gradient")
 SENTENCES = [
     "Ich habe Hunger.",
     "Das Haus ist alt.",

@@ -35,6 +35,7 @@ def ui(client, action: str, model: str, text: str, **controls) -> dict:
         "focus": FOCUS_MEAN,
         "reading": "weights",
         "snapshot": 0,
+        "method": "input_x_gradient",
         **controls,
     }
     inputs = [model, text, *(values[name] for name in CONTROLS[2:])]
