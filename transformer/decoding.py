@@ -279,9 +279,10 @@ class DecodingSession:
                 torch.tensor([self.src_ids], device=device), output_attentions=True, interventions=self.interventions
             )
             # per encoder layer: (H, S), ||v_j W_o^h|| for each head and source position
-            self.encoder_value_norms = [norms[0] for norms in model.encoder_value_norms(enc)]
+            self.encoder_value_norms = [norms[0].float().cpu() for norms in model.encoder_value_norms(enc)]
         self._memory, self._src_mask = enc.memory, enc.src_mask
-        self.encoder_attention = [w[0] for w in enc.attentions]  # per encoder layer: (H, S, S)
+        # What a session records is kept on the CPU in float32 (where the views read it), whatever the model's device.
+        self.encoder_attention = [w[0].float().cpu() for w in enc.attentions]  # per encoder layer: (H, S, S)
         self.steps: list[Step] = []
         self._cache: Cache | None = None  # covers the decoder inputs bos, steps[0].token, ..., steps[-2].token
 
@@ -326,8 +327,8 @@ class DecodingSession:
             prob=float(probs[token]),
             top_ids=top_ids.tolist(),
             top_probs=top_probs.tolist(),
-            self_attention=[w[0, :, -1] for w in dec.self_attentions],
-            cross_attention=[w[0, :, -1] for w in dec.cross_attentions],
+            self_attention=[w[0, :, -1].float().cpu() for w in dec.self_attentions],
+            cross_attention=[w[0, :, -1].float().cpu() for w in dec.cross_attentions],
         )
         self._cache = dec.cache
         self.steps.append(step)

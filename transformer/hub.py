@@ -119,7 +119,7 @@ class Seq2SeqPipeline:
         try:
             for start in range(0, len(texts), batch_size):
                 src = self.encode_batch(texts[start : start + batch_size])
-                outputs.extend(decode(src, max_new_tokens or 2 * src.size(1) + 10))
+                outputs.extend(decode(src, max_new_tokens or default_limit(src)))
         finally:
             self.model.train(was_training)
         return outputs
@@ -141,6 +141,12 @@ class Seq2SeqPipeline:
         return api.upload_folder(
             repo_id=repo_id, folder_path=str(folder), allow_patterns=[*checkpoint.CHECKPOINT_FILES, *snapshots.PATTERNS]
         )
+
+
+def default_limit(src: torch.Tensor) -> int:
+    """The most new tokens a batch src (B, S) decodes when no limit is asked for: twice its longest source plus 10
+    (the model's config.max_new_tokens still caps it)."""
+    return 2 * src.size(1) + 10
 
 
 def check_compatible(config: ModelConfig, tokenizer: Seq2SeqTokenizer, name: str) -> None:

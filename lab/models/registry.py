@@ -15,6 +15,7 @@ from transformer.checkpoint import model_type
 
 from ..checks import InputError, quoted
 from .alignments import ALIGNMENTS
+from .devices import pick_device
 
 logger = logging.getLogger(__name__)
 
@@ -106,9 +107,11 @@ def entry_of(name: str, pipeline: Seq2SeqPipeline, source: str | Path) -> ModelE
     )
 
 
-def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
+def load_models(hub_models: list[str], bundled: Path = BUNDLED, device: str = "cpu") -> Registry:
     """The bundled checkpoints (offline) plus any Hub repos or folders, each loaded by the loader its config.json
-    asks for; a model that fails to load is reported, not fatal."""
+    asks for, on `device` (lab.models.devices: cpu, cuda or auto); a model that fails to load is reported, not
+    fatal."""
+    where = pick_device(device)
     registry = Registry()
     specs = [(name, bundled / name) for name in bundled_names(bundled)]
     specs += [(repo_id, repo_id) for repo_id in hub_models]
@@ -119,5 +122,6 @@ def load_models(hub_models: list[str], bundled: Path = BUNDLED) -> Registry:
             registry.errors[name] = str(err)
             logger.warning("not loaded: %s", err)
             continue
+        pipeline.model.to(where)
         registry.entries[name] = entry_of(name, pipeline, spec)
     return registry
