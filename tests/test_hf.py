@@ -7,6 +7,8 @@ weights, on a second copy of the model loaded with plain eager attention.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM
@@ -265,3 +267,25 @@ def payload_steps(session, tokenizer) -> list[dict]:
     from lab.attention import payload
 
     return payload.full(session, tokenizer, "m")["steps"]
+
+
+@pytest.mark.slow
+def test_the_head_survey_runs_on_a_transformers_model(family, tmp_path):
+    """python -m lab.survey on a folder of another library's model: every kind's layers and heads, and without
+    references each head is scored by how often the plain decoding is kept."""
+    from lab.survey.__main__ import main
+    from transformer.config import KINDS, n_layers
+
+    pipeline, _, folder = family
+    data = tmp_path / "sources.tsv"
+    data.write_text("\n".join(TEXTS) + "\n", encoding="utf-8")
+    assert main(["--model", str(folder), "--data", str(data), "--out", str(tmp_path / "out"), "--device", "cpu"]) == 0
+    survey = json.loads((tmp_path / "out" / "survey.json").read_text(encoding="utf-8"))
+    config = pipeline.model.config
+    assert survey["score"] == {"name": "exact match with the plain decoding", "value": 100.0}
+    for kind in KINDS:
+        assert [len(row) for row in survey["heads"][kind]] == [config.n_heads] * n_layers(config, kind)
+        assert survey["pruning_by_kind"][kind][-1]["heads"] == n_layers(config, kind) * config.n_heads
+    cells = [cell for kind in KINDS for row in survey["heads"][kind] for cell in row]
+    assert all(0 <= cell["special"] <= 1 and cell["alignment"] is None for cell in cells)
+    assert survey["pruning"][0]["score"] == 100.0

@@ -30,7 +30,10 @@ MAY_NOT_IMPORT = {  # the parts each part must not reach: app -> lab -> adapters
     "benchmarks": {"training", "tests"},
 }
 # The lab's parts, bottom up: each may import the parts before it in this list, itself, and nothing after it.
-LAB_LAYERS = ("checks", "controls", "models", "attention", "decoding", "heads", "why", "snapshots", "serving", "page")
+LAB_LAYERS = (
+    *("checks", "controls", "models", "attention", "decoding", "heads", "why", "snapshots", "serving", "survey"),
+    "page",
+)
 LAB_SIDEWAYS = {"page": {"serving"}, "serving": {"page"}}  # two top parts that must not import each other either
 LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why"}}  # python -m lab.X: the command module and what it runs
 MAX_FUNCTION_LINES = 60  # docstring excluded

@@ -2,6 +2,7 @@
 
     python -m training.evaluate --model checkpoints/de-en --split test [--beam 4]   # sacreBLEU BLEU and chrF
     python -m training.evaluate --model checkpoints/reverse                        # exact match by length
+    python -m training.evaluate --model M --data FILE [--limit N]                  # a TSV of source, reference
 
 Translation is scored with sacrebleu's defaults against the Ding split; reversal on fresh random strings of every
 length from 1 to 32 (the model is trained on 1-24, so 25-32 measures generalisation). --model takes any model the app
@@ -23,7 +24,7 @@ from sacrebleu.metrics.base import Score
 from adapters import load_pretrained
 from transformer import CheckpointError, Seq2SeqPipeline
 
-from .data import ding_split
+from .data import ding_split, read_tsv
 from .reversal import reversal_pairs
 
 REVERSAL_TEST_SEED = 424_242  # distinct from every training and validation seed
@@ -111,9 +112,32 @@ def report_translation(pipeline: Seq2SeqPipeline, args: argparse.Namespace, stra
     return 0
 
 
+def report_file(pipeline: Seq2SeqPipeline, args: argparse.Namespace, strategy: str) -> int:
+    """The pairs of a TSV file (source, reference): exact match for reversal, else sacreBLEU's BLEU and chrF."""
+    if not args.data.is_file():
+        print(f"no such file: {args.data}", file=sys.stderr)
+        return 1
+    pairs = read_tsv(args.data)
+    pairs = pairs[: args.limit] if args.limit else pairs
+    if not pairs:
+        print(f"{args.data} has no source<tab>reference pairs", file=sys.stderr)
+        return 1
+    if is_reversal(pipeline):
+        outputs = pipeline.generate([s for s, _ in pairs], strategy=strategy, beam_size=args.beam)
+        exact = 100 * sum(o == t for o, (_, t) in zip(outputs, pairs)) / len(pairs)
+        print(f"exact match: {exact:.2f}% of {len(pairs)} pairs of {args.data} ({strategy})")
+        return 0
+    scores = score_translation(pipeline, pairs, strategy, args.beam, args.length_penalty)
+    print(f"{scores.bleu}\n  signature: {scores.bleu_signature}")
+    print(f"{scores.chrf}\n  signature: {scores.chrf_signature}")
+    print(f"{len(pairs)} pairs of {args.data}, {strategy}")
+    return 0
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m training.evaluate", description=__doc__.split("\n")[0])
     parser.add_argument("--model", required=True, help="checkpoint folder or Hub repo id")
+    parser.add_argument("--data", type=Path, help="score this TSV of source<tab>reference pairs instead")
     parser.add_argument("--split", default="test", choices=["train", "valid", "test"], help="Ding split (translation)")
     parser.add_argument("--beam", type=int, default=0, help="beam size (0: greedy)")
     parser.add_argument("--length-penalty", type=float, default=1.0)
@@ -136,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     started = time.time()
     report = report_reversal if is_reversal(pipeline) else report_translation
+    report = report_file if args.data else report
     if report(pipeline, args, strategy):
         return 1
     print(f"took {time.time() - started:.1f} s")

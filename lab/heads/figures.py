@@ -16,42 +16,49 @@ import plotly.graph_objects as go
 from ..attention.figures import COLORSCALE, HIGHLIGHT, empty_figure, escape_token, figure, percent
 from ..attention.kinds import NAMES
 
+# Each row of the summary: its name, what it means, and how it is coloured ("share": 0 to 100%; "size": white to the
+# row's largest value; "signed": blue below zero, red above).
 METRICS = {
-    "entropy": "entropy (nats)",
-    "special": "weight on special tokens",
-    "alignment": "alignment accuracy",
-    "importance": "KL when ablated",
-}
-METRIC_NOTES = {
-    "entropy": "low: it looks at few tokens",
-    "special": "the model's own (pad, start, end, language codes); a head parked on </s> often does little",
-    "alignment": "steps whose top weight is on the gold source token",
-    "importance": "mean KL(original ‖ this head alone ablated), next token",
+    "entropy": ("entropy (nats)", "low: it looks at few tokens", "size"),
+    "special": (
+        "weight on special tokens",
+        "the model's own (pad, start, end, language codes); a head parked on </s> often does little",
+        "share",
+    ),
+    "alignment": ("alignment accuracy", "steps whose top weight is on the gold source token", "share"),
+    "importance": ("KL when ablated", "mean KL(original ‖ this head alone ablated), next token", "size"),
 }
 CELL_PX = 30
 
 
-def summary_figure(summaries: dict, importance: dict[str, np.ndarray], title: str = "") -> go.Figure:
-    """One row per metric (entropy, special, alignment where known, importance), one block per kind (layers down,
-    heads across); the value is written in each cell, and the colour runs from white to the row's largest value."""
+def summary_figure(
+    summaries: dict, importance: dict[str, np.ndarray] | None = None, title: str = "", metrics: dict = METRICS
+) -> go.Figure:
+    """One row per metric (by default entropy, special, alignment where known, importance), one block per kind
+    (layers down, heads across); the value is written in each cell, coloured as METRICS says. `importance` gives
+    the importance row's grids; otherwise each row reads its cells' values."""
     kinds = list(summaries)
     n_heads = len(summaries[kinds[0]][0])
     n_layers = max(len(summaries[k]) for k in kinds)
     grids = {
-        metric: {k: _grid(summaries[k], metric, n_layers, n_heads) for k in kinds}
-        for metric in ("entropy", "special", "alignment")
+        metric: {
+            k: _pad(importance[k], n_layers)
+            if metric == "importance" and importance is not None
+            else _grid(summaries[k], metric, n_layers, n_heads)
+            for k in kinds
+        }
+        for metric in metrics
     }
-    grids["importance"] = {k: _pad(importance[k], n_layers) for k in kinds}
-    metrics = [m for m in METRICS if m != "alignment" or not np.isnan(grids[m]["cross"]).all()]
+    metrics = {m: metrics[m] for m in metrics if not all(np.isnan(grid).all() for grid in grids[m].values())}
     row_px = n_layers * CELL_PX
     total = len(metrics) * (row_px + 44)
     data, layout, notes = [], {}, []
     for i, metric in enumerate(metrics):
         suffix = "" if i == 0 else str(i + 1)
-        data.append(_metric_trace(metric, grids[metric], n_layers, n_heads, f"y{suffix}"))
+        data.append(_metric_trace(metrics[metric], grids[metric], n_layers, n_heads, f"y{suffix}"))
         low = 1 - (i * (row_px + 44) + 30 + row_px) / total
         layout[f"yaxis{suffix}"] = _layers_axis(n_layers, [low, low + row_px / total])
-        notes.append(_note(metric, low + row_px / total))
+        notes.append(_note(metrics[metric], low + row_px / total))
     width = len(kinds) * (n_heads + 1) - 1
     ticks = [
         (b * (n_heads + 1) + h, f"{NAMES[k].short} h1" if h == 0 else f"h{h + 1}")
@@ -82,8 +89,10 @@ def summary_figure(summaries: dict, importance: dict[str, np.ndarray], title: st
     return figure(data, layout)
 
 
-def _metric_trace(metric: str, grids: dict[str, np.ndarray], n_layers: int, n_heads: int, yaxis: str) -> dict:
-    """One metric's blocks (one per kind, a column of gap between) as one heatmap with its values written in."""
+def _metric_trace(metric: tuple, grids: dict[str, np.ndarray], n_layers: int, n_heads: int, yaxis: str) -> dict:
+    """One metric's blocks (one per kind, a column of gap between) as one heatmap with its values written in;
+    `metric` is its (name, note, colouring)."""
+    name, _, colouring = metric
     width = len(grids) * (n_heads + 1) - 1
     z = np.full((n_layers, width), np.nan)
     where = np.full((n_layers, width), None, dtype=object)
@@ -92,21 +101,21 @@ def _metric_trace(metric: str, grids: dict[str, np.ndarray], n_layers: int, n_he
         z[:, left : left + n_heads] = grid
         for layer, h in zip(*np.nonzero(~np.isnan(grid))):
             where[layer, left + h] = f"{kind}|Layer {layer + 1} · Head {h + 1}"
-    top = 1.0 if metric in ("special", "alignment") or np.isnan(z).all() else max(float(np.nanmax(z)), 1e-9)
+    top = 1.0 if colouring == "share" or np.isnan(z).all() else max(float(np.nanmax(np.abs(z))), 1e-9)
     return {
         "type": "heatmap",
         "z": [[None if math.isnan(v) else round(v, 4) for v in row] for row in z.tolist()],
-        "text": [["" if math.isnan(v) else _short(v, metric) for v in row] for row in z.tolist()],
+        "text": [["" if math.isnan(v) else _short(v, colouring) for v in row] for row in z.tolist()],
         "texttemplate": "%{text}",
         "textfont": {"size": 10},
         "customdata": where.tolist(),
-        "colorscale": COLORSCALE,
-        "zmin": 0.0,
+        "colorscale": "RdBu" if colouring == "signed" else COLORSCALE,
+        "zmin": -top if colouring == "signed" else 0.0,
         "zmax": top,
         "showscale": False,
         "xaxis": "x",
         "yaxis": yaxis,
-        "hovertemplate": f"%{{customdata}}<br>{html.escape(METRICS[metric])}: %{{z:.3f}}<extra></extra>",
+        "hovertemplate": f"%{{customdata}}<br>{html.escape(name)}: %{{z:.3f}}<extra></extra>",
         "xgap": 1,
         "ygap": 1,
     }
@@ -124,10 +133,11 @@ def _layers_axis(n_layers: int, domain: list[float]) -> dict:
     }
 
 
-def _note(metric: str, y: float) -> dict:
+def _note(metric: tuple, y: float) -> dict:
     """The metric's name and what it means, above its row."""
+    name, note, _ = metric
     return {
-        "text": f"<b>{html.escape(METRICS[metric])}</b>: {html.escape(METRIC_NOTES[metric])}",
+        "text": f"<b>{html.escape(name)}</b>: {html.escape(note)}",
         "xref": "paper",
         "yref": "paper",
         "x": 0,
@@ -153,16 +163,18 @@ def _pad(grid: np.ndarray, n_layers: int) -> np.ndarray:
     return z
 
 
-def _short(value: float, metric: str) -> str:
-    if metric in ("special", "alignment"):
+def _short(value: float, colouring: str) -> str:
+    if colouring == "share":
         return f"{100 * value:.0f}%"
-    if value == 0:
+    sign = "+" if colouring == "signed" and value > 0 else "-" if value < 0 else ""
+    size = abs(value)
+    if size == 0:
         return "0"
-    if value < 0.001:  # a head that barely matters: its size still shows (1.2e-4)
-        return f"{value:.1e}".replace("e-0", "e-")
-    if value < 0.1:
-        return f"{value:.3f}"
-    return f"{value:.2f}" if value < 10 else f"{value:.0f}"
+    if size < 0.001:  # a head that barely matters: its size still shows (1.2e-4)
+        return sign + f"{size:.1e}".replace("e-0", "e-")
+    if size < 0.1:
+        return sign + f"{size:.3f}"
+    return sign + (f"{size:.2f}" if size < 10 else f"{size:.0f}")
 
 
 def no_effects() -> go.Figure:
