@@ -29,6 +29,7 @@ from lab.attention.looks import focus_choices
 from lab.checks import InputError
 from lab.controls import FOCUS_MEAN, Controls
 from lab.heads.naming import head_choices
+from lab.models.devices import DEVICES
 from lab.models.examples import example_for
 from lab.models.registry import Registry, load_models
 from lab.page import outputs as kinds
@@ -37,6 +38,7 @@ from lab.page.tabs import BY_ID, OUTPUTS, SLOW_OUTPUTS
 from lab.serving.api import Api
 from lab.serving.cores import available_cores
 from lab.snapshots.tab import at_end
+from lab.survey import tab as survey_tab
 from lab.why.actions import ask_deletion
 from page import PAUSE, PLAY, Page
 
@@ -172,6 +174,14 @@ class Events:
         """The Why tab's deletion test on this sentence: asked for now, filled after the click."""
         return self._changes(user, lambda: self.lab.do(ask_deletion, user, Controls.of(values)))
 
+    def survey(self, user, *values):
+        """A survey.json chosen in the Heads tab: shown over the corpus for the model, if it is one of its shape."""
+        *values, path = values
+        c = Controls.of(values)
+        return self._changes(
+            user, lambda: self.lab.do(survey_tab.choose, user, c, path, self.lab.registry.entry(c.model))
+        )
+
     def ablate_heads(self, user, *values):
         *values, heads = values
         return self._changes(user, lambda: self.lab.do(self.lab.heads.ablate, user, Controls.of(values), heads))
@@ -304,6 +314,7 @@ def wire_server(page: Page, events: Events, demo: gr.Blocks) -> None:
     p.word_pick.change(events.word_clicked, edit, outputs, **QUIET, **PRIVATE, **DECODE)
     p.cell_pick.change(events.cell, [*inputs, p.cell_pick], [*outputs, p.focus, p.tab_set], **PRIVATE, **DECODE)
     p.deletion_run.click(events.deletion, inputs, outputs, **QUIET, **PRIVATE, **DECODE)
+    p.survey_file.upload(events.survey, [*inputs, p.survey_file], outputs, **QUIET, **PRIVATE, **DECODE)
     for control in (p.source, p.max_len, p.top_k, p.strategy, p.method):  # a new source or option: redrawn
         control.change(events.show, inputs, outputs, trigger_mode="always_last", **QUIET, **PRIVATE, **DECODE)
     for tab_id, tab in p.tabs.items():
@@ -357,11 +368,18 @@ def main(argv: list[str] | None = None) -> None:
             "encoder-decoder such as Helsinki-NLP/opus-mt-de-en (pip install -r requirements-hf.txt); repeatable"
         ),
     )
+    parser.add_argument(
+        "--device", default="cpu", choices=DEVICES, help="where the models run (auto: a CUDA GPU when there is one)"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     # Each of the CONCURRENCY requests gets its share of the cores (1 thread each on a 2-core Space).
     torch.set_num_threads(max(1, available_cores() // CONCURRENCY))
-    demo = build_demo(load_models(args.model))
+    try:
+        registry = load_models(args.model, device=args.device)
+    except InputError as err:
+        raise SystemExit(str(err)) from None
+    demo = build_demo(registry)
     demo.launch(server_name=os.environ.get("GRADIO_SERVER_NAME", "127.0.0.1"), **LAUNCH_OPTIONS)
 
 

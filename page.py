@@ -145,8 +145,21 @@ class Page:
             setattr(self, output.name, component(output))
 
     def _heads(self, tab: Tab, config) -> None:
-        """The head summary, the heads to ablate with Ablate, and what an ablation changed."""
-        self.heads = component(tab.outputs[0])
+        """The head summary of this sentence beside the saved survey over a corpus (a survey.json can be chosen),
+        the heads to ablate with Ablate, and what an ablation changed."""
+        with gr.Row(elem_classes="summaries"):
+            with gr.Column(min_width=340):
+                gr.Markdown("**This sentence**")
+                self.heads = component(tab.outputs[0])
+            with gr.Column(min_width=340):
+                gr.Markdown("**Over the corpus**")
+                self.survey = component(tab.outputs[2])
+                self.survey_file = gr.File(
+                    label="Choose a survey.json (python -m lab.survey)",
+                    file_types=[".json"],
+                    height=120,
+                    elem_id="survey-file",
+                )
         with gr.Row(elem_classes="ablate"):
             self.ablate_heads = gr.Dropdown(
                 head_choices(config),

@@ -80,7 +80,10 @@ def test_a_tab_is_drawn_when_opened_and_only_once(lab):
     stepped = lab.do(lab.decoding.step, user, c)
     assert stepped["decoding"]["op"] == "step"
     heads = lab.open_tab(user, c, "heads")  # drawn by the server: slow, so a placeholder first, and a fill asked for
-    assert set(heads) == {"heads", "effects", "to_fill"} and "Measuring every head" in heads["heads"].to_json()
+    assert (
+        set(heads) == {"heads", "effects", "survey", "to_fill"} and "Measuring every head" in heads["heads"].to_json()
+    )
+    assert "No survey of de-en" in heads["survey"].to_json()  # quick: sent at once, and says how to make one
     assert lab.open_tab(user, c, "encoder") == {} and lab.open_tab(user, c, "heads")["to_fill"] != heads["to_fill"]
     filled = lab.fill(user)
     assert set(filled) == {"heads", "effects"} and filled["heads"].data[0].customdata is not None

@@ -84,6 +84,7 @@ class UserState:
         self.drawn: dict[str, object] = {}  # what the page shows now, per output, as a key: unchanged ones are skipped
         self.fills = 0  # how many times slow outputs were left to fill (the page's to_fill output)
         self.answered: Controls | None = None  # the controls the last action was answered for (what fill makes)
+        self.surveys: dict[str, str] = {}  # model name -> the survey.json chosen for it in the Heads tab
 
     @property
     def run(self) -> Run | None:

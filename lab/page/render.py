@@ -60,7 +60,7 @@ def wanted(user: UserState, c: Controls, shown: int | None, snapshots: Snapshots
             return outputs
         if tab.needs_run:
             return {**outputs, **{output.name: (None, lambda: None) for output in tab.outputs}}
-        return {**outputs, **tab.view(Screen(c, None, 0, max_len, snapshots))}
+        return {**outputs, **tab.view(Screen(c, None, 0, max_len, snapshots, user.surveys))}
     session, tokenizer = run.session, run.pipeline.tokenizer
     shown = user.shown = shown_step(session, shown)
     status = " ".join(filter(None, [run.notice, run.held, FINISHED if session.finished else "", beam_note]))
@@ -83,7 +83,7 @@ def wanted(user: UserState, c: Controls, shown: int | None, snapshots: Snapshots
     }
     if tab.in_page:
         return outputs
-    return {**outputs, **tab.view(Screen(c, run, shown, max_len, snapshots))}
+    return {**outputs, **tab.view(Screen(c, run, shown, max_len, snapshots, user.surveys))}
 
 
 def _blank(beam_note: str) -> dict:

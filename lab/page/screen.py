@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..controls import Controls
 from ..decoding.run import Run
@@ -18,3 +18,4 @@ class Screen:
     shown: int  # the step shown (0: before any output)
     max_len: int | None  # the max length the controls ask for
     snapshots: Snapshots  # the models' training snapshots, shared by every session
+    surveys: dict[str, str] = field(default_factory=dict)  # model name -> the survey.json the user chose for it

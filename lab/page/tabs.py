@@ -16,6 +16,7 @@ from ..attention.kinds import NAMES, PAGE_ORDER
 from ..decoding.actions import beam_rows
 from ..heads import tab as heads_tab
 from ..snapshots import tab as snapshots_tab
+from ..survey import tab as survey_tab
 from ..why import tab as why_tab
 from .outputs import DECODING, MARKDOWN, MESSAGE, PLOT, SLIDER, TABLE, Output
 from .screen import Screen
@@ -41,6 +42,7 @@ def heads_view(s: Screen) -> dict:
     return {
         "heads": (heads_tab.summary_key(s.run), heads_tab.summary(s.run)),
         "effects": ((s.run.serial, s.run.version), heads_tab.effects(s.run)),
+        "survey": survey_tab.output(s.run, s.surveys),
     }
 
 
@@ -76,6 +78,7 @@ TABS = (
         (
             Output("heads", PLOT, ("heads-view",), slow=HEADS_PLACEHOLDER),
             Output("effects", PLOT, slow="Measuring what the ablation changed at every step…"),
+            Output("survey", PLOT, ("heads-view", "survey-view")),
         ),
         heads_view,
         heads_tab.NOTE,

@@ -1,0 +1,41 @@
+"""In Chromium: the Heads tab shows the bundled model's survey over the corpus beside this sentence's summary, and a
+click on one of its cells focuses that head, at 1400 and 390 px."""
+
+import pytest
+
+from tests.test_browser import NARROW, WAIT_MS, WIDE, open_tab, opened
+
+pytestmark = pytest.mark.slow
+
+SURVEY = "() => document.querySelector('#survey-view .js-plotly-plot')"
+# The centre of the survey grid's cell: metric row `trace`, kind block `block`, layer and head (0-based).
+CELL_CENTRE = f"""([trace, block, layer, head]) => {{
+  const gd = ({SURVEY})(), full = gd._fullLayout, box = gd.getBoundingClientRect();
+  const perBlock = (gd.data[0].z[0].length + 1) / 3;
+  const yaxis = full[trace === 0 ? 'yaxis' : 'yaxis' + (trace + 1)];
+  return [box.left + full.xaxis._offset + full.xaxis.l2p(block * perBlock + head),
+          box.top + yaxis._offset + yaxis.l2p(layer)];
+}}"""
+
+
+@pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1400px", "390px"])
+def test_the_corpus_survey_is_beside_this_sentence_and_a_click_focuses_its_head(served_app, browser, viewport):
+    from playwright.sync_api import expect
+
+    url, _, _ = served_app
+    page = opened(browser, url, viewport)
+    open_tab(page, "Heads")
+    page.wait_for_function(f"() => {{ const gd = ({SURVEY})(); return gd && gd.data && gd.data.length >= 4; }}")
+    title = page.evaluate(f"() => ({SURVEY})().layout.title.text")
+    assert "over 1002 sentences (BLEU 11.01): de-en" in title  # checkpoints/de-en/survey.json
+    names = page.evaluate(f"() => ({SURVEY})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
+    assert names == ["entropy (nats)", "weight on special tokens", "offset of the top weight", "BLEU lost when ablated"]
+    expect(page.get_by_text("This sentence", exact=True)).to_be_visible()
+    expect(page.get_by_text("Over the corpus", exact=True)).to_be_visible()
+    page.locator("#survey-view").scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    x, y = page.evaluate(CELL_CENTRE, [3, 2, 2, 3])  # BLEU lost, cross, layer 3, head 4: the most needed head
+    page.mouse.click(x, y)
+    expect(page.get_by_label("Focus head")).to_have_value("Layer 3 · Head 4", timeout=WAIT_MS)
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
+    page.close()
