@@ -44,3 +44,10 @@ def test_the_why_benchmark_times_every_method_and_the_lens():
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| input_x_gradient | integrated_gradients | occlusion | lens |" in result.stdout
     assert "| de-en |" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_survey_benchmark_runs_one_and_two_processes_and_they_agree():
+    result = quick("survey_speed.py")
+    assert result.returncode == 0, result.stderr[-3000:]  # exit 1 when two processes' survey differs from one's
+    assert "| reverse | 1 | cpu |" in result.stdout and "| reverse | 2 | cpu |" in result.stdout
