@@ -25,6 +25,15 @@ def tiny_config(**overrides) -> TransformerConfig:
     return TransformerConfig(**values)
 
 
+@pytest.fixture(autouse=True)
+def keep_threads():
+    """Each test leaves torch's thread count as it found it (a command's main sets it for its process, and float
+    sums depend on it)."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture
 def model() -> Transformer:
     torch.manual_seed(0)

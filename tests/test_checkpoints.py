@@ -33,7 +33,7 @@ def de_en():
 def test_checkpoint_is_in_hub_format_and_small(name):
     folder = CHECKPOINTS / name
     files = {p.name for p in folder.iterdir() if p.is_file()}
-    assert files == {"config.json", "model.safetensors", "tokenizer.json", "README.md"}
+    assert files == {"config.json", "model.safetensors", "tokenizer.json", "README.md", "survey.json"}  # its heads
     assert {p.name for p in folder.iterdir() if p.is_dir()} <= {"snapshots"}  # the training snapshots, if any
     assert sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) < 30 * 2**20  # snapshots included
     card = (folder / "README.md").read_text(encoding="utf-8")
@@ -229,6 +229,7 @@ def test_push_to_hub_uploads_the_checkpoint_and_nothing_else(tmp_path, monkeypat
                     "README.md",
                     "config.json",
                     "model.safetensors",
+                    "survey.json",
                     "tokenizer.json",
                     "snapshots/index.json",
                     *(

@@ -123,7 +123,7 @@ def test_each_request_gets_its_share_of_the_cores(monkeypatch, cores, threads):
     from tests.conftest import tiny_pipelines
 
     launched: dict = {}
-    monkeypatch.setattr(app, "load_models", lambda hub_models: Registry.of(tiny_pipelines()))
+    monkeypatch.setattr(app, "load_models", lambda hub_models, device: Registry.of(tiny_pipelines()))
     monkeypatch.setattr(app.gr.Blocks, "launch", lambda self, **kwargs: launched.update(kwargs))
     monkeypatch.setattr(app, "available_cores", lambda: cores)
     before = torch.get_num_threads()
