@@ -270,7 +270,10 @@ def test_a_broken_survey_file_is_refused_in_one_line(tmp_path):
     from lab.checks import InputError
 
     broken = tmp_path / "survey.json"
-    for text in ("{not json", '{"heads": {}}', '{"heads": {}, "score": {"value": "x"}}'):
+    cell = {"entropy": 1.0, "special": 0.1, "offset": 0.0, "alignment": None}  # no importance
+    fields = {"heads": {kind: [[cell]] for kind in KINDS}, "score": {"value": 1}, "sentences": 1}
+    no_importance = json.dumps({**fields, "pruning": [], "pruning_by_kind": {}})
+    for text in ("{not json", '{"heads": {}}', '{"heads": {}, "score": {"value": "x"}}', no_importance):
         broken.write_text(text, encoding="utf-8")
         with pytest.raises(InputError) as err:
             read_survey(broken)
@@ -285,3 +288,11 @@ def test_the_app_refuses_a_gpu_it_does_not_have_in_one_line():
     with pytest.raises(SystemExit) as done:
         app.main(["--device", "cuda"])
     assert "no CUDA GPU" in str(done.value.code) and "\n" not in str(done.value.code)
+
+
+@pytest.mark.slow
+def test_in_bfloat16_the_survey_runs_and_the_plain_decoding_still_reverses(tmp_path):
+    pairs = reversal_pairs(12, 1, 8, seed=3)
+    survey = run_survey(tmp_path, "reverse", write_tsv(pairs, tmp_path / "strings.tsv"), "--dtype", "bfloat16")
+    assert survey["score"]["value"] >= 90.0 and survey["device"] == "cpu" and survey["dtype"] == "bfloat16"
+    assert all(np.isfinite(cell["entropy"]) for kind in KINDS for row in survey["heads"][kind] for cell in row)

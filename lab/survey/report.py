@@ -5,7 +5,7 @@ survey.json: {"model", "sentences", "score": {"name", "value"},
               "heads": {"encoder"|"decoder_self"|"cross": [layer][head] -> {"entropy", "special", "offset",
                         "alignment" (null where no gold alignment is known), "importance"}},
               "pruning": [{"fraction", "heads", "score"}], "pruning_by_kind": {kind: [...]},
-              "pruning_order": [{"kind", "layer", "head"}], "seconds", "processes", "device"}
+              "pruning_order": [{"kind", "layer", "head"}], "seconds", "processes", "device", "dtype"}
 importance is the corpus score with that head alone ablated; score.value is the plain greedy decoding's.
 """
 
@@ -83,6 +83,9 @@ def read_survey(path: Path, config: ModelConfig | None = None) -> dict:
         heads, score = survey["heads"], survey["score"]
         survey["pruning"], survey["pruning_by_kind"], survey["sentences"]
         float(score["value"])
+        for kind in KINDS:  # every cell has its numbers
+            for cell in (cell for row in heads[kind] for cell in row):
+                sum(float(cell[name]) for name in ("entropy", "special", "offset", "importance"))
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
         raise InputError(f"{Path(path).name} is not a survey.json written by python -m lab.survey ({err})") from None
     if config is not None:

@@ -68,6 +68,7 @@ def survey(
         "seconds": round(time.perf_counter() - started, 2),
         "processes": processes.world,
         "device": str(next(model.parameters()).device),
+        "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
     }
 
 
