@@ -186,6 +186,7 @@ def test_the_html_opens_offline_and_the_terminal_gets_a_summary(reversal, tmp_pa
         ("\tcba\n", [], "line 1: the source"),
         ("abc\n", ["--device", "cuda"], "no CUDA GPU"),
         ("abc\n", ["--model", "no/such-model-here"], "cannot load the model"),
+        ("abc\n", ["--out", "data.tsv"], "cannot make that folder"),
     ],
 )
 def test_bad_input_gets_one_line_and_no_files(tmp_path, capsys, lines, args, message):
@@ -193,6 +194,7 @@ def test_bad_input_gets_one_line_and_no_files(tmp_path, capsys, lines, args, mes
         pytest.skip("this machine has a GPU")
     data = tmp_path / "data.tsv"
     data.write_text(lines, encoding="utf-8")
+    args = [str(tmp_path / a) if a == "data.tsv" else a for a in args]  # --out an existing file
     argv = ["--model", "reverse", "--data", str(data), "--out", str(tmp_path / "out"), *args]
     assert survey_main(argv[2:] if "--model" in args else argv) == 2
     err = capsys.readouterr().err.strip()
@@ -269,15 +271,32 @@ def test_the_heads_tab_shows_the_survey_next_to_the_checkpoint_or_the_one_chosen
 def test_a_broken_survey_file_is_refused_in_one_line(tmp_path):
     from lab.checks import InputError
 
-    broken = tmp_path / "survey.json"
-    cell = {"entropy": 1.0, "special": 0.1, "offset": 0.0, "alignment": None}  # no importance
-    fields = {"heads": {kind: [[cell]] for kind in KINDS}, "score": {"value": 1}, "sentences": 1}
-    no_importance = json.dumps({**fields, "pruning": [], "pruning_by_kind": {}})
-    for text in ("{not json", '{"heads": {}}', '{"heads": {}, "score": {"value": "x"}}', no_importance):
-        broken.write_text(text, encoding="utf-8")
+    cell = {"entropy": 1.0, "special": 0.1, "offset": 0.0, "alignment": None, "importance": 9.0}
+    valid = {
+        "model": "m",
+        "sentences": 1,
+        "score": {"name": "BLEU", "value": 10.0},
+        "heads": {kind: [[cell]] for kind in KINDS},
+        "pruning": [{"fraction": 0.0, "heads": 0, "score": 10.0}],
+        "pruning_by_kind": {kind: [] for kind in KINDS},
+    }
+    path = tmp_path / "survey.json"
+    path.write_text(json.dumps(valid), encoding="utf-8")
+    assert read_survey(path) == valid
+    broken = [
+        "{not json",
+        json.dumps({key: value for key, value in valid.items() if key != "model"}),
+        json.dumps({**valid, "score": {"name": "BLEU", "value": "10.0"}}),  # a number as text
+        json.dumps({**valid, "heads": {**valid["heads"], "other": [[cell]]}}),  # a kind the model has not
+        json.dumps({**valid, "heads": {kind: [[{**cell, "importance": float("nan")}]] for kind in KINDS}}),  # NaN
+        json.dumps({**valid, "heads": {kind: [[{**cell, "alignment": "high"}]] for kind in KINDS}}),
+        json.dumps({**valid, "pruning_by_kind": [1]}),
+    ]
+    for text in broken:
+        path.write_text(text, encoding="utf-8")
         with pytest.raises(InputError) as err:
-            read_survey(broken)
-        assert "not a survey.json" in str(err.value) and "\n" not in str(err.value)
+            read_survey(path)
+        assert "not a survey.json" in str(err.value) and "\n" not in str(err.value), text
 
 
 def test_the_app_refuses_a_gpu_it_does_not_have_in_one_line():
@@ -296,3 +315,13 @@ def test_in_bfloat16_the_survey_runs_and_the_plain_decoding_still_reverses(tmp_p
     survey = run_survey(tmp_path, "reverse", write_tsv(pairs, tmp_path / "strings.tsv"), "--dtype", "bfloat16")
     assert survey["score"]["value"] >= 90.0 and survey["device"] == "cpu" and survey["dtype"] == "bfloat16"
     assert all(np.isfinite(cell["entropy"]) for kind in KINDS for row in survey["heads"][kind] for cell in row)
+
+
+def test_the_survey_reads_a_file_as_training_evaluate_reads_it(tmp_path):
+    from lab.survey.corpus import read_corpus
+    from training.data import read_tsv
+
+    path = tmp_path / "pairs.tsv"
+    path.write_text(" ab \tba \ncd\tdc\tnote\ne\u2028f\tf\u2028e\n\n", encoding="utf-8")
+    corpus = read_corpus(path)
+    assert list(zip(corpus.sources, corpus.references)) == read_tsv(path)

@@ -118,7 +118,7 @@ def replay_beam(run: Run, beam_size: int) -> list[list]:
     Returns the beam history (the live beams and their scores at each step) for the beam view.
     """
     session = run.session
-    src = torch.tensor([session.src_ids])
+    src = torch.tensor([session.src_ids], device=next(session.model.parameters()).device)
     result = beam_search(
         session.model, src, beam_size, session.max_new_tokens, record_history=True, interventions=session.interventions
     )[0]

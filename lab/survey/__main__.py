@@ -9,6 +9,7 @@ batches.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -43,6 +44,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def writable(out: Path) -> None:
+    """The output folder, made now (InputError when it cannot be), so that a long survey is not lost at the end."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"--out {out}: cannot make that folder ({err.strerror})") from None
+    if not os.access(out, os.W_OK):
+        raise InputError(f"--out {out}: cannot write there")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -56,6 +67,11 @@ def main(argv: list[str] | None = None) -> int:
         pipeline = load_pretrained(spec)
     except Exception as err:  # noqa: BLE001 - any reason a model cannot load, said in one line
         print(f"cannot load the model: {' '.join(str(err).split())}", file=sys.stderr)
+        return 2
+    try:
+        writable(args.out)
+    except InputError as err:
+        print(err, file=sys.stderr)
         return 2
     pipeline.model.to(device=device, dtype=DTYPES[args.dtype]).eval()
     processes = start(device)

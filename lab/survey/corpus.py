@@ -1,4 +1,8 @@
-"""A survey's corpus: a TSV file of sources and, optionally, references (one pair per line, tab-separated)."""
+"""A survey's corpus: a TSV file of sources and, optionally, references (one pair per line, tab-separated).
+
+It is read as training.evaluate --data reads its pairs (training.data.read_tsv): lines split at "\\n" only, the
+source before the first tab and the reference after it, neither stripped; so both score the same sentences.
+"""
 
 from __future__ import annotations
 
@@ -23,17 +27,18 @@ def read_corpus(path: Path, limit: int | None = None) -> Corpus:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise InputError(f"{path} is not UTF-8 text ({err.reason} at byte {err.start})") from None
-    rows = [(n, line.split("\t")) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    except OSError as err:
+        raise InputError(f"{path} cannot be read ({err.strerror})") from None
+    rows = [(n, line.split("\t", 1)) for n, line in enumerate(text.split("\n"), 1) if line.strip()]
     rows = rows[:limit] if limit else rows
     if not rows:
         raise InputError(f"{path} has no sentences")
-    sources = [fields[0].strip() for _, fields in rows]
-    given = [len(fields) > 1 and bool(fields[1].strip()) for _, fields in rows]
-    for (n, fields), source in zip(rows, sources):
-        if not source:
+    for n, fields in rows:
+        if not fields[0].strip():
             raise InputError(f"{path}, line {n}: the source (before the tab) is empty")
+    given = [len(fields) > 1 for _, fields in rows]
     if any(given) and not all(given):
         n = rows[given.index(False)][0]
         raise InputError(f"{path}, line {n} has no reference where others have one: give every line one, or none")
-    references = [fields[1].strip() for _, fields in rows] if all(given) else None
-    return Corpus(sources, references)
+    references = [fields[1] for _, fields in rows] if all(given) else None
+    return Corpus([fields[0] for _, fields in rows], references)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 from pathlib import Path
 
 import plotly.io as pio
@@ -24,6 +25,8 @@ from ..attention.kinds import NAMES
 from ..checks import InputError
 from .figures import heads_figure, pruning_figure
 
+CONTRACT_KEYS = ("model", "sentences", "score", "heads", "pruning", "pruning_by_kind")
+CELL_NUMBERS = ("entropy", "special", "offset", "importance")
 SURVEY_FILE = "survey.json"
 HTML_FILE = "survey.html"
 
@@ -61,7 +64,11 @@ def summary_lines(survey: dict, shown: int = 3) -> list[str]:
     )
     label = lambda s, kind, layer, h: f"{NAMES[kind].short} L{layer + 1} H{h + 1} ({s:.2f})"
     curve = ", ".join(f"{100 * p['fraction']:.0f}%: {p['score']:.2f}" for p in survey["pruning"])
-    kept = max((p["fraction"] for p in survey["pruning"] if p["score"] >= 0.9 * base), default=0.0)
+    kept = 0.0  # the most pruned before the curve first falls below 90% of the plain score
+    for point in survey["pruning"]:
+        if base <= 0 or point["score"] < 0.9 * base:
+            break
+        kept = point["fraction"]
     return [
         f"{survey['sentences']} sentences, {name} of the plain greedy decoding: {base:.2f}",
         f"{name} without each head alone, most needed: " + ", ".join(label(*r) for r in ranked[:shown]),
@@ -78,23 +85,54 @@ def _escape(text: str) -> str:
 def read_survey(path: Path, config: ModelConfig | None = None) -> dict:
     """A saved survey.json; InputError in one line when it is not one, or, given a model's config, not of its
     shape (every kind's layers and heads)."""
+    name = Path(path).name
     try:
         survey = json.loads(Path(path).read_text(encoding="utf-8"))
-        heads, score = survey["heads"], survey["score"]
-        survey["pruning"], survey["pruning_by_kind"], survey["sentences"]
-        float(score["value"])
-        for kind in KINDS:  # every cell has its numbers
-            for cell in (cell for row in heads[kind] for cell in row):
-                sum(float(cell[name]) for name in ("entropy", "special", "offset", "importance"))
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
-        raise InputError(f"{Path(path).name} is not a survey.json written by python -m lab.survey ({err})") from None
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise InputError(f"{name} is not a survey.json written by python -m lab.survey ({err})") from None
+    problem = survey_problem(survey)
+    if problem:
+        raise InputError(f"{name} is not a survey.json written by python -m lab.survey ({problem})")
     if config is not None:
         for kind in KINDS:
-            grid = heads.get(kind) if isinstance(heads, dict) else None
-            shape = (len(grid), {len(row) for row in grid}) if isinstance(grid, list) and grid else None
-            if shape != (n_layers(config, kind), {config.n_heads}):
+            grid = survey["heads"][kind]
+            if (len(grid), {len(row) for row in grid}) != (n_layers(config, kind), {config.n_heads}):
                 raise InputError(
-                    f"{Path(path).name} surveys {survey.get('model')!r}, whose {NAMES[kind].name} heads are not this "
-                    f"model's {n_layers(config, kind)} layers × {config.n_heads}"
+                    f"{name} surveys {survey['model']!r}, whose {NAMES[kind].name} heads are not this model's "
+                    f"{n_layers(config, kind)} layers × {config.n_heads}"
                 )
     return survey
+
+
+def survey_problem(survey: object) -> str | None:
+    """What makes `survey` other than survey.json's contract (every field the pages read, numbers finite), or
+    None."""
+    if not isinstance(survey, dict) or not all(key in survey for key in CONTRACT_KEYS):
+        return f"it needs {', '.join(CONTRACT_KEYS)}"
+    score, heads = survey["score"], survey["heads"]
+    if not isinstance(survey["model"], str) or not isinstance(score, dict) or not isinstance(score.get("name"), str):
+        return "the model and the score's name must be text"
+    if not _number(score.get("value")) or not isinstance(heads, dict) or set(heads) != set(KINDS):
+        return f"the score needs a value and heads one grid for each of {', '.join(KINDS)}"
+    for kind in KINDS:
+        rows = heads[kind] if isinstance(heads[kind], list) and heads[kind] else None
+        if rows is None or not all(isinstance(row, list) and row for row in rows):
+            return f"heads.{kind} must be a list of layers, each a list of heads"
+        for cell in (cell for row in rows for cell in row):
+            if not isinstance(cell, dict) or not all(_number(cell.get(key)) for key in CELL_NUMBERS):
+                return f"every {kind} head needs {', '.join(CELL_NUMBERS)} as numbers"
+            if cell.get("alignment") is not None and not _number(cell["alignment"]):
+                return f"a {kind} head's alignment must be a number or null"
+    if not isinstance(survey["pruning_by_kind"], dict):
+        return "pruning_by_kind must give each kind's curve"
+    curves = [survey["pruning"], *survey["pruning_by_kind"].values()]
+    for points in curves:
+        if not isinstance(points, list) or not all(
+            isinstance(p, dict) and all(_number(p.get(key)) for key in ("fraction", "heads", "score")) for p in points
+        ):
+            return "every pruning point needs a fraction, heads and a score"
+    return None
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

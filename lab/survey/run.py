@@ -32,10 +32,11 @@ def survey(
     started = time.perf_counter()
     processes = processes or Processes()
     model, heads = pipeline.model, all_heads(pipeline.model.config)
-    metric = metric_for(corpus, alignment == "reversal")
+    metric = metric_for(corpus, pipeline.tokenizer.is_character_level, alignment == "reversal")
     work = batches(corpus.sources)
     alone = [frozenset()] + [frozenset({head}) for head in heads]
-    bar = progress(len(corpus.sources) * len(alone)) if progress else None
+    mine = sum(len(work[i]) for i in processes.mine(len(work)))  # this process's sentences: what its bar counts
+    bar = progress(mine * len(alone)) if progress else None
     texts, totals = _plain_and_alone(pipeline, work, alone, alignment, processes, bar)
     plain = texts[0]
     scores = {heads_set: metric.score(t, plain) for heads_set, t in zip(alone, texts)}
@@ -44,7 +45,7 @@ def survey(
     planned = curves(order)
     todo = sorted({s for points in planned.values() for _, s in points} - set(scores), key=sorted)
     if bar is not None:
-        bar.total += len(corpus.sources) * len(todo)
+        bar.total += mine * len(todo)
         bar.refresh()
     for heads_set, t in zip(todo, _decoded_texts(pipeline, work, todo, processes, bar)):
         scores[heads_set] = metric.score(t, plain)
@@ -79,7 +80,8 @@ def _plain_and_alone(pipeline, work: list[list[str]], alone: list, alignment, pr
     decoded, totals = {}, empty_totals(model)
     for i in processes.mine(len(work)):
         src = pipeline.encode_batch(work[i])
-        decoded[i] = decode_sets(pipeline, src, alone)
+        # The plain decoding in a batch of its own, as training.evaluate decodes it; then every head alone.
+        decoded[i] = decode_sets(pipeline, src, alone[:1]) + decode_sets(pipeline, src, alone[1:])
         limit = min(default_limit(src), model.config.max_new_tokens)
         steps = [decoded_steps(tokens, limit, model.config.eos_id) for tokens in decoded[i][0]]
         add_totals(totals, batch_totals(model, src, steps, alignment))

@@ -27,10 +27,11 @@ class Metric:
         return 100.0 * sum(h == r for h, r in zip(hypotheses, references)) / len(references)
 
 
-def metric_for(corpus: Corpus, reversal: bool) -> Metric:
-    """Exact match for the reversal task (the reverse of each source when the file gives no references), BLEU where
-    there are references, else exact match with the plain decoding."""
-    if reversal:
+def metric_for(corpus: Corpus, character_level: bool, reversal: bool) -> Metric:
+    """Exact match for a character-level model (reversal), as training.evaluate scores one, against the file's
+    references (the reverse of each source for the reversal model when it gives none); BLEU where there are
+    references; else exact match with the plain decoding."""
+    if character_level and (corpus.references is not None or reversal):
         return Metric(EXACT, corpus.references or [s[::-1] for s in corpus.sources])
     if corpus.references is not None:
         return Metric(BLEU, corpus.references)

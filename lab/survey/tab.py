@@ -46,6 +46,9 @@ def corpus_figure(entry: ModelEntry, path: Path | None) -> go.Figure:
     except InputError as err:
         logger.info("survey not shown: %s", err)
         return empty_figure(str(err), height=160)
+    except Exception:  # a survey that passed the checks and still cannot be drawn costs its view, not the page
+        logger.exception("survey not drawn: %s", path)
+        return empty_figure(f"{path.name} could not be drawn: see the server log.", height=160)
 
 
 def choose(user: UserState, c, path: object, entry: ModelEntry) -> int | None:
@@ -53,6 +56,6 @@ def choose(user: UserState, c, path: object, entry: ModelEntry) -> int | None:
     survey of this model's shape. The step shown stays."""
     if not path:
         raise InputError("Choose a survey.json written by python -m lab.survey.")
-    read_survey(Path(str(path)), entry.pipeline.model.config)
+    heads_figure(read_survey(Path(str(path)), entry.pipeline.model.config))  # drawn once before it is kept
     user.surveys[entry.name] = str(path)
     return c.shown
