@@ -91,6 +91,18 @@ def test_a_tab_is_drawn_when_opened_and_only_once(lab):
     assert lab.open_tab(user, c, "encoder") == {} and lab.open_tab(user, c, "heads") == {}  # nothing changed
 
 
+def test_a_slow_output_already_waiting_for_its_value_is_not_sent_again(lab):
+    """Its placeholder, sent again by a quick event (the source's change after a model switch), could reach the page
+    after the fill that answers it and stay there: only a fill is asked for again."""
+    user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
+    user.tab = "heads"
+    first = lab.do(lab.decoding.run, user, c)
+    assert "Measuring every head" in first["heads"].to_json()
+    again = lab.show(user, c)
+    assert "heads" not in again and "effects" not in again and again["to_fill"] != first["to_fill"]
+    assert "heads" in lab.fill(user) and lab.fill(user) == {}
+
+
 def test_a_fill_made_stale_by_a_later_click_is_not_sent_and_does_not_hold_the_user(lab, monkeypatch):
     """A fill is made outside the user's lock: a Step clicked meanwhile answers at once, and the summary of the
     decoding it replaced is not sent."""

@@ -24,10 +24,16 @@ def changes(user: UserState, c: Controls, shown: int | None, snapshots: Snapshot
     a slow one as its placeholder."""
     found, waiting = {}, False
     for name, (key, make) in wanted(user, c, shown, snapshots, max_len).items():
-        if user.drawn.get(name, ()) == key:
+        drawn = user.drawn.get(name, ())
+        if drawn == key:
             continue
         if name in SLOW and key is not None:  # a None key: nothing to compute (no run, or a hint), sent at once
-            found[name], user.drawn[name], waiting = placeholder(name), (PENDING, key), True
+            # Already waiting for this very value: its placeholder is not sent again (it could reach the page after
+            # the fill that answers it, and stay), but a fill is asked for again (one made while the tab was shut
+            # left it waiting).
+            if drawn != (PENDING, key):
+                found[name], user.drawn[name] = placeholder(name), (PENDING, key)
+            waiting = True
         else:
             found[name], user.drawn[name] = make(), key
     if waiting:
