@@ -60,13 +60,15 @@ def measure(n: int) -> list[dict]:
     runs = [(1, "cpu"), (2, "cpu")] + ([(1, "cuda")] if torch.cuda.is_available() else [])
     with tempfile.TemporaryDirectory() as folder:
         for model, data in corpora(Path(folder), n).items():
-            surveys = {}
+            one = None
             for processes, device in runs:
                 out = Path(folder) / f"{model}-{processes}-{device}"
-                surveys[(processes, device)] = result = timed_survey(model, data, n, processes, device, out)
-                rows.append({"model": model, "processes": processes, "device": device, **_row(result)})
-            one = surveys[(1, "cpu")]
-            rows[-len(runs) + 1]["same"] = surveys[(2, "cpu")]["pruning"] == one["pruning"]
+                result = timed_survey(model, data, n, processes, device, out)
+                row = {"model": model, "processes": processes, "device": device, **_row(result)}
+                if processes == 2:  # the same corpus split across processes gives the same survey
+                    row["same"] = result["pruning"] == one["pruning"]
+                one = one or result
+                rows.append(row)
     return rows
 
 

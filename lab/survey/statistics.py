@@ -57,20 +57,27 @@ def batch_totals(model: Seq2SeqModel, src: torch.Tensor, steps: list[list[int]],
     queries = {"encoder": src_real, "decoder_self": tgt_real, "cross": tgt_real}
     weights = {"encoder": enc.attentions, "decoder_self": dec.self_attentions, "cross": dec.cross_attentions}
     gold = [gold_alignment(alignment, int(n)) for n in src_real.sum(dim=1).tolist()]
+    aimed = torch.full((len(steps), T), -1, dtype=torch.long)  # (B, T): each step's gold source position, or -1
+    for b, pairs in enumerate(gold):
+        for step, position in pairs:
+            if step < T:  # a step the decoding never reached counts as a miss
+                aimed[b, step] = position
+    aimed = aimed.to(device) if any(gold) else None
     totals = empty_totals(model)
     for kind in KINDS:
         totals[kind]["queries"] = float(queries[kind].sum())
         for layer, w in enumerate(weights[kind]):
-            sums = layer_sums(w.float(), queries[kind], keys[kind], gold if kind == "cross" else None)
+            sums = layer_sums(w.float(), queries[kind], keys[kind], aimed if kind == "cross" else None)
             for name, value in sums.items():
                 totals[kind][name][layer] = value
     totals["gold"] = float(sum(len(g) for g in gold))
     return totals
 
 
-def layer_sums(w: torch.Tensor, real: torch.Tensor, special: torch.Tensor, gold: list | None) -> dict:
+def layer_sums(w: torch.Tensor, real: torch.Tensor, special: torch.Tensor, aimed: torch.Tensor | None) -> dict:
     """One layer's per-head sums over its real queries: w (B, H, Q, K) weights, real (B, Q) the real queries,
-    special (B, K) the special keys; gold, for cross heads, each row's (step, source position) pairs."""
+    special (B, K) the special keys; aimed (B, Q), for cross heads with a gold alignment, each step's gold source
+    position (-1: none)."""
     mask = real[:, None, :].to(w.dtype)  # (B, 1, Q)
     logs = torch.log(torch.where(w > 0, w, torch.ones_like(w)))
     entropy = -(w * logs).sum(dim=-1)  # (B, H, Q)
@@ -82,12 +89,7 @@ def layer_sums(w: torch.Tensor, real: torch.Tensor, special: torch.Tensor, gold:
         for name, value in (("entropy", entropy), ("special", on_special), ("offset", offset))
     }
     hits = np.zeros(w.size(1))
-    if gold:
-        aimed = torch.full_like(real, -1, dtype=torch.long)  # (B, Q): the gold source position of each step, or -1
-        for b, pairs in enumerate(gold):
-            for step, position in pairs:
-                if step < aimed.size(1):  # a step the decoding never reached counts as a miss
-                    aimed[b, step] = position
+    if aimed is not None:
         hit = (top == aimed[:, None, :]) & (aimed >= 0)[:, None, :] & real[:, None, :]
         hits = hit.sum(dim=(0, 2)).double().cpu().numpy()
     sums["hits"] = hits
