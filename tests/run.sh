@@ -2,6 +2,7 @@
 # The test command: installs everything the test suite needs, then runs it. Arguments are passed to pytest.
 #   bash tests/run.sh            # the whole suite
 #   bash tests/run.sh -k torch   # a subset
+#   bash tests/run.sh -n 0       # in one process (the default: one worker per core, pytest-xdist)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,4 +26,7 @@ if ! python3 tests/pins.py requirements.txt requirements-hf.txt tests/requiremen
 fi
 
 export GRADIO_ANALYTICS_ENABLED=False HF_HUB_DISABLE_TELEMETRY=1
-exec python3 -m pytest "$@"
+# One worker per core, each with one torch thread: two workers of two threads on two cores spin against each other
+# (the fast loop took 190 s that way, 53 s this way, 83 s in one process).
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
+exec python3 -m pytest -n auto "$@"

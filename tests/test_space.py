@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from huggingface_hub import HfApi
 from huggingface_hub.utils import filter_repo_objects
 
@@ -74,6 +75,7 @@ def test_deploy_creates_a_gradio_space_and_sends_what_the_app_runs_and_nothing_e
     assert calls[1][3] == sorted(wanted) == space.space_files(tmp_path)
 
 
+@pytest.mark.slow  # a fresh process builds the app: gradio and both models
 def test_the_files_sent_are_enough_to_run_the_app(tmp_path):
     for name in space.space_files(REPO):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
