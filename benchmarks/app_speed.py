@@ -142,8 +142,8 @@ def opus_session():
 
     from shaped_models import SHAPES, shaped_marian
 
-    from adapters import load_pretrained
-    from transformer import DecodingSession
+    import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+    from transformer import DecodingSession, load_pretrained
 
     shape, vocab = SHAPES["opus"]
     with tempfile.TemporaryDirectory() as folder:

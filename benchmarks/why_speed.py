@@ -19,11 +19,11 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from adapters import load_pretrained
+import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from benchmarks.browser_speed import LARGE_MODELS, STEP_TEXT, large_model
 from benchmarks.results import put_block
 from lab.why.attribution import METHODS, attribute
-from transformer import DecodingSession, bundled
+from transformer import DecodingSession, bundled, load_pretrained
 from transformer.lens import decoder_lens
 
 SENTENCE = "Bitte schließen Sie das Fenster, wenn es draußen regnet."

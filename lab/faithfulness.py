@@ -10,8 +10,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from adapters import load_pretrained
-from transformer import bundled
+import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+from transformer import bundled, load_pretrained
 from transformer.bundled import bundled_names
 
 from .why.deletion import deletion_table

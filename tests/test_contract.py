@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from adapters import load_pretrained
+import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from tests import hf_models
 from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close
-from transformer import NextTokenRules, Seq2SeqModel, Seq2SeqTokenizer, Transformer
+from transformer import NextTokenRules, Seq2SeqModel, Seq2SeqTokenizer, Transformer, load_pretrained
 from transformer.contract import Cache, ModelConfig
 
 MODELS = ["ours", "ours-pre-ln", *sorted(hf_models.FAMILIES)]

@@ -13,12 +13,12 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM
 
-from adapters import load_pretrained
+import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from adapters.hf.model import HFCache
 from lab.heads import ablation, editing, summaries
 from tests import hf_models
 from tests.tolerance import assert_close
-from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode
+from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode, load_pretrained
 
 TEXTS = ["Wo ist der Bahnhof?", "Ich habe Hunger.", "Die Kinder spielen im Garten."]
 LIMIT = 12

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from adapters import load_pretrained
+import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from lab.checks import InputError
 from lab.controls import Controls
 from lab.decoding.run import UserState
@@ -25,7 +25,7 @@ from lab.page.lab import Lab
 from lab.serving.api import Api
 from tests import hf_models
 from tests.test_checkpoints import make_hub_cache
-from transformer import CheckpointError, checkpoint
+from transformer import CheckpointError, checkpoint, load_pretrained
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -81,6 +81,16 @@ def test_remote_code_is_never_run(tmp_path):
     assert not marker.exists()
 
 
+def test_one_load_pretrained_reads_another_librarys_checkpoint_only_through_a_registered_loader(marian, monkeypatch):
+    from transformer import hub
+
+    assert hub.LOADERS, "import adapters registers its loaders"
+    assert load_pretrained(str(marian)).model.config.n_heads == 4
+    monkeypatch.setattr(hub, "LOADERS", {})  # as if adapters had not been imported
+    with pytest.raises(CheckpointError, match=r"a marian checkpoint of another library .*`import adapters` first"):
+        load_pretrained(str(marian))
+
+
 def test_without_the_extra_a_transformers_model_says_what_to_install(marian, monkeypatch):
     monkeypatch.setitem(sys.modules, "transformers", None)  # import transformers now fails
     with pytest.raises(
@@ -132,7 +142,8 @@ def test_the_hub_download_asks_for_configs_safetensors_and_tokenizer_files_only(
 
 
 HUB_SCRIPT = """
-from adapters import load_pretrained
+import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+from transformer import load_pretrained
 pipeline = load_pretrained("Helsinki-NLP/opus-mt-tiny")
 print(type(pipeline.model).__name__, pipeline.model.config.n_heads, len(pipeline.generate(["Wo ist der Bahnhof?"], max_new_tokens=5)[0]) > 0)
 """
@@ -198,9 +209,10 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_head_tes
 LIGHT_SCRIPT = """
 import sys
 sys.modules["transformers"] = None  # as if the extra were not installed
-import adapters, transformer
+import transformer
 print(transformer.load_pretrained("checkpoints/reverse").generate(["abc"])[0])
-print(adapters.load_pretrained("checkpoints/reverse").generate(["abc"])[0])
+import adapters
+print(transformer.load_pretrained("checkpoints/reverse").generate(["abc"])[0])
 """
 
 

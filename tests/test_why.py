@@ -10,14 +10,14 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients
 from transformers import AutoModelForSeq2SeqLM
 
-from adapters import load_pretrained
+import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from lab import faithfulness
 from lab.why.attribution import IG_STEPS, METHODS, Scorer, attribute
 from lab.why.deletion import BEST, MEAN, RANDOM, deletion_table
 from tests import hf_models
 from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close
-from transformer import DecodingSession
+from transformer import DecodingSession, load_pretrained
 from transformer.lens import decoder_lens
 
 MODELS = ["ours", *sorted(hf_models.FAMILIES)]

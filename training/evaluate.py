@@ -21,8 +21,8 @@ from pathlib import Path
 import sacrebleu
 from sacrebleu.metrics.base import Score
 
-from adapters import load_pretrained
-from transformer import CheckpointError, Seq2SeqPipeline
+import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
 
 from .data import ding_split, read_tsv
 from .reversal import reversal_pairs

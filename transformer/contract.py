@@ -215,7 +215,7 @@ class Seq2SeqModel(Protocol):
 
 @runtime_checkable
 class Seq2SeqTokenizer(Protocol):
-    """Text <-> ids for one model: sources end with eos; decoding text drops special tokens."""
+    """Text <-> ids for one model: sources end with eos; text made from ids (decode) drops special tokens."""
 
     pad_id: int
     bos_id: int  # the decoder's start token, as in the model's config

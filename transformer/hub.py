@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -161,21 +162,38 @@ def check_compatible(config: ModelConfig, tokenizer: Seq2SeqTokenizer, name: str
         raise CheckpointError(f"{name}: special token ids in config.json {specials} differ from the tokenizer's")
 
 
+Loader = Callable[..., Seq2SeqPipeline]  # (name_or_path, *, revision, local_files_only) -> a pipeline
+# Loaders of other libraries' checkpoints, by the model_type their config.json names (None: any model_type), added by
+# the adapters beside this library when they are imported (register_loader).
+LOADERS: dict[str | None, Loader] = {}
+
+
+def register_loader(loader: Loader, model_types: tuple[str, ...] | None = None) -> None:
+    """Let load_pretrained read checkpoints of another library whose config.json names one of `model_types` (None:
+    any model_type), through `loader`, which returns a pipeline whose model meets transformer.contract."""
+    for name in model_types or (None,):
+        LOADERS[name] = loader
+
+
 def load_pretrained(
     name_or_path: str | Path, *, revision: str | None = None, local_files_only: bool = False, map_location: str = "cpu"
 ) -> Seq2SeqPipeline:
     """Load model and tokenizer from a folder or a Hub repo id; raises CheckpointError naming the file at fault.
 
-    This loads checkpoints in this library's format. Models of other libraries (their config.json names a
-    "model_type") load through the adapters beside it: adapters.load_pretrained reads both.
+    A checkpoint in this library's format loads here; one of another library (its config.json names a "model_type")
+    loads through the loader registered for it (register_loader: `import adapters` registers the adapters beside
+    this library), and is refused with a message saying so when there is none.
     """
     folder = checkpoint.resolve(name_or_path, revision=revision, local_files_only=local_files_only)
     family = checkpoint.model_type(folder)
     if family:
-        raise CheckpointError(
-            f"{name_or_path}: a {family} checkpoint of another library (its config.json names a model_type); "
-            "load it with adapters.load_pretrained, which reads both formats"
-        )
+        loader = LOADERS.get(family) or LOADERS.get(None)
+        if loader is None:
+            raise CheckpointError(
+                f"{name_or_path}: a {family} checkpoint of another library (its config.json names a model_type); "
+                "`import adapters` first, which lets load_pretrained read the families it adapts"
+            )
+        return loader(name_or_path, revision=revision, local_files_only=local_files_only)
     model = Transformer.from_pretrained(folder, map_location=map_location)
     tokenizer_path = folder / checkpoint.TOKENIZER_FILE
     if not tokenizer_path.is_file():

@@ -38,6 +38,27 @@ class LayerCache:
     cross_v: torch.Tensor  # (B, H, S, K)
 
 
+@dataclass
+class EncoderStackOutput:
+    """What the encoder stack gives: the memory, and each layer's weights and values when they were asked for."""
+
+    hidden: torch.Tensor  # (B, S, D), after the final LayerNorm
+    attentions: tuple[torch.Tensor, ...] = ()  # per layer (B, H, S, S)
+    values: tuple[torch.Tensor, ...] = ()  # per layer (B, H, S, K)
+
+
+@dataclass
+class DecoderStackOutput:
+    """What the decoder stack gives: its output, each layer's weights when asked for, the caches, and each layer's
+    output before the final LayerNorm when asked for."""
+
+    hidden: torch.Tensor  # (B, T, D), after the final LayerNorm
+    self_attentions: tuple[torch.Tensor, ...]  # per layer (B, H, T, P+T), or () unless asked for
+    cross_attentions: tuple[torch.Tensor, ...]  # per layer (B, H, T, S), or () unless asked for
+    caches: list[LayerCache]  # per layer, covering every position so far
+    layer_states: tuple[torch.Tensor, ...] = ()  # per layer (B, T, D), or () unless asked for
+
+
 class EncoderLayer(nn.Module):
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
@@ -148,7 +169,7 @@ class Encoder(nn.Module):
         mask: torch.Tensor,
         need_weights: bool = False,
         controls: list[HeadControl | None] | None = None,
-    ) -> tuple[torch.Tensor, tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+    ) -> EncoderStackOutput:
         """x (B, S, D) -> x (B, S, D), and if need_weights each layer's weights (B, H, S, S) and values (B, H, S, K)."""
         attentions, values = [], []
         for i, layer in enumerate(self.layers):
@@ -156,8 +177,8 @@ class Encoder(nn.Module):
             attentions.append(weights)
             values.append(v)
         if not need_weights:
-            return self.norm(x), (), ()
-        return self.norm(x), tuple(attentions), tuple(values)
+            return EncoderStackOutput(self.norm(x))
+        return EncoderStackOutput(self.norm(x), tuple(attentions), tuple(values))
 
 
 class Decoder(nn.Module):
@@ -178,7 +199,7 @@ class Decoder(nn.Module):
         need_weights: bool = False,
         controls: list[tuple[HeadControl | None, HeadControl | None]] | None = None,
         keep_states: bool = False,
-    ) -> tuple[torch.Tensor, tuple, tuple, list[LayerCache], tuple]:
+    ) -> DecoderStackOutput:
         """x (B, T, D) -> the output norm(x), the weights if need_weights, the caches, and if keep_states each
         layer's output (B, T, D) before the final norm."""
         self_attentions, cross_attentions, new_caches, states = [], [], [], []
@@ -194,5 +215,5 @@ class Decoder(nn.Module):
             states.append(x)
         kept = tuple(states) if keep_states else ()
         if not need_weights:
-            return self.norm(x), (), (), new_caches, kept
-        return self.norm(x), tuple(self_attentions), tuple(cross_attentions), new_caches, kept
+            return DecoderStackOutput(self.norm(x), (), (), new_caches, kept)
+        return DecoderStackOutput(self.norm(x), tuple(self_attentions), tuple(cross_attentions), new_caches, kept)

@@ -210,8 +210,8 @@ class Transformer(
         src_mask = padding_mask(src, self.config.pad_id)
         controls = interventions.encoder_controls(self.config) if interventions else None
         tokens = self.embed_source(src) if src_embeds is None else src_embeds
-        memory, attentions, values = self.encoder(self.add_positions(tokens), src_mask, output_attentions, controls)
-        return EncoderOutput(memory, src_mask, attentions, values)
+        stack = self.encoder(self.add_positions(tokens), src_mask, output_attentions, controls)
+        return EncoderOutput(stack.hidden, src_mask, stack.attentions, stack.values)
 
     def decode(
         self,
@@ -242,7 +242,7 @@ class Transformer(
             tgt_key_mask = torch.cat([cache.tgt_key_mask, tgt_key_mask], dim=1)  # (B, P+T)
         self_mask = causal_mask(tgt.size(1), tgt_key_mask.size(1), tgt.device) & tgt_key_mask[:, None, None, :]
         tokens = self.embed_target(tgt) if tgt_embeds is None else tgt_embeds
-        hidden, self_attn, cross_attn, layer_caches, states = self.decoder(
+        stack = self.decoder(
             self.add_positions(tokens, start),
             memory,
             self_mask,
@@ -252,8 +252,8 @@ class Transformer(
             controls,
             output_layer_states,
         )
-        new_cache = KVCache(layer_caches, tgt_key_mask) if (use_cache or cache is not None) else None
-        return DecoderOutput(hidden, self_attn, cross_attn, new_cache, states)
+        new_cache = KVCache(stack.caches, tgt_key_mask) if (use_cache or cache is not None) else None
+        return DecoderOutput(stack.hidden, stack.self_attentions, stack.cross_attentions, new_cache, stack.layer_states)
 
     def forward(
         self,

@@ -17,7 +17,7 @@ WORD_BOUNDARY = "\u2581"  # "▁", how Metaspace marks the start of a word
 
 
 class Tokenizer:
-    """Text <-> ids for one model. Sources end with eos; decoding drops special tokens.
+    """Text <-> ids for one model. Sources end with eos; text made from ids (decode) drops special tokens.
 
     Examples:
         >>> tok = Tokenizer.characters("abc")
@@ -50,7 +50,7 @@ class Tokenizer:
     def train_bpe(cls, texts: Iterable[str], vocab_size: int, min_frequency: int = 2) -> Tokenizer:
         """A byte-pair-encoding vocabulary learnt from `texts` (pass both languages for a joint vocabulary).
 
-        Metaspace marks word starts with "▁", so decoding restores the spacing exactly.
+        Metaspace marks word starts with "▁", so text made from ids gets the spacing back exactly.
         """
         hf = HFTokenizer(models.BPE(unk_token=UNK))
         hf.normalizer = normalizers.NFC()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from huggingface_hub import ModelCard
 
-from adapters import load_pretrained
-from transformer import CheckpointError, Seq2SeqPipeline
+import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
 from transformer.bundled import BUNDLED, bundled_names
 from transformer.checkpoint import model_type
 
