@@ -51,7 +51,7 @@ def server_bench(calls: int) -> dict[str, float]:
     from gradio_client import Client
 
     import app
-    from lab.page.lab import Lab
+    from attention_lab.page.lab import Lab
 
     timings: dict[str, list[float]] = {"run": [], "step": []}
     original = Lab.do
@@ -101,7 +101,7 @@ def payload_bench(calls: int) -> dict[str, float]:
     random model of opus-mt-de-en's shapes."""
     import json
 
-    from lab.attention import payload
+    from attention_lab.attention import payload
     from transformer import DecodingSession, bundled, load_pretrained
 
     pipeline = load_pretrained(bundled("de-en"))
@@ -122,7 +122,7 @@ def message_sizes(session, tokenizer) -> dict[str, float]:
     """JSON bytes of the session's whole decoding (a Run's message), and the median of its steps' (a Step's)."""
     import json
 
-    from lab.attention import payload
+    from attention_lab.attention import payload
     from transformer import DecodingSession
 
     run = len(json.dumps(payload.full(session, tokenizer, "model")))

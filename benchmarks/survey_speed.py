@@ -22,8 +22,8 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from attention_lab.serving.cores import available_cores
 from benchmarks.results import put_block
-from lab.serving.cores import available_cores
 
 DE_EN_TEST = REPO / "data" / "de-en" / "test.tsv"  # python -m training.data ding
 

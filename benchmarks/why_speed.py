@@ -20,9 +20,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+from attention_lab.why.attribution import METHODS, attribute
 from benchmarks.browser_speed import LARGE_MODELS, STEP_TEXT, large_model
 from benchmarks.results import put_block
-from lab.why.attribution import METHODS, attribute
 from transformer import DecodingSession, bundled, load_pretrained
 from transformer.lens import decoder_lens
 

@@ -77,12 +77,19 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def served_app():
     """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry, demo)."""
-    import app
+    from attention_lab.models.registry import load_models
 
-    registry = app.load_models([])
-    demo = app.build_demo(registry)
+    registry = load_models([])
+    yield from launched(registry)
+
+
+def launched(registry, tabs=None):
+    """The app over `registry` served in this process: (url, registry, demo) until the generator is closed."""
+    from attention_lab.app import build_demo, launch_options
+
+    demo = build_demo(registry) if tabs is None else build_demo(registry, tabs)
     port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.LAUNCH_OPTIONS)
+    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     yield f"http://127.0.0.1:{port}/", registry, demo
     demo.close()
 
@@ -90,7 +97,7 @@ def served_app():
 @pytest.fixture(scope="session")
 def bundled():
     """The bundled checkpoints, read with their model cards (so trained_lengths and the examples are set)."""
-    from lab.models.registry import load_models
+    from attention_lab.models.registry import load_models
 
     return load_models([])
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: Chromium for the browser tests, Node.js to run the page's drawing code (lab/assets/views.js)
+# Debian packages: Chromium for the browser tests, Node.js to run the page's modules and their tests (tests/js)
 # against the Python definitions, and the Ding dictionary (trans-de-en) for the corpus tests.
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 
-from lab.controls import CONTROLS, FOCUS_MEAN
-from lab.page.tabs import OUTPUTS
+from attention_lab.tabs import CONTROLS, OUTPUTS
 
 pytestmark = pytest.mark.slow
 
@@ -23,21 +22,7 @@ def served(served_app):
 def ui(client, action: str, model: str, text: str, **controls) -> dict:
     """A button's endpoint called as the page calls it: every control, in CONTROLS' order; the answer by name (the
     Step and Back buttons' own updates do not reach an API client)."""
-    values = {
-        "strategy": "greedy",
-        "beam_size": 4,
-        "max_len": 64,
-        "top_k": 8,
-        "shown": 0,
-        "words": True,
-        "hide_specials": False,
-        "scale": "linear",
-        "focus": FOCUS_MEAN,
-        "reading": "weights",
-        "snapshot": 0,
-        "method": "input_x_gradient",
-        **controls,
-    }
+    values = {"strategy": "greedy", "beam_size": 4, "max_len": 64, "top_k": 8, "method": "input_x_gradient", **controls}
     inputs = [model, text, *(values[name] for name in CONTROLS[2:])]
     names = [output.name for output in OUTPUTS if output.name not in ("step", "back")]
     answer = client.predict(*inputs, api_name=f"/ui_{action}")
@@ -55,26 +40,21 @@ def test_the_buttons_endpoints_answer_with_only_what_changed(served):
     client.reset_session()
     ran = ui(client, "run", "reverse", "abc123")
     assert ran["output"] == "321cba" and ran["status"]["value"].startswith("Finished") and ran["status"]["visible"]
-    assert ran["shown"]["value"] == 6 and ran["decoding"]["op"] == "full"  # the whole decoding, for the page to draw
-    assert len(ran["decoding"]["data"]["steps"]) == 7 and ran["to_step"] == ""  # finished: nothing to step ahead
-    assert skipped(ran["heads"]) and skipped(ran["snapshot"])  # closed tabs: not drawn
-    stepped = ui(client, "step", "reverse", "abc123", shown=6)
+    assert ran["steps"]["op"] == "full" and ran["steps"]["shown"] == 6  # the whole decoding, for the page to draw
+    assert len(ran["steps"]["data"]["steps"]) == 7
+    assert skipped(ran["heads"]) and skipped(ran["film"])  # closed tabs: not drawn
+    stepped = ui(client, "step", "reverse", "abc123")
     assert all(map(skipped, stepped.values()))  # a warning that the run has finished; the page keeps what it has
     client.reset_session()
     first = ui(client, "step", "reverse", "abc123")
-    assert first["output"] == "3" and first["shown"]["value"] == 1 and first["decoding"]["op"] == "full"
-    second = ui(client, "step", "reverse", "abc123", shown=1)
-    assert second["output"] == "32" and second["decoding"]["op"] == "step"  # one step more, not the whole decoding
-    assert second["decoding"]["after"] == first["decoding"]["key"] and "data" not in second["decoding"]
-    back = ui(client, "back", "reverse", "abc123", shown=2)
-    assert back["output"] == "3" and back["shown"]["value"] == 1 and skipped(back["status"])
-    assert back["decoding"] == {
-        "op": "back",
-        "key": back["decoding"]["key"],
-        "after": second["decoding"]["key"],
-        "shown": 1,
-        "steps": 1,
-    }
+    assert first["output"] == "3" and first["steps"]["shown"] == 1 and first["steps"]["op"] == "full"
+    second = ui(client, "step", "reverse", "abc123")
+    assert second["output"] == "32" and second["steps"]["op"] == "step"  # one step more, not the whole decoding
+    assert second["steps"]["after"] == first["steps"]["key"] and "data" not in second["steps"]
+    back = ui(client, "back", "reverse", "abc123")
+    assert back["output"] == "3" and skipped(back["status"])
+    assert back["steps"] == {"op": "back", "key": back["steps"]["key"], "after": second["steps"]["key"], "shown": 1,
+                             "steps": 1}  # fmt: skip
 
 
 def test_the_api_page_documents_the_api_endpoints_only(served):
@@ -194,8 +174,8 @@ def test_api_bad_head_test_requests_get_one_line_and_the_server_keeps_answering(
 
 
 UNREACHABLE = """
-import app
-registry = app.load_models(["someone/not-cached"])
+from attention_lab.models.registry import load_models
+registry = load_models(["someone/not-cached"])
 print(sorted(registry.names))
 print(registry.errors["someone/not-cached"])
 """

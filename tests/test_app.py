@@ -2,27 +2,34 @@
 
 import json
 import re
+import threading
 from pathlib import Path
 
 import pytest
 
-from lab.attention.looks import focus_choices
-from lab.checks import InputError
-from lab.controls import FOCUS_MEAN, Controls
-from lab.decoding.actions import BEAM_MODE
-from lab.decoding.run import UserState
-from lab.models.examples import CURATED, example_for
-from lab.models.registry import Registry
-from lab.page.lab import Lab
+from attention_lab.app import make_lab
+from attention_lab.attention.looks import FOCUS_MEAN, focus_choices
+from attention_lab.checks import InputError
+from attention_lab.controls import Controls
+from attention_lab.decoding.actions import BEAM_MODE
+from attention_lab.decoding.state import UserState
+from attention_lab.export import feature as export
+from attention_lab.heads import feature as heads_feature
+from attention_lab.models.examples import CURATED, example_for
+from attention_lab.models.registry import Registry
 from tests.conftest import tiny_pipelines
 from transformer import DecodingSession
 
-VIEWS = {"cross", "encoder", "decoder_self"}
+COMPUTING = {"op": "computing"}
 
 
 @pytest.fixture(scope="module")
 def lab():
-    return Lab(Registry.of(tiny_pipelines(), trained_length={"reverse": 6}))
+    return make_lab(Registry.of(tiny_pipelines(), trained_length={"reverse": 6}))
+
+
+def computing(value) -> bool:
+    return isinstance(value, dict) and value.get("op") == "computing"
 
 
 def test_run_equals_one_shot_decoding(lab):
@@ -34,13 +41,12 @@ def test_run_equals_one_shot_decoding(lab):
     eos = session.steps[-1].token == pipeline.model.config.eos_id
     n = len(session.steps)
     shown = n - 1 if eos and n > 1 else n  # the last word, not eos
-    assert changes["shown"] == {"value": shown, "maximum": n, "interactive": True}
     assert changes["step"] is False and changes["back"] is True
-    message = changes["decoding"]  # the whole decoding, for the page to draw
+    message = changes["steps"]  # the whole decoding, for the page to draw
     assert message["op"] == "full" and message["shown"] == shown and len(message["data"]["steps"]) == n
     assert [s["token"] for s in message["data"]["steps"]] == session.tokens
-    assert {"output", "status", "original", "decoding"} <= set(changes)
-    assert not {"heads", "effects", "beams", "film"} & set(changes)  # no other tab is drawn by the server
+    assert {"output", "status", "original", "steps"} <= set(changes)
+    assert not {"heads", "effects", "beams", "film", "why"} & set(changes)  # no other tab is drawn by the server
 
 
 def test_step_through_gives_the_same_tokens_as_run(lab):
@@ -60,73 +66,66 @@ def test_a_step_after_the_first_sends_only_that_step(lab):
     user = UserState()
     c = Controls("de-en", "Das ist ein Haus.", max_len=8)
     first = lab.do(lab.decoding.step, user, c)
-    assert first["shown"]["value"] == 1 and first["back"] is True and first["decoding"]["op"] == "full"
+    assert first["steps"]["shown"] == 1 and first["back"] is True and first["steps"]["op"] == "full"
     second = lab.do(lab.decoding.step, user, c)
-    assert {"decoding", "shown"} <= set(second)
     assert not {"original", "step", "back"} & set(second)
-    assert second["shown"] == {"value": 2, "maximum": 2, "interactive": True}
-    step = second["decoding"]
-    assert step["op"] == "step" and step["after"] == first["decoding"]["key"] and step["shown"] == 2
+    step = second["steps"]
+    assert step["op"] == "step" and step["after"] == first["steps"]["key"] and step["shown"] == 2
     assert step["step"]["token"] == user.run.session.steps[1].token and "encoder" not in step
-    assert len(json.dumps(step)) < len(json.dumps(first["decoding"]))  # the encoder and step 1 are not sent again
+    assert len(json.dumps(step)) < len(json.dumps(first["steps"]))  # the encoder and step 1 are not sent again
 
 
 def test_a_tab_is_drawn_when_opened_and_only_once(lab):
     user = UserState()
     c = Controls("de-en", "Das ist ein Haus.", max_len=8)
     lab.do(lab.decoding.step, user, c)
-    c.shown = 1
-    assert lab.open_tab(user, c, "encoder") == {} and user.tab == "encoder"  # the page draws it from what it holds
+    assert lab.open_tab(user, c, "compare") == {} and user.tab == "compare"  # the page draws it from what it holds
     stepped = lab.do(lab.decoding.step, user, c)
-    assert stepped["decoding"]["op"] == "step"
-    heads = lab.open_tab(user, c, "heads")  # drawn by the server: slow, so a placeholder first, and a fill asked for
-    assert (
-        set(heads) == {"heads", "effects", "survey", "to_fill"} and "Measuring every head" in heads["heads"].to_json()
-    )
-    assert "No survey of de-en" in heads["survey"].to_json()  # quick: sent at once, and says how to make one
-    assert lab.open_tab(user, c, "encoder") == {} and lab.open_tab(user, c, "heads")["to_fill"] != heads["to_fill"]
+    assert stepped["steps"]["op"] == "step"
+    heads = lab.open_tab(user, c, "heads")  # drawn by the server: slow, so a placeholder first, and a fill after
+    assert set(heads) == {"heads", "effects", "survey"} and computing(heads["heads"]) and computing(heads["effects"])
+    assert "Measuring every head" in heads["heads"]["text"]
+    assert "No survey of de-en" in heads["survey"]["text"]  # quick: sent at once, and says how to make one
     filled = lab.fill(user)
-    assert set(filled) == {"heads", "effects"} and filled["heads"].data[0].customdata is not None
+    assert set(filled) == {"heads", "effects"} and filled["heads"]["op"] == "summary"
+    assert filled["effects"]["op"] == "none"  # no ablation yet: a hint
+    assert {row["key"] for row in filled["heads"]["metrics"]} == {"entropy", "special", "importance"}
     assert lab.fill(user) == {}  # nothing left to fill
-    assert lab.open_tab(user, c, "encoder") == {} and lab.open_tab(user, c, "heads") == {}  # nothing changed
+    assert lab.open_tab(user, c, "attention") == {} and lab.open_tab(user, c, "heads") == {}  # nothing changed
 
 
 def test_a_slow_output_already_waiting_for_its_value_is_not_sent_again(lab):
     """Its placeholder, sent again by a quick event (the source's change after a model switch), could reach the page
-    after the fill that answers it and stay there: only a fill is asked for again."""
+    after the fill that answers it and stay there: it is only filled."""
     user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
     user.tab = "heads"
     first = lab.do(lab.decoding.run, user, c)
-    assert "Measuring every head" in first["heads"].to_json()
+    assert computing(first["heads"])
     again = lab.show(user, c)
-    assert "heads" not in again and "effects" not in again and again["to_fill"] != first["to_fill"]
+    assert "heads" not in again and "effects" not in again
     assert "heads" in lab.fill(user) and lab.fill(user) == {}
 
 
 def test_a_fill_made_stale_by_a_later_click_is_not_sent_and_does_not_hold_the_user(lab, monkeypatch):
     """A fill is made outside the user's lock: a Step clicked meanwhile answers at once, and the summary of the
     decoding it replaced is not sent."""
-    import threading
-
-    from lab.heads import tab as heads_tab
-
     user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
     user.tab = "heads"
     lab.do(lab.decoding.run, user, c)
     started, release = threading.Event(), threading.Event()
-    summary = heads_tab.summary
+    summary = heads_feature.summary
 
     def slow_summary(run):
-        draw = summary(run)
+        make = summary(run)
 
         def waiting():
             started.set()
             release.wait(10)
-            return draw()
+            return make()
 
         return waiting
 
-    monkeypatch.setattr(heads_tab, "summary", slow_summary)
+    monkeypatch.setattr(heads_feature, "summary", slow_summary)
     lab.do(lab.decoding.reset, user, c)
     lab.do(lab.decoding.run, user, Controls("de-en", "Wo ist der Bahnhof?", max_len=8))
     filled = {}
@@ -139,25 +138,23 @@ def test_a_fill_made_stale_by_a_later_click_is_not_sent_and_does_not_hold_the_us
     step.start()
     step.join(5)
     assert not step.is_alive(), "a Step waited for the fill"
-    assert stepped["output"] and "Measuring" in stepped["heads"].to_json()  # a new summary to make, later
+    assert stepped["output"] and computing(stepped["heads"])  # a new summary to make, later
     release.set()
     fill.join(10)
     assert "heads" not in filled  # the summary of "Wo ist der Bahnhof?" is stale: not sent
-    assert lab.fill(user)["heads"].data  # the one the page waits for
+    assert lab.fill(user)["heads"]["op"] == "summary"  # the one the page waits for
 
 
-def test_opening_a_tab_keeps_the_step_shown_whatever_the_slider_says(lab):
-    """The page selects its first tab as it opens, with the slider still at 0, while its first Run may already have
-    finished: the tab must show the run's step, not step 0."""
+def test_opening_a_tab_keeps_the_step_shown(lab):
+    """The page selects its first tab as it opens, while its first Run may already have finished: the tab must
+    show the run's step, not step 0."""
     user = UserState()
     c = Controls("de-en", "Das ist ein Haus.", max_len=8)
     lab.do(lab.decoding.run, user, c)
     shown = user.shown
     assert shown and shown > 0
-    c.shown = 0
-    lab.open_tab(user, c, "cross")
+    lab.open_tab(user, Controls("de-en", "Das ist ein Haus.", max_len=8, shown=0), "why")
     assert user.shown == shown
-    assert lab.show(user, c)["decoding"] == {"op": "show", "key": user.drawn["decoding"][0], "shown": 0}
 
 
 def test_step_in_beam_mode_is_refused_and_changes_nothing(lab):
@@ -180,26 +177,16 @@ def test_back_at_step_0_is_refused(lab):
     c = Controls("reverse", "abc", max_len=8)
     stepped = lab.do(lab.decoding.step, user, c)
     back = lab.do(lab.decoding.back, user, c)
-    assert back["back"] is False and back["output"] == "" and back["shown"]["value"] == 0
-    assert back["decoding"] == {
+    assert back["back"] is False and back["output"] == ""
+    assert back["steps"] == {
         "op": "back",
-        "key": user.drawn["decoding"][0],
-        "after": stepped["decoding"]["key"],
+        "key": user.drawn["steps"][0],
+        "after": stepped["steps"]["key"],
         "shown": 0,
         "steps": 0,
     }
     with pytest.raises(InputError, match="Nothing to go back"):
         lab.do(lab.decoding.back, user, c)
-
-
-def test_step_0_can_be_shown(lab):
-    user = UserState()
-    lab.do(lab.decoding.run, user, Controls("reverse", "abc", max_len=8))
-    at_0 = lab.show(user, Controls("reverse", "abc", max_len=8, shown=0))
-    assert at_0["decoding"]["op"] == "show" and at_0["decoding"]["shown"] == 0 and at_0["shown"]["value"] == 0
-    assert "output" not in at_0  # the decoding is the same; only the shown step moved
-    too_far = lab.show(user, Controls("reverse", "abc", max_len=8, shown=99))
-    assert too_far["shown"]["value"] == len(user.run.session.steps)
 
 
 def test_back_and_what_if(lab):
@@ -209,29 +196,29 @@ def test_back_and_what_if(lab):
     lab.do(lab.decoding.step, user, c)
     back = lab.do(lab.decoding.back, user, c)
     assert len(user.run.session.steps) == 1 and back["output"] == first["output"]
-    label, token = first["decoding"]["data"]["steps"][0]["top"][1][:2]  # the runner-up at step 1, as the page has it
+    label, token = first["steps"]["data"]["steps"][0]["top"][1][:2]  # the runner-up at step 1, as the page has it
     before = user.run.session.tokens
-    forced = lab.do(lab.decoding.force, user, Controls("reverse", "hello", max_len=8, shown=1), f"{token}#1234")
+    forced = lab.do(lab.decoding.force, user, Controls("reverse", "hello", max_len=8, shown=1), token)
     session = user.run.session
     assert session.steps[0].token == token and session.steps[0].forced
     tokenizer = lab.registry.entry("reverse").pipeline.tokenizer
     assert tokenizer.id_to_token(token) == label  # the reversal model's labels are its characters
-    data = forced["decoding"]["data"]
-    assert forced["decoding"]["op"] == "full" and data["steps"][0]["forced"] and data["original"]["at"] == 1
+    data = forced["steps"]["data"]
+    assert forced["steps"]["op"] == "full" and data["steps"][0]["forced"] and data["original"]["at"] == 1
     assert forced["original"] == {"value": tokenizer.decode(before), "label": "Before the what-if"}
-    assert forced["shown"]["value"] == 1 and session.finished and forced["step"] is False
+    assert forced["steps"]["shown"] == 1 and session.finished and forced["step"] is False
     # decoding went on greedily from the forced token: the same as a fresh session forced the same way
     replay = DecodingSession(session.model, session.src_ids, max_new_tokens=8)
     replay.step(force=session.steps[0].token)
     assert replay.run() == session.tokens
     assert lab.open_tab(user, Controls("reverse", "hello", max_len=8, shown=1), "compare") == {}  # drawn in the page
-    for bad in ("999999", "0", "not a candidate", "-1"):  # out of range, pad, not an id: nothing is lost
-        with pytest.raises(InputError, match="candidate tokens"):
+    for bad in ("999999", "0", "not a candidate", "-1", None):  # out of range, pad, not an id: nothing is lost
+        with pytest.raises(InputError, match="candidate"):
             lab.do(lab.decoding.force, user, Controls("de-en", "", shown=1), bad)
     assert user.run.session.tokens == session.tokens
     reset = lab.do(lab.decoding.reset, user, c)
     assert reset["output"] == "" and reset["original"] is None and user.run is None
-    assert reset["decoding"] == {"op": "clear", "key": "", "shown": 0}
+    assert reset["steps"] == {"op": "clear", "key": "", "shown": 0}
     with pytest.raises(InputError, match="Decode a step first"):
         lab.do(lab.decoding.force, user, Controls("reverse", "hello", shown=1), str(token))
 
@@ -241,7 +228,7 @@ def test_stepping_works_when_the_max_length_exceeds_the_model_limit(lab):
     limit = lab.registry.entry("reverse").pipeline.model.config.max_len
     for n in range(1, 4):
         changes = lab.do(lab.decoding.step, user, Controls("reverse", "abc", max_len=limit + 40))
-        assert changes["shown"]["value"] == n  # the run continues rather than restarting
+        assert changes["steps"]["shown"] == n  # the run continues rather than restarting
 
 
 def test_changing_the_text_or_model_starts_over(lab):
@@ -252,7 +239,7 @@ def test_changing_the_text_or_model_starts_over(lab):
     assert len(user.run.session.steps) == 1 and user.run.text == "abcd" and user.run.serial != serial
     changes = lab.do(lab.decoding.step, user, Controls("de-en", "Das ist ein Haus.", max_len=8))
     assert user.run.entry.name == "de-en" and len(user.run.session.steps) == 1
-    assert changes["decoding"]["op"] == "full" and "shown" not in changes  # a new decoding, still at step 1 of 1
+    assert changes["steps"]["op"] == "full" and changes["steps"]["shown"] == 1  # a new decoding, at step 1 of 1
 
 
 def test_a_new_model_keeps_text_it_can_read_and_otherwise_takes_its_first_example(lab):
@@ -302,7 +289,7 @@ def test_unknown_model_is_a_message(lab):
         lab.do(lab.decoding.run, UserState(), Controls("nope", "abc"))
 
 
-def test_beam_view_and_export(lab):
+def test_beam_view_and_the_json_export(lab):
     user = UserState()
     c = Controls("de-en", "Das ist ein Haus.", strategy="beam", beam_size=3, max_len=8)
     changes = lab.do(lab.decoding.run, user, c)
@@ -312,23 +299,37 @@ def test_beam_view_and_export(lab):
     assert "beams" not in changes  # the Beams tab is drawn when it is opened
     rows = lab.open_tab(user, c, "beams")["beams"]
     assert rows and rows[0][:2] == [1, 1] and len(rows[0]) == 4 and {r[1] for r in rows} <= {1, 2, 3}
-    record = json.loads(Path(lab.export_json(user)).read_text(encoding="utf-8"))
+    record = json.loads(Path(export.as_json(user)).read_text(encoding="utf-8"))
     assert record["output_tokens"] == pipeline.tokenizer.tokens(user.run.session.tokens)
     with pytest.raises(InputError, match="Nothing to export"):
-        lab.export_json(UserState())
+        export.as_json(UserState())
 
 
-def test_the_html_export_holds_every_view_and_escapes_the_text(lab):
+def test_the_html_export_holds_the_pages_own_views_and_escapes_the_text(lab):
     user = UserState()
     c = Controls("de-en", "<b>fett</b> & mehr", max_len=6)
     lab.do(lab.decoding.run, user, c)
-    page = Path(lab.export_html(user, c)).read_text(encoding="utf-8")
-    for part in ("AttentionViews", "window.Plotly", "cross-view", "encoder-view", "decoder_self-view"):
-        assert part in page, part  # the page's own drawing code, plotly.js and a place for each kind
+    looked = {"look": {"focus": [1, 2], "scale": "log", "words": False}, "shown": 2, "kind": "encoder"}
+    page = Path(export.as_html(user, looked)).read_text(encoding="utf-8")
+    for part in ("lab_export_offline.start", "function kindFigures", "window.Plotly", "id='views'", "id='lab-steps'"):
+        assert part in page, part  # the page's own modules, bundled; plotly.js; a place for each view
     assert "&lt;b&gt;fett&lt;/b&gt;" in page and "<b>fett</b>" not in page  # the source, escaped
-    assert "</b>" not in page.split("id='decoding'")[1].split("</script>")[0]  # no "<" in the inlined decoding
+    state = page.split("id='decoding' type='application/json'>")[1].split("</script>")[0]
+    assert "<" not in state  # no "<" in the inlined decoding: it cannot end its script element
+    state = json.loads(state)
+    assert state["look"] == {
+        "words": False,
+        "hideSpecials": False,
+        "scale": "log",
+        "focus": [1, 2],
+        "reading": "weights",
+    }
+    assert (state["shown"], state["kind"]) == (2, "encoder")
+    odd = json.loads(Path(export.as_html(user, {"look": {"scale": "<x>", "focus": "all"}, "kind": 7})).read_text()
+                     .split("type='application/json'>")[1].split("</script>")[0])  # fmt: skip
+    assert odd["look"]["scale"] == "linear" and odd["look"]["focus"] is None and odd["kind"] == "cross"
     with pytest.raises(InputError, match="Nothing to export"):
-        lab.export_html(UserState(), c)
+        export.as_html(UserState(), looked)
 
 
 def test_run_after_beam_with_greedy_decodes_greedily_again(lab):
@@ -366,22 +367,22 @@ def test_step_is_off_when_finished_and_on_again_for_an_edited_source(lab):
 
 
 def test_selecting_the_open_tab_draws_nothing(lab):
-    """As the page opens, gradio selects the open tab beside the opening Run: that select must send no views."""
+    """As the page opens, gradio selects the open tab beside the opening Run: that select must send nothing (an
+    empty decoding sent after the Run's answer would blank the views)."""
     user = UserState()
     c = Controls("de-en", "Das ist ein Haus.", max_len=8)
-    assert lab.open_tab(user, c, "cross") == {}
-    assert "decoding" in lab.do(lab.decoding.run, user, c)
+    assert lab.open_tab(user, c, "attention") == {}
+    assert "steps" in lab.do(lab.decoding.run, user, c)
 
 
 def test_the_next_step_is_decoded_ahead_and_taken_by_step_only_while_it_holds(lab):
     user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
-    first = lab.do(lab.decoding.step, user, c)
-    assert first["to_step"] == f"{user.run.serial}.{user.run.version}"  # the page asks for the next step ahead
+    lab.do(lab.decoding.step, user, c)
     lab.decoding.step_ahead(user)
     version, forked = user.run.ahead
     assert version == user.run.version and len(forked.steps) == 2 and len(user.run.session.steps) == 1
     stepped = lab.do(lab.decoding.step, user, c)
-    assert user.run.session is forked and stepped["decoding"]["op"] == "step"  # taken, not decoded again
+    assert user.run.session is forked and stepped["steps"]["op"] == "step"  # taken, not decoded again
     plain = DecodingSession(forked.model, forked.src_ids, top_k=8, max_new_tokens=8)
     assert [plain.step().token for _ in range(2)] == user.run.session.tokens
     lab.decoding.step_ahead(user)
@@ -390,7 +391,21 @@ def test_the_next_step_is_decoded_ahead_and_taken_by_step_only_while_it_holds(la
     assert user.run.ahead is None
     lab.do(lab.decoding.step, user, c)
     assert user.run.session is not third and user.run.session.tokens == plain.tokens
-    finished = lab.do(lab.decoding.run, user, c)
-    assert finished["to_step"] == ""  # nothing left to decode ahead
+    lab.do(lab.decoding.run, user, c)
     lab.decoding.step_ahead(user)
+    assert user.run.ahead is None  # finished: nothing left to decode ahead
+
+
+def test_a_lab_that_decodes_ahead_does_it_after_answering_a_step(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    lab = make_lab(Registry.of(tiny_pipelines()))
+    lab.ahead = ThreadPoolExecutor(1)
+    user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
+    lab.do(lab.decoding.step, user, c)
+    lab.ahead.shutdown(wait=True)  # the step decoded ahead has been made
+    assert user.run.ahead is not None and user.run.ahead[0] == user.run.version
+    lab.ahead = ThreadPoolExecutor(1)
+    lab.do(lab.decoding.run, user, c)  # finished: nothing to decode ahead
+    lab.ahead.shutdown(wait=True)
     assert user.run.ahead is None

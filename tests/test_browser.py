@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lab.models.examples import first_example
+from attention_lab.models.examples import first_example
 
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"  # git-ignored: for a person to look at
 WAIT_MS = 30_000
@@ -349,7 +349,7 @@ def markup_app():
     from tokenizers import models, pre_tokenizers
 
     import app
-    from lab.models.registry import Registry
+    from attention_lab.models.registry import Registry
     from tests.conftest import free_port, tiny_config
     from transformer import Transformer, greedy_decode
     from transformer.hub import Seq2SeqPipeline

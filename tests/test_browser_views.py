@@ -123,7 +123,7 @@ LARGE = {  # mBART-large's and NLLB's layers and heads, at a tiny width
 def large_app(tmp_path_factory):
     """The app serving a random transformers model of 12+12 layers and 16 heads."""
     import app
-    from lab.models.registry import load_models
+    from attention_lab.models.registry import load_models
     from tests.conftest import free_port
 
     folder = hf_models.marian(tmp_path_factory.mktemp("large"), shape=LARGE)

@@ -10,11 +10,13 @@ import pytest
 import torch
 from gradio_client import Client
 
-import app
+from attention_lab import cli
+from attention_lab.app import SESSION_CAPACITY, build_demo, launch_options
+from attention_lab.decoding.state import UserState
+from attention_lab.models.registry import Registry
+from attention_lab.page.wiring import CONCURRENCY
+from attention_lab.serving.cores import available_cores
 from benchmarks.load import Request, answers_alone, fingerprint, load_test
-from lab.decoding.run import UserState
-from lab.models.registry import Registry
-from lab.serving.cores import available_cores
 from tests.conftest import free_port
 
 
@@ -34,9 +36,9 @@ def test_the_load_test_catches_state_shared_between_sessions(served_app, monkeyp
     expected = answers_alone(url, users=8, requests_per_user=5)
     shared = UserState()
     monkeypatch.setattr(UserState, "__deepcopy__", lambda self, memo: shared)
-    leaky = app.build_demo(registry)
+    leaky = build_demo(registry)
     port = free_port()
-    leaky.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True)
+    leaky.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     try:
         result = load_test(f"http://127.0.0.1:{port}/", users=8, requests_per_user=5, expected=expected)
     finally:
@@ -62,12 +64,12 @@ def test_the_same_request_gives_identical_tokens_and_weights(served_app):
 def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
     url, _, demo = served_app
     holder = demo.state_holder
-    assert holder.capacity == app.SESSION_CAPACITY < 1000
+    assert holder.capacity == SESSION_CAPACITY < 1000
     clients = [Client(url, verbose=False) for _ in range(4)]
     first_sessions = []
 
     def new_sessions(client: Client) -> None:
-        for i in range(app.SESSION_CAPACITY // len(clients) + 2):
+        for i in range(SESSION_CAPACITY // len(clients) + 2):
             client.reset_session()
             Request("reset", "reverse", "abc").call(client)
             if i == 0:
@@ -78,7 +80,7 @@ def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
     client = clients[0]
     client.reset_session()
     assert Request("run", "reverse", "abc").call(client)[0] == "cba"
-    assert len(holder.session_data) <= app.SESSION_CAPACITY
+    assert len(holder.session_data) <= SESSION_CAPACITY
     assert client.session_hash in holder.session_data  # the newest session is kept
     assert not any(session in holder.session_data for session in first_sessions)  # the oldest are gone
 
@@ -115,24 +117,28 @@ def test_the_queue_decodes_two_requests_at_once_and_no_more(served_app, monkeypa
     with ThreadPoolExecutor(len(calls)) as pool:
         outputs = list(pool.map(lambda call, client: call(client), calls, clients))
     assert outputs == ["hgfedcba", "h", "hgfedcba", "hgfedcba"] * 2
-    assert most[0] == app.CONCURRENCY == 2
+    assert most[0] == CONCURRENCY == 2
 
 
 @pytest.mark.parametrize("cores, threads", [(2, 1), (8, 4), (1, 1)])
 def test_each_request_gets_its_share_of_the_cores(monkeypatch, cores, threads):
+    import gradio as gr
+
+    from attention_lab.models import registry
+    from attention_lab.serving import cores as cores_module
     from tests.conftest import tiny_pipelines
 
     launched: dict = {}
-    monkeypatch.setattr(app, "load_models", lambda hub_models, device: Registry.of(tiny_pipelines()))
-    monkeypatch.setattr(app.gr.Blocks, "launch", lambda self, **kwargs: launched.update(kwargs))
-    monkeypatch.setattr(app, "available_cores", lambda: cores)
+    monkeypatch.setattr(registry, "load_models", lambda hub_models, device: Registry.of(tiny_pipelines()))
+    monkeypatch.setattr(gr.Blocks, "launch", lambda self, **kwargs: launched.update(kwargs))
+    monkeypatch.setattr(cores_module, "available_cores", lambda: cores)
     before = torch.get_num_threads()
     try:
-        app.main([])
+        cli.main([])
         assert torch.get_num_threads() == threads
     finally:
         torch.set_num_threads(before)
-    assert launched["state_session_capacity"] == app.SESSION_CAPACITY
+    assert launched["state_session_capacity"] == SESSION_CAPACITY
 
 
 @pytest.mark.parametrize(

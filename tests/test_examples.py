@@ -2,7 +2,7 @@
 
 import pytest
 
-from lab.models.examples import CURATED
+from attention_lab.models.examples import CURATED
 from training.data import ding_split
 
 # The greedy outputs the labels were written for ("✓": the reference or a correct paraphrase of it; "✗": wrong).

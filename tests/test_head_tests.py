@@ -6,14 +6,16 @@ import numpy as np
 import pytest
 import torch
 
-from lab.attention import payload
-from lab.checks import InputError
-from lab.controls import Controls
-from lab.decoding.run import UserState
-from lab.heads import ablation, naming, summaries
-from lab.page.lab import Lab
-from lab.serving.api import Api
-from tests.test_views_js import NODE, run_js
+from attention_lab.app import make_lab
+from attention_lab.attention import payload
+from attention_lab.checks import InputError
+from attention_lab.controls import Controls
+from attention_lab.decoding.state import UserState
+from attention_lab.heads import ablation, naming, summaries
+from attention_lab.heads.actions import HeadTests
+from attention_lab.heads.state import HeadsState
+from attention_lab.serving.api import Api
+from tests.node import NODE, run_modules
 from transformer import DecodingSession, Head, Interventions
 
 REVERSAL = "abcdef12"
@@ -22,12 +24,17 @@ GERMAN = "Ich habe heute keine Zeit."
 
 @pytest.fixture(scope="module")
 def lab(bundled):
-    return Lab(bundled)
+    return make_lab(bundled)
+
+
+@pytest.fixture(scope="module")
+def tests(lab):
+    return HeadTests(lab.decoding)
 
 
 @pytest.fixture(scope="module")
 def api(lab):
-    return Api(lab.registry, lab.snapshots)
+    return Api(lab.registry, lab.shared.snapshots)
 
 
 def entropy(row):
@@ -165,39 +172,40 @@ def test_importance_in_one_batched_pass_equals_one_ablation_at_a_time(bundled):
     assert grids["cross"].max() > 0
 
 
-def test_ablation_in_the_app_keeps_the_original_beside_and_reports_each_step(lab):
+def test_ablation_in_the_app_keeps_the_original_beside_and_reports_each_step(lab, tests):
     user = UserState()
     c = Controls("de-en", GERMAN)
     plain = lab.do(lab.decoding.run, user, c)["output"]
-    changes = lab.do(lab.heads.ablate, user, c, ["cross:*:*"])
+    changes = lab.do(tests.ablate, user, c, ["cross:*:*"])
     assert changes["original"] == {"value": plain, "label": "Before the ablation"}
     assert changes["output"] != plain and "Ablated throughout: all cross-attention heads" in changes["status"]
     assert user.run.session.interventions.ablate == naming.parse_heads(["cross:*:*"], user.run.session.model.config)
-    assert user.run.ablated == user.run.session.interventions.ablate
+    assert user.run.state("heads", HeadsState).ablated == user.run.session.interventions.ablate
     user.tab = "heads"
     shown = lab.show(user, c)  # the click answers at once, with what is being computed
-    assert "Measuring" in shown["effects"].layout.annotations[0].text
+    assert shown["effects"]["op"] == "computing" and "Measuring" in shown["effects"]["text"]
     filled = lab.fill(user)  # then the slow parts
     effects = filled["effects"]
-    assert "top token changes" in effects.layout.title.text
-    assert sum(len(bars.x) for bars in effects.data) == len(user.run.original)  # a bar per step of the one before
-    assert filled["heads"].data[0].customdata[0][0] == "encoder|Layer 1 · Head 1"
+    assert effects["op"] == "effects" and effects["held"].startswith("Ablated throughout")
+    assert len(effects["steps"]) == len(user.run.before.steps)  # a bar per step of the one before
+    assert any(step["changed"] for step in effects["steps"]) and effects["steps"][0]["kl"] >= 0
+    assert filled["heads"]["op"] == "summary" and filled["heads"]["kinds"] == ["encoder", "decoder_self", "cross"]
     assert lab.fill(user) == {}  # filled once
-    assert lab.do(lab.heads.ablate, user, c, [])["output"] == plain  # nothing ablated: the plain decoding again
+    assert lab.do(tests.ablate, user, c, [])["output"] == plain  # nothing ablated: the plain decoding again
 
 
-def test_editing_at_the_shown_step_in_the_app(lab):
+def test_editing_at_the_shown_step_in_the_app(lab, tests):
     user = UserState()
     c = Controls("reverse", REVERSAL, shown=2)
     assert lab.do(lab.decoding.run, user, c)["output"] == REVERSAL[::-1]
-    changes = lab.do(lab.heads.edit, user, c, "0#123", ["cross:*:*"])  # at step 2, look at "a"
+    changes = lab.do(tests.edit, user, c, "0", ["cross:*:*"])  # at step 2, look at "a"
     assert changes["output"].startswith("2a") and changes["original"]["value"] == REVERSAL[::-1]
     assert "Edited: at step 2, all cross-attention heads looked only at “a”" in changes["status"]
     assert torch.equal(user.run.session.steps[1].cross_attention[0], torch.eye(9)[0].expand(4, -1))
     with pytest.raises(InputError, match="Choose the cross-attention heads"):
-        lab.do(lab.heads.edit, user, c, "0#1", [])
+        lab.do(tests.edit, user, c, "0", [])
     with pytest.raises(InputError, match="Click one of the source words"):
-        lab.do(lab.heads.edit, user, c, "99#1", ["cross:*:*"])
+        lab.do(tests.edit, user, c, "99", ["cross:*:*"])
     assert lab.do(lab.decoding.reset, user, c)["output"] == ""
 
 
@@ -210,12 +218,12 @@ def test_value_weighted_rows_are_shares_of_the_weights_times_the_value_norms(lab
     session = user.run.session
     data = payload.full(session, user.run.pipeline.tokenizer, "reverse")
     body = """
-    const d = new V.Decoding(data);
+    const d = new D.Decoding(data);
     const look = {words: false, hideSpecials: false, reading: "value", scale: "linear", focus: [1, 2]};
-    const fig = V.view(d, "cross", 1, look);
-    return {row: fig.data[1].customdata[0], title: fig.layout.title.text, bar: fig.layout.coloraxis.colorbar.title.text};
+    const fig = F.kindFigures(d, "cross", 1, look, {focusHeight: 400, gridWidth: 300, gridHeight: 300}).focus;
+    return {row: fig.data[0].customdata[0], title: fig.layout.title.text, bar: fig.layout.coloraxis.colorbar.title.text};
     """
-    drawn = run_js(body, data)
+    drawn = run_modules({"D": "assets/decoding.mjs", "F": "attention/figures.mjs"}, body, data)
     _, norms = session.decoder_value_norms()
     step = session.steps[0].cross_attention[1][2]  # layer 2, head 3, step 1
     expected = (step * norms[1][2]) / (step * norms[1][2]).sum()
@@ -223,13 +231,13 @@ def test_value_weighted_rows_are_shares_of_the_weights_times_the_value_norms(lab
     assert "Value-weighted" in drawn["title"] and "value-weighted share" in drawn["bar"]
 
 
-def test_beam_search_after_an_ablation_keeps_the_ablation(lab, bundled):
+def test_beam_search_after_an_ablation_keeps_the_ablation(lab, bundled, tests):
     from transformer import beam_search
 
     user = UserState()
     c = Controls("de-en", GERMAN, strategy="beam", beam_size=2)
     plain = lab.do(lab.decoding.run, user, c)["output"]
-    lab.do(lab.heads.ablate, user, c, ["cross:*:*"])
+    lab.do(tests.ablate, user, c, ["cross:*:*"])
     held = user.run.session.interventions
     beamed = lab.do(lab.decoding.run, user, c)["output"]
     pipeline = bundled.entry("de-en").pipeline
@@ -237,12 +245,12 @@ def test_beam_search_after_an_ablation_keeps_the_ablation(lab, bundled):
     assert beamed == pipeline.tokenizer.decode(expected.tokens) != plain
 
 
-def test_a_what_if_after_an_ablation_is_labelled_as_a_what_if(lab):
+def test_a_what_if_after_an_ablation_is_labelled_as_a_what_if(lab, tests):
     user = UserState()
     c = Controls("reverse", REVERSAL)
     lab.do(lab.decoding.run, user, c)
-    lab.do(lab.heads.ablate, user, c, ["cross:1:*"])
-    assert user.run.change == "ablation"
+    lab.do(tests.ablate, user, c, ["cross:1:*"])
+    assert user.run.before.change == "ablation"
     candidate = user.run.session.steps[0].top_ids[1]
     changes = lab.do(lab.decoding.force, user, Controls("reverse", REVERSAL, shown=1), str(candidate))
     assert changes["original"]["label"] == "Before the what-if"

@@ -15,7 +15,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from adapters.hf.model import HFCache
-from lab.heads import ablation, editing, summaries
+from attention_lab.heads import ablation, editing, summaries
 from tests import hf_models
 from tests.tolerance import assert_close
 from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode, load_pretrained
@@ -212,15 +212,15 @@ def test_an_edit_sets_the_cross_weights_and_an_edit_to_the_heads_own_weights_cha
 
 
 def test_a_what_if_the_models_rules_forbid_is_refused_and_loses_nothing(family):
-    from lab.checks import InputError
-    from lab.controls import Controls
-    from lab.decoding.run import UserState
-    from lab.models.registry import Registry
-    from lab.page.lab import Lab
+    from attention_lab.app import make_lab
+    from attention_lab.checks import InputError
+    from attention_lab.controls import Controls
+    from attention_lab.decoding.state import UserState
+    from attention_lab.models.registry import Registry
 
     pipeline, _, _ = family
     config, rules = pipeline.model.config, pipeline.model.rules
-    lab, user = Lab(Registry.of({"m": pipeline})), UserState()
+    lab, user = make_lab(Registry.of({"m": pipeline})), UserState()
     lab.do(lab.decoding.run, user, Controls("m", TEXTS[2], max_len=LIMIT))
     steps = list(user.run.session.steps)
     # BART forces <s> first (every other token is refused there); Marian never writes pad; T5 forbids nothing
@@ -229,10 +229,10 @@ def test_a_what_if_the_models_rules_forbid_is_refused_and_loses_nothing(family):
     for token in forbidden:
         with pytest.raises(InputError, match="Pick one of the candidate tokens"):
             lab.do(lab.decoding.force, user, Controls("m", TEXTS[2], max_len=LIMIT, shown=1), str(token))
-        assert user.run.session.steps == steps and user.run.original is None
+        assert user.run.session.steps == steps and user.run.before is None
     # eos may be forced at step 2 in every family, BART's too (its decoder starts with eos: bos_id == eos_id there)
     lab.do(lab.decoding.force, user, Controls("m", TEXTS[2], max_len=LIMIT, shown=2), str(config.eos_id))
-    assert user.run.session.tokens == [steps[0].token, config.eos_id] and user.run.change == "what-if"
+    assert user.run.session.tokens == [steps[0].token, config.eos_id] and user.run.before.change == "what-if"
 
 
 def test_the_tokenizers_own_special_tokens_count_as_specials_in_the_head_summaries(family):
@@ -247,14 +247,14 @@ def test_the_tokenizers_own_special_tokens_count_as_specials_in_the_head_summari
 def test_the_why_tab_explains_a_transformers_models_decoding(family):
     """The Why tab's message for every family: each step attributed, and the lens's last layer writes what was
     written (greedy decoding)."""
-    from lab.controls import Controls
-    from lab.decoding.run import UserState
-    from lab.models.registry import Registry
-    from lab.page.lab import Lab
+    from attention_lab.app import make_lab
+    from attention_lab.controls import Controls
+    from attention_lab.decoding.state import UserState
+    from attention_lab.models.registry import Registry
 
     pipeline, _, _ = family
-    lab, user = Lab(Registry.of({"m": pipeline})), UserState()
-    c = Controls("m", TEXTS[1], max_len=LIMIT, method="occlusion")
+    lab, user = make_lab(Registry.of({"m": pipeline})), UserState()
+    c = Controls("m", TEXTS[1], max_len=LIMIT, options={"method": "occlusion"})
     lab.do(lab.decoding.run, user, c)
     lab.open_tab(user, c, "why")
     message = lab.fill(user)["why"]
@@ -267,16 +267,16 @@ def test_the_why_tab_explains_a_transformers_models_decoding(family):
 
 
 def payload_steps(session, tokenizer) -> list[dict]:
-    from lab.attention import payload
+    from attention_lab.attention import payload
 
     return payload.full(session, tokenizer, "m")["steps"]
 
 
 @pytest.mark.slow
 def test_the_head_survey_runs_on_a_transformers_model(family, tmp_path):
-    """python -m lab.survey on a folder of another library's model: every kind's layers and heads, and without
+    """python -m attention_lab.survey on a folder of another library's model: every kind's layers and heads, and without
     references each head is scored by how often the plain decoding is kept."""
-    from lab.survey.__main__ import main
+    from attention_lab.survey.__main__ import main
     from transformer.config import KINDS, n_layers
 
     pipeline, _, folder = family

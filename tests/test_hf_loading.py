@@ -17,12 +17,13 @@ import pytest
 import torch
 
 import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
-from lab.checks import InputError
-from lab.controls import Controls
-from lab.decoding.run import UserState
-from lab.models.registry import load_models
-from lab.page.lab import Lab
-from lab.serving.api import Api
+from attention_lab.app import make_lab
+from attention_lab.checks import InputError
+from attention_lab.controls import Controls
+from attention_lab.decoding.state import UserState
+from attention_lab.export import feature as export
+from attention_lab.models.registry import load_models
+from attention_lab.serving.api import Api
 from tests import hf_models
 from tests.test_checkpoints import make_hub_cache
 from transformer import CheckpointError, checkpoint, load_pretrained
@@ -169,21 +170,19 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_head_tes
     name = str(marian)
     registry = load_models([name, str(tmp_path / "gpt2")], bundled=tmp_path / "none")
     assert registry.names == [name] and "not an encoder–decoder" in registry.errors[str(tmp_path / "gpt2")]
-    lab, user = Lab(registry), UserState()
-    api = Api(registry, lab.snapshots)
+    lab, user = make_lab(registry), UserState()
+    api = Api(registry, lab.shared.snapshots)
     c = Controls(name, "Wo ist der Bahnhof?", max_len=10)
     changes = lab.do(lab.decoding.run, user, c)
     assert changes["output"] == registry.entry(name).pipeline.generate(["Wo ist der Bahnhof?"], max_new_tokens=10)[0]
-    data = changes["decoding"]["data"]  # every kind, layer and head, for the page to draw
+    data = changes["steps"]["data"]  # every kind, layer and head, for the page to draw
     n = len(user.run.session.steps)
     assert data["layers"] == [2, 2] and data["heads"] == 4 and len(data["steps"]) == n
     assert data["src"]["labels"][-1] == "</s>" and len(data["src"]["labels"]) == len(user.run.session.src_ids)
-    c.shown = 2
-    for tab in ("encoder", "decoder_self"):
-        assert lab.open_tab(user, c, tab) == {}  # drawn in the page from what it holds
-    assert lab.do(lab.decoding.back, user, c)["decoding"]["op"] == "back"
+    assert lab.open_tab(user, c, "compare") == {}  # drawn in the page from what it holds
+    assert lab.do(lab.decoding.back, user, c)["steps"]["op"] == "back"
     assert len(user.run.session.steps) == n - 1
-    assert lab.do(lab.decoding.step, user, c)["decoding"]["op"] == "step"
+    assert lab.do(lab.decoding.step, user, c)["steps"]["op"] == "step"
     assert (
         len(user.run.session.steps) == n
         and registry.entry(name).pipeline.tokenizer.decode(user.run.session.tokens) == changes["output"]
@@ -193,7 +192,7 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_head_tes
         lab.decoding.run, user, Controls(name, "Wo ist der Bahnhof?", max_len=10, strategy="beam", beam_size=3)
     )
     assert beam["beams"]
-    record = json.loads(Path(lab.export_json(user)).read_text(encoding="utf-8"))
+    record = json.loads(Path(export.as_json(user)).read_text(encoding="utf-8"))
     assert record["output_text"] == registry.entry(name).pipeline.tokenizer.decode(user.run.session.tokens)
     assert len(record["encoder"]) == 2 and record["source_tokens"][-1] == "</s>"
     heads = api.heads(name, "Wo ist der Bahnhof?")

@@ -6,15 +6,15 @@ import re
 
 import pytest
 
-from lab.attention import export
-from lab.checks import InputError
-from lab.controls import Controls
-from lab.decoding.run import UserState
-from lab.models.registry import Registry
-from lab.page.lab import Lab
-from lab.serving.api import Api
+from attention_lab.app import make_lab
+from attention_lab.checks import InputError
+from attention_lab.controls import Controls
+from attention_lab.decoding.state import UserState
+from attention_lab.export.html import in_script
+from attention_lab.models.registry import Registry
+from attention_lab.serving.api import Api
 from tests.conftest import tiny_pipelines
-from tests.test_views_js import NODE, run_js
+from tests.node import NODE, run_modules
 
 HOSTILE = {
     "empty": "",
@@ -73,42 +73,45 @@ HOSTILE = {
 
 @pytest.fixture(scope="module")
 def lab():
-    return Lab(Registry.of(tiny_pipelines()))
+    return make_lab(Registry.of(tiny_pipelines()))
 
 
 @pytest.fixture(scope="module")
 def api(lab):
-    return Api(lab.registry, lab.snapshots)
+    return Api(lab.registry, lab.shared.snapshots)
 
 
 def test_there_are_at_least_40_hostile_cases():
     assert len(HOSTILE) >= 40
 
 
+MODULES = {"D": "assets/decoding.mjs", "F": "attention/figures.mjs", "C": "compare/compare.mjs"}
 DRAW_EVERY_TAB = """
-const d = new V.Decoding(data.decoding);
-const look = {...data.look, scale: "linear", focus: null};
-const figures = ["encoder", "decoder_self", "cross"].map(kind => V.view(d, kind, data.shown, look));
-const compared = V.compare(d, look);
+const d = new D.Decoding(data.decoding);
+const look = {...data.look, scale: "linear", focus: null, reading: "weights"};
+const size = {focusHeight: 500, gridWidth: 400, gridHeight: 300};
+const figures = ["encoder", "decoder_self", "cross"].flatMap((kind) => Object.values(F.kindFigures(d, kind, data.shown, look, size)))
+  .filter(Boolean);
+const compared = C.compareFigure(d, look);
 if (compared) figures.push(compared);
-// every piece of token text plotly is given: axis labels and notes (its own templates hold <br> on purpose)
-return figures.flatMap(f => [...f.data.flatMap(t => [...(t.x || []), ...(t.y || [])]),
-  ...(f.layout.annotations || []).map(a => a.text)]).join(" ");
+// every piece of token text plotly is given: axis labels, titles and notes (its own templates hold <br> on purpose)
+return figures.flatMap((f) => [...f.data.flatMap((t) => [...(t.x || []), ...(t.y || [])]), f.layout.title ? f.layout.title.text : "",
+  ...(f.layout.annotations || []).map((a) => a.text)]).join(" ");
 """
 
 
-def drawn_for_every_tab(changes: dict, c: Controls) -> str:
+def drawn_for_every_tab(changes: dict, look: dict) -> str:
     """The token text in the figures of every tab, as the page draws them from the decoding it was sent."""
-    message = changes["decoding"]
-    look = {"words": c.words, "hideSpecials": c.hide_specials, "reading": c.reading}
-    return run_js(DRAW_EVERY_TAB, {"decoding": message["data"], "shown": message["shown"], "look": look})
+    message = changes["steps"]
+    return run_modules(MODULES, DRAW_EVERY_TAB, {"decoding": message["data"], "shown": message["shown"], "look": look})
 
 
 @pytest.mark.parametrize("model", ["de-en", "reverse"])
 @pytest.mark.parametrize("name", list(HOSTILE))
 def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name, api):
     user = UserState()
-    c = Controls(model, HOSTILE[name], max_len=8, words=len(name) % 2 == 0, hide_specials=len(name) % 3 == 0)
+    c = Controls(model, HOSTILE[name], max_len=8)
+    look = {"words": len(name) % 2 == 0, "hideSpecials": len(name) % 3 == 0}
     try:
         changes = lab.do(lab.decoding.run, user, c)
     except InputError as err:  # a clear message, not a traceback
@@ -124,9 +127,9 @@ def test_hostile_input_gets_an_output_or_a_clear_message(lab, model, name, api):
             json.dumps(api.attention(model, HOSTILE[name]))
         except InputError as err:
             assert re.fullmatch(r"The source is \d+ tokens; /attention takes at most \d+ .*", str(err))
-        assert "<" not in export.in_script(changes["decoding"])  # nothing in it can end a script element
+        assert "<" not in in_script(changes["steps"])  # nothing in it can end a script element
         if NODE:
-            assert "<" not in drawn_for_every_tab(changes, c)  # token text is escaped before plotly sees it
+            assert "<" not in drawn_for_every_tab(changes, look)  # token text is escaped before plotly sees it
     # the app still answers a normal request
     assert (
         lab.do(lab.decoding.run, UserState(), Controls("reverse", "abc", max_len=5))["output"]
@@ -152,7 +155,7 @@ def test_messages_quote_what_the_user_sent_as_text(api, call):
 
 
 def test_a_character_model_names_its_own_alphabet():
-    from lab.checks import check_source
+    from attention_lab.checks import check_source
     from tests.conftest import tiny_config
     from transformer import Transformer
     from transformer.hub import Seq2SeqPipeline

@@ -36,15 +36,18 @@ def test_the_agreement_check_sees_a_difference(tmp_path):
     assert pins(tmp_path / "requirements.txt") != set(PROJECT["project"]["dependencies"])
 
 
-def test_every_package_of_the_project_is_installed():
+def test_every_package_of_the_project_is_installed_under_two_names():
     on_disk = {
         ".".join(init.parent.relative_to(REPO).parts)
-        for top in ("transformer", "adapters", "lab")
+        for top in ("transformer", "adapters", "attention_lab")
         for init in (REPO / top).rglob("__init__.py")
     }
-    listed = set(PROJECT["tool"]["setuptools"]["packages"])
-    assert on_disk <= listed and listed - on_disk == {"checkpoints"}
-    assert set(PROJECT["tool"]["setuptools"]["py-modules"]) == {"app", "page"}
+    setuptools = PROJECT["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
+    assert on_disk <= listed and listed - on_disk == {"attention_lab.checkpoints"}
+    assert setuptools["package-dir"] == {"attention_lab.checkpoints": "checkpoints"}  # the repository's folder
+    assert "py-modules" not in setuptools  # app.py stays in the repository: nothing installed beside the packages
+    assert {name.split(".")[0] for name in listed} == {"transformer", "adapters", "attention_lab"}
 
 
 def test_only_the_checkpoint_files_of_the_bundled_models_are_packaged():
@@ -54,16 +57,23 @@ def test_only_the_checkpoint_files_of_the_bundled_models_are_packaged():
         *(f"*/{name}" for name in checkpoint.CHECKPOINT_FILES),
         *(f"*/{pattern}" for pattern in snapshots.PATTERNS),
     }
-    assert set(PROJECT["tool"]["setuptools"]["package-data"]["checkpoints"]) == named
+    assert set(PROJECT["tool"]["setuptools"]["package-data"]["attention_lab.checkpoints"]) == named
 
 
-def test_the_command_is_the_apps_main_with_its_flags():
-    import app
+def test_the_command_serves_the_app_with_its_flags_and_runs_its_commands(capsys):
+    from attention_lab import cli
 
-    assert PROJECT["project"]["scripts"] == {"attention-lab": "app:main"}
+    assert PROJECT["project"]["scripts"] == {"attention-lab": "attention_lab.cli:main"}
     with pytest.raises(SystemExit) as done:
-        app.main(["--help"])
+        cli.main(["--help"])
     assert done.value.code == 0
+    shown = capsys.readouterr().out
+    for flag in ("--host", "--port", "--share", "--model", "--device", "attention-lab survey"):
+        assert flag in shown, flag
+    for command in cli.COMMANDS:
+        with pytest.raises(SystemExit) as done:
+            cli.main([command, "--help"])
+        assert done.value.code == 0 and f"attention-lab {command}" in capsys.readouterr().out
 
 
 SNIPPETS = """
@@ -87,8 +97,12 @@ def test_installed_the_command_and_the_readme_snippets_work_from_any_folder(tmp_
         [*install, "--target", str(target), str(source)], capture_output=True, text=True, timeout=300, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert (target / "checkpoints" / "reverse" / "model.safetensors").is_file()
-    assert (target / "lab" / "assets" / "page.js").is_file()
+    assert (target / "attention_lab" / "checkpoints" / "reverse" / "model.safetensors").is_file()
+    assert (target / "attention_lab" / "assets" / "store.mjs").is_file() and (
+        target / "attention_lab" / "assets" / "page.css"
+    ).is_file()
+    assert sorted(p.name for p in target.iterdir() if not p.name.endswith((".dist-info", "bin"))) == [
+        "adapters", "attention_lab", "transformer"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(target), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
     ran = subprocess.run(
         [sys.executable, "-c", SNIPPETS, str(REPO / "README.md")],

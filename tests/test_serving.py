@@ -7,11 +7,10 @@ import re
 
 import pytest
 
-import app
-from lab.checks import InputError
-from lab.models.registry import Registry
-from lab.page.lab import Lab
-from lab.serving.api import LIMITS, Api
+from attention_lab.app import build_demo, make_lab
+from attention_lab.checks import InputError
+from attention_lab.models.registry import Registry
+from attention_lab.serving.api import LIMITS, Api
 from tests.conftest import tiny_pipelines
 
 CALLS = {  # endpoint -> its call with a source `text`
@@ -25,8 +24,8 @@ CALLS = {  # endpoint -> its call with a source `text`
 
 @pytest.fixture(scope="module")
 def api():
-    lab = Lab(Registry.of(tiny_pipelines()))
-    return Api(lab.registry, lab.snapshots)
+    lab = make_lab(Registry.of(tiny_pipelines()))
+    return Api(lab.registry, lab.shared.snapshots)
 
 
 def words(api, n_tokens: int) -> str:
@@ -61,22 +60,27 @@ def test_each_endpoint_decodes_at_most_its_new_tokens(api, monkeypatch):
 
 def test_the_caps_are_stated_where_the_api_is_documented():
     for endpoint, (source, new) in LIMITS.items():
-        doc = " ".join(getattr(app.Events, endpoint).__doc__.split())
+        doc = " ".join(getattr(Api, endpoint).__doc__.split())
         assert f"At most {source} source tokens" in doc, endpoint
         if endpoint != "training":  # a snapshot decodes to its model's own limit
             assert f"and {new} new tokens" in doc, endpoint
 
 
 def test_heavy_work_has_its_own_lane_and_looking_never_reaches_the_server():
-    demo = app.build_demo(Registry.of(tiny_pipelines()))
+    import gradio as gr
+
+    demo = build_demo(Registry.of(tiny_pipelines()))
     lanes = {}
     for fn in demo.fns.values():
         name = fn.api_name or fn.name
         lanes[name] = (fn.concurrency_id, fn.concurrency_limit)
-    assert lanes["translate"][0] == lanes["attention"][0] == lanes["ui_step"][0] == lanes["ui_run"][0]
-    for heavy in ("heads", "training", "ablate", "edit", "fill"):
+    assert lanes["translate"][0] == lanes["attention"][0] == lanes["ui_step"][0] == lanes["ui_run"][0] == "decode"
+    for heavy in ("heads", "training", "ablate", "edit", "attribute", "lens", "fill"):
         assert lanes[heavy] == ("heavy", 1), heavy
-    assert lanes["translate"][0] != "heavy" and lanes["ahead"] == ("ahead", 1)
+    # Looking is the page's own: Show step, the kind, Focus head, the look and the film are not gradio components,
+    # and the one listener that runs in the browser alone is the examples menu's.
+    labels = {getattr(block, "label", None) for block in demo.blocks.values()}
+    assert not labels & {"Show step", "Focus head", "Merge pieces into words", "Colour scale", "Reading", "Snapshot"}
     browser_only = [fn for fn in demo.fns.values() if fn.fn is None]
-    assert len(browser_only) >= 8  # the decoding, Show step, the look, a tile, the film, the downloads
-    assert all(re.search(r"attentionLab\.", fn.js or "") for fn in browser_only)
+    assert len(browser_only) == 1 and re.search(r"JSON\.parse\(example\)", browser_only[0].js or "")
+    assert not any(isinstance(block, (gr.Plot, gr.Timer, gr.JSON)) for block in demo.blocks.values())

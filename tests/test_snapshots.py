@@ -13,12 +13,12 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from lab.checks import InputError
-from lab.controls import Controls
-from lab.decoding.run import UserState
-from lab.models.registry import load_models
-from lab.page.lab import Lab
-from lab.serving.api import Api
+from attention_lab.app import make_lab
+from attention_lab.checks import InputError
+from attention_lab.controls import Controls
+from attention_lab.decoding.state import UserState
+from attention_lab.models.registry import load_models
+from attention_lab.serving.api import Api
 from tests.test_checkpoints import make_hub_cache
 from tests.test_training import TINY, TRAIN, run
 from training.snapshots import plan
@@ -143,12 +143,12 @@ def test_checkpoints_stay_within_60_mb():
 
 @pytest.fixture(scope="module")
 def lab():
-    return Lab(load_models([]))
+    return make_lab(load_models([]))
 
 
 @pytest.fixture(scope="module")
 def api(lab):
-    return Api(lab.registry, lab.snapshots)
+    return Api(lab.registry, lab.shared.snapshots)
 
 
 def test_the_training_api_decodes_the_source_with_every_snapshot(lab, api):
@@ -177,22 +177,23 @@ def test_a_model_without_snapshots_and_an_empty_source_get_clear_messages(lab, a
 def test_the_training_tab_answers_at_once_then_sends_every_snapshot_for_the_page_to_draw(lab):
     user, controls = UserState(), Controls("reverse", FIXED)
     lab.do(lab.decoding.run, user, controls)
-    opened = lab.open_tab(user, controls, "training")  # the film starts at step 0
-    n = len(list_snapshots(REVERSE))
-    assert opened["snapshot"]["value"] == 0 and opened["snapshot"]["maximum"] == n - 1
+    opened = lab.open_tab(user, controls, "training")
     assert opened["film"]["op"] == "computing" and "every snapshot" in opened["film"]["text"]
     filled = lab.fill(user)
-    frames = filled["film"]["snapshots"]
-    assert [f["step"] for f in frames] == [s.step for s in list_snapshots(REVERSE)]
+    film = filled["film"]
+    frames = film["snapshots"]
+    index = list_snapshots(REVERSE)
+    assert [f["step"] for f in frames] == [s.step for s in index]
     assert frames[0]["output"] != FIXED[::-1] and frames[-1]["output"] == FIXED[::-1]
-    assert frames[0]["info"].startswith("**Step 0**") and "alignment on this source" in frames[0]["info"]
+    assert frames[0]["info"].startswith("Step 0 ·") and "alignment on this source" in frames[0]["info"]
     assert "the reverse model the other tabs show" in frames[-1]["info"]
     assert frames[0]["data"]["steps"][0]["cross"] != frames[-1]["data"]["steps"][0]["cross"]  # a blur, a mirror
-    chart = filled["snapshot_chart"].to_dict()
-    assert chart["layout"]["shapes"][0]["x0"] < 0 < chart["layout"]["shapes"][0]["x1"]  # snapshot 0 marked
+    # what the chart plots, a point per snapshot
+    assert [f["loss"] for f in frames] == [s.metrics["valid_loss"] for s in index]
+    assert frames[0]["alignment"] < 0.5 <= frames[-1]["alignment"] and film["model"] == "reverse"
+    assert frames[-1]["scores"]["validation exact match"] == index[-1].metrics["exact_match"]
     assert lab.fill(user) == {}
-    controls.snapshot = n - 1
-    assert lab.show(user, controls) == {}  # a move of the slider is drawn in the page: nothing sent
+    assert lab.show(user, controls) == {}  # a move of the slider, or play, is drawn in the page: nothing sent
 
 
 def test_a_corrupt_or_missing_snapshot_is_named_and_the_rest_keep_working(tmp_path):
@@ -202,35 +203,18 @@ def test_a_corrupt_or_missing_snapshot_is_named_and_the_rest_keep_working(tmp_pa
     broken, missing = snapshots[2], snapshots[3]
     (broken.folder / "model.safetensors").write_bytes(b"not safetensors")
     shutil.rmtree(missing.folder)
-    lab = Lab(load_models([], bundled=bundled))
-    api = Api(lab.registry, lab.snapshots)
+    lab = make_lab(load_models([], bundled=bundled))
+    api = Api(lab.registry, lab.shared.snapshots)
     film = api.training("reverse", FIXED)["snapshots"]
     assert f"step {broken.step:,}" in film[2]["error"] and "model.safetensors" in film[2]["error"]
     assert f"step {missing.step:,}" in film[3]["error"] and film[3]["output_text"] is None
     assert film[-1]["output_text"] == FIXED[::-1] and film[1]["output_text"] is not None
-    user, controls = UserState(), Controls("reverse", FIXED, snapshot=2)
+    user, controls = UserState(), Controls("reverse", FIXED)
     lab.open_tab(user, controls, "training")
     frames = lab.fill(user)["film"]["snapshots"]
     assert "could not be loaded" in frames[2]["info"] and frames[2]["output"] == "" and frames[2]["data"] is None
     assert frames[1]["data"] is not None and frames[-1]["output"] == FIXED[::-1]
     assert api.translate("reverse", "abc") == "cba"
-
-
-def test_play_stops_when_the_training_tab_is_closed(lab):
-    import app
-    import page
-
-    events = app.Events(lab, Api(lab.registry, lab.snapshots))
-    user = UserState()
-    user.tab = "training"
-    snapshot, timer, label = events.tick(user, "reverse", 1)
-    assert snapshot["value"] == 2 and timer == app.gr.skip() and label == app.gr.skip()  # playing on
-    last = len(list_snapshots(REVERSE)) - 1
-    snapshot, timer, label = events.tick(user, "reverse", last)
-    assert timer.active is False and label["value"] == page.PLAY  # the last one: stop
-    user.tab = "cross"
-    snapshot, timer, label = events.tick(user, "reverse", 1)
-    assert snapshot == app.gr.skip() and timer.active is False and label["value"] == page.PLAY
 
 
 def test_an_unreadable_index_is_named(tmp_path):

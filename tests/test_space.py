@@ -11,7 +11,7 @@ import pytest
 from huggingface_hub import HfApi
 from huggingface_hub.utils import filter_repo_objects
 
-from lab.serving import space
+from attention_lab.serving import space
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -37,11 +37,11 @@ def fake_hub(monkeypatch) -> list:
 def test_deploy_creates_a_gradio_space_and_sends_what_the_app_runs_and_nothing_else(tmp_path, monkeypatch):
     wanted = [
         "app.py",
-        "page.py",
         "README.md",
         "requirements.txt",
-        "lab/page/lab.py",
-        "lab/assets/page.css",
+        "attention_lab/page/lab.py",
+        "attention_lab/assets/page.css",
+        "attention_lab/decoding/steps.mjs",
         "adapters/hf/model.py",
         "transformer/model.py",
         "checkpoints/reverse/model.safetensors",
@@ -56,7 +56,8 @@ def test_deploy_creates_a_gradio_space_and_sends_what_the_app_runs_and_nothing_e
         "data/de-en/train.tsv",
         "runs/reverse/state.json",
         ".ci/run",
-        "lab/page/__pycache__/lab.cpython-311.pyc",
+        "attention_lab/page/__pycache__/lab.cpython-311.pyc",
+        "page.py",  # a file the app no longer has
         "checkpoints/reverse/pytorch_model.bin",
         "checkpoints/reverse/snapshots/step-000012/optimizer.pt",
     ]
@@ -82,12 +83,14 @@ def test_the_files_sent_are_enough_to_run_the_app(tmp_path):
         shutil.copy2(REPO / name, tmp_path / name)
     assert not (tmp_path / "tests").exists() and not (tmp_path / "training").exists()
     code = (
-        "import app\n"
-        "registry = app.load_models([])\n"
-        "app.build_demo(registry)\n"
+        "import app\n"  # the Space's entry point imports as it is
+        "from attention_lab.app import build_demo, make_lab\n"
+        "from attention_lab.models.registry import load_models\n"
+        "from attention_lab.serving.api import Api\n"
+        "registry = load_models([])\n"
+        "build_demo(registry)\n"
         "print(sorted(registry.names), registry.errors)\n"
-        "lab = app.Lab(registry)\n"
-        "print(app.Api(registry, lab.snapshots).translate('reverse', 'abc'))\n"
+        "print(Api(registry, make_lab(registry).shared.snapshots).translate('reverse', 'abc'))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # only what was sent is importable
     env.update(HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False")

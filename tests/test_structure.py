@@ -17,27 +17,29 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("transformer", "adapters", "training", "lab", "benchmarks")
-APP_FILES = (REPO / "app.py", REPO / "page.py")  # the Space's entry point and its layout
+PACKAGES = ("transformer", "adapters", "training", "attention_lab", "benchmarks")
+APP_FILES = (REPO / "app.py",)  # the Space's entry point
 LIBRARY_MAY_IMPORT = {"torch", "numpy", "safetensors", "tokenizers", "huggingface_hub"}
 NEVER_IN_THE_LIBRARY = re.compile(r"\b(transformers|sentencepiece)\b")  # the packages, by their own (lower-case) names
-MAY_NOT_IMPORT = {  # the parts each part must not reach: app -> lab -> adapters -> transformer; training -> adapters
-    "transformer": {"adapters", "training", "lab", "app", "page", "benchmarks", "tests"},
-    "adapters": {"training", "lab", "app", "page", "benchmarks", "tests"},
-    "training": {"lab", "app", "page", "benchmarks", "tests"},
-    "lab": {"training", "app", "page", "benchmarks", "tests"},
-    "app": {"training", "benchmarks", "tests"},
+MAY_NOT_IMPORT = {  # the parts each must not reach: app -> attention_lab -> adapters -> transformer; training -> adapters
+    "transformer": {"adapters", "training", "attention_lab", "app", "benchmarks", "tests"},
+    "adapters": {"training", "attention_lab", "app", "benchmarks", "tests"},
+    "training": {"attention_lab", "app", "benchmarks", "tests"},
+    "attention_lab": {"training", "app", "benchmarks", "tests"},
+    "app": {"training", "benchmarks", "tests", "transformer", "adapters"},  # app.py: the app's entry, nothing else
     "benchmarks": {"training", "tests"},
 }
-# The lab's parts, bottom up: each may import the parts before it in this list, itself, and nothing after it.
+# The app's parts, bottom up: each may import the parts before it in this list, itself, and nothing after it. The
+# page (frame, wiring, Lab) sits below the features: they meet it only through what it hands their `wire`.
 LAB_LAYERS = (
-    *("checks", "controls", "models", "attention", "decoding", "heads", "why", "snapshots", "serving", "survey"),
-    "page",
+    *("checks", "controls", "feature", "assets", "models", "attention", "decoding", "page"),
+    *("heads", "why", "snapshots", "serving", "survey", "compare", "beams", "export"),
+    *("tabs", "app", "cli", "__main__"),  # the tab table, the Blocks built from it, the command
 )
-LAB_SIDEWAYS = {"page": {"serving"}, "serving": {"page"}}  # two top parts that must not import each other either
-LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why"}}  # python -m lab.X: the command module and what it runs
+LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why"}}  # python -m attention_lab.X and what it runs
 MAX_FUNCTION_LINES = 60  # docstring excluded
 MAX_FILE_LINES = 450  # tests aside
+MAX_CLASS_METHODS = 20
 
 
 def source_files() -> list[Path]:
@@ -148,39 +150,96 @@ def test_data_flows_one_way(part):
 
 
 def lab_part(module: str) -> str:
-    """lab.heads.ablation -> "heads"; lab.checks -> "checks"; the package lab itself -> ""."""
+    """attention_lab.heads.ablation -> "heads"; attention_lab.checks -> "checks"; the package itself -> ""."""
     return module.split(".")[1] if module.count(".") else ""
 
 
 def lab_upward_imports(graph: dict[str, set[str]]) -> list[str]:
-    """Every import by a lab module of a lab part that is not below it (LAB_LAYERS), as "a -> b"."""
+    """Every import by an app module of a part that is not below it (LAB_LAYERS), as "a -> b"."""
     wrong = []
     for module, imported in sorted(graph.items()):
-        if not module.startswith("lab."):
+        if not module.startswith("attention_lab."):
             continue
         part = lab_part(module)
-        if part in LAB_COMMANDS:
-            allowed = LAB_COMMANDS[part]
-        else:
-            allowed = set(LAB_LAYERS[: LAB_LAYERS.index(part) + 1]) - LAB_SIDEWAYS.get(part, set())
-        wrong += [f"{module} -> {m}" for m in sorted(imported) if m.startswith("lab.") and lab_part(m) not in allowed]
+        allowed = LAB_COMMANDS[part] if part in LAB_COMMANDS else set(LAB_LAYERS[: LAB_LAYERS.index(part) + 1])
+        inside = (m for m in sorted(imported) if m.startswith("attention_lab."))
+        wrong += [f"{module} -> {m}" for m in inside if lab_part(m) not in allowed]
     return wrong
 
 
-def test_the_labs_features_import_only_the_features_below_them():
+def test_the_apps_parts_import_only_the_parts_below_them():
     assert not lab_upward_imports(project_graph())
 
 
 def test_the_layer_check_finds_an_import_upwards():
-    graph = {"lab.heads.ablation": {"lab.decoding.run", "lab.checks"}, "lab.decoding.run": {"lab.heads.naming"}}
-    assert lab_upward_imports(graph) == ["lab.decoding.run -> lab.heads.naming"]
-    assert lab_upward_imports({"lab.page.lab": {"lab.serving.api"}}) == ["lab.page.lab -> lab.serving.api"]
-    assert lab_upward_imports({"lab.space": {"lab.heads.tab"}}) == ["lab.space -> lab.heads.tab"]
+    graph = {
+        "attention_lab.heads.ablation": {"attention_lab.decoding.state", "attention_lab.checks"},
+        "attention_lab.decoding.state": {"attention_lab.heads.naming"},
+    }
+    assert lab_upward_imports(graph) == ["attention_lab.decoding.state -> attention_lab.heads.naming"]
+    assert lab_upward_imports({"attention_lab.heads.feature": {"attention_lab.tabs"}}) == [
+        "attention_lab.heads.feature -> attention_lab.tabs"
+    ]
+    assert lab_upward_imports({"attention_lab.page.lab": {"attention_lab.heads.actions"}}) == [
+        "attention_lab.page.lab -> attention_lab.heads.actions"
+    ]
+    assert lab_upward_imports({"attention_lab.space": {"attention_lab.heads.feature"}}) == [
+        "attention_lab.space -> attention_lab.heads.feature"
+    ]
 
 
-def test_every_part_of_the_lab_has_its_place_in_the_layers():
-    parts = {lab_part(name) for name in project_graph() if name.startswith("lab.")}
+def test_every_part_of_the_app_has_its_place_in_the_layers():
+    parts = {lab_part(name) for name in project_graph() if name.startswith("attention_lab.")}
     assert parts == set(LAB_LAYERS) | set(LAB_COMMANDS)
+
+
+STATE_OWNERS = {"snapshots": "training"}  # a folder whose feature id is another name
+
+
+def other_features_state(path: Path, root: Path = REPO) -> list[str]:
+    """Where a module reads or writes another feature's state: run.state("x", ...) or user.state("x", ...) with x
+    not its own folder's feature (a feature keeps its own state, and reads the shared decoding only)."""
+    own = STATE_OWNERS.get(path.parent.name, path.parent.name)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "state":
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Constant) and first.value != own:
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {first.value}")
+    return found
+
+
+def test_each_feature_keeps_its_own_state():
+    assert not [hit for path in sorted((REPO / "attention_lab").rglob("*.py")) for hit in other_features_state(path)]
+
+
+def test_the_state_check_finds_another_features_state(tmp_path):
+    (tmp_path / "why").mkdir()
+    (tmp_path / "why" / "feature.py").write_text('run.state("heads", dict).ablated = None\nrun.state("why", dict)\n')
+    assert other_features_state(tmp_path / "why" / "feature.py", tmp_path) == ["why/feature.py:1: heads"]
+
+
+def class_sizes(path: Path) -> list[tuple[int, str]]:
+    """(methods, name) of every class."""
+    return [
+        (
+            sum(isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) for item in node.body),
+            f"{path.name}:{node.name}",
+        )
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef)
+    ]
+
+
+def test_no_class_has_more_than_20_methods():
+    too_big = [(n, name) for path in source_files() for n, name in class_sizes(path) if n > MAX_CLASS_METHODS]
+    assert not too_big, too_big
+
+
+def test_the_class_check_counts_methods(tmp_path):
+    path = tmp_path / "big.py"
+    path.write_text("class Big:\n" + "".join(f"    def m{i}(self):\n        pass\n" for i in range(21)))
+    assert class_sizes(path) == [(21, "big.py:Big")]
 
 
 def test_the_library_imports_only_what_it_may():

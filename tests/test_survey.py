@@ -1,4 +1,4 @@
-"""python -m lab.survey: every head over a corpus, on the bundled models (the tiny transformers models' survey is in
+"""python -m attention_lab.survey: every head over a corpus, on the bundled models (the tiny transformers models' survey is in
 test_hf.py). Each number is checked against a computation that does not share the survey's batching: one sentence's
 head summary, a head ablated with plain greedy decoding, training.evaluate's score, and one process against two."""
 
@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from lab.heads.summaries import head_summaries
-from lab.survey.__main__ import main as survey_main
-from lab.survey.report import read_survey
+from attention_lab.heads.summaries import head_summaries
+from attention_lab.survey.__main__ import main as survey_main
+from attention_lab.survey.report import read_survey
 from training import evaluate
 from training.reversal import reversal_pairs
 from transformer import DecodingSession, Head, Interventions, bundled, greedy_decode, load_pretrained
@@ -172,7 +172,8 @@ def test_without_references_a_head_is_scored_by_how_often_the_plain_decoding_is_
 def test_the_html_opens_offline_and_the_terminal_gets_a_summary(reversal, tmp_path, capsys):
     _, pairs, folder = reversal
     page = (folder / "out" / "survey.html").read_text(encoding="utf-8")
-    assert "<script src=" not in page and "Plotly.newPlot" in page and 'id="pruning"' in page
+    assert "<script src=" not in page and "lab_survey_report.start" in page and "id='pruning'" in page
+    assert "function summaryFigure" in page  # drawn by the app's own summary of heads (heads/summary.mjs)
     run_survey(tmp_path, "reverse", write_tsv(pairs[:3], tmp_path / "three.tsv"))
     out = capsys.readouterr().out
     assert "most needed:" in out and "least needed:" in out and "survey.html" in out
@@ -209,7 +210,17 @@ def test_two_processes_under_torchrun_give_the_survey_of_one(tmp_path):
     for n in (1, 2):
         out = tmp_path / f"out{n}"
         launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}"]
-        command = [*launcher, "-m", "lab.survey", "--model", "reverse", "--data", str(data), "--out", str(out)]
+        command = [
+            *launcher,
+            "-m",
+            "attention_lab.survey",
+            "--model",
+            "reverse",
+            "--data",
+            str(data),
+            "--out",
+            str(out),
+        ]
         env = {**os.environ, "OMP_NUM_THREADS": "1"}
         done = subprocess.run(command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
@@ -227,49 +238,52 @@ def test_two_processes_under_torchrun_give_the_survey_of_one(tmp_path):
 
 
 def tiny_survey(pipeline, name: str) -> dict:
-    from lab.survey.corpus import Corpus
-    from lab.survey.run import survey
+    from attention_lab.survey.corpus import Corpus
+    from attention_lab.survey.run import survey
 
     return survey(pipeline, Corpus(["Ich habe Hunger.", "Das ist ein Haus."], None), name)
 
 
 def test_the_heads_tab_shows_the_survey_next_to_the_checkpoint_or_the_one_chosen(tmp_path):
-    from lab.checks import InputError
-    from lab.controls import Controls
-    from lab.decoding.run import UserState
-    from lab.models.registry import Registry
-    from lab.page.lab import Lab
-    from lab.survey import tab as survey_tab
+    from attention_lab.app import make_lab
+    from attention_lab.checks import InputError
+    from attention_lab.controls import Controls
+    from attention_lab.decoding.state import UserState
+    from attention_lab.models.registry import Registry
+    from attention_lab.survey.feature import chooser
     from tests.conftest import tiny_pipelines
 
     pipelines = tiny_pipelines()
     pipelines["de-en"].folder = tmp_path / "de-en"
-    lab = Lab(Registry.of(pipelines))
+    lab = make_lab(Registry.of(pipelines))
     user, c = UserState(), Controls("de-en", "Ich habe Hunger.", max_len=6)
     user.tab = "heads"
-    assert "No survey of de-en" in lab.do(lab.decoding.run, user, c)["survey"].to_json()
+    assert "No survey of de-en" in lab.do(lab.decoding.run, user, c)["survey"]["text"]
     saved = tiny_survey(pipelines["de-en"], "saved")
     (tmp_path / "de-en").mkdir()
     (tmp_path / "de-en" / "survey.json").write_text(json.dumps(saved), encoding="utf-8")
     shown = lab.do(lab.decoding.run, user, Controls("de-en", "Das ist ein Haus.", max_len=6))["survey"]
-    assert "over 2 sentences" in shown.layout.title.text and "saved" in shown.layout.title.text
-    cells = {cell for trace in shown.data for row in trace.customdata for cell in row if cell}
-    assert "cross|Layer 2 · Head 4" in cells and "encoder|Layer 1 · Head 1" in cells  # a click focuses that head
+    assert "over 2 sentences" in shown["title"] and "saved" in shown["title"] and shown["op"] == "summary"
+    assert [row["key"] for row in shown["metrics"]] == ["entropy", "special", "offset", "lost"]  # no gold alignment
+    lost = shown["metrics"][-1]["grids"]["cross"][1][3]
+    cell = saved["heads"]["cross"][1][3]
+    assert lost == pytest.approx(saved["score"]["value"] - cell["importance"], abs=1e-4)
     chosen = tmp_path / "chosen.json"
     chosen.write_text(json.dumps({**saved, "model": "chosen"}), encoding="utf-8")
-    redrawn = lab.do(survey_tab.choose, user, c, str(chosen), lab.registry.entry("de-en"))
-    assert "chosen" in redrawn["survey"].layout.title.text and user.surveys == {"de-en": str(chosen)}
+    choose = chooser(lab.registry)
+    redrawn = lab.do(choose, user, c, str(chosen))
+    assert "chosen" in redrawn["survey"]["title"] and user.states["survey"] == {"de-en": str(chosen)}
     other = tmp_path / "other.json"
     fewer = {**saved, "heads": {**saved["heads"], "cross": saved["heads"]["cross"][:1]}}  # one cross layer short
     other.write_text(json.dumps(fewer), encoding="utf-8")
     for wrong, message in ((other, "not this model's"), (tmp_path / "missing.json", "not a survey.json")):
         with pytest.raises(InputError, match=message):
-            lab.do(survey_tab.choose, user, c, str(wrong), lab.registry.entry("de-en"))
-    assert user.surveys == {"de-en": str(chosen)}  # a wrong file loses nothing
+            lab.do(choose, user, c, str(wrong))
+    assert user.states["survey"] == {"de-en": str(chosen)}  # a wrong file loses nothing
 
 
 def test_a_broken_survey_file_is_refused_in_one_line(tmp_path):
-    from lab.checks import InputError
+    from attention_lab.checks import InputError
 
     cell = {"entropy": 1.0, "special": 0.1, "offset": 0.0, "alignment": None, "importance": 9.0}
     valid = {
@@ -300,12 +314,12 @@ def test_a_broken_survey_file_is_refused_in_one_line(tmp_path):
 
 
 def test_the_app_refuses_a_gpu_it_does_not_have_in_one_line():
-    import app
+    from attention_lab import cli
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     with pytest.raises(SystemExit) as done:
-        app.main(["--device", "cuda"])
+        cli.main(["--device", "cuda"])
     assert "no CUDA GPU" in str(done.value.code) and "\n" not in str(done.value.code)
 
 
@@ -318,7 +332,7 @@ def test_in_bfloat16_the_survey_runs_and_the_plain_decoding_still_reverses(tmp_p
 
 
 def test_the_survey_reads_a_file_as_training_evaluate_reads_it(tmp_path):
-    from lab.survey.corpus import read_corpus
+    from attention_lab.survey.corpus import read_corpus
     from training.data import read_tsv
 
     path = tmp_path / "pairs.tsv"

@@ -1,83 +1,83 @@
-"""The page contract: a tab is one entry of the tabs table and its view. Built into the page, wired and drawn by the
-table alone, with no other edit."""
+"""The page contract: a tab is a feature (attention_lab.feature) and one line in the tab table. Laid out, wired, sent
+its controls and drawn from that line alone, with no other edit."""
 
 from __future__ import annotations
 
 import gradio as gr
 import pytest
 
-import app
-import page
-from lab.controls import CONTROLS, Controls
-from lab.decoding.run import UserState
-from lab.models.registry import Registry
-from lab.page import lab as lab_module
-from lab.page import render, tabs
-from lab.page.lab import Lab
-from lab.page.outputs import PLOT, Output
+from attention_lab import tabs
+from attention_lab.app import build_demo, make_lab
+from attention_lab.controls import DECODING_CONTROLS, Controls
+from attention_lab.decoding.state import UserState
+from attention_lab.feature import MARKDOWN, Feature, Output
+from attention_lab.models.registry import Registry
 from tests.conftest import tiny_pipelines
 
 
-def notes_view(s) -> dict:
-    """A new tab's view: the step shown, as a one-bar figure."""
-    return {"notes": ((s.shown,), lambda: {"data": [{"type": "bar", "y": [s.shown]}], "layout": {}})}
+def layout(registry, default: str) -> dict:
+    return {"notes": gr.Markdown(), "detail": gr.Checkbox(False, label="In detail")}
 
 
-NOTES = tabs.Tab("notes", "Notes", (Output("notes", PLOT),), notes_view, note="The step shown, as a bar.")
+def view(s) -> dict:
+    """A new tab's view: the step shown, in more words when its own control asks."""
+    text = f"step {s.shown}" + (" of the decoding" if s.controls.option("detail") else "")
+    return {"notes": ((text,), lambda: text)}
 
 
-@pytest.fixture
-def with_notes(monkeypatch):
-    """The table with one entry more, as an edit of lab/page/tabs.py would make it (the modules that read the table
-    took their names from it when imported)."""
-    table = (*tabs.TABS, NOTES)
-    by_id = {tab.id: tab for tab in table}
-    outputs = (*tabs.OUTPUTS, *NOTES.outputs)
-    for module in (tabs, page, app, render, lab_module):
-        for name, value in (("TABS", table), ("BY_ID", by_id), ("OUTPUTS", outputs)):
-            if hasattr(module, name):
-                monkeypatch.setattr(module, name, value)
+NOTES = Feature("notes", "Notes", layout, (Output("notes", MARKDOWN),), view, controls=("detail",))
+TABLE = (*tabs.TABS, NOTES)  # the table with one line more
 
 
-def test_a_new_tab_is_laid_out_wired_and_drawn_from_its_entry_alone(with_notes):
+def test_a_new_tab_is_laid_out_wired_and_drawn_from_its_line_in_the_table_alone():
     registry = Registry.of(tiny_pipelines())
-    lab = Lab(registry)
-    with gr.Blocks():
-        built = page.Page(registry, lab.default)
-        assert "notes" in built.tabs and isinstance(built.notes, gr.Plot)
-        assert len(built.outputs()) == 1 + len(app.OUTPUTS) and built.outputs()[-1] is built.notes
-    user, c = UserState(), Controls("reverse", "abc", max_len=8)
+    demo = build_demo(registry, TABLE)
+    labels = {block.label for block in demo.blocks.values() if isinstance(block, gr.Tab)}
+    assert "Notes" in labels
+    run = next(d for d in demo.config["dependencies"] if d.get("api_name") == "ui_run")
+    ids = {block._id: block for block in demo.blocks.values()}
+    sent = [ids[i] for i in run["inputs"]]
+    assert isinstance(sent[-1], gr.Checkbox) and sent[-1].label == "In detail"  # its control reaches every event
+    answered = [ids[i] for i in run["outputs"]]
+    assert isinstance(answered[-1], gr.Markdown)  # and its output is one every decoding event may update
+    lab = make_lab(registry, TABLE)
+    user, c = UserState(), Controls("reverse", "abc", max_len=8, options={"detail": True})
     ran = lab.do(lab.decoding.run, user, c)
     assert "notes" not in ran  # closed: not drawn
     opened = lab.open_tab(user, c, "notes")
-    shown = user.shown
-    assert set(opened) == {"notes"} and opened["notes"]["data"][0]["y"] == [shown]
+    assert opened == {"notes": f"step {user.shown} of the decoding"}
     assert lab.open_tab(user, c, "notes") == {}  # drawn once
-    update = app.updates(opened)
-    assert update[-1] == opened["notes"] and all(u == gr.skip() for u in update[:-1])
 
 
-def test_every_output_of_the_table_has_its_component_and_every_control_its_input():
+def test_every_output_and_control_of_the_table_is_named_once():
+    outputs = [o.name for o in tabs.outputs()]
+    assert len(outputs) == len(set(outputs))
+    controls = [*DECODING_CONTROLS, *tabs.options()]
+    assert len(controls) == len(set(controls)) and tabs.CONTROLS == tuple(controls)
+    ids = [feature.id for feature in tabs.features()]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("feature", tabs.features(), ids=lambda f: f.id)
+def test_every_feature_lays_out_a_component_for_each_of_its_outputs_and_controls(feature):
     registry = Registry.of(tiny_pipelines())
-    lab = Lab(registry)
     with gr.Blocks():
-        built = page.Page(registry, lab.default)
-    assert [getattr(built, output.name) for output in tabs.OUTPUTS] == built.outputs()[1:]
-    assert [getattr(built, name) for name in CONTROLS] == built.inputs()[1:]
-    assert len({output.name for output in tabs.OUTPUTS}) == len(tabs.OUTPUTS)  # each output named once
-    assert set(built.tabs) == set(tabs.BY_ID)
+        built = feature.layout(registry, "reverse") if feature.layout else {}
+    for name in [o.name for o in feature.outputs] + list(feature.controls):
+        assert name in built, (feature.id, name)
 
 
 def test_what_the_page_is_told_is_always_a_named_output():
-    """The decoding's outputs and every tab's view use the names of the table (a renamed output would otherwise
+    """The step loop's view and every tab's use the names of their outputs (a renamed output would otherwise
     silently stop being updated)."""
-    names = {output.name for output in tabs.OUTPUTS}
-    lab = Lab(Registry.of(tiny_pipelines()))
+    names = {output.name for output in tabs.outputs()}
+    lab = make_lab(Registry.of(tiny_pipelines()))
     for tab in tabs.TABS:
         for run in (False, True):
             user, c = UserState(), Controls("reverse", "abc", max_len=8)
             user.tab = tab.id
             if run:
                 lab.do(lab.decoding.run, user, c)
-            told = render.wanted(user, c, None, lab.snapshots, 8)
-            assert set(told) <= names and {o.name for o in tab.outputs} <= set(told), (tab.id, set(told) - names)
+            told = lab.views.wanted(lab.views.screen(user, c, None, 8))
+            wanted = {o.name for part in tab.every() if part.view for o in part.outputs}
+            assert set(told) <= names and wanted <= set(told), (tab.id, set(told) - names)

@@ -11,9 +11,9 @@ from captum.attr import InputXGradient, IntegratedGradients
 from transformers import AutoModelForSeq2SeqLM
 
 import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
-from lab import faithfulness
-from lab.why.attribution import IG_STEPS, METHODS, Scorer, attribute
-from lab.why.deletion import BEST, MEAN, RANDOM, deletion_table
+from attention_lab import faithfulness
+from attention_lab.why.attribution import IG_STEPS, METHODS, Scorer, attribute
+from attention_lab.why.deletion import BEST, MEAN, RANDOM, deletion_table
 from tests import hf_models
 from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close

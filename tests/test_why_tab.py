@@ -10,19 +10,20 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from lab.attention import payload
-from lab.attention.units import Units
-from lab.checks import InputError
-from lab.controls import Controls
-from lab.decoding.run import UserState
-from lab.models.registry import Registry
-from lab.page.lab import Lab
-from lab.why import tab as why_tab
-from lab.why.actions import ask_deletion
-from lab.why.attribution import attribute
-from lab.why.deletion import RANDOM
+from attention_lab.app import make_lab
+from attention_lab.attention import payload
+from attention_lab.attention.units import Units
+from attention_lab.checks import InputError
+from attention_lab.controls import Controls
+from attention_lab.decoding.state import UserState
+from attention_lab.models.registry import Registry
+from attention_lab.why import feature as why_tab
+from attention_lab.why.attribution import attribute
+from attention_lab.why.deletion import RANDOM
+from attention_lab.why.feature import ask_deletion
 from tests.conftest import tiny_pipelines
-from tests.test_views_js import NODE, oracle, run_js
+from tests.node import NODE, run_modules
+from tests.test_page_modules import oracle
 from tests.test_why import CACHE_ULPS
 from tests.tolerance import tolerance
 from transformer.lens import decoder_lens
@@ -32,12 +33,12 @@ SOURCE = "Ich habe <b>Hunger</b>."  # words of several pieces
 
 @pytest.fixture(scope="module")
 def lab():
-    return Lab(Registry.of(tiny_pipelines()))
+    return make_lab(Registry.of(tiny_pipelines()))
 
 
 def opened(lab, method: str = "input_x_gradient", max_len: int = 6):
     """A run of SOURCE with the Why tab open, its message filled: (user, controls, message)."""
-    user, c = UserState(), Controls("de-en", SOURCE, max_len=max_len, method=method)
+    user, c = UserState(), Controls("de-en", SOURCE, max_len=max_len, options={"method": method})
     lab.do(lab.decoding.run, user, c)
     answered = lab.open_tab(user, c, "why")
     assert answered["why"] == {"op": "computing", "text": why_tab_slow()}  # the click does not wait for it
@@ -45,9 +46,7 @@ def opened(lab, method: str = "input_x_gradient", max_len: int = 6):
 
 
 def why_tab_slow() -> str:
-    from lab.page.tabs import SLOW
-
-    return SLOW["why"]
+    return next(output.slow for output in why_tab.OUTPUTS if output.name == "why")
 
 
 def test_the_message_holds_every_steps_attribution_and_the_lens(lab):
@@ -96,7 +95,7 @@ def test_a_step_with_the_tab_open_attributes_only_the_new_step(lab, monkeypatch)
     assert answered["why"]["op"] == "computing"
     filled = lab.fill(user)["why"]
     assert made == [3] and len(filled["steps"]) == 3  # the two before were kept
-    c.method = "occlusion"  # another method: its own attribution of every step
+    c.options["method"] = "occlusion"  # another method: its own attribution of every step
     lab.show(user, c)
     assert len(lab.fill(user)["why"]["steps"]) == 3 and made == [3, 1, 2, 3]
 
@@ -130,11 +129,12 @@ def test_the_deletion_test_answers_after_the_click(lab):
 
 # ---- what the page draws ---------------------------------------------------------------------------------------
 
+MODULES = {"D": "assets/decoding.mjs", "W": "why/why.mjs", "R": "why/rank.mjs"}
 DRAWN = """
-const d = new V.Decoding(data.payload);
+const d = new D.Decoding(data.payload);
 return data.looks.map(([shown, words, hide, reading]) => {
   const look = {words, hideSpecials: hide, reading, scale: "linear", focus: null};
-  const s = V.why(d, data.message, shown, look);
+  const s = W.why(d, data.message, shown, look);
   return {source: s.source.map(u => [u.label, u.value]), prefix: s.prefix.map(u => [u.label, u.value]),
     agreement: s.agreement, share: s.share};
 });
@@ -173,7 +173,8 @@ def test_the_page_draws_words_and_agreement_as_python_defines_them(lab):
         for hide in (True, False)
         for reading in ("weights", "value")
     ]
-    drawn = run_js(DRAWN, {"payload": payload.full(session, tokenizer, "tiny"), "message": message, "looks": looks})
+    data = {"payload": payload.full(session, tokenizer, "tiny"), "message": message, "looks": looks}
+    drawn = run_modules(MODULES, DRAWN, data)
     for look, page in zip(looks, drawn):
         shown, words, hide, reading = look
         record = message["steps"][shown - 1]
@@ -213,7 +214,7 @@ def test_rank_correlation_with_ties_equals_scipys():
     rng = np.random.default_rng(0)
     pairs = [(rng.integers(0, 4, n).tolist(), rng.normal(size=n).round(1).tolist()) for n in (2, 3, 7, 20)]
     pairs += [([1, 1, 1], [1, 2, 3]), ([0.5], [0.2])]  # undefined: a constant list, one value
-    got = run_js("return data.map(([a, b]) => V.spearman(a, b));", pairs)
+    got = run_modules(MODULES, "return data.map(([a, b]) => R.spearman(a, b));", pairs)
     for (a, b), value in zip(pairs, got):
         expected = rank_correlation(a, b)
         assert (value is None) if np.isnan(expected) else value == pytest.approx(expected, abs=1e-9), (a, b)

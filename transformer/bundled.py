@@ -1,5 +1,6 @@
-"""The trained models that ship with Attention Lab, wherever it is installed: the checkpoints/ folder beside this
-package (the repository's, or the installed copy that `pip install .` puts beside it).
+"""The trained models that ship with Attention Lab, wherever it is installed: the checkpoints/ folder of the
+repository beside this package, or, installed (pip install .), the copy the app carries as its data
+(attention_lab/checkpoints, beside this package in site-packages).
 
 >>> from transformer import bundled, load_pretrained
 >>> load_pretrained(bundled("reverse")).generate(["abc"])
@@ -12,7 +13,10 @@ from pathlib import Path
 
 from .checkpoint import CONFIG_FILE, CheckpointError
 
-BUNDLED = Path(__file__).resolve().parent.parent / "checkpoints"
+HERE = Path(__file__).resolve().parent.parent
+# The repository's checkpoints/ folder first (a clone), then the installed distribution's copy of it.
+PLACES = (HERE / "checkpoints", HERE / "attention_lab" / "checkpoints")
+BUNDLED = next((place for place in PLACES if place.is_dir()), PLACES[0])
 
 
 def bundled_names(folder: Path = BUNDLED) -> list[str]:

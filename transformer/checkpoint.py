@@ -25,7 +25,7 @@ CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.json"
 # What a checkpoint is made of: the model, its card, and a survey of its heads over a corpus where one was made
-# (python -m lab.survey, JSON). Anything else in a Hub repo (pickles included) is never fetched.
+# (python -m attention_lab.survey, JSON). Anything else in a Hub repo (pickles included) is never fetched.
 CHECKPOINT_FILES = [CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE, "README.md", "survey.json"]
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
 

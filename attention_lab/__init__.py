@@ -1,0 +1,28 @@
+"""Attention Lab, the app: see inside an encoder–decoder Transformer, a step at a time, and test what you see.
+
+One folder per feature a user sees, each with its layout, its events, its actions, its state and its page modules
+(ES modules, .mjs: the server sends data, the page draws); the tab table (tabs.py) lists them, a line each:
+
+    decoding/     the step loop: Run, Step, Back, Reset, what-if, beam search; Show step and the output
+    attention/    the Attention tab: every kind, layer and head at the shown step; words, pieces and readings
+    why/          why this token: attribution (Captum), the decoder's lens, the deletion test
+    heads/        head tests: summaries, ablation and editing
+    survey/       every head over a corpus (python -m attention_lab.survey), and its part of the Heads tab
+    snapshots/    attention across training: the Training tab and /training
+    beams/ compare/ export/
+                  the live beams; the decoding before a change beside this one; the offline HTML and JSON
+
+and what they stand on:
+
+    checks, controls, feature   a user's input checked (InputError); the controls' values; a feature's face
+    models/       the models the app serves: the registry, examples, gold alignments, devices
+    assets/       the page's shared modules (its state, the decoding it holds, units and readings, plotly helpers,
+                  the keys) and stylesheet; drawn components; the bundle an offline page inlines
+    page/         the frame (header, columns, tabs), the wiring of events, what is redrawn (Lab)
+    serving/      the JSON API, the Hugging Face Space, the cores a request may use
+    app, cli      the gr.Blocks built from the tab table; the attention-lab command
+
+Commands: attention-lab (the app), attention-lab survey | faithfulness | space, each also python -m
+attention_lab.<command>. Data flows one way: app.py -> attention_lab -> adapters -> transformer; nothing here imports
+app.py or training/.
+"""

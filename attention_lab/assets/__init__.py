@@ -1,0 +1,106 @@
+"""The page's own code: ES modules, one per view, in the feature folder they draw for (decoding/now.mjs,
+attention/views.mjs, why/why.mjs...), and the shared ones here (the page's state, the decoding it holds, units and
+readings, plotly helpers, the keys). The server sends data; these draw it, with the plotly.js that ships with
+plotly.py.
+
+`drawn` makes the component a page module draws into: a gr.HTML whose template never changes (so the DOM the module
+builds is left alone), whose value is the data the server sends for it, and whose js_on_load imports the module and
+mounts it. `bundle` joins modules into one script for a page with no server (the HTML export, survey.html).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import gradio as gr
+import plotly
+
+PACKAGE = Path(__file__).resolve().parent.parent  # attention_lab/
+PLOTLY = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+CSS = Path(__file__).resolve().parent / "page.css"
+EMPTY = "<div class='lab-drawn'></div>"
+
+
+def modules() -> list[Path]:
+    """Every page module of the app."""
+    return sorted(PACKAGE.rglob("*.mjs"))
+
+
+def static_files() -> list[Path]:
+    """What the server serves as it is (gr.set_static_paths): the page modules and plotly.js, nothing else."""
+    return [*modules(), PLOTLY]
+
+
+def url(path: Path) -> str:
+    """A served file's address, relative to the page (so that a mounted app or a Space finds it too)."""
+    return f"gradio_api/file={path}"
+
+
+def mount(module: str) -> str:
+    """The js_on_load of a component drawn by `module` (a path under attention_lab/): import it, then mount it on
+    the component with gradio's element, trigger, props and watch. Only paths go into this code, never data."""
+    address = url(PACKAGE / module)
+    return (
+        f"import(new URL({address!r}, document.baseURI).href)"
+        ".then((m) => m.mount({element, trigger, props, watch}))"
+        ".catch((err) => console.error('attention lab: ' + err));"
+    )
+
+
+def drawn(module: str, elem_id: str, value=None, classes: tuple[str, ...] = (), **options) -> gr.HTML:
+    """A component that `module` draws into from the data the server sends it as its value."""
+    return gr.HTML(
+        value,
+        html_template=EMPTY,
+        js_on_load=mount(module),
+        head=f'<script src="{url(PLOTLY)}"></script>',
+        elem_id=elem_id,
+        elem_classes=["lab-view", *classes],
+        **options,
+    )
+
+
+IMPORT = re.compile(r'^import\s*\{([^}]*)\}\s*from\s*"(\.[^"]+)";[ \t]*$', re.MULTILINE)
+EXPORT = re.compile(r"^export\s+(?:async\s+)?(?:function\*?|class|const|let)\s+([A-Za-z_$][\w$]*)", re.MULTILINE)
+
+
+def bundle(*entries: Path) -> str:
+    """The modules `entries` and every module they import, as one classic script: each module's code runs in a
+    scope of its own, after the modules it imports, and its exports are the properties of one constant named after
+    its path (bundle_name). Modules must import as `import {a, b as c} from "./x.mjs";` and export declarations."""
+    order: list[Path] = []
+
+    def visit(path: Path, trail: tuple[Path, ...]) -> None:
+        if path in order:
+            return
+        if path in trail:
+            raise ValueError(f"page modules import each other in a cycle: {' -> '.join(p.name for p in trail)}")
+        for _, target in IMPORT.findall(path.read_text(encoding="utf-8")):
+            visit((path.parent / target).resolve(), (*trail, path))
+        order.append(path)
+
+    for entry in entries:
+        visit(entry.resolve(), ())
+    return "\n".join(_scoped(path) for path in order)
+
+
+def bundle_name(path: Path) -> str:
+    """The constant a bundled module's exports are kept in: its path under attention_lab/ (or its name, for a module
+    elsewhere), as an identifier."""
+    path = path.resolve()
+    where = path.relative_to(PACKAGE) if path.is_relative_to(PACKAGE) else Path(path.name)
+    return "lab_" + re.sub(r"\W", "_", str(where.with_suffix("")))
+
+
+def _scoped(path: Path) -> str:
+    code = path.read_text(encoding="utf-8")
+    names = EXPORT.findall(code)
+
+    def imported(found: re.Match) -> str:
+        pairs = [part.strip().split(" as ") for part in found[1].split(",") if part.strip()]
+        fields = ", ".join(p[0] if len(p) == 1 else f"{p[0].strip()}: {p[1].strip()}" for p in pairs)
+        return f"const {{{fields}}} = {bundle_name((path.parent / found[2]).resolve())};"
+
+    body = re.sub(r"^export\s+", "", IMPORT.sub(imported, code), flags=re.MULTILINE)
+    return f"const {bundle_name(path)} = (() => {{\n{body}\nreturn {{{', '.join(names)}}};\n}})();"

@@ -1,0 +1,48 @@
+// Small builders for the page's own elements. Text always goes in with textContent: token text is never markup.
+
+/** An element of `tag` with `className` and, if given, `text` as its text. */
+export function el(tag, className = "", text = null) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== null && text !== undefined) node.textContent = String(text);
+  return node;
+}
+
+/** The element a module draws into: the component's .lab-drawn child (gradio keeps it, the template never changes). */
+export function root(element) {
+  return element.querySelector(".lab-drawn") || element;
+}
+
+/** Whether `node` is on screen (its tab open): a hidden figure has no width to draw at. */
+export function shown(node) {
+  return !!node && node.offsetParent !== null;
+}
+
+/** Call `fn` when `node` comes into view again (a tab opened) or changes width. */
+export function onVisible(node, fn) {
+  let width = -1;
+  new ResizeObserver(() => {
+    const now = node.clientWidth;
+    if (now !== width && now > 0) fn();
+    width = now;
+  }).observe(node);
+}
+
+/** A labelled control: <label>text <control></label>, so a reader (and a test) finds it by its label. */
+export function labelled(text, control, className = "") {
+  const label = el("label", className);
+  label.append(el("span", "lab-control-name", text), control);
+  return label;
+}
+
+/** A <select> of [value, text] options. */
+export function select(options, value) {
+  const s = el("select");
+  for (const [key, text] of options) {
+    const o = el("option", "", text);
+    o.value = key;
+    s.appendChild(o);
+  }
+  s.value = value;
+  return s;
+}

@@ -1,0 +1,70 @@
+// plotly.js helpers shared by every view: drawing a figure into a container, an empty figure that says why, and the
+// colour axis of the weights. plotly.js comes with plotly.py (gradio_api/file=...plotly.min.js in the page's head).
+
+import {LOG_FLOOR, STYLE} from "./look.mjs";
+import {escapeToken} from "./labels.mjs";
+
+const CONFIG = {responsive: true, displaylogo: false};
+
+/** Draw `fig` ({data, layout}) into `container` (its .lab-figure child, made once), replacing what it showed. */
+export function draw(container, fig) {
+  if (!container || !globalThis.Plotly) return null;
+  let gd = container.querySelector(":scope > .lab-figure");
+  if (!gd) {
+    gd = document.createElement("div");
+    gd.className = "lab-figure";
+    container.appendChild(gd);
+  }
+  globalThis.Plotly.react(gd, fig.data, {...fig.layout, autosize: true}, CONFIG);
+  return gd;
+}
+
+export function emptyFigure(message, height = 160) {
+  const hidden = {visible: false};
+  return {data: [], layout: {height, xaxis: hidden, yaxis: hidden, plot_bgcolor: "white",
+    annotations: [{text: escapeToken(message), showarrow: false, font: {size: 14, color: "#555"}}],
+    margin: {l: 10, r: 10, t: 10, b: 10}}};
+}
+
+export function outline(x0, x1, y0, y1, colour, width) {
+  return {type: "rect", x0, x1, y0, y1, line: {color: colour, width}};
+}
+
+/** Q × K values as rows of numbers rounded to 3 decimals (what plotly is sent). */
+export function rounded(z, Q, K) {
+  const rows = [];
+  for (let q = 0; q < Q; q++) {
+    const row = new Array(K);
+    for (let k = 0; k < K; k++) row[k] = Math.round(z[q * K + k] * 1000) / 1000;
+    rows.push(row);
+  }
+  return rows;
+}
+
+/** The colour axis of weights in the look's scale and reading, its legend saying what the colour is. */
+export function colourAxis(look) {
+  const quantity = {value: "value-weighted share", rollout: "rollout share"}[look.reading] || "weight";
+  const what = look.hideSpecials ? `renormalised ${quantity}` : quantity;
+  let bar = {title: {text: what}}, low = 0, high = 1;
+  if (look.scale === "log") {
+    const ticks = [-4, -3, -2, -1, 0];
+    bar = {title: {text: `${what} (log)`}, tickvals: ticks, ticktext: ["0.0001", "0.001", "0.01", "0.1", "1"]};
+    low = Math.log10(LOG_FLOOR);
+    high = 0;
+  } else if (look.scale === "row") {
+    bar = {title: {text: `${what} / row max`}};
+  }
+  return {colorscale: STYLE.colorscale, cmin: low, cmax: high, colorbar: {...bar, thickness: 12}};
+}
+
+/** Cross-hairs from a hovered cell to its row's and column's labels. */
+export function spikes() {
+  return {showspikes: true, spikemode: "across", spikethickness: 1, spikecolor: STYLE.highlight, spikedash: "solid"};
+}
+
+/** A weight's shade for a word: dark blue for 1, white for 0 (red for a negative `signed` value). */
+export function shade(share, signed = false) {
+  const a = Math.min(1, Math.abs(share));
+  const colour = signed && share < 0 ? `rgba(203, 24, 29, ${a.toFixed(3)})` : `rgba(8, 81, 156, ${a.toFixed(3)})`;
+  return {background: colour, color: a > 0.55 ? "#fff" : "#111"};
+}

@@ -1,0 +1,11 @@
+"""What the model looked at: the views of a decoding's attention, every kind, layer and head. The page draws them
+(views.mjs, figures.mjs, and the shared modules in assets/) from what the server sends it here.
+
+    kinds        the three kinds of attention as the page names them
+    units        words or pieces, specials hidden or not: which pieces form a word, and every label
+    payload      a decoding's attention as the page receives it: once per Run, then a step at a time
+    looks        the readings, colour scales and Focus head choices the page offers
+    record       the JSON record of a decoding (the export, and the /attention API)
+    text         the page's notes on words and readings
+    feature      the Attention tab; views.mjs its controls and figures, figures.mjs the figures themselves
+"""

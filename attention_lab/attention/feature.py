@@ -1,0 +1,14 @@
+"""The Attention tab: every kind of attention at the shown step, drawn in the page (views.mjs) from the decoding it
+holds; nothing here reaches the server."""
+
+from __future__ import annotations
+
+from ..assets import drawn
+from ..feature import Feature
+
+
+def layout(registry, default: str) -> dict:
+    return {"views": drawn("attention/views.mjs", "views", classes=("attention-view",))}
+
+
+ATTENTION = Feature("attention", "Attention", layout=layout)

@@ -1,0 +1,153 @@
+"""A decoding's attention as the page receives it: every kind, layer and head, once per Run, and a step at a time
+after it. The page (assets/units.mjs and the views) draws any step, head, unit, reading and colour scale from it without asking
+the server again.
+
+What is sent: the source and output tokens with their labels (pieces and words), the special flags and the word each
+piece belongs to (the merge is decided here, by attention_lab.attention.units); every head's weights; what the readings need
+(value norms; rollout through the encoder and the decoder, computed by transformer.readings); each step's token, its
+probability and the top k. Weights and rollout shares lie in [0, 1] and travel as 16-bit integers, round(w · 65535):
+each is within 7.7e-6 of the computed value. Value norms travel as 32-bit floats. Arrays are base64 of their
+little-endian bytes, shape known from the layers, heads and tokens.
+
+Messages, each with the key of the decoding it leaves the page with:
+    {"op": "full", "key", "data": {...}}                 a decoding to draw afresh
+    {"op": "step", "key", "after", "step", "out", ...}   one step more, for a page that holds `after`
+    {"op": "back", "key", "after", "steps": n}           the first n steps kept
+    {"op": "show", "key"}                                the same decoding, another step shown
+    {"op": "clear", "key": ""}                           nothing decoded
+Each also says the step to show ("shown").
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+
+from transformer import DecodingSession, Seq2SeqTokenizer
+from transformer.decoding import Step
+from transformer.readings import rollout
+
+from .units import piece_label, token_label, word_groups, word_label
+
+SCALE = 65535  # a weight w in [0, 1] is sent as round(w * SCALE)
+
+
+def q16(array) -> str:
+    """Weights in [0, 1] as base64 of little-endian uint16, round(w * 65535), in C order."""
+    values = np.asarray(array, dtype=np.float64)
+    return base64.b64encode(np.round(np.clip(values, 0.0, 1.0) * SCALE).astype("<u2").tobytes()).decode("ascii")
+
+
+def f32(array) -> str:
+    """Any numbers as base64 of little-endian float32, in C order."""
+    return base64.b64encode(np.asarray(array, dtype="<f4").tobytes()).decode("ascii")
+
+
+def stacked(tensors: Sequence[torch.Tensor]) -> np.ndarray:
+    return np.stack([t.detach().cpu().float().numpy() for t in tensors])
+
+
+def sequence(tokenizer: Seq2SeqTokenizer, ids: Sequence[int], special_ids: frozenset[int]) -> dict:
+    """Tokens as the views label and merge them: per piece its label in the pieces view ("##" continues a word), the
+    label of its word as far as this piece (a prefix's last word may be cut short), the index of its word, and
+    whether it is a special token (by id)."""
+    pieces = tokenizer.tokens(ids)
+    special = [i in special_ids for i in ids]
+    groups = word_groups(pieces, special, tokenizer.is_character_level)
+    labels, words, group = [], [], []
+    for g, members in enumerate(groups):
+        for k, i in enumerate(members):
+            labels.append(piece_label(pieces[i], k == 0, special[i]))
+            words.append(pieces[i] if special[i] else word_label([pieces[j] for j in members[: k + 1]]))
+            group.append(g)
+    return {"labels": labels, "words": words, "group": group, "special": special}
+
+
+def candidates(step: Step, tokenizer: Seq2SeqTokenizer, special_ids: frozenset[int]) -> list[list]:
+    """The what-if choices of a step: [label, token id, probability], likeliest first; a token the model may not
+    write there (probability exactly 0, as every token but BART's forced first) is left out."""
+    return [
+        [token_label(tokenizer, t, special_ids), t, round(p, 6)]
+        for t, p in zip(step.top_ids, step.top_probs)
+        if p > 0.0
+    ]
+
+
+def _step(
+    session: DecodingSession, tokenizer: Seq2SeqTokenizer, t: int, self_norms: np.ndarray, rolled: np.ndarray
+) -> dict:
+    """Step t (0-based) of the session: its token and choices, its weights, its new key's norms (L, H) and its row of
+    the decoder's self-attention rollout (L, t + 1)."""
+    step, special = session.steps[t], session.model.special_ids
+    return {
+        "token": step.token,
+        "label": token_label(tokenizer, step.token, special),
+        "forced": step.forced,
+        "prob": round(step.prob, 6),
+        "top": candidates(step, tokenizer, special),
+        "cross": q16(stacked(step.cross_attention)),  # (L, H, S)
+        "self": q16(stacked(step.self_attention)),  # (L, H, t + 1)
+        "self_norms": f32(self_norms),
+        "self_rollout": q16(rolled),
+    }
+
+
+def self_rollout(session: DecodingSession, upto: int) -> np.ndarray:
+    """The decoder self-attention's rollout over the first `upto` steps, (L, upto, upto): row t depends on steps
+    0..t only (the attention is causal), so a step adds one row and changes none."""
+    first = session.steps[0].self_attention
+    weights = torch.zeros(len(first), first[0].size(0), upto, upto)
+    for t, step in enumerate(session.steps[:upto]):
+        for layer, row in enumerate(step.self_attention):
+            weights[layer, :, t, : t + 1] = row.float()
+    return torch.stack(rollout(list(weights))).numpy()
+
+
+def full(session: DecodingSession, tokenizer: Seq2SeqTokenizer, model_name: str, before=None) -> dict:
+    """Everything the page draws a decoding from. `before` (its `steps` and the step `at` which it changed): the
+    decoding before a what-if, ablation or edit, compared beside it."""
+    config, special = session.model.config, session.model.special_ids
+    n = len(session.steps)
+    self_norms, cross_norms = session.decoder_value_norms()
+    rolled = self_rollout(session, n) if n else None
+    out_ids = [s.token for s in session.steps]
+    data = {
+        "model": model_name,
+        "layers": [config.n_encoder_layers, config.n_decoder_layers],
+        "heads": config.n_heads,
+        "character_level": bool(tokenizer.is_character_level),
+        "bos": piece_label(tokenizer.id_to_token(config.bos_id), True, True),
+        "src": sequence(tokenizer, session.src_ids, special),
+        "out": sequence(tokenizer, out_ids, special),
+        "encoder": q16(stacked(session.encoder_attention)),
+        "encoder_norms": f32(stacked(session.encoder_value_norms)),
+        "encoder_rollout": q16(torch.stack(rollout(list(session.encoder_attention))).numpy()),
+        "cross_norms": f32(stacked(cross_norms)) if cross_norms else None,
+        "steps": [_step(session, tokenizer, t, stacked(self_norms)[:, :, t], rolled[:, t, : t + 1]) for t in range(n)],
+        "original": None,
+    }
+    if before is not None and before.steps:
+        data["original"] = {
+            "out": sequence(tokenizer, [s.token for s in before.steps], special),
+            "cross": [q16(stacked(s.cross_attention)) for s in before.steps],
+            "at": before.at,
+        }
+    return data
+
+
+def step_delta(session: DecodingSession, tokenizer: Seq2SeqTokenizer) -> dict:
+    """The session's last step as one step more for a page that holds the steps before it."""
+    t = len(session.steps) - 1
+    special = session.model.special_ids
+    self_norms, cross_norms = session.decoder_value_norms(start=t, cross=t == 0)
+    out = sequence(tokenizer, [s.token for s in session.steps], special)
+    delta = {
+        "step": _step(session, tokenizer, t, stacked(self_norms)[:, :, 0], self_rollout(session, t + 1)[:, t]),
+        "out": {name: values[-1] for name, values in out.items()},
+    }
+    if cross_norms:
+        delta["cross_norms"] = f32(stacked(cross_norms))
+    return delta

@@ -1,0 +1,115 @@
+// The Attention tab: the kind of attention (cross, encoder self, decoder self), the Focus head and the look of the
+// weights (words or pieces, special tokens, colour scale, reading), then the focused head large and every head
+// beside it or under it. All of it is drawn here from the decoding the page holds: no request to the server.
+
+import {el, labelled, onVisible, root, select, shown} from "../assets/dom.mjs";
+import {FOCUS_MEAN, KINDS, PAGE_ORDER, READINGS, SCALES, focusChoices, focusOf} from "../assets/look.mjs";
+import {draw, emptyFigure} from "../assets/plot.mjs";
+import {page, setKind, setLook, watch} from "../assets/store.mjs";
+import {kindFigures, tileAt} from "./figures.mjs";
+
+const BESIDE_PX = 700; // wider than this, the grid goes beside the focused head
+const HINTS = {cross: "key 1", encoder: "key 2", decoder_self: "key 3"};
+
+/** The sizes the figures get in `figures` (the container): the focused head fills the screen's height below it. */
+export function sizes(figures) {
+  const width = figures.clientWidth;
+  const beside = width >= BESIDE_PX;
+  const top = figures.getBoundingClientRect().top + globalThis.scrollY;
+  const focusHeight = Math.max(240, Math.min(900, globalThis.innerHeight - top - 16));
+  const gridWidth = beside ? Math.min(Math.round(0.42 * width), 420) : width;
+  return {beside, focusHeight, gridWidth, gridHeight: beside ? focusHeight : Math.min(360, Math.round(0.6 * width))};
+}
+
+function controls(box) {
+  const kinds = el("div", "views-kinds");
+  kinds.setAttribute("role", "group");
+  kinds.setAttribute("aria-label", "Kind of attention");
+  for (const kind of PAGE_ORDER) {
+    const button = el("button", "views-kind", KINDS[kind].title);
+    Object.assign(button, {type: "button", title: `${KINDS[kind].title} (${HINTS[kind]})`});
+    button.dataset.kind = kind;
+    button.addEventListener("click", () => setKind(kind));
+    kinds.appendChild(button);
+  }
+  const focus = select([[FOCUS_MEAN, FOCUS_MEAN]], FOCUS_MEAN);
+  focus.title = "↑ ↓ change the focused head (with no text box focused); or click a head in the grid";
+  focus.addEventListener("change", () => setLook({focus: focusOf(focus.value)}));
+  const words = Object.assign(el("input"), {type: "checkbox", checked: true});
+  words.addEventListener("change", () => setLook({words: words.checked}));
+  const specials = Object.assign(el("input"), {type: "checkbox", checked: false});
+  specials.addEventListener("change", () => setLook({hideSpecials: specials.checked}));
+  const scale = select(Object.entries(SCALES), "linear");
+  scale.addEventListener("change", () => setLook({scale: scale.value}));
+  const reading = select(Object.entries(READINGS), "weights");
+  reading.addEventListener("change", () => setLook({reading: reading.value}));
+  const png = Object.assign(el("button", "views-download", "PNG"), {type: "button", title: "The focused head as PNG"});
+  const svg = Object.assign(el("button", "views-download", "SVG"), {type: "button", title: "The focused head as SVG"});
+  const bar = el("div", "views-bar");
+  bar.append(kinds, labelled("Focus head", focus, "views-focus-choice"), png, svg);
+  const look = el("div", "views-look");
+  look.append(labelled("Merge pieces into words", words, "check"), labelled("Hide special tokens", specials, "check"),
+    labelled("Colour scale", scale), labelled("Reading", reading));
+  box.append(bar, look);
+  return {kinds, focus, words, specials, scale, reading, png, svg};
+}
+
+export function mount({element}) {
+  const box = root(element);
+  box.replaceChildren();
+  const c = controls(box);
+  const figures = el("div", "views-figures");
+  const focusBox = el("div", "views-focus"), gridBox = el("div", "views-grid");
+  figures.append(focusBox, gridBox);
+  box.appendChild(figures);
+  let shape = "";
+
+  const sync = () => {
+    const d = page.decoding;
+    const now = d ? `${Math.max(d.Le, d.Ld)}x${d.H}` : "";
+    if (now !== shape && d) {
+      shape = now;
+      c.focus.replaceChildren(...focusChoices(Math.max(d.Le, d.Ld), d.H).map((label) => {
+        const option = el("option", "", label);
+        option.value = label;
+        return option;
+      }));
+    }
+    const f = page.look.focus;
+    c.focus.value = f ? `Layer ${f[0] + 1} · Head ${f[1] + 1}` : FOCUS_MEAN;
+    if (c.focus.value === "") c.focus.value = FOCUS_MEAN; // a head this model does not have
+    for (const button of c.kinds.children) button.setAttribute("aria-pressed", String(button.dataset.kind === page.kind));
+    Object.assign(c.words, {checked: page.look.words});
+    Object.assign(c.specials, {checked: page.look.hideSpecials});
+    c.scale.value = page.look.scale;
+    c.reading.value = page.look.reading;
+  };
+  const redraw = () => {
+    sync();
+    if (!shown(figures)) return;
+    const size = sizes(figures);
+    figures.classList.toggle("beside", size.beside);
+    const d = page.decoding;
+    const made = d ? kindFigures(d, page.kind, page.shown, page.look, size) : {focus: emptyFigure("Run or Step to decode.", 200)};
+    draw(focusBox, made.focus);
+    if (made.grid) draw(gridBox, made.grid);
+    else gridBox.replaceChildren();
+  };
+  gridBox.addEventListener("click", (event) => {
+    const gd = gridBox.querySelector(".js-plotly-plot");
+    if (!gd) return;
+    const rect = gd.getBoundingClientRect();
+    const tile = tileAt(gd, event.clientX - rect.left, event.clientY - rect.top);
+    if (tile) setLook({focus: tile});
+  });
+  const download = (format) => {
+    const gd = focusBox.querySelector(".js-plotly-plot");
+    if (gd && globalThis.Plotly) globalThis.Plotly.downloadImage(gd, {format, filename: "attention-head", width: 900});
+  };
+  c.png.addEventListener("click", () => download("png"));
+  c.svg.addEventListener("click", () => download("svg"));
+  watch(redraw);
+  onVisible(figures, redraw);
+  globalThis.addEventListener("resize", redraw);
+  redraw();
+}

@@ -1,0 +1,62 @@
+"""What the step loop shows of a user's run, after every event whatever tab is open: the output, the notice, whether
+Step and Back can be clicked, the decoding before a what-if, and the decoding itself, sent to the page once and then a
+step more or fewer (attention_lab.decoding.messages), from which the page draws every view."""
+
+from __future__ import annotations
+
+from ..controls import Controls
+from ..feature import BUTTON, DATA, NOTICE, TEXT, TITLED, Output, Screen
+from .actions import BEAM_MODE, FINISHED
+from .messages import key as decoding_key
+from .messages import message
+from .state import Run, asks_for
+
+OUTPUTS = (
+    Output("output", TEXT),
+    Output("status", NOTICE),
+    Output("step", BUTTON),
+    Output("back", BUTTON),
+    Output("original", TITLED),
+    Output("steps", DATA),  # the decoding's messages, to the component that takes them in (steps.mjs)
+)
+
+
+def view(s: Screen) -> dict:
+    """Every output of the step loop, as name -> (key, how to make it)."""
+    run, c = s.run, s.controls
+    beam_note = BEAM_MODE if c.strategy == "beam" else ""
+    held = s.user.drawn.get("steps")
+    held = held[0] if held else None
+    if run is None:
+        return blank(beam_note)
+    session, tokenizer = run.session, run.pipeline.tokenizer
+    status = " ".join(filter(None, [run.notice, run.held, FINISHED if session.finished else "", beam_note]))
+    n, output = len(session.steps), tokenizer.decode(session.tokens)
+    can_step = not beam_note and (not session.finished or not asks_for(run, c, s.max_len))
+    before = run.before
+    original = tokenizer.decode(step.token for step in before.steps) if before else None
+    titled = {"value": original, "label": f"Before the {before.change}" if before else ""}
+    return {
+        "output": (output, lambda: output),
+        "status": (status, lambda: status),
+        "step": (can_step, lambda: can_step),
+        "back": (n > 0, lambda: n > 0),
+        "original": ((original, titled["label"]), lambda: titled),
+        "steps": ((decoding_key(run), s.shown), lambda: message(run, held, s.shown)),
+    }
+
+
+def blank(beam_note: str) -> dict:
+    return {
+        "output": ("", lambda: ""),
+        "status": (beam_note, lambda: beam_note),
+        "step": (not beam_note, lambda: not beam_note),
+        "back": (False, lambda: False),
+        "original": (None, lambda: None),
+        "steps": (("", 0), lambda: message(None, None, 0)),
+    }
+
+
+def goes_on(run: Run | None, c: Controls, max_len: int | None) -> bool:
+    """Whether a Step would go on with this run (a next step to decode ahead)."""
+    return run is not None and c.strategy != "beam" and not run.session.finished and asks_for(run, c, max_len)

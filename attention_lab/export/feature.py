@@ -1,0 +1,70 @@
+"""Export, in the Attention tab: the whole view as one HTML file that works offline, and every head's weights as
+JSON. (The focused head as PNG or SVG is the page's own: the buttons beside the Focus head.)"""
+
+from __future__ import annotations
+
+import json
+
+import gradio as gr
+
+from ..attention import payload
+from ..attention.record import attention_record
+from ..checks import InputError
+from ..decoding.state import Run, UserState, shown_step
+from ..feature import Feature
+from .html import look_of, page, written
+
+# How the page looks as the export is asked for: sent in place of the views' value by the page itself.
+LOOKED = "(user, views) => [user, {look: attentionLab.look, shown: attentionLab.shown, kind: attentionLab.kind}]"
+
+
+def layout(registry, default: str) -> dict:
+    c = {}
+    with gr.Accordion("Export", open=False, elem_classes="lab-hide-presenting"), gr.Row():
+        c["export_html"] = gr.Button("Whole view as HTML (works offline)", min_width=120)
+        c["export_json"] = gr.Button("Attention as JSON", min_width=120)
+    c["export_file"] = gr.File(label="Download", visible=False)
+    return c
+
+
+def as_html(user: UserState, sent: object) -> str:
+    """The page's views of the user's run, as the page looked (`sent`), in one HTML file; its path."""
+    looked = look_of(sent)
+    with user.lock:
+        run = decoded(user)
+        session, tokenizer = run.session, run.pipeline.tokenizer
+        data = payload.full(session, tokenizer, run.entry.name, run.before)
+        output, shown = tokenizer.decode(session.tokens), shown_step(session, looked["shown"])
+    return written(page(data, looked, shown, run.entry.name, run.text, output), "attention-view.html")
+
+
+def as_json(user: UserState) -> str:
+    """The run's attention record (the /attention API's answer) in a JSON file; its path."""
+    with user.lock:
+        run = decoded(user)
+        record = attention_record(run.session, run.pipeline.tokenizer, run.entry.name)
+    return written(json.dumps(record), "attention.json")
+
+
+def decoded(user: UserState) -> Run:
+    if user.run is None or not user.run.session.steps:
+        raise InputError("Nothing to export yet: Run or Step first.")
+    return user.run
+
+
+def wire(c: dict, wiring) -> None:
+    def file(make):
+        def event(*args):
+            try:
+                return gr.update(value=make(*args), visible=True)
+            except InputError as err:
+                gr.Warning(str(err))
+                return gr.skip()
+
+        return event
+
+    wiring.listen(c["export_html"].click, file(as_html), [wiring.state, c["views"]], [c["export_file"]], js=LOOKED)
+    wiring.listen(c["export_json"].click, file(as_json), [wiring.state], [c["export_file"]])
+
+
+EXPORT = Feature("export", "Export", layout=layout, wire=wire)

@@ -1,0 +1,114 @@
+"""The Heads tab: every head of every kind summarised and tested over this decoding, the heads to ablate with
+Ablate and what that changed at each step, and the heads a click on a source word edits. The summary and the
+effects are slow (every head ablated in turn; the ablation's effect on every step): each answers the click with a
+placeholder and is made after it, from what it took of the run when it was asked for."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from functools import partial
+
+import gradio as gr
+
+from ..assets import drawn
+from ..attention.units import token_label
+from ..decoding.state import Run
+from ..feature import DATA, Feature, Output, Screen
+from .ablation import ablation_effects, importance
+from .actions import HeadTests
+from .naming import head_choices
+from .state import HeadsState
+from .summaries import head_summaries
+from .summary import NO_EFFECTS, effects_data, summary_data
+
+NOTE = (
+    "Every head of every kind, summarised over this decoding; click a cell to focus that head in its view. "
+    "Attention weights alone do not say what a head does (Jain & Wallace 2019; Wiegreffe & Pinter 2019), so the last "
+    "row *tests* each head: it is removed from the real forward pass and the next-token distribution compared. Below, "
+    "ablate any set of heads and see, step by step, what changes."
+)
+OUTPUTS = (
+    Output("heads", DATA, slow="Measuring every head: each is removed in turn from the forward pass…"),
+    Output("effects", DATA, slow="Measuring what the ablation changed at every step…"),
+)
+
+
+def layout(registry, default: str) -> dict:
+    config = registry.entry(default).pipeline.model.config
+    c = {}
+    gr.Markdown(NOTE, elem_classes="note")
+    c["heads"] = drawn("heads/summary.mjs", "heads-summary", classes=("lab-slow",))
+    with gr.Row(elem_classes="ablate"):
+        info = "Each is removed from the forward pass: its output is zeroed before W_o."
+        c["ablate_heads"] = gr.Dropdown(
+            head_choices(config), value=[], multiselect=True, label="Heads to ablate", info=info, scale=4
+        )
+        c["ablate"] = gr.Button("Ablate", min_width=80, scale=1)
+    c["effects"] = drawn("heads/effects.mjs", "heads-effects", classes=("lab-slow",))
+    info = "Click a source word under “What the model looked at”: at the shown step these heads look only at it."
+    choices = head_choices(config, ("cross",))
+    c["edit_heads"] = gr.Dropdown(choices, value=["cross:*:*"], multiselect=True, label="Heads to edit", info=info)
+    return c
+
+
+def view(s: Screen) -> dict:
+    run = s.run
+    return {"heads": (summary_key(run), summary(run)), "effects": ((run.serial, run.version), effects(run))}
+
+
+def summary_key(run: Run) -> tuple:
+    """What the summary depends on: the model, the source and the plain decoding's tokens (an Ablate decodes the
+    same plain tokens again, and does not redraw it)."""
+    return (run.entry.name, tuple(run.session.src_ids), tuple((run.plain or run.session).tokens))
+
+
+def summary(run: Run) -> Callable[[], dict]:
+    """How to make the summary of the decoding without interventions (after an ablation or edit, the one before
+    it), as it stands now: later steps of the run change nothing in it."""
+    session = copy.copy(run.plain or run.session)
+    session.steps = list(session.steps)
+    alignment = run.entry.alignment
+
+    def make() -> dict:
+        if not session.steps:
+            return {"op": "none", "text": "Step or Run first: every head is summarised over the decoding."}
+        tokens = [step.token for step in session.steps]
+        grid = importance(session.model, session.src_ids, tokens, session.max_new_tokens)
+        title = "Every head, over this source's decoding without ablations or edits"
+        return summary_data(head_summaries(session, alignment), grid, title)
+
+    return make
+
+
+def effects(run: Run) -> Callable[[], dict]:
+    """How to make, per step of the decoding before the last ablation, what the ablation changed (a hint while
+    there is none)."""
+    ablated = run.state("heads", HeadsState).ablated
+    if not ablated or run.before is None:
+        return lambda: NO_EFFECTS
+    model, src_ids, limit = run.session.model, list(run.session.src_ids), run.session.max_new_tokens
+    tokens, held = [s.token for s in run.before.steps], run.held
+    label = partial(token_label, run.pipeline.tokenizer, special_ids=model.special_ids)
+    return lambda: effects_data(ablation_effects(model, src_ids, tokens, ablated, 3, limit), label, held)
+
+
+def wire(c: dict, wiring) -> None:
+    tests = HeadTests(wiring.lab.decoding)
+    wiring.on(c["ablate"].click, tests.ablate, extra=[c["ablate_heads"]], show_progress_on=[c["effects"]])
+
+    def picked(controls, data: dict) -> list:
+        controls.shown = data.get("shown")
+        return [data.get("pieces")]
+
+    wiring.on(c["now"].select, tests.edit, extra=[c["edit_heads"]], data=picked)
+
+    def choices(name):
+        config = wiring.lab.registry.entry(name).pipeline.model.config
+        ablate = gr.update(choices=head_choices(config), value=[])
+        return ablate, gr.update(choices=head_choices(config, ("cross",)), value=["cross:*:*"])
+
+    wiring.listen(c["model"].change, choices, [c["model"]], [c["ablate_heads"], c["edit_heads"]])
+
+
+HEADS = Feature("heads", "Heads", layout=layout, outputs=OUTPUTS, view=view, wire=wire)

@@ -1,0 +1,85 @@
+"""The Heads tab's data, for the page to draw (heads/summary.mjs, heads/effects.mjs): every head of every kind
+summarised, one row of grids per measure, and what an ablation changed at each step. Pure functions over numbers
+and labels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..attention.kinds import NAMES
+
+# Each row of the summary: its name, what it means, and how it is coloured ("share": 0 to 100%; "size": white to the
+# row's largest value; "signed": blue below zero, red above).
+METRICS = {
+    "entropy": ("entropy (nats)", "low: it looks at few tokens", "size"),
+    "special": (
+        "weight on special tokens",
+        "the model's own (pad, start, end, language codes); a head parked on </s> often does little",
+        "share",
+    ),
+    "alignment": ("alignment accuracy", "steps whose top weight is on the gold source token", "share"),
+    "importance": ("KL when ablated", "mean KL(original ‖ this head alone ablated), next token", "size"),
+}
+
+
+def summary_data(
+    summaries: dict, importance: dict[str, np.ndarray] | None = None, title: str = "", metrics: dict = METRICS
+) -> dict:
+    """One row per metric (by default entropy, special, alignment where known, importance) that has a value, each a
+    grid per kind (layers down, heads across, None where a head has none). `importance` gives the importance row's
+    grids; otherwise each row reads its cells' values."""
+    kinds = list(summaries)
+    n_heads = len(summaries[kinds[0]][0])
+    n_layers = max(len(summaries[k]) for k in kinds)
+    rows = []
+    for metric, (name, note, colouring) in metrics.items():
+        grids = {
+            k: _pad(importance[k], n_layers)
+            if metric == "importance" and importance is not None
+            else _grid(summaries[k], metric, n_layers, n_heads)
+            for k in kinds
+        }
+        if all(np.isnan(grid).all() for grid in grids.values()):
+            continue
+        cells = {
+            k: [[None if math.isnan(v) else round(float(v), 4) for v in row] for row in g] for k, g in grids.items()
+        }
+        rows.append({"key": metric, "name": name, "note": note, "colouring": colouring, "grids": cells})
+    short = {k: NAMES[k].short for k in kinds}
+    return {"op": "summary", "title": title, "kinds": kinds, "short": short, "layers": n_layers, "heads": n_heads,
+            "metrics": rows}  # fmt: skip
+
+
+def _grid(summary: list, metric: str, n_layers: int, n_heads: int) -> np.ndarray:
+    z = np.full((n_layers, n_heads), np.nan)
+    for layer, heads in enumerate(summary):
+        for h, cell in enumerate(heads):
+            z[layer, h] = np.nan if cell.get(metric) is None else cell[metric]
+    return z
+
+
+def _pad(grid: np.ndarray, n_layers: int) -> np.ndarray:
+    z = np.full((n_layers, grid.shape[1]), np.nan)
+    z[: grid.shape[0]] = grid
+    return z
+
+
+NO_EFFECTS = {"op": "none", "text": "Choose heads to ablate and press Ablate: each step's change shows here."}
+
+
+def effects_data(effects: list, label, held: str) -> dict:
+    """KL(original ‖ ablated) at each step of the original decoding (teacher-forced, so every step sees the original
+    prefix), whether the top token changes, and the ablated top 3. `label` names a token."""
+    steps = [
+        {
+            "step": e.step,
+            "label": label(e.token),
+            "kl": round(e.kl, 4),
+            "changed": bool(e.changed),
+            "top": [[label(t), round(p, 6)] for t, p in zip(e.top_ids, e.top_probs)],
+        }
+        for e in effects
+    ]
+    return {"op": "effects", "held": held, "steps": steps}

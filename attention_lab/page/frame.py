@@ -1,0 +1,34 @@
+"""The page's frame: the header, the step loop's column, and beside it the tabs, each laid out by its feature from
+the tab table. At a phone's width the columns stack."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ..assets import drawn
+from ..attention.text import READINGS_NOTE, WORDS_NOTE
+from ..decoding.state import UserState
+from ..feature import Feature
+from ..models.registry import Registry
+
+STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
+
+
+def build(registry: Registry, default: str, loop: Feature, tabs: tuple[Feature, ...]) -> tuple[dict, gr.State, dict]:
+    """Lay the page out, inside a gr.Blocks; returns every component by name, the user's state, and the tabs by id."""
+    components = {"header": drawn("page/header.mjs", "lab-header")}
+    if registry.errors:
+        gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
+    state = gr.State(UserState(), time_to_live=STATE_TTL_S)  # copied fresh into each session
+    opened = {}
+    with gr.Row(elem_id="lab-main", equal_height=False):
+        with gr.Column(scale=4, min_width=300, elem_id="lab-loop"):
+            components.update(loop.layout(registry, default))
+            with gr.Accordion("How to read this", open=False, elem_classes="lab-hide-presenting"):
+                gr.Markdown(WORDS_NOTE + "\n\n" + READINGS_NOTE, elem_classes="note")
+        with gr.Column(scale=6, min_width=300, elem_id="lab-views"), gr.Tabs(elem_id="lab-tabs"):
+            for tab in tabs:
+                with gr.Tab(tab.title, id=tab.id) as opened[tab.id]:
+                    for feature in tab.every():
+                        components.update(feature.layout(registry, default))
+    return components, state, opened

@@ -1,0 +1,79 @@
+"""What the page must change after an action: every output it shows now, by name, with a key that says when two
+values are equal; only the outputs whose key differs from what the user's page shows are sent.
+
+The step loop's outputs (attention_lab.decoding.view) are always shown; a tab's only while it is open. A slow
+output answers with a placeholder, and the event chained after the click fills it (`pending`, then Lab.fill), so
+the click does not wait for it.
+"""
+
+from __future__ import annotations
+
+from ..controls import Controls
+from ..decoding.state import UserState, shown_step
+from ..feature import DATA, MARKDOWN, Feature, Screen, Shared
+
+PENDING = "pending"  # what the page shows of a slow output until the fill sends it
+
+
+class Views:
+    """The features the page shows: the step loop always, and the open tab's (with its parts)."""
+
+    def __init__(self, loop: Feature, tabs: tuple[Feature, ...], shared: Shared) -> None:
+        self.loop, self.shared = loop, shared
+        self.tabs = {tab.id: tab for tab in tabs}
+        self.outputs = {o.name: o for f in (loop, *(part for t in tabs for part in t.every())) for o in f.outputs}
+
+    def screen(self, user: UserState, c: Controls, shown: int | None, max_len: int | None) -> Screen:
+        run = user.run
+        if run is not None:
+            shown = user.shown = shown_step(run.session, shown)
+        return Screen(c, user, run, shown or 0, max_len, self.shared)
+
+    def wanted(self, screen: Screen) -> dict:
+        """Every output the page shows now, as name -> (key, how to make it): the step loop's, and the open tab's."""
+        found = dict(self.loop.view(screen))
+        tab = self.tabs.get(screen.user.tab)
+        for feature in tab.every() if tab is not None else ():
+            if feature.view is None:
+                continue
+            if screen.run is None and feature.needs_run:
+                found.update({o.name: (None, lambda: None) for o in feature.outputs})
+            else:
+                found.update(feature.view(screen))
+        return found
+
+    def placeholder(self, name: str):
+        """What a slow output shows while it is computed."""
+        output = self.outputs[name]
+        if output.kind == DATA:
+            return {"op": "computing", "text": output.slow}
+        return f"*{output.slow}*" if output.kind == MARKDOWN else output.slow
+
+    def changes(self, user: UserState, c: Controls, shown: int | None, max_len: int | None) -> tuple[dict, bool]:
+        """The outputs whose value changed, name -> new value, for the user's run at step `shown` (None: the
+        latest), a slow one as its placeholder; and whether a slow one waits to be filled."""
+        found, waiting = {}, False
+        for name, (key, make) in self.wanted(self.screen(user, c, shown, max_len)).items():
+            drawn = user.drawn.get(name, ())
+            if drawn == key:
+                continue
+            if self.outputs[name].slow and key is not None:  # a None key: nothing to compute, sent at once
+                # Already waiting for this very value: its placeholder is not sent again (it could reach the page
+                # after the fill that answers it, and stay), but it is filled again (a fill made while the tab was
+                # shut left it waiting).
+                if drawn != (PENDING, key):
+                    found[name], user.drawn[name] = self.placeholder(name), (PENDING, key)
+                waiting = True
+            else:
+                found[name], user.drawn[name] = make(), key
+        user.answered = c
+        return found, waiting
+
+    def pending(self, user: UserState, c: Controls, max_len: int | None) -> dict:
+        """The slow outputs still to send, name -> (key, how to make it); taken under the user's lock, made after."""
+        now = self.wanted(self.screen(user, c, user.shown, max_len))
+        return {
+            name: now[name]
+            for name, drawn in user.drawn.items()
+            if self.outputs.get(name) and self.outputs[name].slow and name in now and drawn == (PENDING, now[name][0])
+        }

@@ -1,0 +1,113 @@
+"""How the page's events reach the Lab: every decoding event sends the user's state and every control, answers with
+what changed (attention_lab.page.render), and an event chained after it fills what was slow to make.
+
+Two lanes of the queue: decoding, CONCURRENCY requests at once, app-wide (Run, Step, a what-if, /translate...); and
+the heavy work, one at a time, so that it never keeps a Step or a /translate waiting (the slow outputs' fill, the
+head tests, /attribute...). What the page draws for itself (Show step, Focus head, the kind, the look, a tile, the
+training film) never reaches the server. A user's mistake becomes a warning toast and one line in the server log;
+the page keeps every view it had.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import gradio as gr
+
+from ..checks import InputError
+from ..controls import DECODING_CONTROLS, Controls
+from ..feature import BUTTON, NOTICE, TABLE, TITLED, Output
+from .lab import Action, Lab
+
+logger = logging.getLogger("attention_lab")
+CONCURRENCY = 2  # decoding requests served at once; more would only share the same cores
+DECODE = {"concurrency_id": "decode", "concurrency_limit": CONCURRENCY}
+HEAVY = {"concurrency_id": "heavy", "concurrency_limit": 1}
+PRIVATE, HIDDEN, QUIET = {"api_visibility": "private"}, {"api_visibility": "undocumented"}, {"show_progress": "hidden"}
+# How a value from the Lab becomes its component's update, by the output's kind (attention_lab.feature).
+UPDATES = {
+    BUTTON: lambda value: gr.update(interactive=bool(value)),
+    NOTICE: lambda value: gr.update(value=value, visible=bool(value)),
+    TABLE: lambda value: gr.update(value=value or None),
+    TITLED: lambda value: gr.update(
+        value=(value or {}).get("value") or "",
+        label=(value or {}).get("label"),
+        visible=bool((value or {}).get("value")),
+    ),
+}
+
+
+class Wiring:
+    """What a feature's `wire` uses: the components by name, and `on`, which wires an event to an action."""
+
+    def __init__(self, lab: Lab, components: dict, state: gr.State, options: list[str], outputs: list[Output]):
+        self.lab, self.components, self.state = lab, components, state
+        self.options, self.outputs = options, outputs  # the features' controls, after the step loop's
+        self.controls = [*DECODING_CONTROLS, *options]
+        self.slow = [o for o in outputs if o.slow]
+
+    @property
+    def inputs(self) -> list:
+        """The user's state, then every control, in the order Controls.of reads them."""
+        return [self.state, *(self.components[name] for name in self.controls)]
+
+    def targets(self, outputs: list[Output] | None = None) -> list:
+        """The user's state, then the components of `outputs` (every output by default)."""
+        return [self.state, *(self.components[o.name] for o in (self.outputs if outputs is None else outputs))]
+
+    def controls_of(self, values) -> Controls:
+        return Controls.of(values, self.options)
+
+    def answer(self, user, make: Callable[[], dict], outputs: list[Output] | None = None) -> tuple:
+        """(user, the update of each output) for the changes `make()` gives; a user's mistake changes nothing."""
+        try:
+            changes = make()
+        except InputError as err:
+            logger.info("user error: %s", err)
+            gr.Warning(str(err))
+            changes = {}
+        chosen = self.outputs if outputs is None else outputs
+        updates = (
+            UPDATES.get(o.kind, lambda value: value)(changes[o.name]) if o.name in changes else gr.skip()
+            for o in chosen
+        )
+        return (user, *updates)
+
+    def fill(self, user) -> tuple:
+        """What a click answered with a placeholder (the head summary, an ablation's effects, the film), made now."""
+        return self.answer(user, lambda: self.lab.fill(user), self.slow)
+
+    def on(self, trigger, action: Action, extra: list | tuple = (), data: Callable | None = None, **options):
+        """Wire `trigger` (a component's event, such as button.click) to `action` on the user's run: it sends the
+        state, every control and the `extra` components (their values follow the controls' as the action's extra
+        arguments); with `data`, the event's data (gr.EventData) goes through data(c, evt) -> extra arguments first.
+        The answer comes at once; the slow outputs are filled by the event chained after it, in the heavy lane.
+        Returns the chained event."""
+        n = len(self.controls)
+
+        def run(user, values, evt) -> tuple:
+            c = self.controls_of(values[:n])
+            more = [*(data(c, evt) if data else ()), *values[n:]]
+            return self.answer(user, lambda: self.lab.do(action, user, c, *more))
+
+        if data is not None:
+
+            def event(evt: gr.EventData, user, *values):
+                return run(user, values, evt._data or {})
+        else:
+
+            def event(user, *values):
+                return run(user, values, None)
+
+        settings = {**PRIVATE, **QUIET, **DECODE, **options}
+        return self.then_fill(trigger(event, [*self.inputs, *extra], self.targets(), **settings))
+
+    def listen(self, trigger, fn, inputs: list, outputs: list, heavy: bool = False, **options):
+        """Wire `trigger` to `fn` in the decoding lane (the heavy one with `heavy`), private and quiet unless
+        `options` say otherwise."""
+        return trigger(fn, inputs, outputs, **{**PRIVATE, **QUIET, **(HEAVY if heavy else DECODE), **options})
+
+    def then_fill(self, answered):
+        """The slow outputs filled by an event chained after `answered` (an event's Dependency), in the heavy lane."""
+        return answered.then(self.fill, [self.state], self.targets(self.slow), **PRIVATE, **QUIET, **HEAVY)

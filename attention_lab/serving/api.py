@@ -1,0 +1,160 @@
+"""The documented API (gradio_client) as plain Python over the shared models: each call decodes afresh, holds no
+user state, and raises InputError with a message for the client when the request cannot be used.
+
+Every request's cost is bounded: each endpoint takes sources of at most so many tokens (LIMITS; a longer one is
+refused with a message that says so) and decodes at most so many new tokens (the model's own limit, if lower)."""
+
+from __future__ import annotations
+
+from ..attention.record import attention_record, top_k_record
+from ..checks import InputError, as_int, check_source, quoted
+from ..decoding.state import Run, decode_to_end, new_run
+from ..heads.ablation import ablated_session, ablation_effects
+from ..heads.editing import edit_session, point_weights
+from ..heads.naming import parse_heads
+from ..heads.summaries import head_summaries
+from ..models.registry import Registry
+from ..snapshots import feature as snapshots_tab
+from ..snapshots.decodings import Snapshots
+from ..why.records import attribution_record, lens_record
+
+LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the head tests try every head or step
+    "translate": (256, 256),
+    "attention": (256, 256),
+    "heads": (64, 64),
+    "training": (64, 64),
+    "ablate": (64, 64),
+    "edit": (64, 64),
+    "attribute": (64, 64),
+    "lens": (64, 64),
+}
+
+
+class Api:
+    def __init__(self, registry: Registry, snapshots: Snapshots) -> None:
+        self.registry = registry
+        self.snapshots = snapshots
+
+    def _run(self, model: str, text: str, endpoint: str) -> Run:
+        """A fresh run of `text` within the endpoint's limits."""
+        entry = self.registry.entry(model)
+        self._within(model, text, endpoint)
+        return new_run(entry, text, max_len=min(entry.pipeline.model.config.max_new_tokens, LIMITS[endpoint][1]))
+
+    def _within(self, model: str, text: str, endpoint: str) -> None:
+        """InputError if `text` is more source tokens than the endpoint takes (or unusable, as the page says)."""
+        pipeline = self.registry.entry(model).pipeline
+        check_source(pipeline, text)
+        n, most = len(pipeline.tokenizer.encode(text)), LIMITS[endpoint][0]
+        if n > most:
+            raise InputError(
+                f"The source is {n} tokens; /{endpoint} takes at most {most} (its cost grows with the length). "
+                "Send a shorter text."
+            )
+
+    def translate(self, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> str:
+        """Decode `text` with `model` ("greedy" or "beam" search); returns the output text. At most 256 source
+        tokens (a longer text is refused, with a message) and 256 new tokens."""
+        run = self._run(model, text, "translate")
+        decode_to_end(run, strategy, beam_size)
+        return run.pipeline.tokenizer.decode(run.session.tokens)
+
+    def attention(self, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> dict:
+        """Decode `text` and return every head's attention at every step (the app's JSON export). At most 256
+        source tokens (a longer text is refused, with a message) and 256 new tokens."""
+        run = self._run(model, text, "attention")
+        decode_to_end(run, strategy, beam_size)
+        return attention_record(run.session, run.pipeline.tokenizer, model)
+
+    def heads(self, model: str, text: str) -> dict:
+        """Decode `text` greedily; {"encoder"|"decoder_self"|"cross": [layer][head] -> {"entropy", "special",
+        "alignment"}}: mean row entropy in nats, mean weight on the model's special tokens (pad, start, end and its
+        tokenizer's own), gold alignment accuracy or null. At most 64 source tokens (a longer text is refused, with a
+        message) and 64 new tokens."""
+        run = self._run(model, text, "heads")
+        run.session.run()
+        return head_summaries(run.session, run.entry.alignment)
+
+    def training(self, model: str, text: str) -> dict:
+        """Decode `text` greedily with each training snapshot of `model`: {"snapshots": [{"step", "output_text",
+        "alignment", "loss"}]} in training order. alignment: the best cross head's alignment accuracy for `text`, or
+        null where no gold alignment is known; loss: the snapshot's validation loss. At most 64 source tokens (a
+        longer text is refused, with a message)."""
+        self.snapshots.listed(model)  # a model without snapshots says so first
+        self._within(model, text, "training")
+        return snapshots_tab.record(self.snapshots, model, text)
+
+    def ablate(self, model: str, text: str, heads: list[str]) -> dict:
+        """Ablate `heads` ("kind:layer:head", 1-based, "*" for all) throughout: {"output_text", "steps": [{"step",
+        "token", "kl", "top_k"}]}, one entry per step of the original greedy decoding. At most 64 source tokens (a
+        longer text is refused, with a message) and 64 new tokens."""
+        run = self._run(model, text, "ablate")
+        session, tokenizer = run.session, run.pipeline.tokenizer
+        chosen = parse_heads(heads, session.model.config)
+        tokens = session.run()
+        effects = ablation_effects(
+            session.model, session.src_ids, tokens, chosen, session.top_k, session.max_new_tokens
+        )
+        return {
+            "output_text": tokenizer.decode(ablated_session(session, chosen).tokens),
+            "steps": [
+                {
+                    "step": e.step,
+                    "token": tokenizer.id_to_token(e.token),
+                    "kl": round(e.kl, 6),
+                    "top_k": top_k_record(tokenizer, e.top_ids, e.top_probs),
+                }
+                for e in effects
+            ],
+        }
+
+    def edit(self, model: str, text: str, step: int, position: int, heads: list[str]) -> dict:
+        """At `step` (1-based) the listed cross heads look only at source token `position` (1-based):
+        {"token", "probability", "top_k", "output_text"}, decoding on greedily with no further edit. At most 64
+        source tokens (a longer text is refused, with a message) and 64 new tokens."""
+        run = self._run(model, text, "edit")
+        session, tokenizer = run.session, run.pipeline.tokenizer
+        chosen = parse_heads(heads, session.model.config, kinds=("cross",))
+        if not chosen:
+            raise InputError('List the cross-attention heads to edit, such as "cross:2:*" ("cross:*:*" for all).')
+        session.run()
+        n_steps, n_source = len(session.steps), len(session.src_ids)
+        at, where = as_int(step), as_int(position)
+        if at is None or not 1 <= at <= n_steps:
+            raise InputError(
+                f"Step must be a whole number from 1 to {n_steps}, this decoding's steps (got {quoted(step)})."
+            )
+        if where is None or not 1 <= where <= n_source:
+            raise InputError(
+                f"Position must be a whole number from 1 to {n_source}, the source tokens (got {quoted(position)})."
+            )
+        edited = edit_session(session, at, point_weights(n_source, [where - 1]), chosen)
+        taken = edited.steps[at - 1]
+        return {
+            "token": tokenizer.id_to_token(taken.token),
+            "probability": round(taken.prob, 6),
+            "top_k": top_k_record(tokenizer, taken.top_ids, taken.top_probs),
+            "output_text": tokenizer.decode(edited.tokens),
+        }
+
+    def attribute(self, model: str, text: str, method: str) -> dict:
+        """Why each token: decode `text` greedily and attribute every written token's log-probability to each source
+        token and to each decoder input before it: {"source_tokens", "method", "note", "steps": [{"step", "token",
+        "source": [a value per source token], "prefix": [a value per decoder input at that step], "source_share"}]}.
+        `method`: "input_x_gradient" (embedding × gradient, summed over dimensions), "integrated_gradients" (from
+        zero embeddings, positions kept; 50 steps; the values add up to the change in log p) or "occlusion" (the
+        fall in log p when one token's embedding is zeroed). A positive value raised the probability; source_share
+        is the source's share of the absolute values. At most 64 source tokens and 64 new tokens."""
+        run = self._run(model, text, "attribute")
+        run.session.run()
+        return attribution_record(run.session, run.pipeline.tokenizer, method)
+
+    def lens(self, model: str, text: str) -> dict:
+        """The decoder's lens: decode `text` greedily; per step, per decoder layer (1-based, in order), the 5 tokens
+        the model would write if its decoder stopped after that layer (the model's own final norm and output layer):
+        {"steps": [{"step", "token", "settled", "layers": [{"layer", "top_k": [{"token", "probability"}]}]}]};
+        "settled" is the first layer from which on the written token is the top one. At most 64 source tokens and
+        64 new tokens."""
+        run = self._run(model, text, "lens")
+        run.session.run()
+        return lens_record(run.session, run.pipeline.tokenizer)

@@ -1,0 +1,91 @@
+"""The Training tab, and the /training API's answer: a model's snapshots decoding the user's source. The server
+sends every snapshot's decoding once (slow: filled after the click that opened the tab); the page draws the shown
+one, plays through them and draws the chart of the measures (snapshots/film.mjs), with no request."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ..assets import drawn
+from ..attention import payload
+from ..checks import InputError, check_source
+from ..feature import DATA, Feature, Output, Screen
+from .decodings import SnapshotDecoding, Snapshots
+
+NOTE = (
+    "The same model at snapshots taken during its training, from the untrained start (step 0) to the model the other "
+    "tabs show, decoding this source. Slide or play: the cross-attention below goes from a blur to the alignment it "
+    "learned, while the chart shows the validation loss fall and, where the gold alignment is known (reversal), the "
+    "best cross head's alignment on this source rise."
+)
+SCORES = {"exact_match": ("validation exact match", 100), "bleu": ("validation BLEU", 1)}  # name, factor
+
+
+def record(snapshots: Snapshots, model: str, text: str) -> dict:
+    """{"snapshots": [{"step", "output_text", "alignment", "loss"}]} in training order; a snapshot that could not be
+    loaded has null output and alignment, and an "error" naming it."""
+    return {"snapshots": [decoded.record() for decoded in snapshots.decodings(model, text)]}
+
+
+def view(s: Screen) -> dict:
+    """The film: every snapshot's decoding of the source, for the page to draw (slow), or why there is none."""
+    c, snapshots = s.controls, s.shared.snapshots
+    try:
+        snapshots.listed(c.model)
+        check_source(snapshots.registry.entry(c.model).pipeline, c.source)
+    except InputError as err:
+        message = str(err)
+        return {"film": (("none", message), lambda: {"op": "film", "snapshots": [], "message": message})}
+    return {"film": ((c.model, c.source, s.max_len), lambda: film(snapshots, c.model, c.source, s.max_len))}
+
+
+def film(snapshots: Snapshots, model: str, text: str, max_len: int | None) -> dict:
+    """Every snapshot's decoding of the source, as the page draws it: the step it was taken at, its line of
+    measures, its output, its attention (attention_lab.attention.payload), or why it has none; and what the chart
+    plots."""
+    decoded = snapshots.decodings(model, text, max_len)
+    tokenizer = snapshots.registry.entries[model].pipeline.tokenizer  # every snapshot shares the model's tokenizer
+    frames = [
+        {
+            "step": d.snapshot.step,
+            "info": describe(decoded, i, model),
+            "output": d.output_text or "",
+            "data": payload.full(d.session, tokenizer, model) if d.session is not None else None,
+            "error": d.error,
+            "loss": d.loss,
+            "alignment": d.alignment,
+            "scores": {name: d.snapshot.metrics.get(key) for key, (name, _) in SCORES.items()},
+        }
+        for i, d in enumerate(decoded)
+    ]
+    factors = {name: factor for name, factor in SCORES.values()}
+    return {"op": "film", "model": model, "snapshots": frames, "factors": factors}
+
+
+def describe(decoded: list[SnapshotDecoding], i: int, model: str) -> str:
+    """One line on the shown snapshot: its step and what was measured there, or why it cannot be shown."""
+    shown = decoded[i]
+    is_model = shown.snapshot.is_checkpoint
+    head = f"Step {shown.snapshot.step:,}" + (f" (the {model} model the other tabs show)" if is_model else "")
+    if shown.error:
+        return f"{head}: {shown.error}"
+    metrics = shown.snapshot.metrics
+    parts = [head, "it writes nothing: </s> comes first"] if shown.output_text == "" else [head]
+    if shown.loss is not None:
+        parts.append(f"validation loss {shown.loss:.3f}")
+    if metrics.get("exact_match") is not None:
+        parts.append(f"validation exact match {metrics['exact_match']:.1%}")
+    if metrics.get("bleu") is not None:
+        parts.append(f"validation BLEU {metrics['bleu']:.2f}")
+    if shown.alignment is not None:
+        parts.append(f"best cross head's alignment on this source {shown.alignment:.0%}")
+    return " · ".join(parts)
+
+
+def layout(registry, default: str) -> dict:
+    gr.Markdown(NOTE, elem_classes="note")
+    return {"film": drawn("snapshots/film.mjs", "film", classes=("lab-slow",))}
+
+
+FILM = Output("film", DATA, slow="Decoding this source with every snapshot…")
+TRAINING = Feature("training", "Training", layout=layout, outputs=(FILM,), view=view, needs_run=False)

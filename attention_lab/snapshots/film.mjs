@@ -1,0 +1,112 @@
+// The Training tab: the model at each snapshot of its training decoding this source. A slider (or ▶ Play) goes
+// through them; the shown one's line of measures, its output and its cross-attention, and the chart of validation
+// loss and alignment against training step with the shown snapshot marked, are all drawn here from the film the
+// server sends once.
+
+import {Decoding} from "../assets/decoding.mjs";
+import {el, labelled, onVisible, root, shown} from "../assets/dom.mjs";
+import {draw, emptyFigure} from "../assets/plot.mjs";
+import {page, watch} from "../assets/store.mjs";
+import {kindFigures} from "../attention/figures.mjs";
+
+export const PLAY = "▶ Play", PAUSE = "❚❚ Pause";
+const FRAME_MS = 1200; // a snapshot a tick while playing
+const COLOURS = {loss: "#1f4e79", alignment: "#c0392b", score: "#2e8b57", mark: "#f39c12"};
+
+function line(x, y, name, colour, axis, steps, digits = 1) {
+  return {type: "scatter", mode: "lines+markers", x, y, name, yaxis: axis, line: {color: colour}, customdata: steps,
+    text: y.map((v) => (v === null || v === undefined ? "" : v.toFixed(digits))), connectgaps: false,
+    hovertemplate: `${name}: %{text}<extra>step %{customdata}</extra>`};
+}
+
+/** Validation loss (left axis) and, in percent (right axis), the best cross head's alignment on this source and the
+ * validation score, a point per snapshot, evenly spaced as they were taken (log-spaced); snapshot `current` marked. */
+export function chartFigure(film, current) {
+  const frames = film.snapshots, x = frames.map((_, i) => i);
+  const steps = frames.map((f) => f.step.toLocaleString("en-US"));
+  const data = [line(x, frames.map((f) => f.loss ?? null), "validation loss", COLOURS.loss, "y", steps, 3)];
+  if (frames.some((f) => f.alignment !== null && f.alignment !== undefined)) {
+    data.push(line(x, frames.map((f) => (f.alignment ?? null) === null ? null : 100 * f.alignment),
+      "best cross head's alignment, this source (%)", COLOURS.alignment, "y2", steps));
+  }
+  for (const [name, factor] of Object.entries(film.factors || {})) {
+    const values = frames.map((f) => (f.scores[name] ?? null) === null ? null : factor * f.scores[name]);
+    if (values.some((v) => v !== null)) data.push(line(x, values, name + (factor === 100 ? " (%)" : ""), COLOURS.score, "y2", steps));
+  }
+  const marked = frames[current] ? frames[current].step.toLocaleString("en-US") : "";
+  return {data, layout: {title: {text: `${film.model} across training: step ${marked} shown`, font: {size: 13}},
+    height: 300, margin: {l: 60, r: 60, t: 40, b: 80}, plot_bgcolor: "white", hovermode: "x unified",
+    xaxis: {tickvals: x, ticktext: steps, title: {text: "training step (snapshots at roughly log-spaced steps)"},
+      range: [-0.5, frames.length - 0.5]},
+    yaxis: {title: {text: "validation loss"}, rangemode: "tozero", color: COLOURS.loss},
+    yaxis2: {title: {text: "%"}, overlaying: "y", side: "right", range: [0, 105], showgrid: false},
+    legend: {orientation: "h", y: -0.45, x: 0},
+    shapes: [{type: "rect", xref: "x", yref: "paper", x0: current - 0.4, x1: current + 0.4, y0: 0, y1: 1,
+      fillcolor: COLOURS.mark, opacity: 0.25, line: {width: 0}}]}};
+}
+
+export function mount({element, props, watch: watchProp}) {
+  const box = root(element);
+  const range = Object.assign(el("input"), {type: "range", min: 0, max: 0, step: 1, value: 0, id: "snapshot"});
+  const play = Object.assign(el("button", "film-play", PLAY), {type: "button", id: "play"});
+  const bar = el("div", "film-bar");
+  bar.append(labelled("Snapshot", range), play);
+  const info = el("div", "film-info"), output = el("div", "film-output");
+  const chart = el("div", "film-chart"), focus = el("div", "film-focus"), grid = el("div", "film-grid");
+  const figures = el("div", "views-figures film-figures");
+  figures.append(focus, grid);
+  box.replaceChildren(bar, info, output, chart, figures);
+  let film = null, index = 0, timer = null;
+
+  const stop = () => {
+    clearInterval(timer);
+    timer = null;
+    play.textContent = PLAY;
+  };
+  const at = (i) => {
+    const n = film ? film.snapshots.length : 0;
+    index = Math.max(0, Math.min(Number(i) || 0, n - 1));
+    range.value = index;
+    const frame = film && film.snapshots[index];
+    info.textContent = frame ? `Snapshot ${index + 1} of ${n}: ${frame.info}` : (film && film.message) || "";
+    output.textContent = frame ? `Output of this snapshot: ${frame.output || "∅"}` : "";
+    if (!shown(box) || !frame) return;
+    draw(chart, chartFigure(film, index));
+    if (!frame.decoding) {
+      draw(focus, emptyFigure(frame.error || "No decoding.", 200));
+      grid.replaceChildren();
+      return;
+    }
+    const d = frame.decoding, size = {focusHeight: 420, gridWidth: Math.min(grid.clientWidth || 360, 420), gridHeight: 300};
+    const made = kindFigures(d, "cross", d.steps.length, page.look, size);
+    draw(focus, made.focus);
+    if (made.grid) draw(grid, made.grid);
+  };
+  range.addEventListener("input", () => { stop(); at(range.value); });
+  play.addEventListener("click", () => {
+    if (timer) return stop();
+    if (!film || film.snapshots.length < 2) return;
+    if (index >= film.snapshots.length - 1) at(0);
+    play.textContent = PAUSE;
+    timer = setInterval(() => (index >= film.snapshots.length - 1 || !shown(box) ? stop() : at(index + 1)), FRAME_MS);
+  });
+  const receive = () => {
+    stop();
+    const value = props.value;
+    if (!value) film = null;
+    else if (value.op === "computing") film = {snapshots: [], message: value.text};
+    else film = {...value, snapshots: value.snapshots.map((s) => ({...s, decoding: s.data ? new Decoding(s.data) : null}))};
+    range.max = Math.max(0, film ? film.snapshots.length - 1 : 0);
+    range.disabled = !film || film.snapshots.length < 2;
+    if (!film || !film.snapshots.length) {
+      chart.replaceChildren();
+      grid.replaceChildren();
+      if (shown(box)) draw(focus, emptyFigure((film && film.message) || "Open this tab to decode the source with every snapshot.", 160));
+    }
+    at(index);
+  };
+  watchProp("value", receive);
+  watch((what) => (what === "look" ? at(index) : null));
+  onVisible(box, () => at(index));
+  receive();
+}

@@ -1,0 +1,82 @@
+"""The Heads tab's "over the corpus": a saved survey of the model under the summary of this sentence, with the same
+click-to-focus. The survey is the one the user chose for the model, else the survey.json in its folder."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import gradio as gr
+
+from ..assets import drawn
+from ..checks import InputError
+from ..controls import Controls
+from ..decoding.state import UserState
+from ..feature import DATA, Feature, Output, Screen
+from ..models.registry import ModelEntry
+from .data import survey_data
+from .report import SURVEY_FILE, read_survey
+
+logger = logging.getLogger(__name__)
+
+
+def survey_path(entry: ModelEntry, chosen: dict[str, str]) -> Path | None:
+    """The survey the user chose for this model, else the one saved next to its checkpoint, else None."""
+    if entry.name in chosen:
+        return Path(chosen[entry.name])
+    saved = Path(entry.pipeline.folder) / SURVEY_FILE if entry.pipeline.folder else None
+    return saved if saved is not None and saved.is_file() else None
+
+
+def corpus(entry: ModelEntry, path: Path | None) -> dict:
+    """The corpus survey's grid for the page, or what to do to have one."""
+    if path is None:
+        text = (
+            f"No survey of {entry.name} over a corpus yet: run python -m attention_lab.survey --model {entry.name} "
+            "--data FILE --out DIR, then choose its survey.json below."
+        )
+        return {"op": "none", "text": text}
+    try:
+        return survey_data(read_survey(path, entry.pipeline.model.config))
+    except InputError as err:
+        logger.info("survey not shown: %s", err)
+        return {"op": "none", "text": str(err)}
+    except Exception:  # a survey that passed the checks and still cannot be read costs its view, not the page
+        logger.exception("survey not read: %s", path)
+        return {"op": "none", "text": f"{path.name} could not be read: see the server log."}
+
+
+def view(s: Screen) -> dict:
+    entry = s.run.entry
+    path = survey_path(entry, s.user.state("survey", dict))
+    stamp = path.stat().st_mtime_ns if path is not None and path.is_file() else None
+    return {"survey": ((entry.name, str(path), stamp), lambda: corpus(entry, path))}
+
+
+def layout(registry, default: str) -> dict:
+    c = {"survey": drawn("survey/corpus.mjs", "survey-view")}
+    label = "Choose a survey.json (python -m attention_lab.survey)"
+    c["survey_file"] = gr.File(label=label, file_types=[".json"], height=120, elem_id="survey-file")
+    return c
+
+
+def chooser(registry):
+    """The action of a survey.json chosen for the controls' model: shown from now on if it is a survey of this
+    model's shape, else InputError, and nothing is lost. The step shown stays."""
+
+    def choose(user: UserState, controls: Controls, path: object) -> int | None:
+        if not path:
+            raise InputError("Choose a survey.json written by python -m attention_lab.survey.")
+        entry = registry.entry(controls.model)
+        read_survey(Path(str(path)), entry.pipeline.model.config)  # refused here, before it is kept
+        user.state("survey", dict)[entry.name] = str(path)
+        return user.shown
+
+    return choose
+
+
+def wire(c: dict, wiring) -> None:
+    wiring.on(c["survey_file"].upload, chooser(wiring.lab.registry), extra=[c["survey_file"]])
+
+
+CORPUS = Feature("survey", "Over the corpus", layout=layout, outputs=(Output("survey", DATA),), view=view, wire=wire)

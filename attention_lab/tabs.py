@@ -1,0 +1,46 @@
+"""The tab table: one line per feature, whose folder holds the rest (its layout, view, events, actions, state and
+page module). The step loop (attention_lab.decoding) is always on the page, beside the tabs; a tab's `parts` are
+laid out, drawn and wired inside it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .attention.feature import ATTENTION
+from .beams.feature import BEAMS
+from .compare.feature import COMPARE
+from .controls import DECODING_CONTROLS
+from .decoding.feature import LOOP
+from .export.feature import EXPORT
+from .feature import Feature, Output
+from .heads.feature import HEADS
+from .snapshots.feature import TRAINING
+from .survey.feature import CORPUS
+from .why.feature import WHY
+
+TABS = (
+    replace(ATTENTION, parts=(EXPORT,)),
+    WHY,
+    replace(HEADS, parts=(CORPUS,)),
+    TRAINING,
+    BEAMS,
+    COMPARE,
+)
+
+
+def features(tabs: tuple[Feature, ...] = TABS) -> tuple[Feature, ...]:
+    """Every feature on the page, in its order: the step loop, then each tab and its parts."""
+    return (LOOP, *(part for tab in tabs for part in tab.every()))
+
+
+def outputs(tabs: tuple[Feature, ...] = TABS) -> tuple[Output, ...]:
+    """What a decoding event may update, in the order its outputs are wired."""
+    return tuple(output for feature in features(tabs) for output in feature.outputs)
+
+
+def options(tabs: tuple[Feature, ...] = TABS) -> tuple[str, ...]:
+    """The features' own controls, sent after the step loop's (Controls.options)."""
+    return tuple(name for feature in features(tabs) for name in feature.controls)
+
+
+OUTPUTS, CONTROLS = outputs(), (*DECODING_CONTROLS, *options())  # as the page is wired (the API's tests read them)

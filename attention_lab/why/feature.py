@@ -1,0 +1,217 @@
+"""The Why tab: every step's written token attributed by the chosen method, the decoder's lens, and, when asked for,
+the deletion test on this sentence.
+
+The page holds the whole decoding's attribution and lens (one message, like the decoding itself), so Show step,
+Focus head, words or pieces and hiding special tokens redraw it with no request; the page works out each head's
+agreement with the attribution from the attention it already holds (why/why.mjs). Both are slow: they answer a click
+with a placeholder and are filled after it (attention_lab.page.render), and a step already attributed on this
+decoding is not attributed again, so a Step with the tab open costs one step's attribution.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import gradio as gr
+
+from transformer import DecodingSession
+from transformer.lens import decoder_lens
+
+from ..assets import drawn
+from ..attention.units import token_label
+from ..checks import InputError
+from ..controls import Controls
+from ..decoding.messages import key as decoding_key
+from ..decoding.state import Run, UserState
+from ..feature import DATA, MARKDOWN, Feature, Output, Screen
+from .attribution import METHODS, WORDS_NOTE, Scorer, StepAttribution, attribute_step
+from .deletion import deletion_table
+from .records import LENS_TOP_K
+
+DEFAULT_METHOD = "input_x_gradient"
+NOTE = (
+    "Why did the model write this token? Attention says where a head read from; **attribution** says what the "
+    "written token's probability depends on, and the two can disagree (Jain & Wallace 2019). At the shown step: the "
+    "source words shaded by attribution (blue raised the token, red lowered it) beside the same words shaded by "
+    "attention, the prefix with its share, and how far each head's attention ranks the words as the attribution does. "
+    "Below, the **lens**: what the decoder would write if it stopped after each layer. The deletion test says which "
+    "ranking to trust on this sentence."
+)
+AGREEMENT_NOTE = (
+    "Agreement: Spearman's rank correlation, per head, between its attention at this step (in the Reading chosen "
+    "above) and the attribution, over the source words (cross heads) or the prefix (decoder self heads); 1 ranks them "
+    "as the attribution does (over two units it can only be 1 or -1). Click a head to focus it."
+)
+DELETION_ASK = "Run the deletion test to see, on this sentence, which ranking of the source words to trust."
+DELETION_MEANING = (
+    "A ranking that knows what the output depends on makes it fall more; random is the floor. Occlusion leads at 1 "
+    "by construction (its values are that fall). One sentence is a small sample: the README gives the table over a "
+    "test set."
+)
+DELETION_SLOW = "Removing each ranking's top source tokens at every step of this sentence…"
+
+logger = logging.getLogger("attention_lab")
+OUTPUTS = (
+    Output("why", DATA, slow="Attributing every step and reading every layer…"),
+    Output("deletion", MARKDOWN, slow=DELETION_SLOW),
+)
+
+
+@dataclass
+class WhyState:
+    """What the Why tab keeps of a run: whether the deletion test was asked for on its source, and the step
+    attributions made on it (`_attributions`)."""
+
+    deletion_asked: bool = False
+    attributions: dict = field(default_factory=dict)
+
+
+def view(s: Screen) -> dict:
+    """The Why tab's outputs as name -> (key, how to make it): the run's attribution and lens (for the page to
+    draw), and the deletion test's table (a hint until it is asked for)."""
+    run, method = s.run, s.controls.option("method", DEFAULT_METHOD)
+    if method not in METHODS:
+        method = DEFAULT_METHOD
+    asked = run.state("why", WhyState).deletion_asked
+    return {
+        "why": ((decoding_key(run), len(run.session.steps), method), explain(run, method)),
+        "deletion": ((run.entry.name, run.text) if asked else None, deletion(run) if asked else lambda: DELETION_ASK),
+    }
+
+
+def explain(run: Run, method: str) -> Callable[[], dict]:
+    """How to make the Why message of the run as it stands now (what it needs is taken now, under the user's lock;
+    the making can run after, while the user goes on)."""
+    session, tokenizer, key = run.session, run.pipeline.tokenizer, decoding_key(run)
+    made = run.state("why", WhyState).attributions
+    src_ids, tokens = list(session.src_ids), list(session.tokens)
+    model, limit, interventions = session.model, session.max_new_tokens, session.interventions
+
+    def make() -> dict:
+        message = {"op": "why", "key": key, "method": method, "title": METHODS[method].title}
+        message["notes"] = {"method": METHODS[method].note, "words": WORDS_NOTE, "agreement": AGREEMENT_NOTE}
+        message["tokens"], message["steps"], message["lens"] = tokens, [], None
+        if not tokens:
+            return message
+        try:
+            steps = _attributions(made, session, src_ids, tokens, method)
+            message["steps"] = [_step_record(a) for a in steps]
+            message["lens"] = _lens_record(model, tokenizer, src_ids, tokens, limit, interventions)
+        except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
+            message["error"] = f"This model cannot give gradients for attribution: {str(err).splitlines()[0]}"
+        except Exception as err:  # said in the tab, which would otherwise say "computing" for good
+            logger.exception("why this token failed")
+            message["error"] = f"Attribution failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+        return message
+
+    return make
+
+
+def _lens_record(model, tokenizer, src_ids: list[int], tokens: list[int], limit: int, interventions) -> dict:
+    """The lens for the page: per step and layer the top tokens [[label, probability], ...], the probability of the
+    token written, and the layer (1-based) where it settles."""
+    lens = decoder_lens(model, src_ids, tokens, LENS_TOP_K, limit, interventions)
+    special = model.special_ids
+    return {
+        "layers": lens.top_ids.size(0),
+        "top": [
+            [
+                [[token_label(tokenizer, int(i), special), round(float(p), 4)] for i, p in zip(ids, probs)]
+                for ids, probs in zip(lens.top_ids[:, t].tolist(), lens.top_probs[:, t].tolist())
+            ]
+            for t in range(len(tokens))
+        ],
+        "written": [[round(float(p), 4) for p in lens.written_probs[:, t]] for t in range(len(tokens))],
+        "settled": [None if s is None else s + 1 for s in lens.settled],
+    }
+
+
+def _attributions(made: dict, session: DecodingSession, src_ids: list[int], tokens: list[int], method: str) -> list:
+    """Every step's attribution, the ones this run already made (`made`) taken as they are. A step's attribution
+    depends on the source, the tokens up to it, and the session's model, limit and interventions: the run keeps one
+    session's (and its forks', which share them: a step decoded ahead) and starts again after an edit."""
+    held = (session.interventions, session.max_new_tokens)
+    if made.get("held") is None or made["held"][0] is not held[0] or made["held"][1] != held[1]:
+        made.clear()
+        made["held"] = held
+    scorer = None
+    found: list[StepAttribution] = []
+    for step in range(1, len(tokens) + 1):
+        key = (method, tuple(tokens[:step]))
+        if key not in made:
+            scorer = scorer or Scorer(session.model, src_ids, tokens, session.max_new_tokens, session.interventions)
+            made[key] = attribute_step(scorer, step, method)
+        found.append(made[key])
+    return found
+
+
+def _significant(values) -> list[float]:
+    """Four significant figures: a near-certain step's gradients are tiny, and must not round to zero."""
+    return [float(f"{float(v):.4g}") for v in values]
+
+
+def _step_record(a: StepAttribution) -> dict:
+    share = a.source_share
+    record = {
+        "source": _significant(a.source),
+        "prefix": _significant(a.prefix),
+        "source_share": None if math.isnan(share) else round(share, 4),
+        "log_prob": round(a.log_prob, 5),
+    }
+    if a.delta is not None and math.isfinite(a.delta):  # integrated gradients: how far the sum is from the change
+        record["gap"] = round(a.delta, 5)
+        record["total"] = round(float(a.source.sum() + a.prefix.sum()), 5)
+    return record
+
+
+def deletion(run: Run) -> Callable[[], str]:
+    """How to make the deletion test's table for the run's source, decoded greedily as the README's are."""
+    pipeline, text = run.pipeline, run.text
+
+    def make() -> str:
+        try:
+            table = deletion_table(pipeline, [text])
+        except RuntimeError as err:  # said where the table would be: the fill has no one else to tell
+            return f"This model cannot give gradients for attribution: {str(err).splitlines()[0]}"
+        if not table.steps:
+            return "No step of this sentence could be tested: every token it wrote was certain (probability 1)."
+        intro = (
+            f"The written token's probability fell this much, on average over the {table.steps} steps of this "
+            "sentence, when each ranking's top source tokens were removed (their embeddings zeroed):"
+        )
+        return "\n".join([intro, "", *table.lines(), "", DELETION_MEANING])
+
+    return make
+
+
+def ask_deletion(user: UserState, c: Controls) -> int | None:
+    """Ask for the deletion test on the run's source (the tab then shows it, filled after the click); the step
+    shown stays."""
+    if user.run is None:
+        raise InputError("Run a source first, then run the deletion test on it.")
+    user.run.state("why", WhyState).deletion_asked = True
+    return user.shown
+
+
+def layout(registry, default: str) -> dict:
+    c = {}
+    gr.Markdown(NOTE, elem_classes="note")
+    methods = [(method.title, name) for name, method in METHODS.items()]
+    info = "Input × gradient and occlusion are quick; integrated gradients takes about ten times as long."
+    c["method"] = gr.Radio(methods, value=DEFAULT_METHOD, label="Attribution method", info=info)
+    c["why"] = drawn("why/why.mjs", "why-view", classes=("lab-slow",))
+    with gr.Row(elem_classes="deletion"):
+        c["deletion_run"] = gr.Button("Run the deletion test on this sentence", size="md", min_width=300, scale=0)
+    c["deletion"] = gr.Markdown(elem_classes=["why-deletion", "lab-slow"])
+    return c
+
+
+def wire(c: dict, wiring) -> None:
+    wiring.on(c["deletion_run"].click, ask_deletion)
+    wiring.on(c["method"].change, lambda user, controls: user.shown)
+
+
+WHY = Feature("why", "Why", layout=layout, outputs=OUTPUTS, view=view, wire=wire, controls=("method",))

@@ -1,0 +1,154 @@
+// The Why tab: at the shown step, the source words shaded by the chosen attribution beside the same words shaded by
+// attention, the prefix with its share, each head's agreement with the attribution (a click on a head focuses it),
+// and the decoder's lens. The server sends the decoding's attribution and lens once (attention_lab/why/feature.py);
+// every step, head, word and reading is drawn here from what the page holds.
+
+import {el, onVisible, root, shown} from "../assets/dom.mjs";
+import {STYLE} from "../assets/look.mjs";
+import {draw, outline, shade} from "../assets/plot.mjs";
+import {page, setLook, watch} from "../assets/store.mjs";
+import {stepRow} from "../assets/units.mjs";
+import {now, shadedWords} from "../decoding/now.mjs";
+import {lensFigure} from "./lens.mjs";
+import {agreement} from "./rank.mjs";
+
+/** Values per piece summed into the units a view shows (groups of pieces). */
+export function summed(values, groups) {
+  return groups.map((g) => g.reduce((total, i) => total + (values[i] || 0), 0));
+}
+
+/** What the tab draws at step `shown` from the page's decoding and the server's `message`: the written token, the
+ * source and prefix units with their attribution, the attention, each head's agreement. Words merge as the
+ * attention views do: a word's attribution is its pieces' sum. */
+export function why(decoding, message, shown, look) {
+  if (!shown) return {empty: "Nothing written yet: Step or Run, and each written token is explained here."};
+  const record = message.steps[shown - 1], step = decoding.steps[shown - 1];
+  if (message.error) return {empty: message.error};
+  if (!record || message.tokens[shown - 1] !== step.token) return {empty: "Attributing this step…"};
+  const cross = stepRow(decoding, "cross", shown, look), self = stepRow(decoding, "decoder_self", shown, look);
+  const source = summed(record.source, cross.groups), prefix = summed(record.prefix, self.groups);
+  const top = Math.max(1e-12, ...source.map(Math.abs), ...prefix.map(Math.abs));
+  const unitsOf = (labels, values, groups) => labels.map((label, i) => ({label, value: values[i], shade: values[i] / top,
+    pieces: groups[i]}));
+  const state = {empty: false, step: shown, token: step.label, prob: step.prob, forced: step.forced,
+    title: message.title, notes: message.notes, share: record.source_share,
+    source: unitsOf(cross.labels, source, cross.groups), prefix: unitsOf(self.labels, prefix, self.groups),
+    attention: now(decoding, shown, look),
+    agreement: {cross: agreement(cross, source), decoder_self: agreement(self, prefix)}};
+  if (record.gap !== undefined && record.gap !== null) {
+    state.gap = {total: record.total, change: record.total - record.gap, gap: record.gap};
+  }
+  return state;
+}
+
+function wordRow(label, words, shadeOf, titleOf) {
+  const row = el("div", "why-row");
+  row.append(el("div", "why-label", label), shadedWords(words, shadeOf, titleOf));
+  return row;
+}
+
+/** The tab's words and lines (its figures are drawn by agreementFigure and lensFigure). */
+export function renderWhy(container, state) {
+  const view = el("div", "why-view");
+  container.replaceChildren(view);
+  if (state.empty) {
+    view.textContent = state.empty;
+    return;
+  }
+  const heading = el("div", "why-heading");
+  heading.append(`Step ${state.step} wrote `, el("b", "", state.token || "∅"),
+    ` (p = ${state.prob.toFixed(3)}${state.forced ? ", forced by a what-if" : ""}). Why?`);
+  const value = (w) => `${state.title}: ${w.value.toFixed(4)}`;
+  let lines = state.share === null ? ""
+    : `The source has ${(100 * state.share).toFixed(0)}% of the attribution, the prefix ${(100 * (1 - state.share)).toFixed(0)}%.`;
+  if (state.gap) {
+    const {total, change, gap} = state.gap;
+    const part = Math.abs(change) > 1e-9 ? ` (${(100 * Math.abs(gap / change)).toFixed(0)}% of it)` : "";
+    lines += ` Completeness: the values add up to ${total.toFixed(3)}, log p changed by ${change.toFixed(3)} from the `
+      + `baseline: a gap of ${gap.toFixed(3)}${part}.`;
+  }
+  const by = state.title.toLowerCase();
+  view.append(heading, el("div", "why-note", `${state.notes.method} ${state.notes.words}`),
+    wordRow(`Source, by ${by}`, state.source, (w) => shade(w.shade, true), value),
+    wordRow(`Source, by attention (${state.attention.name})`, state.attention.words || [],
+      (w) => shade(Math.max(0, Math.min(1, w.shade))), (w) => `weight ${w.weight.toFixed(3)}`),
+    wordRow(`Prefix, by ${by}`, state.prefix, (w) => shade(w.shade, true), value), el("div", "why-note", lines));
+}
+
+/** Each head's agreement with the attribution, layers down and heads across; a click on a head focuses it. */
+export function agreementFigure(grid, title, focus) {
+  const L = grid.length, H = L ? grid[0].length : 0;
+  const text = grid.map((row) => row.map((v) => (v === null ? "" : v.toFixed(2))));
+  const shapes = focus && focus[0] < L && focus[1] < H
+    ? [outline(focus[1] - 0.5, focus[1] + 0.5, focus[0] - 0.5, focus[0] + 0.5, STYLE.focusLine, 2.5)] : [];
+  const heads = [...Array(H).keys()], layers = [...Array(L).keys()];
+  return {data: [{type: "heatmap", z: grid, text, texttemplate: H <= 8 ? "%{text}" : "", zmin: -1, zmax: 1,
+    colorscale: [[0, "#cb181d"], [0.5, "#f7f7f7"], [1, "#08519c"]], colorbar: {thickness: 10, title: {text: "ρ"}},
+    hovertemplate: "layer %{y}, head %{x}<br>agreement ρ = %{z:.2f}<extra></extra>", x: heads, y: layers}],
+  layout: {title: {text: title, font: {size: 12}}, height: Math.max(150, 26 * L + 80), margin: {l: 60, r: 10, t: 40, b: 30},
+    xaxis: {tickvals: heads, ticktext: heads.map((h) => `h${h + 1}`), showgrid: false, zeroline: false},
+    yaxis: {tickvals: layers, ticktext: layers.map((l) => `layer ${l + 1}`), autorange: "reversed", showgrid: false,
+      zeroline: false}, shapes, plot_bgcolor: "white"}};
+}
+
+/** Whether `message` (the server's Why message) may be drawn for the decoding the page holds: its own, or, while a
+ * new one is on its way after a Step or a Back, one made at or after the last whole decoding received with the same
+ * tokens for the steps both have. */
+export function usable(message, d) {
+  if (!d || !message || message.op !== "why") return false;
+  if (message.key === page.key) return true;
+  const at = (key) => String(key).split(".");
+  const [whySerial, whyVersion] = at(message.key), [serial] = at(page.key), [fullSerial, fullVersion] = at(page.fullKey);
+  return whySerial === serial && fullSerial === serial && Number(whyVersion) >= Number(fullVersion)
+    && message.tokens.every((t, i) => i >= d.steps.length || d.steps[i].token === t);
+}
+
+export function mount({element, props, watch: watchProp}) {
+  const box = root(element);
+  const busy = el("div", "why-busy"), words = el("div", "why-text"), note = el("div", "why-agree-note note");
+  const crossBox = el("div", "why-cross"), selfBox = el("div", "why-self"), lensBox = el("div", "why-lens");
+  const agree = el("div", "why-agree");
+  agree.append(crossBox, selfBox);
+  box.replaceChildren(busy, words, agree, note, lensBox);
+  let message = null, computing = "";
+  const redraw = () => {
+    if (!shown(box)) return;
+    const d = page.decoding, ok = usable(message, d);
+    busy.textContent = computing;
+    const state = !d ? {empty: "Run or Step to decode."} : ok ? why(d, message, page.shown, page.look)
+      : {empty: computing || "Open this tab after a Run."};
+    renderWhy(words, state);
+    if (ok && message.lens) draw(lensBox, lensFigure(d, message.lens, page.shown, lensBox.clientWidth));
+    else lensBox.replaceChildren();
+    if (state.empty) {
+      crossBox.replaceChildren();
+      selfBox.replaceChildren();
+      note.textContent = "";
+      return;
+    }
+    note.textContent = message.notes.agreement;
+    const figures = [[crossBox, state.agreement.cross, "Cross heads vs the source's attribution"],
+      [selfBox, state.agreement.decoder_self, "Decoder self heads vs the prefix's"]];
+    for (const [figure, grid, title] of figures) {
+      const gd = draw(figure, agreementFigure(grid, title, page.look.focus));
+      if (gd && !gd.__heads) {
+        gd.__heads = true;
+        gd.on("plotly_click", (event) => {
+          const point = event.points && event.points[0];
+          if (point) setLook({focus: [point.y, point.x]});
+        });
+      }
+    }
+  };
+  const receive = () => {
+    const value = props.value;
+    if (!value) [message, computing] = [null, ""];
+    else if (value.op === "computing") computing = value.text;
+    else [message, computing] = [value, ""];
+    redraw();
+  };
+  watchProp("value", receive);
+  watch((what) => (what !== "kind" ? redraw() : null));
+  onVisible(box, redraw);
+  receive();
+}

@@ -1,9 +1,0 @@
-"""python -m lab.space USER/SPACE [--private] [--token T] [--dry-run]: put the app on a Hugging Face Space (the code is
-lab.serving.space)."""
-
-import sys
-
-from .serving.space import main
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,45 @@
+import assert from "node:assert/strict";
+import {test} from "node:test";
+
+import {page, receive, setKind, setLook, show, steps, watch} from "../../attention_lab/assets/store.mjs";
+import {payload} from "./helpers.mjs";
+
+test("the page holds what the server's messages bring it to, and leaves a message meant for another decoding", () => {
+  const seen = [];
+  const stop = watch((what) => seen.push(what));
+  receive({op: "full", key: "1.1", shown: 2, data: payload({T: 2})});
+  assert.deepEqual([page.key, page.shown, steps()], ["1.1", 2, 2]);
+  const third = payload({T: 3}).steps[2];
+  receive({op: "step", key: "1.2", after: "1.0", shown: 3, step: third, out: {labels: "o2", words: "o2", group: 2, special: false}});
+  assert.equal(steps(), 2); // after another decoding than the page holds: left
+  receive({op: "step", key: "1.2", after: "1.1", shown: 3, step: third, out: {labels: "o2", words: "o2", group: 2, special: false}});
+  assert.deepEqual([page.key, page.shown, steps(), page.decoding.out.labels[2]], ["1.2", 3, 3, "o2"]);
+  receive({op: "back", key: "1.3", after: "1.2", shown: 2, steps: 2});
+  assert.deepEqual([page.key, steps()], ["1.3", 2]);
+  receive({op: "show", key: "1.3", shown: 1});
+  assert.equal(page.shown, 1);
+  receive({op: "show", key: "9.9", shown: 0});
+  assert.equal(page.shown, 1);
+  receive({op: "clear", key: "", shown: 0});
+  assert.deepEqual([page.decoding, steps(), page.fullKey], [null, 0, ""]);
+  assert.deepEqual(seen, ["decoding", "decoding", "decoding", "shown", "decoding"]);
+  stop();
+});
+
+test("the shown step stays between 0 and the last; kind and look change only when asked for another", () => {
+  receive({op: "full", key: "2.1", shown: 0, data: payload({T: 3})});
+  let changes = page.changes;
+  show(7);
+  assert.equal(page.shown, 3);
+  show(-2);
+  assert.equal(page.shown, 0);
+  show(0);
+  setKind("cross");
+  setKind("nonsense");
+  setLook({words: true});
+  assert.equal(page.changes, changes + 2); // the two moves, nothing else
+  changes = page.changes;
+  setKind("encoder");
+  setLook({focus: [1, 0]});
+  assert.deepEqual([page.kind, page.look.focus, page.changes], ["encoder", [1, 0], changes + 2]);
+});
