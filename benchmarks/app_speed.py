@@ -50,29 +50,31 @@ def server_bench(calls: int) -> dict[str, float]:
     in-process, its handlers timed where they run, including the JSON encoding gradio does for what it sends."""
     from gradio_client import Client
 
-    import app
+    from attention_lab.app import build_demo, launch_options
+    from attention_lab.models.registry import load_models
     from attention_lab.page.lab import Lab
+    from attention_lab.page.wiring import CONCURRENCY
 
     timings: dict[str, list[float]] = {"run": [], "step": []}
     original = Lab.do
 
     def timed(self, action, *args):
-        """Lab.do (the action, then what the page must change), with what it sends encoded as gradio encodes it."""
+        """Lab.do (the action, then what the page must change), with what it sends encoded as JSON."""
         start = time.perf_counter()
         changes = original(self, action, *args)
-        for value in changes.values():  # a figure as gr.Plot's postprocess writes it; the rest as JSON
-            value.to_json() if hasattr(value, "to_json") else json.dumps(value)
+        json.dumps(changes)
         if getattr(action, "__name__", "") in timings:
             timings[action.__name__].append(time.perf_counter() - start)
         return changes
 
     Lab.do = timed
     threads = torch.get_num_threads()
-    torch.set_num_threads(max(1, (os.cpu_count() or 2) // app.CONCURRENCY))  # as app.main() sets it
-    demo = app.build_demo(app.load_models([]))
+    torch.set_num_threads(max(1, (os.cpu_count() or 2) // CONCURRENCY))  # as the command sets it
+    demo = build_demo(load_models([]))
     port = free_port()
     try:
-        demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, show_error=True)
+        options = {"prevent_thread_lock": True, "quiet": True, "show_error": True, **launch_options()}
+        demo.launch(server_name="127.0.0.1", server_port=port, **options)
         client = Client(f"http://127.0.0.1:{port}/", verbose=False)
         for _ in range(calls):
             Request("run", "de-en", SENTENCE_15).call(client)
@@ -96,7 +98,7 @@ def server_bench(calls: int) -> dict[str, float]:
 
 
 def payload_bench(calls: int) -> dict[str, float]:
-    """What the page is sent (lab.decoding.messages): the time to make a Run's message (the whole decoding, as JSON),
+    """What the page is sent (attention_lab.decoding.messages): the time to make a Run's message (the whole decoding, as JSON),
     and its size and a Step's, for the 15-word sentence on de-en and for a 24-token source decoded to 32 tokens on a
     random model of opus-mt-de-en's shapes."""
     import json
@@ -158,7 +160,7 @@ def opus_session():
 
 def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
     """Many users at once, and memory over many sessions, against the app in its own process (benchmarks/load.py)."""
-    import app
+    from attention_lab.app import SESSION_CAPACITY
 
     server, url = start_app()
     try:
@@ -179,7 +181,7 @@ def crowd_bench(users: int, requests: int, sessions: int) -> dict[str, float]:
         "rss_before": before,
         "rss_after": after,
         "rss_again": again,
-        "capacity": app.SESSION_CAPACITY,
+        "capacity": SESSION_CAPACITY,
         "lane_alone": lanes.alone_ms,
         "lane_loaded": lanes.loaded_ms,
         "lane_clients": lanes.clients,

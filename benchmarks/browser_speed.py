@@ -12,9 +12,9 @@ Gradio's screen-reader announcements (an invisible ".sr-only" live region that i
 to seconds after an event) are not changes a user sees, so they are left out, for both apps alike.
 
 A click whose slow parts are filled after it (the head summary's importance row, an ablation's chart, the Training
-tab's film: page.py marks their regions "lab-slow", and each says it is computing meanwhile) gets two times: when it
-was answered (the last change outside those regions) and when everything was filled. The server requests a look
-(Show step, Focus head) sends are counted.
+tab's film: their features mark those regions "lab-slow", and each says it is computing meanwhile) gets two times:
+when it was answered (the last change outside those regions) and when everything was filled. The server requests a
+look (Show step, a key, Focus head) sends are counted: none is the bar.
 
 The large models are random transformers models (Marian) of real checkpoints' shapes, built once into
 LARGE_MODELS (outside the repository): opus-mt-de-en's (6+6 layers, 8 heads, d 512, a 58,101-token vocabulary) and
@@ -106,12 +106,20 @@ CLICK_WORD = """n => {
   word.click();
 }"""
 MOVE_SLIDER = """([label, n]) => {
-  // the label's start: an earlier page wrote the shown snapshot into its slider's label
-  const range = document.querySelector(`input[type=range][aria-label^="range slider for ${label}"]`);
+  // the slider labelled `label` (Show step, Snapshot): the page's own, or an earlier page's gradio slider
+  const own = [...document.querySelectorAll('label')].find(l => l.textContent.trim() === label && l.htmlFor);
+  const range = (own && document.getElementById(own.htmlFor))
+    || [...document.querySelectorAll('label')].find(l => l.textContent.startsWith(label) && l.querySelector('input[type=range]'))?.querySelector('input[type=range]')
+    || document.querySelector(`input[type=range][aria-label^="range slider for ${label}"]`);
   window.__lab.last = 0;
   window.__lab.t0 = performance.now();
   range.value = n;
   range.dispatchEvent(new Event('input', {bubbles: true}));
+}"""
+PRESS = """key => {
+  window.__lab.last = 0;
+  window.__lab.t0 = performance.now();
+  document.body.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
 }"""
 SETTLED = "q => window.__lab.last > window.__lab.t0 && performance.now() - window.__lab.last > q"
 
@@ -133,24 +141,18 @@ def click_ms(page, name, script: str = CLICK, answered: list[float] | None = Non
     return last
 
 
-def option_ms(page, control: str, option: str, closed: list[float]) -> float:
-    """Milliseconds from pressing `option` in the dropdown labelled `control` to the page's last DOM change outside
-    the dropdown's own menu; the time until the menu has closed too (its animation) is added to `closed`."""
-    page.get_by_label(control).click()
-    page.get_by_label(control).fill("")
-    page.keyboard.type(option)
-    target = page.get_by_role("option", name=option, exact=True)
-    target.wait_for()
-    page.evaluate("() => { window.__lab.armed = true; }")
-    target.click()
-    page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=120_000)
-    drawn, last = page.evaluate("() => [window.__lab.drawn - window.__lab.t0, window.__lab.last - window.__lab.t0]")
-    closed.append(last)
-    return max(0.0, drawn)
+CHOOSE = """([label, value]) => {
+  // the page's own menu labelled `label` (Focus head, Reading...): a native select
+  const select = [...document.querySelectorAll('label')].find(l => l.textContent.startsWith(label) && l.querySelector('select')).querySelector('select');
+  window.__lab.last = 0;
+  window.__lab.t0 = performance.now();
+  select.value = value;
+  select.dispatchEvent(new Event('change', {bubbles: true}));
+}"""
 
 
 TILE_CENTRE = """([layer, head]) => {
-  const gd = [...document.querySelectorAll('.attention-view .js-plotly-plot')].find(p => p.offsetParent !== null);
+  const gd = document.querySelector('#views .views-grid .js-plotly-plot');
   const size = gd._fullLayout._size, box = gd.getBoundingClientRect();
   return [box.left + size.l + gd._fullLayout.xaxis.l2p(gd.layout.xaxis.tickvals[head]),
           box.top + size.t + gd._fullLayout.yaxis.l2p(gd.layout.yaxis.tickvals[layer])];
@@ -169,8 +171,8 @@ def tile_ms(page, layer: int, head: int) -> float:
     return page.evaluate("() => window.__lab.last - window.__lab.t0")
 
 
-def open_page(browser, url: str, width: int = 1400):
-    page = browser.new_context(viewport={"width": width, "height": 1000}).new_page()
+def open_page(browser, url: str, width: int = 1400, height: int = 1000):
+    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
     page.goto(url)
     page.wait_for_selector("button", timeout=60_000)
     page.evaluate(WATCH)
@@ -216,6 +218,7 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
         times["paragraph"].append(click_ms(app, "Run"))
     measure_head_tests(app, floor, times)
     measure_training(app, floor, times)
+    measure_presenter(browser, app_url, floor, times, repeats)
     for _ in range(3):
         fresh = open_page(browser, app_url)
         set_source(fresh, TEN_WORDS)
@@ -224,17 +227,35 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
     return times
 
 
+def measure_presenter(browser, app_url: str, floor, times: dict[str, list[float]], repeats: int) -> None:
+    """Presenter mode on a projector's 1280×720: turning it on, then Steps in it."""
+    times.update(presenter_on=[], presenter_step=[])
+    page = open_page(browser, app_url, width=1280, height=720)
+    times["presenter_on"].append(click_ms(page, "Presenter mode"))
+    click_ms(page, "Reset")
+    set_source(page, STEP_TEXT)
+    click_ms(page, "Step")
+    for _ in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["presenter_step"].append(click_ms(page, "Step"))
+    page.context.close()
+
+
 def measure_looks(app, floor, times: dict[str, list[float]], repeats: int) -> None:
-    """Looking at the decoding the page holds (the 15-word sentence, stepped `repeats` + 1 times): moves of Show step,
-    back and forth, and Focus head choices; and the server requests they sent."""
-    times.update(show_step=[], focus=[], focus_menu=[], focus_closed=[])
-    times.update(show_step_requests=[], focus_requests=[], focus_menu_requests=[])
+    """Looking at the decoding the page holds (the 15-word sentence, stepped `repeats` + 1 times): moves of Show step
+    and key presses, back and forth, and Focus head choices; and the server requests they sent."""
+    times.update(show_step=[], focus=[], focus_menu=[], key=[])
+    times.update(show_step_requests=[], focus_requests=[], focus_menu_requests=[], key_requests=[])
     before = len(app.requests)
     for i in range(repeats):
         times["floor"].append(click_ms(floor, "Step"))
         times["show_step"].append(click_ms(app, ["Show step", repeats - i if i % 2 else i], MOVE_SLIDER))
     times["show_step_requests"].append(len(app.requests) - before)
-    app.locator(".attention-view .js-plotly-plot").first.scroll_into_view_if_needed()
+    before = len(app.requests)
+    for i in range(repeats):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["key"].append(click_ms(app, "ArrowLeft" if i % 2 else "ArrowRight", PRESS))
+    times["key_requests"].append(len(app.requests) - before)
     before = len(app.requests)
     for layer, head in ((1, 2), (0, 0), (2, 3), (0, 1)) * 2:
         times["floor"].append(click_ms(floor, "Step"))
@@ -243,7 +264,7 @@ def measure_looks(app, floor, times: dict[str, list[float]], repeats: int) -> No
     before = len(app.requests)
     for head in ("Layer 2 · Head 3", "Layer 1 · Head 1", "Layer 3 · Head 4", "Mean of all heads") * 2:
         times["floor"].append(click_ms(floor, "Step"))
-        times["focus_menu"].append(option_ms(app, "Focus head", head, times["focus_closed"]))
+        times["focus_menu"].append(click_ms(app, ["Focus head", head], CHOOSE))
     times["focus_menu_requests"].append(len(app.requests) - before)
 
 
@@ -262,7 +283,7 @@ def measure_why(app, floor, times: dict[str, list[float]], repeats: int) -> None
         times["floor"].append(click_ms(floor, "Step"))
         times["why_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
     times["why_show_requests"].append(len(app.requests) - before)
-    click_ms(app, "Cross-attention")
+    click_ms(app, "Attention")
 
 
 def measure_head_tests(app, floor, times: dict[str, list[float]]) -> None:
@@ -282,7 +303,7 @@ def measure_head_tests(app, floor, times: dict[str, list[float]]) -> None:
     for _ in range(3):
         times["floor"].append(click_ms(floor, "Step"))
         times["ablate"].append(click_ms(app, "Ablate", answered=times["ablate_answered"]))
-    click_ms(app, "Cross-attention")
+    click_ms(app, "Attention")
     for word in (1, 3, 5):
         times["floor"].append(click_ms(floor, "Step"))
         times["edit"].append(click_ms(app, word, CLICK_WORD, answered=times["edit_answered"]))

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The controls after Model and Source, in page.INPUTS order: strategy, beam size, max length, top-k shown, the shown
-# step, words, hide specials, colour scale, focus, reading, the Training tab's snapshot, the Why tab's method.
-CONTROLS = ("greedy", 4, 64, 8, 0, True, False, "linear", "Mean of all heads", "weights", 0, "input_x_gradient")
+# The controls after Model and Source, in attention_lab.tabs.CONTROLS' order: strategy, beam size, max length, top-k
+# shown, and the Why tab's method (tests/test_api.py keeps the order). How the page looks is the page's own.
+CONTROLS = ("greedy", 4, 64, 8, "input_x_gradient")
 SENTENCES = [
     "Ich habe Hunger.",
     "Das Haus ist alt.",
@@ -46,8 +46,8 @@ class Request:
     text: str = ""
 
     def call(self, client) -> tuple:
-        """The button's endpoint, with every control as the page sends it; the values of page.OUTPUTS that reach an
-        API client (gr.skip() for those that did not change)."""
+        """The button's endpoint, with every control as the page sends it; the values of the page's outputs
+        (attention_lab.tabs.OUTPUTS) that reach an API client (gr.skip() for those that did not change)."""
         return client.predict(self.model, self.text, *CONTROLS, api_name=f"/ui_{self.action}")
 
 

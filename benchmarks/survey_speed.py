@@ -42,7 +42,7 @@ def corpora(folder: Path, n: int) -> dict[str, Path]:
 def timed_survey(model: str, data: Path, n: int, processes: int, device: str, out: Path) -> dict:
     """One survey under torchrun: its survey.json, with the launch's wall time."""
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}"]
-    survey = ["-m", "lab.survey", "--model", model, "--data", str(data), "--limit", str(n), "--out", str(out)]
+    survey = ["-m", "attention_lab.survey", "--model", model, "--data", str(data), "--limit", str(n), "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
     started = time.perf_counter()
     done = subprocess.run(

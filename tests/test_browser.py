@@ -2,15 +2,27 @@
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
 from attention_lab.models.examples import first_example
+from tests.browser import (
+    CANDIDATES,
+    FOCUS,
+    FOCUS_X,
+    NARROW,
+    WAIT_MS,
+    WIDE,
+    button,
+    focus_x_is,
+    kind,
+    open_tab,
+    opened,
+    pick_model,
+    run,
+    shot,
+)
 
-SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"  # git-ignored: for a person to look at
-WAIT_MS = 30_000
-WIDE, NARROW = {"width": 1400, "height": 1000}, {"width": 390, "height": 844}
 SPLIT = "Ich muss den Rasen mähen."  # "Rasen" and "mähen" are split into pieces
 SPLIT_WORDS = ["Ich", "muss", "den", "Rasen", "mähen", ".", "&lt;/s&gt;"]  # as plotly gets them: escaped
 PARAGRAPH = (
@@ -19,92 +31,15 @@ PARAGRAPH = (
     "und nicht teuer. Später sind wir dann zu Fuß nach Hause gegangen, obwohl es schon dunkel war und ein wenig "
     "regnete."
 )
-FIGURE = "() => [...document.querySelectorAll('.attention-view .js-plotly-plot')].find(p => p.offsetParent !== null)"
-TRACES = f"() => {{ const gd = ({FIGURE})(); return gd ? JSON.stringify(gd.data) : null; }}"
-FOCUS_X = f"() => {{ const gd = ({FIGURE})(); return gd && gd.data.length > 1 ? gd.data[1].x : null; }}"
-CANDIDATES = ".candidates .candidate"  # the next-token candidates, a button each
-MAX_LABEL = "() => window.AttentionViews.MAX_LABEL"  # characters of a token shown on an axis
-MAX_ROWS_SHOWN = "() => window.AttentionViews.MAX_ROWS_SHOWN"  # rows a focus view shows before it pans
+TRACES = f"() => {{ const gd = ({FOCUS})(); return gd ? JSON.stringify(gd.data) : null; }}"
+MAX_LABEL = 16  # characters of a token shown on an axis (assets/labels.mjs)
 pytestmark = pytest.mark.slow  # a real browser against a served app
 
 
-def settle(page, pending: list, quiet_ms: int = 300, limit_ms: int = 10_000) -> None:
-    """Wait (at most `limit_ms`) until the page has had no queue request open for `quiet_ms`: its events answered.
-
-    Only a pause: Gradio's answer stream now and then stays open for long, and every test checks what it needs."""
-    quiet = 0
-    for _ in range(limit_ms // 50):
-        quiet = quiet + 50 if not pending else 0
-        if quiet >= quiet_ms:
-            return
-        page.wait_for_timeout(50)
-
-
-def opened(browser, url: str, viewport: dict = WIDE):
-    """A new page on the app, once the events it sends on opening (its first example's run) have been answered."""
-    from playwright.sync_api import expect
-
-    page = browser.new_page(viewport=viewport)
-    pending = []
-    page.on("request", lambda r: pending.append(r) if "/queue/" in r.url else None)
-    for done in ("requestfinished", "requestfailed"):
-        page.on(done, lambda r: pending.remove(r) if r in pending else None)
-    page.settle = lambda: settle(page, pending)
-    page.goto(url)
-    expect(page.get_by_label("Output")).not_to_have_value("", timeout=WAIT_MS)
-    page.settle()
-    return page
-
-
-def button(page, name: str):
-    return page.get_by_role("button", name=name, exact=True)
-
-
-def shot(page, name: str) -> None:
-    SCREENSHOTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-
-
-def run(page, text: str) -> None:
-    """Type `text` as the Source and Run it; wait until the output changed and every answer has been drawn."""
-    from playwright.sync_api import expect
-
-    output = page.get_by_label("Output")
-    before = output.input_value()
-    page.get_by_label("Source").fill(text)
-    button(page, "Run").click()
-    expect(output).not_to_have_value(before, timeout=WAIT_MS)
-    page.settle()
-
-
-def pick_model(page, name: str) -> None:
-    from playwright.sync_api import expect
-
-    page.get_by_label("Model").click()
-    page.get_by_role("option", name=name, exact=True).click()
-    expect(page.get_by_label("Model")).to_have_value(name, timeout=WAIT_MS)
-    page.settle()
-
-
-def open_tab(page, name: str) -> None:
-    """Open a tab; on a narrow screen the tabs that do not fit are behind a "More tabs" menu."""
-    tab = page.get_by_role("tab", name=name, exact=True)
-    if not tab.is_visible():
-        page.get_by_role("button", name="More tabs").click()
-        tab = page.get_by_role("button", name=name, exact=True).filter(visible=True).last
-    tab.click()
-
-
-def focus_x_is(page, labels: list[str]) -> None:
-    """Wait until the open tab's focused head has exactly these column labels."""
-    wanted = json.dumps(labels, ensure_ascii=False, separators=(",", ":"))  # as JSON.stringify writes it
-    page.wait_for_function(f"() => JSON.stringify(({FOCUS_X})()) === {json.dumps(wanted)}", timeout=WAIT_MS)
-
-
 def shown_labels(page) -> str:
-    """Every label a reader sees: the figure's traces and drawn text, the now-view, the top-k candidates."""
+    """Every label a reader sees: the focused head's traces and drawn text, the now-view, the top-k candidates."""
     figure = page.evaluate(
-        f"() => {{ const gd = ({FIGURE})(); return JSON.stringify([gd.data.map(t => [t.x, t.y]),"
+        f"() => {{ const gd = ({FOCUS})(); return JSON.stringify([gd.data.map(t => [t.x, t.y]),"
         " [...gd.querySelectorAll('text')].map(t => t.textContent)]); }"
     )
     candidates = page.locator(CANDIDATES).all_inner_texts()
@@ -122,7 +57,9 @@ def test_the_page_opens_on_the_last_step_of_its_first_example(served_app, browse
     for page in pages:
         expect(page.get_by_label("Output")).to_have_value(expected, timeout=WAIT_MS)
         expect(page.locator(".now-view")).to_contain_text(re.compile(r"Step [1-9]\d* wrote"), timeout=WAIT_MS)
-        assert page.evaluate(f"() => ({FIGURE})()?.data.length") == 2, "no cross-attention figure"
+        page.wait_for_function(f"() => ({FOCUS})()?.data.length === 1", timeout=WAIT_MS)  # the focused head drawn
+        steps = page.locator(".steps-tokens .token")
+        assert steps.count() >= 2 and page.locator(".steps-tokens .token.current").count() == 1
     shot(pages[0], "load")
     for page in pages:
         page.close()
@@ -144,8 +81,10 @@ def test_step_writes_the_first_word_and_run_the_whole_output_in_words(served_app
     button(page, "Run").click()
     expect(output).to_have_value(expected, timeout=WAIT_MS)
     focus_x_is(page, SPLIT_WORDS)
-    kinds = page.evaluate(f"() => ({FIGURE})().data.map(t => [t.type, t.x === undefined, t.y === undefined])")
-    assert kinds == [["heatmap", True, True], ["heatmap", False, False]], kinds  # all heads tiled, then the focus
+    grid = (
+        "() => document.querySelector('#views .views-grid .js-plotly-plot').data.map(t => [t.type, t.x === undefined])"
+    )
+    assert page.evaluate(grid) == [["heatmap", True]]  # every head tiled into one trace, in a figure of its own
     assert "▁" not in shown_labels(page)
     page.close()
 
@@ -255,18 +194,18 @@ def test_no_view_scrolls_sideways(served_app, browser, viewport):
     expect(page.locator("[data-testid='toast-body'].warning")).to_be_visible(timeout=WAIT_MS)
     check("4-error")
     page.get_by_test_id("toast-close").click()  # on a phone the toast covers the tabs
-    open_tab(page, "Encoder self-attention")
+    kind(page, "encoder")
     check("5-encoder")
     page.locator(CANDIDATES).nth(1).click()
     expect(page.get_by_label("Before the what-if")).to_be_visible(timeout=WAIT_MS)
     open_tab(page, "Compare")
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.js-plotly-plot')].some(p => p.offsetParent !== null"
-        " && p.data.length === 2 && p.closest('.compare-view'))",
+        "() => [...document.querySelectorAll('#compare-view .js-plotly-plot')].some(p => p.data.length === 2)",
         timeout=WAIT_MS,
     )
     check("6-compare")
-    open_tab(page, "Cross-attention")
+    open_tab(page, "Attention")
+    kind(page, "cross")
     run(page, PARAGRAPH)
     check("7-paragraph")
     page.get_by_text("Decoding options", exact=True).click()
@@ -277,16 +216,16 @@ def test_no_view_scrolls_sideways(served_app, browser, viewport):
     page.close()
 
 
-def test_a_long_paragraph_keeps_the_page_short_and_the_focus_scrolls(served_app, browser):
+def test_a_long_paragraph_keeps_the_page_short_and_the_focused_head_pans(served_app, browser):
     page = opened(browser, served_app[0])
     run(page, PARAGRAPH)
     assert len(PARAGRAPH.split()) >= 60
     assert page.evaluate("() => document.documentElement.scrollHeight") <= 4 * WIDE["height"]
-    open_tab(page, "Encoder self-attention")  # a row per source word
-    most = page.evaluate(MAX_ROWS_SHOWN)
-    page.wait_for_function(f"() => ({FIGURE})()?.data[1]?.y.length > {most}", timeout=WAIT_MS)
-    low, high = page.evaluate(f"() => ({FIGURE})().layout.yaxis2.range")
-    assert abs(high - low) <= most, (low, high)
+    kind(page, "encoder")  # a row per source word
+    page.wait_for_function(f"() => ({FOCUS})()?.data[0]?.y.length > 60", timeout=WAIT_MS)
+    low, high = page.evaluate(f"() => ({FOCUS})().layout.yaxis.range")
+    height = page.evaluate(f"() => ({FOCUS})().layout.height")
+    assert 0 < abs(high - low) <= height / 12, (low, high, height)  # no row thinner than 12 px: it pans instead
     assert page.evaluate("() => document.documentElement.scrollHeight") <= 4 * WIDE["height"]
     page.close()
 
@@ -313,17 +252,21 @@ def test_unmerged_pieces_are_marked_with_hashes_never_the_boundary_mark(served_a
     page.close()
 
 
-def test_the_show_step_slider_goes_back_to_step_0(served_app, browser):
+def test_show_step_goes_back_to_step_0_and_a_token_of_the_output_shows_its_step(served_app, browser):
     from playwright.sync_api import expect
 
     page = opened(browser, served_app[0])
     run(page, SPLIT)
     now = page.locator(".now-view")
     expect(now).to_contain_text(re.compile(r"Step [1-9]\d* wrote"), timeout=WAIT_MS)
-    number = page.get_by_label("number input for Show step")
-    number.fill("0")
-    number.press("Tab")  # this Gradio's slider fires "release" when its number box loses focus (not on Enter)
+    slider = page.get_by_label("Show step")
+    slider.fill("0")
     expect(now).to_contain_text("nothing written yet", timeout=WAIT_MS)
+    assert page.locator(".steps-tokens .token.current").count() == 0  # step 0: no token marked
+    page.locator(".steps-tokens .token").nth(1).click()
+    expect(now).to_contain_text("Step 2 wrote", timeout=WAIT_MS)
+    expect(page.locator(".steps-tokens .token.current")).to_have_attribute("data-step", "2")
+    assert slider.input_value() == "2"
     page.close()
 
 
@@ -348,9 +291,8 @@ def markup_app():
     from tokenizers import Tokenizer as HFTokenizer
     from tokenizers import models, pre_tokenizers
 
-    import app
     from attention_lab.models.registry import Registry
-    from tests.conftest import free_port, tiny_config
+    from tests.conftest import launched, tiny_config
     from transformer import Transformer, greedy_decode
     from transformer.hub import Seq2SeqPipeline
     from transformer.tokenizer import SPECIAL_TOKENS, Tokenizer
@@ -371,11 +313,10 @@ def markup_app():
             break
     else:
         raise AssertionError("no seed gives the wanted output")
-    demo = app.build_demo(Registry.of({"markup": pipeline}))
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.LAUNCH_OPTIONS)
-    yield f"http://127.0.0.1:{port}/", pipeline, source
-    demo.close()
+    served = launched(Registry.of({"markup": pipeline}))
+    url, _, _ = next(served)
+    yield url, pipeline, source
+    served.close()
 
 
 INJECTED = """() => ({
@@ -383,7 +324,7 @@ INJECTED = """() => ({
     links: [...document.querySelectorAll('a')].filter(a => ((a.getAttribute('href') || '') +
         (a.getAttributeNS('http://www.w3.org/1999/xlink', 'href') || '')).includes('example.invalid')).length,
     svgs: [...document.querySelectorAll('svg')].filter(s => s.getAttribute('onload')).length,
-    bold: [...document.querySelectorAll('.now-view b b, .js-plotly-plot tspan')].filter(
+    bold: [...document.querySelectorAll('.now-view b b, .js-plotly-plot tspan, .steps-tokens b')].filter(
         s => s.textContent === 'bold').length,
     scripts: [...document.scripts].filter(s => s.textContent.includes('alert(')).length,
 })"""
@@ -391,8 +332,8 @@ HOVER = "() => { const t = document.querySelector('.hoverlayer .hovertext'); ret
 
 
 def focus_hover(page) -> str:
-    """Move the mouse onto the middle of the open tab's focused head and return the hover label's text."""
-    area = page.locator(".attention-view .draglayer .x2y2 .nsewdrag").first
+    """Move the mouse onto the middle of the focused head and return the hover label's text."""
+    area = page.locator("#views .views-focus .draglayer .xy .nsewdrag").first
     area.scroll_into_view_if_needed()
     box = area.bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5)
@@ -417,12 +358,13 @@ def test_markup_in_tokens_is_shown_as_text_and_never_runs(markup_app, browser):
     expect(page.get_by_label("Output")).to_have_value(expected, timeout=WAIT_MS)  # the markup, as text
     words = page.locator(".now-view .word")
     expect(words).to_have_text(tokens, timeout=WAIT_MS)  # each source token, literally
+    expect(page.locator(".steps-tokens .token").last).to_have_text(TEMPLATE_TOKEN)  # the output, literally
     expect(page.locator(".now-view .now-heading")).to_contain_text(f"wrote {TEMPLATE_TOKEN}")
     expect(page.locator(CANDIDATES).first).to_contain_text(TEMPLATE_TOKEN)  # the top-k label, literally
 
-    page.wait_for_function(f"() => ({FIGURE})() && ({FIGURE})().data.length === 2", timeout=WAIT_MS)
-    ticks = page.evaluate(f"() => [...({FIGURE})().querySelectorAll('.x2tick text')].map(t => t.textContent)")
-    most = page.evaluate(MAX_LABEL)
+    page.wait_for_function(f"() => ({FOCUS})() && ({FOCUS})().data.length === 1", timeout=WAIT_MS)
+    ticks = page.evaluate(f"() => [...({FOCUS})().querySelectorAll('.xtick text')].map(t => t.textContent)")
+    most = MAX_LABEL
     shown = [t if len(t) <= most else t[: most - 1] + "…" for t in tokens]
     assert [t.replace("\u200b", "") for t in ticks] == shown, ticks  # whole tags, not bold or a break
     hover = re.fullmatch(r"output \(the step that wrote it\): (.*)source: (.*)weight: [\d.]+", focus_hover(page))

@@ -1,16 +1,17 @@
-"""In Chromium: a click on a head's tile focuses that head, and the focused head and the whole view export."""
+"""In Chromium: a click on a head's tile in the grid focuses that head, and the focused head and the whole view
+export; the offline view works with no network at all."""
 
 import re
 from pathlib import Path
 
 import pytest
 
-from tests.test_browser import FIGURE, WAIT_MS, opened
+from tests.browser import FOCUSED, GRID, TITLE, WAIT_MS, button, opened
 
 pytestmark = pytest.mark.slow
 
 TILE_CENTRE = f"""([layer, head]) => {{
-  const gd = ({FIGURE})(), size = gd._fullLayout._size, box = gd.getBoundingClientRect();
+  const gd = ({GRID})(), size = gd._fullLayout._size, box = gd.getBoundingClientRect();
   return [box.left + size.l + gd._fullLayout.xaxis.l2p(gd.layout.xaxis.tickvals[head]),
           box.top + size.t + gd._fullLayout.yaxis.l2p(gd.layout.yaxis.tickvals[layer])];
 }}"""
@@ -21,26 +22,28 @@ def test_a_click_on_a_tile_focuses_that_head(served_app, browser):
 
     url, _, _ = served_app
     page = opened(browser, url)
-    page.locator(".attention-view .js-plotly-plot").first.scroll_into_view_if_needed()
-    page.mouse.wheel(0, 250)
-    page.wait_for_timeout(300)
     x, y = page.evaluate(TILE_CENTRE, [1, 2])  # layer 2, head 3
     page.mouse.click(x, y)
     expect(page.get_by_label("Focus head")).to_have_value("Layer 2 · Head 3", timeout=WAIT_MS)
-    page.wait_for_function(f"() => ({FIGURE})().layout.yaxis2.title.text === 'layer 2, head 3'", timeout=WAIT_MS)
+    page.wait_for_function(f"() => ({TITLE})() === 'Cross-attention: layer 2, head 3'", timeout=WAIT_MS)
+    outlined = f"() => ({GRID})().layout.shapes.filter(s => s.type === 'rect').map(s => [s.x0, s.y0])"
+    assert len(page.evaluate(outlined)) == 1  # the focused head's tile
     page.close()
 
 
 def test_the_focused_head_exports_as_png_and_svg_and_the_view_as_offline_html(served_app, browser, tmp_path):
     url, _, _ = served_app
     page = opened(browser, url)
-    page.get_by_text("Export", exact=True).click()
-    for name, start in (("Focused head as SVG", b"<svg"), ("Focused head as PNG", b"\x89PNG")):
+    for name, start in (("SVG", b"<svg"), ("PNG", b"\x89PNG")):
         with page.expect_download(timeout=WAIT_MS) as download:
-            page.get_by_role("button", name=name).click()
+            button(page, name).click()
         assert Path(download.value.path()).read_bytes().startswith(start), name
-    drawn = page.evaluate(f"() => JSON.stringify(({FIGURE})().data[1].customdata)")
-    page.get_by_role("button", name="Whole view as HTML (works offline)").click()
+    page.get_by_label("Focus head").select_option("Layer 2 · Head 1")
+    page.wait_for_function(f"() => ({TITLE})().endsWith('layer 2, head 1')", timeout=WAIT_MS)
+    drawn = page.evaluate(f"() => JSON.stringify(({FOCUSED})())")
+    shown = page.evaluate("() => window.attentionLab.shown")
+    page.get_by_text("Export", exact=True).click()
+    button(page, "Whole view as HTML (works offline)").click()
     with page.expect_download(timeout=WAIT_MS) as download:
         page.locator("a[download]").last.click(timeout=WAIT_MS)
     html = tmp_path / "export.html"
@@ -53,13 +56,15 @@ def test_the_focused_head_exports_as_png_and_svg_and_the_view_as_offline_html(se
     web = lambda url: not url.startswith("file:")
     offline.route(web, lambda route: (asked.append(route.request.url), route.abort()))  # no network at all
     offline.goto(html.as_uri())
-    figures = "() => [...document.querySelectorAll('.attention-view')].filter(v => v.data && v.data.length === 2)"
-    offline.wait_for_function(f"() => ({figures})().length === 3", timeout=WAIT_MS)  # every kind, drawn by views.js
-    assert offline.evaluate("() => JSON.stringify(document.getElementById('cross-view').data[1].customdata)") == drawn
-    expect_words = offline.locator(".now-view .word")
-    assert expect_words.count() > 0 and "wrote" in offline.locator(".now-view").inner_text()
-    offline.locator("#shown").fill("1")  # the step can still be changed
-    offline.locator("#shown").dispatch_event("input")
+    offline.wait_for_function(f"() => ({FOCUSED})() !== null && ({GRID})() !== null", timeout=WAIT_MS)
+    # the page's own views, as it looked when exported: the step shown, the focused head
+    assert offline.evaluate(f"() => JSON.stringify(({FOCUSED})())") == drawn
+    assert offline.evaluate("() => window.attentionLab.shown") == shown
+    assert offline.get_by_label("Focus head").input_value() == "Layer 2 · Head 1"
+    assert offline.locator(".now-view .word").count() > 0 and "wrote" in offline.locator(".now-view").inner_text()
+    offline.get_by_label("Show step").fill("1")  # the step can still be changed, the kind too
     offline.wait_for_function("() => document.querySelector('.now-view').innerText.includes('Step 1 wrote')")
+    offline.locator(".views-kind[data-kind=encoder]").click()
+    offline.wait_for_function(f"() => ({TITLE})().startsWith('Encoder self-attention')", timeout=WAIT_MS)
     assert asked == []
     offline.close()

@@ -5,20 +5,11 @@ import re
 
 import pytest
 
-from tests.test_browser import (
-    FIGURE,
-    NARROW,
-    WAIT_MS,
-    button,
-    open_tab,
-    opened,
-    pick_model,
-    run,
-)
+from tests.browser import GRID, NARROW, TITLE, WAIT_MS, button, kind, open_tab, opened, pick_model, run
 
 pytestmark = pytest.mark.slow
 
-HEADS = "() => document.querySelector('#heads-view .js-plotly-plot')"
+HEADS = "() => document.querySelector('#heads-summary .js-plotly-plot')"
 # The centre of a cell of the head summary: metric row `trace`, kind block `block`, layer and head (0-based).
 CELL_CENTRE = f"""([trace, block, layer, head]) => {{
   const gd = ({HEADS})(), full = gd._fullLayout, box = gd.getBoundingClientRect();
@@ -32,7 +23,7 @@ CELL_CENTRE = f"""([trace, block, layer, head]) => {{
 
 # Records whether the ablation's chart said it was being computed before it was drawn.
 SEEN = """() => {
-  const view = document.querySelector('#effects-view');
+  const view = document.querySelector('#heads-effects');
   window.__seen = [];
   new MutationObserver(() => {
     const measuring = view.innerText.includes('Measuring');
@@ -44,7 +35,7 @@ SEEN = """() => {
 def show_heads(page):
     open_tab(page, "Heads")
     page.wait_for_function(f"() => {{ const gd = ({HEADS})(); return gd && gd.data && gd.data.length >= 3; }}")
-    page.locator("#heads-view").scroll_into_view_if_needed()
+    page.locator("#heads-summary").scroll_into_view_if_needed()
     page.wait_for_timeout(300)
 
 
@@ -58,11 +49,12 @@ def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_v
     assert names == ["entropy (nats)", "weight on special tokens", "KL when ablated"]  # de-en: no gold alignment
     x, y = page.evaluate(CELL_CENTRE, [0, 2, 1, 2])  # entropy, cross, layer 2, head 3
     page.mouse.click(x, y)
-    expect(page.get_by_label("Focus head")).to_have_value("Layer 2 · Head 3", timeout=WAIT_MS)
-    expect(page.get_by_role("tab", name="Cross-attention", exact=True)).to_have_attribute(
+    expect(page.get_by_role("tab", name="Attention", exact=True)).to_have_attribute(
         "aria-selected", "true", timeout=WAIT_MS
     )
-    page.wait_for_function(f"() => ({FIGURE})().layout.yaxis2.title.text === 'layer 2, head 3'", timeout=WAIT_MS)
+    expect(page.get_by_label("Focus head")).to_have_value("Layer 2 · Head 3", timeout=WAIT_MS)
+    expect(page.locator(".views-kind[data-kind=cross]")).to_have_attribute("aria-pressed", "true")
+    page.wait_for_function(f"() => ({TITLE})() === 'Cross-attention: layer 2, head 3'", timeout=WAIT_MS)
     page.close()
 
 
@@ -84,7 +76,7 @@ def test_ablating_every_cross_head_shows_what_changed_at_each_step(served_app, b
     expect(page.get_by_label("Before the ablation")).to_have_value("21fedcba", timeout=WAIT_MS)
     expect(page.get_by_label("Output")).not_to_have_value("21fedcba", timeout=WAIT_MS)
     expect(page.get_by_label("Notice")).to_have_value(re.compile("^Ablated throughout: all cross-attention heads"))
-    bars = "() => document.querySelectorAll('#effects-view .bars .point').length"
+    bars = "() => document.querySelectorAll('#heads-effects .bars .point').length"
     page.wait_for_function(f"() => ({bars})() === 9", timeout=WAIT_MS)  # a bar per step: 8 characters and </s>
     assert page.evaluate("() => window.__seen") == [True]  # it said it was measuring, then drew the bars
     button(page, "Reset").click()
@@ -112,12 +104,12 @@ def test_a_click_on_a_source_word_points_the_heads_at_it(served_app, browser):
 def test_the_readings_redraw_the_views(served_app, browser):
     url, _, _ = served_app
     page = opened(browser, url)
-    title = f"() => {{ const gd = ({FIGURE})(); return gd && gd.layout ? gd.layout.title.text : ''; }}"
-    for label, expected in (("Rollout", "Rollout through each layer"), ("Value-weighted ‖α·v·W_o‖", "Value-weighted")):
-        page.get_by_label(label).check()
-        if label == "Rollout":
-            open_tab(page, "Encoder self-attention")
-        page.wait_for_function(f"() => ({title})().includes({expected!r})", timeout=WAIT_MS)
+    grid = f"() => {{ const gd = ({GRID})(); return gd && gd.layout ? gd.layout.title.text : ''; }}"
+    page.get_by_label("Reading").select_option(label="Rollout")
+    kind(page, "encoder")
+    page.wait_for_function(f"() => ({grid})().includes('Rollout through each layer')", timeout=WAIT_MS)
+    page.get_by_label("Reading").select_option(label="Value-weighted ‖α·v·W_o‖")
+    page.wait_for_function(f"() => ({TITLE})().includes('Value-weighted')", timeout=WAIT_MS)
     page.close()
 
 

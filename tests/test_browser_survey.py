@@ -1,9 +1,9 @@
-"""In Chromium: the Heads tab shows the bundled model's survey over the corpus beside this sentence's summary, and a
+"""In Chromium: the Heads tab shows the bundled model's survey over the corpus under this sentence's summary, and a
 click on one of its cells focuses that head, at 1400 and 390 px."""
 
 import pytest
 
-from tests.test_browser import NARROW, WAIT_MS, WIDE, open_tab, opened
+from tests.browser import NARROW, WAIT_MS, WIDE, open_tab, opened
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +19,7 @@ CELL_CENTRE = f"""([trace, block, layer, head]) => {{
 
 
 @pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1400px", "390px"])
-def test_the_corpus_survey_is_beside_this_sentence_and_a_click_focuses_its_head(served_app, browser, viewport):
+def test_the_corpus_survey_is_under_this_sentence_and_a_click_focuses_its_head(served_app, browser, viewport):
     from playwright.sync_api import expect
 
     url, _, _ = served_app
@@ -37,5 +37,6 @@ def test_the_corpus_survey_is_beside_this_sentence_and_a_click_focuses_its_head(
     x, y = page.evaluate(CELL_CENTRE, [3, 2, 2, 3])  # BLEU lost, cross, layer 3, head 4: the most needed head
     page.mouse.click(x, y)
     expect(page.get_by_label("Focus head")).to_have_value("Layer 3 · Head 4", timeout=WAIT_MS)
+    expect(page.locator(".views-kind[data-kind=cross]")).to_have_attribute("aria-pressed", "true")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
     page.close()

@@ -3,22 +3,15 @@ mark; a model without snapshots says so."""
 
 import pytest
 
-from tests.test_browser import (
-    NARROW,
-    WAIT_MS,
-    button,
-    open_tab,
-    opened,
-    pick_model,
-    run,
-)
+from tests.browser import NARROW, WAIT_MS, button, open_tab, opened, pick_model, run
 from transformer.snapshots import list_snapshots
 
 pytestmark = pytest.mark.slow
 
 FIXED = "abcdef12"
-VIEW = "() => document.querySelector('#snapshot-view .js-plotly-plot')"
-CHART = "() => document.querySelector('#snapshot-chart .js-plotly-plot')"
+VIEW = "() => document.querySelector('#film .film-focus .js-plotly-plot')"
+CHART = "() => document.querySelector('#film .film-chart .js-plotly-plot')"
+INFO, OUTPUT = "#film .film-info", "#film .film-output"
 # What the reader sees change: the marked snapshot on the chart, and the focused head's weights.
 MARK = f"() => {{ const gd = ({CHART})(); return gd && gd.layout.shapes ? gd.layout.shapes[0].x0 + 0.4 : null; }}"
 WEIGHTS = f"() => {{ const gd = ({VIEW})(); return gd && JSON.stringify(gd.data[gd.data.length - 1].z); }}"
@@ -39,14 +32,13 @@ def mark_at(page, index: int) -> None:
     except TimeoutError:
         shown = page.evaluate(
             f"""() => ({{mark: ({MARK})(), chart: !!({CHART})(),
-                info: (document.querySelector('#snapshot-info') || {{}}).innerText,
-                film: window.attentionLab.film ? window.attentionLab.film.snapshots.length : null}})"""
+                info: (document.querySelector('#film .film-info') || {{}}).innerText}})"""
         )
         raise AssertionError(f"the chart does not mark snapshot {index}: {shown}") from None
 
 
 def move_slider(page, key: str) -> None:
-    page.locator("#snapshot input[type=range]").focus()
+    page.get_by_label("Snapshot").focus()
     page.keyboard.press(key)
 
 
@@ -59,18 +51,18 @@ def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, br
     pick_model(page, "reverse")
     run(page, FIXED)
     show_training(page)
-    expect(page.locator("#snapshot-info")).to_contain_text("Step 0", timeout=WAIT_MS)
-    untrained, weights = page.get_by_label("Output of this snapshot").input_value(), page.evaluate(WEIGHTS)
-    assert untrained != FIXED[::-1]
+    expect(page.locator(INFO)).to_contain_text("Step 0", timeout=WAIT_MS)
+    untrained, weights = page.locator(OUTPUT).inner_text(), page.evaluate(WEIGHTS)
+    assert untrained != f"Output of this snapshot: {FIXED[::-1]}"
     sent = []
     page.on("request", lambda request: sent.append(request.url))
     move_slider(page, "End")
-    expect(page.get_by_label("Output of this snapshot")).to_have_value(FIXED[::-1], timeout=WAIT_MS)
-    expect(page.locator("#snapshot-info")).to_contain_text("the reverse model the other tabs show")
+    expect(page.locator(OUTPUT)).to_have_text(f"Output of this snapshot: {FIXED[::-1]}", timeout=WAIT_MS)
+    expect(page.locator(INFO)).to_contain_text("the reverse model the other tabs show")
     mark_at(page, n - 1)
     assert page.evaluate(WEIGHTS) != weights
     move_slider(page, "Home")
-    expect(page.get_by_label("Output of this snapshot")).to_have_value(untrained, timeout=WAIT_MS)
+    expect(page.locator(OUTPUT)).to_have_text(untrained, timeout=WAIT_MS)
     page.wait_for_function(f"() => ({WEIGHTS})() === {weights!r}", timeout=WAIT_MS)
     assert sent == [], f"the film asked the server: {sent}"  # every snapshot's decoding is in the page
     page.close()
@@ -99,8 +91,8 @@ def test_a_model_without_snapshots_says_how_to_make_them_and_the_tab_fits_390_px
 
     page = opened(browser, served_app[0], NARROW)
     open_tab(page, "Training")  # de-en, the default model, ships no snapshots
-    expect(page.locator("#snapshot-info")).to_contain_text("de-en has no training snapshots", timeout=WAIT_MS)
-    expect(page.locator("#snapshot-info")).to_contain_text("--snapshots 10")
+    expect(page.locator(INFO)).to_contain_text("de-en has no training snapshots", timeout=WAIT_MS)
+    expect(page.locator(INFO)).to_contain_text("--snapshots 10")
     pick_model(page, "reverse")
     mark_at(page, 0)
     width = page.evaluate("() => document.documentElement.scrollWidth")

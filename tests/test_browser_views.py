@@ -8,48 +8,17 @@ import numpy as np
 import pytest
 
 from tests import hf_models
-from tests.test_browser import (
-    FIGURE,
-    WAIT_MS,
-    button,
-    open_tab,
-    opened,
-    run,
-)
+from tests.browser import DRAWN, FOCUSED, TITLE, WAIT_MS, button, kind, opened, redrawn, run, watch_requests
 
 pytestmark = pytest.mark.slow
 
 SPLIT = "Ich muss den Rasen mähen."
-FOCUSED = f"() => {{ const gd = ({FIGURE})(); return gd && gd.data.length > 1 ? gd.data[1].customdata : null; }}"
-TITLE = f"() => {{ const gd = ({FIGURE})(); return gd && gd.layout.yaxis2 ? gd.layout.yaxis2.title.text : null; }}"
-# What was drawn last: the figure's focused head, its title, and the now-view's step.
-DRAWN = f"() => JSON.stringify([({FOCUSED})(), ({TITLE})(), document.querySelector('.now-view')?.innerText])"
-
-
-def watch_requests(page) -> list[str]:
-    """Every request the page sends from now on."""
-    sent: list[str] = []
-    page.on("request", lambda request: sent.append(request.url))
-    return sent
-
-
-def choose_focus(page, label: str) -> None:
-    """Choose a Focus head as a person does with a long list: type it, then click the one option left."""
-    page.get_by_label("Focus head").click()
-    page.get_by_label("Focus head").fill("")
-    page.keyboard.type(label)
-    page.get_by_role("option", name=label, exact=True).click()
 
 
 def show_step(page, key: str) -> None:
     """Move Show step by a key (ArrowLeft, ArrowRight, Home, End), as a person scrubbing with the keyboard does."""
-    page.locator("#shown input[type=range]").focus()
+    page.get_by_label("Show step").focus()
     page.keyboard.press(key)
-
-
-def redrawn(page, before: str) -> str:
-    page.wait_for_function(f"() => ({DRAWN})() !== {before!r}", timeout=WAIT_MS)
-    return page.evaluate(DRAWN)
 
 
 def exported(url: str, model: str, text: str) -> dict:
@@ -68,8 +37,8 @@ def test_a_scrub_is_drawn_in_the_page_with_no_request_and_shows_the_exports_weig
     page = opened(browser, url)
     run(page, SPLIT)
     page.get_by_label("Merge pieces into words").uncheck()  # a column per source piece, as the export has them
-    choose_focus(page, "Layer 2 · Head 3")
-    page.wait_for_function(f"() => ({TITLE})() === 'layer 2, head 3'", timeout=WAIT_MS)
+    page.get_by_label("Focus head").select_option("Layer 2 · Head 3")
+    page.wait_for_function(f"() => ({TITLE})() === 'Cross-attention: layer 2, head 3'", timeout=WAIT_MS)
     page.settle()
     record = exported(url, "de-en", SPLIT)
     n = len(record["steps"])
@@ -95,14 +64,15 @@ def test_a_focus_change_is_drawn_in_the_page_with_the_heads_own_weights(served_a
     page.get_by_label("Merge pieces into words").uncheck()
     page.settle()
     record = exported(url, "de-en", SPLIT)
-    shown = int(page.locator("#shown input[type=number]").input_value())
+    shown = int(page.get_by_label("Show step").input_value())
     sent = watch_requests(page)
     for label, (layer, head) in (("Layer 3 · Head 4", (2, 3)), ("Layer 1 · Head 1", (0, 0))):
-        choose_focus(page, label)
-        page.wait_for_function(f"() => ({TITLE})() === 'layer {layer + 1}, head {head + 1}'", timeout=WAIT_MS)
+        page.get_by_label("Focus head").select_option(label)
+        expected = f"Cross-attention: layer {layer + 1}, head {head + 1}"
+        page.wait_for_function(f"() => ({TITLE})() === {expected!r}", timeout=WAIT_MS)
         np.testing.assert_allclose(np.array(page.evaluate(FOCUSED)), cross(record, shown, layer, head), atol=1e-4)
-    choose_focus(page, "Mean of all heads")
-    page.wait_for_function(f"() => ({TITLE})() === 'mean of all heads'", timeout=WAIT_MS)
+    page.get_by_label("Focus head").select_option("Mean of all heads")
+    page.wait_for_function(f"() => ({TITLE})() === 'Cross-attention: mean of all heads'", timeout=WAIT_MS)
     mean = np.mean([cross(record, shown, layer, head) for layer in range(3) for head in range(4)], axis=0)
     np.testing.assert_allclose(np.array(page.evaluate(FOCUSED)), mean, atol=1e-4)
     assert sent == [], f"a focus change asked the server: {sent}"
@@ -122,31 +92,23 @@ LARGE = {  # mBART-large's and NLLB's layers and heads, at a tiny width
 @pytest.fixture(scope="module")
 def large_app(tmp_path_factory):
     """The app serving a random transformers model of 12+12 layers and 16 heads."""
-    import app
     from attention_lab.models.registry import load_models
-    from tests.conftest import free_port
+    from tests.conftest import launched
 
     folder = hf_models.marian(tmp_path_factory.mktemp("large"), shape=LARGE)
-    registry = load_models([str(folder)], bundled=folder / "none")
-    demo = app.build_demo(registry)
-    port = free_port()
-    demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **app.LAUNCH_OPTIONS)
-    yield f"http://127.0.0.1:{port}/", str(folder)
-    demo.close()
+    served = launched(load_models([str(folder)], bundled=folder / "none"))
+    url, _, _ = next(served)
+    yield url, str(folder)
+    served.close()
 
 
-TILES = (
-    f"() => {{ const gd = ({FIGURE})(); return [gd.layout.yaxis.ticktext.length, gd.layout.xaxis.ticktext.length]; }}"
-)
+TILES = "() => { const gd = document.querySelector('#views .views-grid .js-plotly-plot'); "
+TILES += "return [gd.layout.yaxis.ticktext.length, gd.layout.xaxis.ticktext.length]; }"
 
 
 def test_a_12_plus_12_layer_16_head_model_is_stepped_scrubbed_and_focused_in_the_page(large_app, browser):
     url, name = large_app
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(url)
-    page.wait_for_function("() => window.attentionLab !== undefined", timeout=WAIT_MS)
-    page.settle = lambda: page.wait_for_timeout(1000)  # the page's opening Run: this model has no example to run
-    page.settle()
+    page = opened(browser, url, wait_for_output=False)  # this model has no example to run as the page opens
     text = "Wo ist der Bahnhof?"
     button(page, "Reset").click()
     page.get_by_label("Source").fill(text)
@@ -161,16 +123,16 @@ def test_a_12_plus_12_layer_16_head_model_is_stepped_scrubbed_and_focused_in_the
     page.get_by_label("Merge pieces into words").uncheck()
     page.settle()
     sent = watch_requests(page)
-    choose_focus(page, "Layer 12 · Head 16")
-    page.wait_for_function(f"() => ({TITLE})() === 'layer 12, head 16'", timeout=WAIT_MS)
+    page.get_by_label("Focus head").select_option("Layer 12 · Head 16")
+    page.wait_for_function(f"() => ({TITLE})() === 'Cross-attention: layer 12, head 16'", timeout=WAIT_MS)
     np.testing.assert_allclose(np.array(page.evaluate(FOCUSED)), cross(record, 3, 11, 15), atol=1e-4)
     drawn = page.evaluate(DRAWN)
     show_step(page, "ArrowLeft")
     drawn = redrawn(page, drawn)
     np.testing.assert_allclose(np.array(page.evaluate(FOCUSED)), cross(record, 2, 11, 15), atol=1e-4)
     assert sent == [], f"looking asked the server: {sent}"
-    open_tab(page, "Encoder self-attention")
-    page.wait_for_function(f"() => ({TITLE})() === 'layer 12, head 16'", timeout=WAIT_MS)
+    kind(page, "encoder")
+    page.wait_for_function(f"() => ({TITLE})() === 'Encoder self-attention: layer 12, head 16'", timeout=WAIT_MS)
     focused = np.array(page.evaluate(FOCUSED))
     np.testing.assert_allclose(focused, np.array(record["encoder"][11][15]), atol=1e-4)
     page.close()

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_browser import NARROW, WAIT_MS, button, open_tab, opened, run
-from tests.test_browser_views import show_step, watch_requests
+from tests.browser import NARROW, WAIT_MS, button, open_tab, opened, run, watch_requests
 
 pytestmark = pytest.mark.slow
 
@@ -36,10 +35,11 @@ def test_the_why_tab_follows_the_shown_step_in_the_page_and_a_click_focuses_a_he
     n = page.evaluate("() => window.attentionLab.decoding.steps.length")
     assert lens == [config.n_decoder_layers, n]  # layers down, every step across
     sent = watch_requests(page)
-    show_step(page, "Home")
-    show_step(page, "ArrowRight")
+    page.locator("#why-view .why-text").click()  # nothing focused that takes keys: the page's keys move the step
+    page.keyboard.press("Home")
+    page.keyboard.press("ArrowRight")
     shows(page, "Step 1 wrote")
-    show_step(page, "ArrowRight")
+    page.keyboard.press("ArrowRight")
     shows(page, "Step 2 wrote")
     words = page.locator("#why-view .why-row").first.locator(".word")
     assert words.count() >= 5 and "Fenster" in words.all_inner_texts()  # the source, merged into words

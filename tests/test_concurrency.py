@@ -87,24 +87,26 @@ def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
 
 @pytest.mark.slow
 def test_the_queue_decodes_two_requests_at_once_and_no_more(served_app, monkeypatch):
-    """Run, Step and both API endpoints share one limit: never more than CONCURRENCY decode at the same time."""
+    """Run, Step and both API endpoints share one limit: never more than CONCURRENCY requests decode at the same
+    time; beside them, the next step decoded ahead (after a Step) runs one at a time, in a thread of its own."""
     from transformer.decoding import DecodingSession
 
     url, _, _ = served_app
-    active, most = [0], [0]
+    active, most = {"request": 0, "ahead": 0}, {"request": 0, "ahead": 0}
     lock = threading.Lock()
     step = DecodingSession.step
 
     def slow_step(self, *args, **kwargs):
+        who = "ahead" if threading.current_thread().name.startswith("ahead") else "request"
         with lock:
-            active[0] += 1
-            most[0] = max(most[0], active[0])
+            active[who] += 1
+            most[who] = max(most[who], active[who])
         try:
             time.sleep(0.02)
             return step(self, *args, **kwargs)
         finally:
             with lock:
-                active[0] -= 1
+                active[who] -= 1
 
     monkeypatch.setattr(DecodingSession, "step", slow_step)
     calls = [
@@ -117,7 +119,7 @@ def test_the_queue_decodes_two_requests_at_once_and_no_more(served_app, monkeypa
     with ThreadPoolExecutor(len(calls)) as pool:
         outputs = list(pool.map(lambda call, client: call(client), calls, clients))
     assert outputs == ["hgfedcba", "h", "hgfedcba", "hgfedcba"] * 2
-    assert most[0] == CONCURRENCY == 2
+    assert most["request"] == CONCURRENCY == 2 and most["ahead"] <= 1
 
 
 @pytest.mark.parametrize("cores, threads", [(2, 1), (8, 4), (1, 1)])

@@ -3,9 +3,8 @@ attention/views.mjs, why/why.mjs...), and the shared ones here (the page's state
 readings, plotly helpers, the keys). The server sends data; these draw it, with the plotly.js that ships with
 plotly.py.
 
-`drawn` makes the component a page module draws into: a gr.HTML whose template never changes (so the DOM the module
-builds is left alone), whose value is the data the server sends for it, and whose js_on_load imports the module and
-mounts it. `bundle` joins modules into one script for a page with no server (the HTML export, survey.html).
+`mount` is how a component loads the module that draws it (assets.components.drawn makes such a component); `bundle`
+joins modules into one script for a page with no server (the HTML export, survey.html).
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import gradio as gr
 import plotly
 
 PACKAGE = Path(__file__).resolve().parent.parent  # attention_lab/
@@ -45,19 +43,6 @@ def mount(module: str) -> str:
         f"import(new URL({address!r}, document.baseURI).href)"
         ".then((m) => m.mount({element, trigger, props, watch}))"
         ".catch((err) => console.error('attention lab: ' + err));"
-    )
-
-
-def drawn(module: str, elem_id: str, value=None, classes: tuple[str, ...] = (), **options) -> gr.HTML:
-    """A component that `module` draws into from the data the server sends it as its value."""
-    return gr.HTML(
-        value,
-        html_template=EMPTY,
-        js_on_load=mount(module),
-        head=f'<script src="{url(PLOTLY)}"></script>',
-        elem_id=elem_id,
-        elem_classes=["lab-view", *classes],
-        **options,
     )
 
 

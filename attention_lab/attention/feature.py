@@ -3,7 +3,7 @@ holds; nothing here reaches the server."""
 
 from __future__ import annotations
 
-from ..assets import drawn
+from ..assets.components import drawn
 from ..feature import Feature
 
 

@@ -11,6 +11,15 @@ import {kindFigures, tileAt} from "./figures.mjs";
 const BESIDE_PX = 700; // wider than this, the grid goes beside the focused head
 const HINTS = {cross: "key 1", encoder: "key 2", decoder_self: "key 3"};
 
+/** A figure in presenter mode's large type (for a projector); as it is otherwise. */
+export function large(fig, presenting = globalThis.document?.body.classList.contains("lab-presenter")) {
+  if (!presenting) return fig;
+  const bigger = (axis) => (axis ? {...axis, tickfont: {...(axis.tickfont || {}), size: 16}} : axis);
+  const layout = {...fig.layout, font: {size: 16}, xaxis: bigger(fig.layout.xaxis), yaxis: bigger(fig.layout.yaxis)};
+  if (layout.title) layout.title = {...layout.title, font: {size: 17}};
+  return {...fig, layout};
+}
+
 /** The sizes the figures get in `figures` (the container): the focused head fills the screen's height below it. */
 export function sizes(figures) {
   const width = figures.clientWidth;
@@ -91,8 +100,8 @@ export function mount({element}) {
     figures.classList.toggle("beside", size.beside);
     const d = page.decoding;
     const made = d ? kindFigures(d, page.kind, page.shown, page.look, size) : {focus: emptyFigure("Run or Step to decode.", 200)};
-    draw(focusBox, made.focus);
-    if (made.grid) draw(gridBox, made.grid);
+    draw(focusBox, large(made.focus));
+    if (made.grid) draw(gridBox, large(made.grid));
     else gridBox.replaceChildren();
   };
   gridBox.addEventListener("click", (event) => {

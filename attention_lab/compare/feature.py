@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..assets import drawn
+from ..assets.components import drawn
 from ..feature import Feature
 
 NOTE = "After a what-if, an ablation or an edit: the cross-attention of the decoding before, beside the new one."

@@ -12,7 +12,7 @@ import json
 
 import gradio as gr
 
-from ..assets import drawn
+from ..assets.components import drawn
 from ..models.examples import examples_for_page, first_example
 from ..models.registry import Registry
 from .state import MAX_BEAM, STRATEGIES

@@ -11,7 +11,7 @@ from functools import partial
 
 import gradio as gr
 
-from ..assets import drawn
+from ..assets.components import drawn
 from ..attention.units import token_label
 from ..decoding.state import Run
 from ..feature import DATA, Feature, Output, Screen

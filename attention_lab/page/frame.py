@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..assets import drawn
+from ..assets.components import drawn
 from ..attention.text import READINGS_NOTE, WORDS_NOTE
 from ..decoding.state import UserState
 from ..feature import Feature

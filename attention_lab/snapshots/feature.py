@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..assets import drawn
+from ..assets.components import drawn
 from ..attention import payload
 from ..checks import InputError, check_source
 from ..feature import DATA, Feature, Output, Screen

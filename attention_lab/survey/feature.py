@@ -8,7 +8,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from ..assets import drawn
+from ..assets.components import drawn
 from ..checks import InputError
 from ..controls import Controls
 from ..decoding.state import UserState

@@ -20,7 +20,7 @@ import gradio as gr
 from transformer import DecodingSession
 from transformer.lens import decoder_lens
 
-from ..assets import drawn
+from ..assets.components import drawn
 from ..attention.units import token_label
 from ..checks import InputError
 from ..controls import Controls
