@@ -26,6 +26,7 @@ def test_the_corpus_survey_is_under_this_sentence_and_a_click_focuses_its_head(s
     page = opened(browser, url, viewport)
     open_tab(page, "Heads")
     page.wait_for_function(f"() => {{ const gd = ({SURVEY})(); return gd && gd.data && gd.data.length >= 4; }}")
+    page.settle()  # this sentence's summary is filled after the tab opens, and moves what lies below it
     title = page.evaluate(f"() => ({SURVEY})().layout.title.text")
     assert "over 1002 sentences (BLEU 11.01): de-en" in title  # checkpoints/de-en/survey.json
     names = page.evaluate(f"() => ({SURVEY})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
