@@ -17,6 +17,13 @@ CELL_CENTRE = f"""([trace, block, layer, head]) => {{
           box.top + yaxis._offset + yaxis.l2p(layer)];
 }}"""
 
+# Every title, note and label of the Heads tab's figures, and the figure it lies outside of, if any.
+CUT = """() => [...document.querySelectorAll('#heads-summary .js-plotly-plot, #survey-view .js-plotly-plot')]
+  .flatMap(gd => { const box = gd.getBoundingClientRect();
+    return [...gd.querySelectorAll('.annotation, .gtitle, .xtick, .ytick')].map(t => t.getBoundingClientRect())
+      .filter(r => r.width && (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1))
+      .map(r => [gd.parentElement.closest('[id]').id, r.left, r.right, box.right]); })"""
+
 
 @pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1400px", "390px"])
 def test_the_corpus_survey_is_under_this_sentence_and_a_click_focuses_its_head(served_app, browser, viewport):
@@ -27,12 +34,14 @@ def test_the_corpus_survey_is_under_this_sentence_and_a_click_focuses_its_head(s
     open_tab(page, "Heads")
     page.wait_for_function(f"() => {{ const gd = ({SURVEY})(); return gd && gd.data && gd.data.length >= 4; }}")
     page.settle()  # this sentence's summary is filled after the tab opens, and moves what lies below it
-    title = page.evaluate(f"() => ({SURVEY})().layout.title.text")
+    title = page.evaluate(f"() => ({SURVEY})().layout.annotations.find(a => a.name === 'title').text")
+    title = title.replace("<br>", " ")  # wrapped to the figure's width
     assert "over 1002 sentences (BLEU 11.01): de-en" in title  # checkpoints/de-en/survey.json
     names = page.evaluate(f"() => ({SURVEY})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
     assert names == ["entropy (nats)", "weight on special tokens", "offset of the top weight", "BLEU lost when ablated"]
     expect(page.get_by_text("This sentence", exact=True)).to_be_visible()
     expect(page.get_by_text("Over the corpus", exact=True)).to_be_visible()
+    assert page.evaluate(CUT) == [], "text cut off at a figure's edge"
     page.locator("#survey-view").scroll_into_view_if_needed()
     page.wait_for_timeout(300)
     x, y = page.evaluate(CELL_CENTRE, [3, 2, 2, 3])  # BLEU lost, cross, layer 3, head 4: the most needed head

@@ -29,3 +29,15 @@ export function labelPx(labels, perChar = 6.5) {
   const longest = Math.max(1, ...labels.map((l) => [...l.replace(/\u200b+$/, "")].length));
   return Math.floor(perChar * longest) + 14;
 }
+
+/** `text` (plain, not yet escaped) broken at spaces into lines of at most `chars` characters, escaped and joined with
+ * plotly's <br>: plotly's titles and annotations never wrap themselves, and are cut at the figure's edge. */
+export function wrapped(text, chars) {
+  const lines = [];
+  for (const word of String(text).split(/\s+/).filter(Boolean)) {
+    const last = lines.length - 1;
+    if (last >= 0 && [...lines[last]].length + 1 + [...word].length <= chars) lines[last] += " " + word;
+    else lines.push(word);
+  }
+  return lines.map(escapeToken);
+}

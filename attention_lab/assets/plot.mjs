@@ -2,7 +2,7 @@
 // colour axis of the weights. plotly.js comes with plotly.py (gradio_api/file=...plotly.min.js in the page's head).
 
 import {LOG_FLOOR, STYLE} from "./look.mjs";
-import {escapeToken} from "./labels.mjs";
+import {escapeToken, wrapped} from "./labels.mjs";
 
 const CONFIG = {responsive: true, displaylogo: false};
 
@@ -15,13 +15,22 @@ export function draw(container, fig) {
     gd.className = "lab-figure";
     container.appendChild(gd);
   }
-  globalThis.Plotly.react(gd, fig.data, {...fig.layout, autosize: true}, CONFIG);
+  const layout = fig.message === undefined ? fig.layout : {...fig.layout, annotations: [messageAt(fig.message, container)]};
+  globalThis.Plotly.react(gd, fig.data, {...layout, autosize: true}, CONFIG);
   return gd;
 }
 
+const MESSAGE_CHAR_PX = 7.6; // a character of a message, at 14 px
+
+function messageAt(message, container) {
+  const chars = Math.max(16, Math.floor((container.clientWidth || 600) / MESSAGE_CHAR_PX) - 4);
+  return {text: wrapped(message, chars).join("<br>"), showarrow: false, font: {size: 14, color: "#555"}};
+}
+
+/** A figure with no data that says why (`message`, plain text), wrapped to the width it is drawn at. */
 export function emptyFigure(message, height = 160) {
   const hidden = {visible: false};
-  return {data: [], layout: {height, xaxis: hidden, yaxis: hidden, plot_bgcolor: "white",
+  return {data: [], message, layout: {height, xaxis: hidden, yaxis: hidden, plot_bgcolor: "white",
     annotations: [{text: escapeToken(message), showarrow: false, font: {size: 14, color: "#555"}}],
     margin: {l: 10, r: 10, t: 10, b: 10}}};
 }

@@ -4,11 +4,9 @@
 
 import {el, onVisible, root, shown} from "../assets/dom.mjs";
 import {STYLE} from "../assets/look.mjs";
-import {escapeToken} from "../assets/labels.mjs";
+import {escapeToken, wrapped} from "../assets/labels.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
 import {setKind, setLook} from "../assets/store.mjs";
-
-const CELL_PX = 30;
 
 /** A value as its cell writes it: a share in percent, a size or a signed size with as many digits as it needs. */
 export function short(value, colouring) {
@@ -21,7 +19,7 @@ export function short(value, colouring) {
   return sign + (size < 10 ? size.toFixed(2) : size.toFixed(0));
 }
 
-function metricTrace(data, metric, yaxis) {
+function metricTrace(data, metric, yaxis, written) {
   const {kinds, layers, heads} = data;
   const width = kinds.length * (heads + 1) - 1;
   const z = [], text = [], where = [];
@@ -44,34 +42,59 @@ function metricTrace(data, metric, yaxis) {
   });
   if (metric.colouring === "share" || top === 0) top = metric.colouring === "share" ? 1 : 1e-9;
   const signed = metric.colouring === "signed";
-  return {type: "heatmap", z, text, texttemplate: "%{text}", textfont: {size: 10}, customdata: where,
+  return {type: "heatmap", z, text, texttemplate: written ? "%{text}" : "", textfont: {size: 10}, customdata: where,
     colorscale: signed ? [[0, "#2166ac"], [0.5, "#f7f7f7"], [1, "#b2182b"]] : STYLE.colorscale,
     zmin: signed ? -top : 0, zmax: top, showscale: false, xaxis: "x", yaxis, xgap: 1, ygap: 1,
     hovertemplate: `%{customdata}<br>${escapeToken(metric.name)}: %{z:.3f}<extra></extra>`};
 }
 
-/** The summary as one figure: a row of grids per measure, its name and meaning above it. */
-export function summaryFigure(data) {
+const CELL_PX = 30; // a layer's row
+const TEXT_CELL_PX = 34; // the narrowest cell its value is written in (narrower: the value is in the hover)
+const CHAR_PX = 6.2, LINE_PX = 14, GAP_PX = 14; // a note's characters (11 px type), lines, and the space after a grid
+
+/** The summary as one figure `width` pixels wide: a row of grids per measure, its name and meaning above it,
+ * wrapped to the width (plotly cuts text at the figure's edge), each kind's name above its block of heads. */
+export function summaryFigure(data, width = 720) {
   const {kinds, layers, heads, metrics} = data;
-  const rowPx = layers * CELL_PX, total = metrics.length * (rowPx + 44);
-  const traces = [], layout = {}, notes = [];
+  const margin = {l: 40, r: 10, b: 10};
+  const columns = kinds.length * (heads + 1) - 1, inner = Math.max(120, width - margin.l - margin.r);
+  const written = inner / columns >= TEXT_CELL_PX;
+  const chars = Math.max(16, Math.floor(inner / CHAR_PX));
+  const notes = metrics.map((metric) => {
+    const lines = wrapped(`${metric.name}: ${metric.note}`, chars), name = escapeToken(metric.name);
+    if (lines[0].startsWith(name)) lines[0] = `<b>${name}</b>${lines[0].slice(name.length)}`;
+    return lines;
+  });
+  const rowPx = layers * CELL_PX;
+  const total = notes.reduce((sum, lines) => sum + lines.length * LINE_PX + 4 + rowPx + GAP_PX, 0);
+  const traces = [], layout = {}, annotations = [];
+  let below = 0; // pixels from the top of the grids' area
   metrics.forEach((metric, i) => {
     const suffix = i === 0 ? "" : String(i + 1);
-    traces.push(metricTrace(data, metric, `y${suffix}`));
-    const low = 1 - (i * (rowPx + 44) + 30 + rowPx) / total;
-    layout[`yaxis${suffix}`] = {domain: [low, low + rowPx / total], tickvals: [...Array(layers).keys()],
+    traces.push(metricTrace(data, metric, `y${suffix}`, written));
+    below += notes[i].length * LINE_PX + 4;
+    const top = 1 - below / total;
+    below += rowPx;
+    layout[`yaxis${suffix}`] = {domain: [1 - below / total, top], tickvals: [...Array(layers).keys()],
       ticktext: [...Array(layers).keys()].map((l) => `L${l + 1}`), autorange: "reversed", showgrid: false,
       zeroline: false, anchor: "x", fixedrange: true};
-    notes.push({text: `<b>${escapeToken(metric.name)}</b>: ${escapeToken(metric.note)}`, xref: "paper", yref: "paper",
-      x: 0, y: low + rowPx / total, yanchor: "bottom", xanchor: "left", showarrow: false, font: {size: 11}});
+    annotations.push({text: notes[i].join("<br>"), xref: "paper", yref: "paper", x: 0, y: top, yanchor: "bottom",
+      xanchor: "left", align: "left", showarrow: false, font: {size: 11}});
+    below += GAP_PX;
   });
-  const ticks = kinds.flatMap((kind, b) => [...Array(heads).keys()].map((h) =>
-    [b * (heads + 1) + h, h === 0 ? `${data.short[kind]} h1` : `h${h + 1}`]));
-  return {data: traces, layout: {...layout, height: total + 90, margin: {l: 40, r: 10, t: 80, b: 10},
-    title: {text: escapeToken(data.title), font: {size: 12}, x: 0, xanchor: "left", y: 0.995},
-    plot_bgcolor: "white", annotations: notes, hovermode: "closest", dragmode: false,
-    xaxis: {tickvals: ticks.map((t) => t[0]), ticktext: ticks.map((t) => t[1]), side: "top", anchor: "free",
-      position: 1, showgrid: false, zeroline: false, range: [-0.5, kinds.length * (heads + 1) - 1.5], fixedrange: true}}};
+  kinds.forEach((kind, b) => annotations.push({text: escapeToken(data.short[kind]), xref: "x", yref: "paper",
+    x: b * (heads + 1) + (heads - 1) / 2, y: 1, yanchor: "bottom", yshift: 22, showarrow: false, font: {size: 12}}));
+  const ticks = [...Array(kinds.length * (heads + 1)).keys()].filter((x) => x % (heads + 1) < heads);
+  // The title is an annotation: plotly places a title of several lines badly (over the figure's top or over what
+  // lies under it), an annotation of several lines by its box.
+  const title = wrapped(data.title, Math.floor(inner / 7));
+  annotations.push({name: "title", text: title.join("<br>"), xref: "paper", yref: "paper", x: 0, xshift: 4 - margin.l,
+    y: 1, yshift: 42, xanchor: "left", yanchor: "bottom", align: "left", showarrow: false, font: {size: 12}});
+  margin.t = title.length * 15 + 52;
+  return {data: traces, layout: {...layout, height: total + margin.t + margin.b, margin,
+    plot_bgcolor: "white", annotations, hovermode: "closest", dragmode: false,
+    xaxis: {tickvals: ticks, ticktext: ticks.map((x) => `h${(x % (heads + 1)) + 1}`), side: "top", anchor: "free",
+      position: 1, showgrid: false, zeroline: false, range: [-0.5, columns - 0.5], fixedrange: true}}};
 }
 
 /** Focus the head of a clicked cell ("kind|Layer l · Head h") and open the Attention tab on its kind. */
@@ -90,7 +113,7 @@ export function drawSummary(box, value) {
     draw(box, emptyFigure(value && value.text ? value.text : "Run or Step to decode.", 120));
     return;
   }
-  const gd = draw(box, summaryFigure(value));
+  const gd = draw(box, summaryFigure(value, box.clientWidth || undefined));
   if (gd && !gd.__cells) {
     gd.__cells = true;
     gd.on("plotly_click", (event) => focusCell(event.points && event.points[0] && event.points[0].customdata));

@@ -30,5 +30,6 @@ export function pruningFigure(survey) {
 /** Draw `state` ({survey, grid}: the survey and its head grid, survey/data.py) into #pruning and #heads. */
 export function start(state) {
   draw(document.getElementById("pruning"), pruningFigure(state.survey));
-  draw(document.getElementById("heads"), summaryFigure(state.grid));
+  const heads = document.getElementById("heads");
+  draw(heads, summaryFigure(state.grid, heads.clientWidth || undefined));
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 
 import {FOCUS_MEAN, focusChoices, focusOf, percent} from "../../attention_lab/assets/look.mjs";
-import {axisLabels, escapeToken, labelPx, MAX_LABEL, unique} from "../../attention_lab/assets/labels.mjs";
+import {axisLabels, escapeToken, labelPx, MAX_LABEL, unique, wrapped} from "../../attention_lab/assets/labels.mjs";
 
 test("a focus label reads back as its 0-based layer and head; anything else is the mean", () => {
   assert.deepEqual(focusOf("Layer 2 · Head 3"), [1, 2]);
@@ -24,4 +24,10 @@ test("token text reaches plotly escaped, cut, and kept apart when repeated", () 
   const [cut] = axisLabels([long]);
   assert.equal([...cut].length, MAX_LABEL) && assert.ok(cut.endsWith("…"));
   assert.ok(labelPx(["abc"]) < labelPx(["abcdefghij"]));
+});
+
+test("text wraps at spaces into lines of at most the given characters, each escaped", () => {
+  assert.deepEqual(wrapped("a head parked on </s> does little", 12), ["a head", "parked on", "&lt;/s&gt; does", "little"]);
+  assert.deepEqual(wrapped("short", 40), ["short"]);
+  assert.deepEqual(wrapped("averyveryverylongword x", 5), ["averyveryverylongword", "x"]); // a word is never cut
 });

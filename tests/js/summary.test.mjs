@@ -5,6 +5,7 @@ import {short, summaryFigure} from "../../attention_lab/heads/summary.mjs";
 import {effectsFigure} from "../../attention_lab/heads/effects.mjs";
 import {pruningFigure} from "../../attention_lab/survey/report.mjs";
 
+const title = (fig) => fig.layout.annotations.find((a) => a.name === "title").text;
 const data = {op: "summary", title: "<t>", kinds: ["encoder", "cross"], short: {encoder: "enc self", cross: "cross"},
   layers: 2, heads: 2, metrics: [
     {key: "entropy", name: "entropy (nats)", note: "low", colouring: "size", grids: {encoder: [[1, 2], [3, 4]], cross: [[0.5, null], [1, 1]]}},
@@ -29,7 +30,7 @@ test("the summary: a row of grids per measure, a block per kind, each cell namin
   assert.equal(entropy.customdata[0][4], null); // no value: no head to focus
   assert.equal(entropy.z[0][2], null);
   assert.deepEqual([offset.zmin, offset.zmax], [-2, 2]); // signed: around 0
-  assert.equal(fig.layout.title.text, "&lt;t&gt;");
+  assert.equal(title(fig), "&lt;t&gt;");
   assert.match(fig.layout.annotations[0].text, /<b>entropy \(nats\)<\/b>: low/);
 });
 
@@ -47,4 +48,21 @@ test("the pruning curves: the score against the share of heads pruned", () => {
     pruning_by_kind: {cross: points}});
   assert.deepEqual(fig.data[0].x, [0, 100]);
   assert.equal(fig.data.length, 2);
+});
+
+test("at a phone's width the notes wrap to the figure and the cells leave their values to the hover", () => {
+  const long = {...data, title: "Every head, over this source's decoding without ablations or edits", metrics:
+    data.metrics.map((m) => ({...m, note: "a head parked on </s> often does little, as the paper says at length"}))};
+  const wide = summaryFigure(long, 900), narrow = summaryFigure(long, 200);
+  assert.equal(wide.data[0].texttemplate, "%{text}");
+  assert.equal(narrow.data[0].texttemplate, "");
+  const lines = (fig) => fig.layout.annotations.filter((a) => a.xref === "paper" && !a.name).map((a) => a.text.split("<br>"));
+  assert.ok(lines(narrow).every((note) => note.length > 1), "a long note takes several lines when narrow");
+  assert.ok(lines(wide).every((note) => note.length === 1));
+  const chars = Math.floor((200 - 50) / 6.2);
+  for (const note of lines(narrow)) for (const line of note) assert.ok(line.replace(/<\/?b>/g, "").length <= chars + 8);
+  assert.ok(narrow.layout.height > wide.layout.height); // the lines get their own room
+  assert.ok(title(narrow).includes("<br>") && !title(wide).includes("<br>"));
+  const kinds = narrow.layout.annotations.filter((a) => a.xref === "x").map((a) => a.text);
+  assert.deepEqual(kinds, ["enc self", "cross"]);
 });
