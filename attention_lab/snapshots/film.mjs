@@ -101,7 +101,8 @@ export function mount({element, props, watch: watchProp}) {
     if (!film || !film.snapshots.length) {
       chart.replaceChildren();
       grid.replaceChildren();
-      if (shown(box)) draw(focus, emptyFigure((film && film.message) || "Open this tab to decode the source with every snapshot.", 160));
+      if (film && film.message) focus.replaceChildren(); // the line above the figures says it
+      else if (shown(box)) draw(focus, emptyFigure("Open this tab to decode the source with every snapshot.", 160));
     }
     at(index);
   };
