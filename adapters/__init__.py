@@ -19,4 +19,4 @@ from transformer.hub import register_loader
 
 from .hf import load as hf_load
 
-register_loader(hf_load.load_pretrained)  # any model_type: the loader refuses what is not an encoder–decoder
+register_loader(hf_load.load_transformers)  # any model_type: the loader refuses what is not an encoder–decoder

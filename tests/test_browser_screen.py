@@ -89,6 +89,8 @@ def test_the_keys_move_the_step_the_head_and_the_kind_and_never_while_typing(ser
 
     page = opened(browser, served_app[0], LAPTOP)
     run(page, TEXT)
+    assert "→" in button(page, "Step").get_attribute("title")  # the key hint is a tooltip; the label stays "Step"
+    assert button(page, "Run").get_attribute("title") and button(page, "Reset").get_attribute("title")
     n = page.evaluate("() => window.attentionLab.decoding.steps.length")
     last = page.evaluate(SHOWN)
     sent = watch_requests(page)

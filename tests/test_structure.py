@@ -5,8 +5,10 @@ transformer/   the library: may import torch, numpy, safetensors, tokenizers, hu
 adapters/      other model families meeting the library's contract: may import the library, never the app
 training/      how the checkpoints were made: may import the library (and the adapters, to evaluate any model), never the
                app
-lab/, app.py   the app: lab/ may import adapters/ and the library, app.py and page.py lab/ too; never training/
-lab/*/         the app's features: each imports only the features below it (LAB_LAYERS), and lab's two shared modules
+attention_lab/ the app: may import adapters/ and the library, never training/; app.py (the Space's entry) imports
+               attention_lab alone
+attention_lab/*/ the app's parts: each imports only the parts below it (LAB_LAYERS); a feature's per-run state is
+               written by that feature alone; no class has more than 20 methods
 """
 
 import ast

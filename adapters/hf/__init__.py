@@ -1,7 +1,8 @@
 """transformers encoder–decoders (Marian/opus-mt, BART, mBART, M2M100/NLLB, T5) as the library's contract describes a
 model, so that the lab decodes, draws and tests them as it does ours.
 
-    load        fetch and check a checkpoint (safetensors only, no remote code); load_pretrained
+    load        fetch and check a checkpoint (safetensors only, no remote code): load_transformers, which
+                load_pretrained calls for a transformers checkpoint
     model       HFSeq2Seq: transformers' own forward behind transformer.contract.Seq2SeqModel
     calls       the hooks inside that forward: attention recorded and changed, embeddings, layer states
     config      the model's facts and generate()'s rules in the contract's terms

@@ -72,7 +72,7 @@ def safetensors_conversion(repo_id: str) -> str | None:
     return None
 
 
-def load_pretrained(
+def load_transformers(
     name_or_path: str | Path, *, revision: str | None = None, local_files_only: bool = False
 ) -> Seq2SeqPipeline:
     """The transformers encoder–decoder of a folder or a Hub repo as a Seq2SeqPipeline; CheckpointError with a clear

@@ -14,6 +14,14 @@ export const KEYS = [
   ["?", "this list"],
 ];
 
+// The step loop's buttons, by element id: what each does and its key, in its tooltip (the labels stay as they are).
+export const BUTTON_HINTS = {
+  "lab-run": "Decode to the end",
+  "lab-step": "Decode one token more (→ at the last step, with no text box focused)",
+  "lab-back": "Take the last token back (← shows the step before without undoing it)",
+  "lab-reset": "Start over, from step 0",
+};
+
 /** Whether a key pressed on `target` belongs to it (a text box, a menu, a slider, an editable element). */
 export function typing(target) {
   if (!target || !target.closest) return false;

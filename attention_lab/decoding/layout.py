@@ -17,9 +17,6 @@ from ..models.examples import examples_for_page, first_example
 from ..models.registry import Registry
 from .state import MAX_BEAM, STRATEGIES
 
-KEYS = {"run": "decode to the end", "step": "one token more (→ at the last step)", "back": "one token fewer",
-        "reset": "start over"}  # fmt: skip
-
 
 def layout(registry: Registry, default: str) -> dict:
     """The column's components by name, laid out top to bottom as they are created."""

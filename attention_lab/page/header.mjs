@@ -2,7 +2,7 @@
 // loop and the views in large type for a projector. ?presenter in the address starts in it.
 
 import {el, root} from "../assets/dom.mjs";
-import {KEYS, install} from "../assets/keys.mjs";
+import {BUTTON_HINTS, KEYS, install} from "../assets/keys.mjs";
 
 const PRESENTING = "lab-presenter";
 
@@ -49,6 +49,10 @@ export function mount({element}) {
     if (button && !button.disabled) button.click();
   };
   install(document, {step, help});
+  for (const [id, hint] of Object.entries(BUTTON_HINTS)) {
+    const button = document.getElementById(id);
+    if (button) button.title = hint;
+  }
   document.addEventListener("keydown", (event) => { if (event.key === "Escape") dialog.hidden = true; });
   const asked = new URLSearchParams(globalThis.location.search).get("presenter");
   if (asked !== null && asked !== "0") present(true, toggle);
