@@ -59,7 +59,7 @@ def wire_tabs(wiring: Wiring, opened: dict) -> None:
 
         def event(user, *values, tab_id=tab_id):
             c = wiring.controls_of(values)
-            return wiring.answer(user, lambda: wiring.lab.open_tab(user, c, tab_id))
+            return wiring.answer(user, wiring.lab.open_tab, user, c, tab_id)
 
         wiring.then_fill(wiring.listen(tab.select, event, wiring.inputs, wiring.targets()))
 

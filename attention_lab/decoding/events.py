@@ -31,7 +31,7 @@ def wire(c: dict, wiring) -> None:
         """A new model: start over, with one of its examples unless the text suits it."""
         source = example_for(wiring.lab.registry, name, text)
         controls = Controls(model=name, source=source)
-        return (*wiring.answer(user, lambda: wiring.lab.do(decoding.reset, user, controls)), source)
+        return (*wiring.answer(user, wiring.lab.do, decoding.reset, user, controls), source)
 
     inputs, outputs = [wiring.state, c["model"], c["source"]], [*wiring.targets(), c["source"]]
     wiring.then_fill(wiring.listen(c["model"].change, another_model, inputs, outputs))

@@ -59,10 +59,10 @@ class Wiring:
     def controls_of(self, values) -> Controls:
         return Controls.of(values, self.options)
 
-    def answer(self, user, make: Callable[[], dict], outputs: list[Output] | None = None) -> tuple:
-        """(user, the update of each output) for the changes `make()` gives; a user's mistake changes nothing."""
+    def answer(self, user, make: Callable[..., dict], *args, outputs: list[Output] | None = None) -> tuple:
+        """(user, the update of each output) for the changes `make(*args)` gives; a user's mistake changes nothing."""
         try:
-            changes = make()
+            changes = make(*args)
         except InputError as err:
             logger.info("user error: %s", err)
             gr.Warning(str(err))
@@ -76,7 +76,7 @@ class Wiring:
 
     def fill(self, user) -> tuple:
         """What a click answered with a placeholder (the head summary, an ablation's effects, the film), made now."""
-        return self.answer(user, lambda: self.lab.fill(user), self.slow)
+        return self.answer(user, self.lab.fill, user, outputs=self.slow)
 
     def on(self, trigger, action: Action, extra: list | tuple = (), data: Callable | None = None, **options):
         """Wire `trigger` (a component's event, such as button.click) to `action` on the user's run: it sends the
@@ -86,19 +86,10 @@ class Wiring:
         Returns the chained event."""
         n = len(self.controls)
 
-        def run(user, values, evt) -> tuple:
+        def event(evt: gr.EventData, user, *values) -> tuple:
             c = self.controls_of(values[:n])
-            more = [*(data(c, evt) if data else ()), *values[n:]]
-            return self.answer(user, lambda: self.lab.do(action, user, c, *more))
-
-        if data is not None:
-
-            def event(evt: gr.EventData, user, *values):
-                return run(user, values, evt._data or {})
-        else:
-
-            def event(user, *values):
-                return run(user, values, None)
+            more = [*(data(c, evt._data or {}) if data else ()), *values[n:]]
+            return self.answer(user, self.lab.do, action, user, c, *more)
 
         settings = {**PRIVATE, **QUIET, **DECODE, **options}
         return self.then_fill(trigger(event, [*self.inputs, *extra], self.targets(), **settings))
