@@ -56,3 +56,38 @@ def test_space_front_matter_matches_the_requirements():
     gradio_pin = re.search(r"^gradio==(\S+)$", requirements, flags=re.MULTILINE).group(1)
     assert fields["sdk"] == "gradio" and fields["sdk_version"] == gradio_pin
     assert fields["app_file"] == "app.py" and "python_version" in fields and "models:" in front
+
+
+# Names the README gives that a clone does not have: what a command writes (data, surveys, runs), placeholders (DIR,
+# OUT, TASK; snapshots/ inside a checkpoint folder) and a Hub repo's git refs.
+NOT_IN_A_CLONE = {"DIR", "OUT", "data", "surveys", "runs", "snapshots", "refs", "checkpoints/TASK"}
+
+
+def named_paths(text: str) -> set[str]:
+    """The repository paths the README names: a folder or file path in backticks, and every image."""
+    quoted = re.findall(r"`([\w.-]+/(?:[\w.*-]+/?)*)`", text)
+    images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
+    paths = {p.rstrip("/") for p in [*quoted, *images]}
+    return {p for p in paths if not {p, p.split("/")[0]} & NOT_IN_A_CLONE and "*" not in p}
+
+
+def named_modules(text: str) -> set[str]:
+    """The modules the README runs with python -m (or torchrun -m)."""
+    return set(re.findall(r"(?:python3? -m|torchrun\b[^\n`]*? -m) ([A-Za-z_][\w.]*)", text))
+
+
+def test_every_path_and_module_the_readme_names_exists():
+    import importlib.util
+
+    text = README.read_text(encoding="utf-8")
+    paths, modules = named_paths(text), named_modules(text)
+    assert "attention_lab/attention/payload.py" in paths and "attention_lab.survey" in modules  # the checks read them
+    assert not [p for p in sorted(paths) if not (README.parent / p).exists()], "paths the README names are missing"
+    assert not [m for m in sorted(modules) if importlib.util.find_spec(m) is None], "modules it runs are missing"
+
+
+def test_the_name_checks_find_a_stale_name():
+    text = "see `lab/assets/views.js`, ![x](docs/screenshots/gone.png) and run `python -m lab.survey --out d`"
+    assert named_paths(text) == {"lab/assets/views.js", "docs/screenshots/gone.png"}
+    assert named_modules(text) == {"lab.survey"}
+    assert not any((README.parent / p).exists() for p in named_paths(text))

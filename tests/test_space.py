@@ -47,7 +47,7 @@ def test_deploy_creates_a_gradio_space_and_sends_what_the_app_runs_and_nothing_e
         "checkpoints/reverse/model.safetensors",
         "checkpoints/reverse/snapshots/index.json",
         "checkpoints/reverse/snapshots/step-000012/model.safetensors",
-        "docs/screenshots/app-1400.png",
+        "docs/screenshots/app-1440.png",
     ]
     unwanted = [
         "tests/test_app.py",

@@ -16,7 +16,10 @@ export function large(fig, presenting = globalThis.document?.body.classList.cont
   if (!presenting) return fig;
   const bigger = (axis) => (axis ? {...axis, tickfont: {...(axis.tickfont || {}), size: 16}} : axis);
   const layout = {...fig.layout, font: {size: 16}, xaxis: bigger(fig.layout.xaxis), yaxis: bigger(fig.layout.yaxis)};
-  if (layout.title) layout.title = {...layout.title, font: {size: 17}};
+  if (layout.title) {
+    layout.title = {...layout.title, font: {size: 17}};
+    if (layout.margin) layout.margin = {...layout.margin, t: layout.margin.t + 10}; // room for the larger title
+  }
   return {...fig, layout};
 }
 
