@@ -14,7 +14,9 @@ UNDOCUMENTED = {"api_visibility": "undocumented"}
 def wire(c: dict, wiring) -> None:
     """`c`: the page's components by name; `wiring`: attention_lab.page.wiring.Wiring."""
     decoding: Decoding = wiring.lab.decoding
-    wiring.on(c["run"].click, decoding.run, api_name="ui_run", show_progress="minimal", **UNDOCUMENTED)
+    # a Run may take a moment: the Output shows that it is coming (the views redraw at once when it does)
+    run = {"show_progress": "full", "show_progress_on": [c["output"]]}
+    wiring.on(c["run"].click, decoding.run, api_name="ui_run", **run, **UNDOCUMENTED)
     for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
         wiring.on(c[name].click, getattr(decoding, name), api_name=f"ui_{name}", **UNDOCUMENTED)
     wiring.on(c["candidates"].select, decoding.force, data=picked("token"))
