@@ -101,6 +101,7 @@ export function read(decoding, kind, shown, reading) {
 
 /** (L, H, Q, K) in the look's units and reading, its row and column units, and the row of step `shown`. */
 export function weights(decoding, kind, shown, look) {
+  if (kind === "encoder") shown = 0; // the source's attention does not change as the output grows
   const key = [kind, shown, look.words, look.hideSpecials, look.reading].join("|");
   return decoding.remembered(`weights:${kind}`, key, () => computeWeights(decoding, kind, shown, look));
 }

@@ -55,3 +55,11 @@ test("a kind's figures, and why there are none", () => {
   const grid = gridFigure({L: 1, H: 1, Q: 2, K: 2, data: new Float32Array(4)}, look, 0, "t", 300, 300);
   assert.ok(grid.layout.height >= 110);
 });
+
+test("the source's attention is worked out once, whatever step is shown", () => {
+  const d = new Decoding(payload({S: 5, T: 3, L: 2, H: 2}));
+  const size = {focusHeight: 400, gridWidth: 300, gridHeight: 300};
+  const at = (shown, kind) => kindFigures(d, kind, shown, look, size).grid.data[0].z;
+  assert.equal(at(1, "encoder"), at(3, "encoder")); // the same tiles: plotly has nothing new to draw
+  assert.notEqual(at(1, "cross"), at(3, "cross"));
+});
