@@ -142,6 +142,21 @@ def test_switching_the_model_swaps_in_an_example_it_can_read(served_app, browser
     page.close()
 
 
+def test_another_model_keeps_the_decoding_options(served_app, browser):
+    from playwright.sync_api import expect
+
+    page = opened(browser, served_app[0])
+    run(page, "abc123")  # a source both models read: the model changes, the source stays
+    page.get_by_text("Decoding options", exact=True).click()
+    page.get_by_role("radio", name="beam", exact=True).check()
+    expect(page.get_by_label("Notice")).to_have_value(re.compile("Beam mode: Step is off"), timeout=WAIT_MS)
+    pick_model(page, "reverse")
+    expect(page.get_by_label("Source")).to_have_value("abc123")
+    expect(page.get_by_label("Notice")).to_have_value(re.compile("Beam mode: Step is off"), timeout=WAIT_MS)
+    expect(button(page, "Step")).to_be_disabled(timeout=WAIT_MS)  # beam search still asked for, on the new model
+    page.close()
+
+
 def test_beam_mode_turns_step_off_and_fills_the_beams_tab(served_app, browser):
     from playwright.sync_api import expect
 

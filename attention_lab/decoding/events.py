@@ -3,12 +3,8 @@ a new source or option, which redraws."""
 
 from __future__ import annotations
 
-from ..controls import Controls
 from ..models.examples import example_for
 from .actions import Decoding
-
-# The buttons' endpoints stay out of the API page, but the benchmarks and the load test drive them by name.
-UNDOCUMENTED = {"api_visibility": "undocumented"}
 
 
 def wire(c: dict, wiring) -> None:
@@ -16,10 +12,10 @@ def wire(c: dict, wiring) -> None:
     decoding: Decoding = wiring.lab.decoding
     # a Run may take a moment: the Output shows that it is coming (the views redraw at once when it does)
     run = {"show_progress": "full", "show_progress_on": [c["output"]]}
-    wiring.on(c["run"].click, decoding.run, api_name="ui_run", **run, **UNDOCUMENTED)
+    wiring.on(c["run"].click, decoding.run, api_name="ui_run", **run, **wiring.UNDOCUMENTED)
     for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
-        wiring.on(c[name].click, getattr(decoding, name), api_name=f"ui_{name}", **UNDOCUMENTED)
-    wiring.on(c["candidates"].select, decoding.force, data=picked("token"))
+        wiring.on(c[name].click, getattr(decoding, name), api_name=f"ui_{name}", **wiring.UNDOCUMENTED)
+    wiring.on(c["candidates"].select, decoding.force, data=wiring.picked("token"))
     for name in ("source", "max_len", "top_k", "strategy"):  # a new source or option: redrawn
         wiring.on(c[name].change, lambda user, controls: user.shown, trigger_mode="always_last")
     c["examples"].change(
@@ -29,21 +25,12 @@ def wire(c: dict, wiring) -> None:
         js="(example, model, source) => (example ? JSON.parse(example) : [model, source])",
     )
 
-    def another_model(user, name, text):
-        """A new model: start over, with one of its examples unless the text suits it."""
-        source = example_for(wiring.lab.registry, name, text)
-        controls = Controls(model=name, source=source)
-        return (*wiring.answer(user, wiring.lab.do, decoding.reset, user, controls), source)
+    def another_model(user, *values):
+        """A new model: start over, with one of its examples unless the text suits it; every other control as the
+        page has it."""
+        controls = wiring.controls_of(values)
+        controls.source = example_for(wiring.lab.registry, controls.model, controls.source)
+        return (*wiring.answer(user, wiring.lab.do, decoding.reset, user, controls), controls.source)
 
-    inputs, outputs = [wiring.state, c["model"], c["source"]], [*wiring.targets(), c["source"]]
-    wiring.then_fill(wiring.listen(c["model"].change, another_model, inputs, outputs))
-
-
-def picked(name: str):
-    """The event data's `name` as the action's argument, and its step shown as the controls' (a click in the page)."""
-
-    def read(c: Controls, data: dict) -> list:
-        c.shown = data.get("shown")
-        return [data.get(name)]
-
-    return read
+    outputs = [*wiring.targets(), c["source"]]
+    wiring.then_fill(wiring.listen(c["model"].change, another_model, wiring.inputs, outputs))

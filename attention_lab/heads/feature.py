@@ -97,11 +97,7 @@ def wire(c: dict, wiring) -> None:
     tests = HeadTests(wiring.lab.decoding)
     wiring.on(c["ablate"].click, tests.ablate, extra=[c["ablate_heads"]], show_progress_on=[c["effects"]])
 
-    def picked(controls, data: dict) -> list:
-        controls.shown = data.get("shown")
-        return [data.get("pieces")]
-
-    wiring.on(c["now"].select, tests.edit, extra=[c["edit_heads"]], data=picked)
+    wiring.on(c["now"].select, tests.edit, extra=[c["edit_heads"]], data=wiring.picked("pieces"))
 
     def choices(name):
         config = wiring.lab.registry.entry(name).pipeline.model.config
