@@ -35,17 +35,21 @@ export function nextFocus(focus, delta, layers, heads) {
   return choices[(at + delta + choices.length) % choices.length];
 }
 
+const MOVES = ["ArrowLeft", "Home", "End", "ArrowUp", "ArrowDown"]; // what they move needs a decoding
+
 /** What `key` does to the page (see above); `step()` decodes the next step when the page can. Returns whether the
- * key was the page's. */
+ * key was the page's. With nothing decoded, ← Home End ↑ ↓ are left to the browser (they scroll); → decodes the
+ * first step. */
 export function press(key, {step, help}) {
   const n = steps(), d = page.decoding;
+  if (MOVES.includes(key) && !d) return false;
   if (key === "ArrowLeft") show(page.shown - 1);
   else if (key === "ArrowRight") {
     if (page.shown < n) show(page.shown + 1);
     else step();
   } else if (key === "Home") show(0);
   else if (key === "End") show(n);
-  else if ((key === "ArrowUp" || key === "ArrowDown") && d) {
+  else if (key === "ArrowUp" || key === "ArrowDown") {
     setLook({focus: nextFocus(page.look.focus, key === "ArrowDown" ? 1 : -1, Math.max(d.Le, d.Ld), d.H)});
   } else if (["1", "2", "3"].includes(key)) setKind(PAGE_ORDER[Number(key) - 1]);
   else if (key === "?") help();

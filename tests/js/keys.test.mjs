@@ -48,3 +48,12 @@ test("up and down go through the focused heads, the mean first; 1 2 3 choose the
   assert.equal(page.kind, "decoder_self");
   show(0);
 });
+
+test("with nothing decoded the arrows are the page's to scroll, and → decodes the first step", () => {
+  receive({op: "clear", key: "5.0", shown: 0});
+  let stepped = 0;
+  const actions = {step: () => stepped++, help: () => {}};
+  for (const key of ["ArrowLeft", "Home", "End", "ArrowUp", "ArrowDown"]) assert.equal(press(key, actions), false, key);
+  assert.ok(press("ArrowRight", actions));
+  assert.equal(stepped, 1);
+});
