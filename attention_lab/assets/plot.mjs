@@ -15,7 +15,8 @@ export function draw(container, fig) {
     gd.className = "lab-figure";
     container.appendChild(gd);
   }
-  const layout = fig.message === undefined ? fig.layout : {...fig.layout, annotations: [messageAt(fig.message, container)]};
+  const layout = fig.message === undefined ? fig.layout
+    : {...fig.layout, annotations: [messageAt(fig.message, container)]};
   globalThis.Plotly.react(gd, fig.data, {...layout, autosize: true}, CONFIG);
   return gd;
 }

@@ -36,21 +36,41 @@ export function steps() {
   return page.decoding ? page.decoding.steps.length : 0;
 }
 
-/** A message from the server (see above); one not meant for what the page holds is left. */
+// Step and back messages that came before the one they follow (two quick clicks' answers can cross on the way), by
+// the decoding they follow: each is taken as soon as the page holds that one.
+const waiting = new Map();
+const WAITING_AT_MOST = 8;
+
+/** A message from the server (see above); one not meant for what the page holds is left, or kept until it is. */
 export function receive(message) {
   if (!message || !message.op) return;
+  if (!apply(message)) {
+    const follows = message.op === "step" || message.op === "back";
+    if (follows && waiting.size < WAITING_AT_MOST) waiting.set(message.after, message);
+    return;
+  }
+  if (message.op === "full" || message.op === "clear") waiting.clear();
+  for (let next = waiting.get(page.key); next; next = waiting.get(page.key)) {
+    waiting.delete(page.key);
+    apply(next);
+  }
+}
+
+/** Bring the page to `message` if it follows what the page holds; whether it did. */
+function apply(message) {
   const d = page.decoding;
   if (message.op === "full") page.decoding = new Decoding(message.data);
   else if (message.op === "clear") page.decoding = null;
   else if (message.op === "step" && d && page.key === message.after) d.addStep(message);
   else if (message.op === "back" && d && page.key === message.after) d.keep(message.steps);
-  else if (message.op !== "show" || page.key !== message.key) return;
+  else if (message.op !== "show" || page.key !== message.key) return false;
   if (message.op === "full" || message.op === "clear") page.fullKey = message.key;
   page.key = message.key;
   const same = message.op === "show";
-  if (same && page.shown === message.shown) return;
+  if (same && page.shown === message.shown) return true;
   page.shown = message.shown;
   changed(same ? "shown" : "decoding");
+  return true;
 }
 
 /** Show step `step` (0 to the last), if it is another. */

@@ -43,3 +43,17 @@ test("the shown step stays between 0 and the last; kind and look change only whe
   setLook({focus: [1, 0]});
   assert.deepEqual([page.kind, page.look.focus, page.changes], ["encoder", [1, 0], changes + 2]);
 });
+
+test("a step's answer that comes before the one it follows waits for it", () => {
+  receive({op: "full", key: "6.1", shown: 1, data: payload({T: 1})});
+  const [, second, third] = payload({T: 3}).steps;
+  const out = (t) => ({labels: `o${t}`, words: `o${t}`, group: t, special: false});
+  receive({op: "step", key: "6.3", after: "6.2", shown: 3, step: third, out: out(2)}); // the later click's answer first
+  assert.deepEqual([page.key, steps()], ["6.1", 1]);
+  receive({op: "step", key: "6.2", after: "6.1", shown: 2, step: second, out: out(1)});
+  assert.deepEqual([page.key, steps(), page.shown, page.decoding.out.labels], ["6.3", 3, 3, ["o0", "o1", "o2"]]);
+  receive({op: "step", key: "6.9", after: "6.8", shown: 9, step: third, out: out(8)}); // follows nothing the page gets
+  receive({op: "full", key: "7.1", shown: 1, data: payload({T: 1})}); // a whole decoding: what waited is dropped
+  receive({op: "full", key: "6.8", shown: 1, data: payload({T: 1})});
+  assert.deepEqual([page.key, steps()], ["6.8", 1]);
+});
