@@ -314,7 +314,7 @@ def test_the_html_export_holds_the_pages_own_views_and_escapes_the_text(lab):
     for part in ("lab_export_offline.start", "function kindFigures", "window.Plotly", "id='views'", "id='lab-steps'"):
         assert part in page, part  # the page's own modules, bundled; plotly.js; a place for each view
     assert "&lt;b&gt;fett&lt;/b&gt;" in page and "<b>fett</b>" not in page  # the source, escaped
-    state = page.split("id='decoding' type='application/json'>")[1].split("</script>")[0]
+    state = page.split("id='state' type='application/json'>")[1].split("</script>")[0]
     assert "<" not in state  # no "<" in the inlined decoding: it cannot end its script element
     state = json.loads(state)
     assert state["look"] == {

@@ -7,10 +7,10 @@ import re
 import pytest
 
 from attention_lab.app import make_lab
+from attention_lab.assets import in_script
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.state import UserState
-from attention_lab.export.html import in_script
 from attention_lab.models.registry import Registry
 from attention_lab.serving.api import Api
 from tests.conftest import tiny_pipelines

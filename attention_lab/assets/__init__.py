@@ -4,15 +4,18 @@ readings, plotly helpers, the keys). The server sends data; these draw it, with 
 plotly.py.
 
 `mount` is how a component loads the module that draws it (assets.components.drawn makes such a component); `bundle`
-joins modules into one script for a page with no server (the HTML export, survey.html).
+joins modules into one script, and `offline_page` makes a page with no server of it (the HTML export, survey.html).
 """
 
 from __future__ import annotations
 
+import html
+import json
 import re
 from pathlib import Path
 
 import plotly
+from plotly.offline import get_plotlyjs
 
 PACKAGE = Path(__file__).resolve().parent.parent  # attention_lab/
 PLOTLY = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
@@ -89,3 +92,22 @@ def _scoped(path: Path) -> str:
 
     body = re.sub(r"^export\s+", "", IMPORT.sub(imported, code), flags=re.MULTILINE)
     return f"const {bundle_name(path)} = (() => {{\n{body}\nreturn {{{', '.join(names)}}};\n}})();"
+
+
+def in_script(value) -> str:
+    """JSON that can stand inside a <script> element: every "<" written as its escape, so no "</script>" or "<!--"
+    in a token ends or bends it."""
+    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
+
+
+def offline_page(title: str, body: str, entry: Path, state: object, style: str = "", body_class: str = "") -> str:
+    """A page that works with no server: plotly.js inlined, `body` (HTML, escaped by the caller), then `state` as
+    JSON and the page module `entry`, bundled with what it imports, started on it (its `start(state)`)."""
+    return (
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{style}</style><script>{get_plotlyjs()}</script></head><body class='{body_class}'>{body}"
+        f"<script id='state' type='application/json'>{in_script(state)}</script>"
+        f"<script>{bundle(entry)}\n"
+        f"{bundle_name(entry)}.start(JSON.parse(document.getElementById('state').textContent));</script>"
+        "</body></html>"
+    )

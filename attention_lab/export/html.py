@@ -5,23 +5,14 @@ changed, as on the page, with no server."""
 from __future__ import annotations
 
 import html
-import json
 import tempfile
 from pathlib import Path
 
-from plotly.offline import get_plotlyjs
-
-from ..assets import CSS, PACKAGE, bundle, bundle_name
+from ..assets import CSS, PACKAGE, offline_page
 from ..attention.kinds import PAGE_ORDER
 from ..attention.looks import READINGS, SCALES
 
 OFFLINE = PACKAGE / "export" / "offline.mjs"
-
-
-def in_script(value) -> str:
-    """JSON that can stand inside a <script> element: every "<" written as its escape, so no "</script>" or "<!--"
-    in a token ends or bends it."""
-    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
 
 
 def look_of(sent: object) -> dict:
@@ -49,17 +40,12 @@ def page(data: dict, looked: dict, shown: int, model_name: str, source: str, out
     page looked (look_of)."""
     state = {"decoding": data, "shown": shown, "kind": looked["kind"], "look": looked["look"]}
     parts = "".join(f"<div id='{name}' class='lab-view'></div>" for name in ("lab-steps", "now", "candidates", "views"))
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Attention Lab export</title>'
-        f"<style>{CSS.read_text(encoding='utf-8')}</style><script>{get_plotlyjs()}</script></head>"
-        "<body class='lab-export'>"
+    body = (
         f"<h1>Attention Lab: {html.escape(model_name)}</h1>"
         f"<p><b>Source:</b> {html.escape(source)}</p><p><b>Output:</b> {html.escape(output)}</p>{parts}"
-        f"<script id='decoding' type='application/json'>{in_script(state)}</script>"
-        f"<script>{bundle(OFFLINE)}\n"
-        f"{bundle_name(OFFLINE)}.start(JSON.parse(document.getElementById('decoding').textContent));</script>"
-        "</body></html>"
     )
+    title = "Attention Lab export"
+    return offline_page(title, body, OFFLINE, state, style=CSS.read_text(encoding="utf-8"), body_class="lab-export")
 
 
 def written(text: str, name: str) -> str:

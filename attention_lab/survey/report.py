@@ -16,12 +16,10 @@ import json
 import math
 from pathlib import Path
 
-from plotly.offline import get_plotlyjs
-
 from transformer.config import KINDS, n_layers
 from transformer.contract import ModelConfig
 
-from ..assets import PACKAGE, bundle, bundle_name
+from ..assets import PACKAGE, offline_page
 from ..attention.kinds import NAMES
 from ..checks import InputError
 from .data import survey_data
@@ -31,6 +29,7 @@ CELL_NUMBERS = ("entropy", "special", "offset", "importance")
 SURVEY_FILE = "survey.json"
 HTML_FILE = "survey.html"
 REPORT = PACKAGE / "survey" / "report.mjs"  # draws survey.html, with the app's own summary of heads
+STYLE = "body{font-family:system-ui,sans-serif;max-width:1100px;margin:1em auto;padding:0 1em}"
 
 
 def write_survey(survey: dict, out: Path) -> list[Path]:
@@ -46,17 +45,10 @@ def survey_html(survey: dict) -> str:
     """A page that opens offline: the summary lines, the pruning curves and the head grid, drawn by the app's own
     page modules (survey/report.mjs) with plotly.js inlined."""
     lines = "".join(f"<li>{_escape(line)}</li>" for line in summary_lines(survey))
-    state = json.dumps({"survey": survey, "grid": survey_data(survey)}, ensure_ascii=False).replace("<", "\\u003c")
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>Head survey: {_escape(survey['model'])}</title>"
-        "<style>body{font-family:system-ui,sans-serif;max-width:1100px;margin:1em auto;padding:0 1em}</style>"
-        f"<script>{get_plotlyjs()}</script></head><body><h1>Head survey: {_escape(survey['model'])}</h1>"
-        f"<ul>{lines}</ul><div id='pruning'></div><div id='heads'></div>"
-        f"<script id='survey' type='application/json'>{state}</script>"
-        f"<script>{bundle(REPORT)}\n"
-        f"{bundle_name(REPORT)}.start(JSON.parse(document.getElementById('survey').textContent));</script>"
-        "</body></html>"
-    )
+    title = f"Head survey: {survey['model']}"
+    body = f"<h1>{_escape(title)}</h1><ul>{lines}</ul><div id='pruning'></div><div id='heads'></div>"
+    state = {"survey": survey, "grid": survey_data(survey)}
+    return offline_page(title, body, REPORT, state, style=STYLE)
 
 
 def summary_lines(survey: dict, shown: int = 3) -> list[str]:
