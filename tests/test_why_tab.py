@@ -1,4 +1,4 @@
-"""The Why tab through the Lab (as the page's events drive it) and in the page's drawing code (views.js, in Node):
+"""The Why tab through the Lab (as the page's events drive it) and in the page's drawing code (why/why.mjs, in Node):
 the message holds every step's attribution and the lens, a Step attributes only the new step, the deletion test
 answers after the click, and what the page draws (words, each head's agreement) equals the Python definitions."""
 

@@ -13,6 +13,11 @@ export function root(element) {
   return element.querySelector(".lab-drawn") || element;
 }
 
+/** Open the Attention tab (the first), where a focused head or a kind chosen elsewhere is seen. */
+export function openAttentionTab() {
+  document.querySelector("#lab-tabs button[role=tab]")?.click();
+}
+
 /** Whether `node` is on screen (its tab open): a hidden figure has no width to draw at. */
 export function shown(node) {
   return !!node && node.offsetParent !== null;

@@ -20,6 +20,11 @@ export const STYLE = {
   focusLine: "#222222", // the focused head's tile in the grid
 };
 
+/** A head's name as the Focus head menu writes it: "Layer l · Head h" (1-based) for layer and head (0-based). */
+export function focusLabel(layer, head) {
+  return `Layer ${layer + 1} · Head ${head + 1}`;
+}
+
 /** "Layer l · Head h" (1-based) as [layer, head] (0-based); null for the mean or anything else. */
 export function focusOf(label) {
   const found = /^Layer (\d+) · Head (\d+)$/.exec(String(label || ""));
@@ -29,7 +34,7 @@ export function focusOf(label) {
 /** The Focus head choices of a decoding with `layers` and `heads`: the mean, then every head of the deepest stack. */
 export function focusChoices(layers, heads) {
   const out = [FOCUS_MEAN];
-  for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) out.push(`Layer ${l + 1} · Head ${h + 1}`);
+  for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) out.push(focusLabel(l, h));
   return out;
 }
 

@@ -3,7 +3,7 @@
 // beside it or under it. All of it is drawn here from the decoding the page holds: no request to the server.
 
 import {el, labelled, onVisible, root, select, shown} from "../assets/dom.mjs";
-import {FOCUS_MEAN, KINDS, PAGE_ORDER, READINGS, SCALES, focusChoices, focusOf} from "../assets/look.mjs";
+import {FOCUS_MEAN, KINDS, PAGE_ORDER, READINGS, SCALES, focusChoices, focusLabel, focusOf} from "../assets/look.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
 import {page, setKind, setLook, watch} from "../assets/store.mjs";
 import {kindFigures, tileAt} from "./figures.mjs";
@@ -88,7 +88,7 @@ export function mount({element}) {
       }));
     }
     const f = page.look.focus;
-    c.focus.value = f ? `Layer ${f[0] + 1} · Head ${f[1] + 1}` : FOCUS_MEAN;
+    c.focus.value = f ? focusLabel(...f) : FOCUS_MEAN;
     if (c.focus.value === "") c.focus.value = FOCUS_MEAN; // a head this model does not have
     for (const button of c.kinds.children) button.setAttribute("aria-pressed", String(button.dataset.kind === page.kind));
     Object.assign(c.words, {checked: page.look.words});

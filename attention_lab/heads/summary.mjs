@@ -2,8 +2,8 @@
 // each cell's value written in it and coloured as the measure says. A click on a cell focuses that head in the
 // Attention tab and opens it on that kind. The survey over a corpus (survey/corpus.mjs) is drawn the same way.
 
-import {el, onVisible, root, shown} from "../assets/dom.mjs";
-import {STYLE} from "../assets/look.mjs";
+import {el, onVisible, openAttentionTab, root, shown} from "../assets/dom.mjs";
+import {STYLE, focusLabel, focusOf} from "../assets/look.mjs";
 import {escapeToken, wrapped} from "../assets/labels.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
 import {setKind, setLook} from "../assets/store.mjs";
@@ -36,7 +36,7 @@ function metricTrace(data, metric, yaxis, written) {
       const x = b * (heads + 1) + h;
       z[l][x] = value;
       text[l][x] = short(value, metric.colouring);
-      where[l][x] = `${kind}|Layer ${l + 1} · Head ${h + 1}`;
+      where[l][x] = `${kind}|${focusLabel(l, h)}`;
       top = Math.max(top, Math.abs(value));
     }));
   });
@@ -99,11 +99,12 @@ export function summaryFigure(data, width = 720) {
 
 /** Focus the head of a clicked cell ("kind|Layer l · Head h") and open the Attention tab on its kind. */
 export function focusCell(where) {
-  const found = /^(\w+)\|Layer (\d+) · Head (\d+)$/.exec(String(where || ""));
-  if (!found) return;
-  setKind(found[1]);
-  setLook({focus: [Number(found[2]) - 1, Number(found[3]) - 1]});
-  document.querySelector("#lab-tabs button[role=tab]")?.click(); // the Attention tab, the first
+  const [kind, label] = String(where || "").split("|");
+  const focus = focusOf(label);
+  if (!focus) return;
+  setKind(kind);
+  setLook({focus});
+  openAttentionTab();
 }
 
 /** Draw a summary (or the text of a placeholder) into `box` when it is on screen, and again when it comes into view. */
@@ -120,13 +121,17 @@ export function drawSummary(box, value) {
   }
 }
 
-export function mount({element, props, watch}) {
-  const box = root(element);
-  box.replaceChildren(el("div", "lab-label", "This sentence"));
-  const figure = el("div", "summary-figure");
-  box.appendChild(figure);
-  const redraw = () => drawSummary(figure, props.value);
-  watch("value", redraw);
-  onVisible(figure, redraw);
-  redraw();
+/** How a component showing a summary under `label` mounts: this sentence's here, the corpus's (survey/corpus.mjs). */
+export function summaryView(label) {
+  return ({element, props, watch}) => {
+    const box = root(element);
+    const figure = el("div", "summary-figure");
+    box.replaceChildren(el("div", "lab-label", label), figure);
+    const redraw = () => drawSummary(figure, props.value);
+    watch("value", redraw);
+    onVisible(figure, redraw);
+    redraw();
+  };
 }
+
+export const mount = summaryView("This sentence");

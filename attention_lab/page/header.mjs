@@ -1,7 +1,7 @@
 // The page's header: its name, a hint that keys exist (? lists them), and presenter mode, which shows only the step
 // loop and the views in large type for a projector. ?presenter in the address starts in it.
 
-import {el, root} from "../assets/dom.mjs";
+import {el, openAttentionTab, root} from "../assets/dom.mjs";
 import {BUTTON_HINTS, KEYS, install} from "../assets/keys.mjs";
 
 const PRESENTING = "lab-presenter";
@@ -25,7 +25,7 @@ export function present(on, toggle) {
   if (on) address.searchParams.set("presenter", "1");
   else address.searchParams.delete("presenter");
   globalThis.history.replaceState(null, "", address);
-  if (on) document.querySelector("#lab-tabs button[role=tab]")?.click(); // the Attention tab, the first
+  if (on) openAttentionTab();
   globalThis.dispatchEvent(new Event("resize")); // the figures take the room they now have
 }
 
