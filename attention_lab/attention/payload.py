@@ -112,6 +112,7 @@ def full(session: DecodingSession, tokenizer: Seq2SeqTokenizer, model_name: str,
     config, special = session.model.config, session.model.special_ids
     n = len(session.steps)
     self_norms, cross_norms = session.decoder_value_norms()
+    norms = stacked(self_norms) if n else None  # (L, H, T): each step's keys' value norms, stacked once
     rolled = self_rollout(session, n) if n else None
     out_ids = [s.token for s in session.steps]
     data = {
@@ -126,7 +127,7 @@ def full(session: DecodingSession, tokenizer: Seq2SeqTokenizer, model_name: str,
         "encoder_norms": f32(stacked(session.encoder_value_norms)),
         "encoder_rollout": q16(torch.stack(rollout(list(session.encoder_attention))).numpy()),
         "cross_norms": f32(stacked(cross_norms)) if cross_norms else None,
-        "steps": [_step(session, tokenizer, t, stacked(self_norms)[:, :, t], rolled[:, t, : t + 1]) for t in range(n)],
+        "steps": [_step(session, tokenizer, t, norms[:, :, t], rolled[:, t, : t + 1]) for t in range(n)],
         "original": None,
     }
     if before is not None and before.steps:

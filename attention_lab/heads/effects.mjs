@@ -29,8 +29,8 @@ export function mount({element, props, watch}) {
   const redraw = () => {
     if (!shown(box)) return;
     const value = props.value;
-    draw(box, value && value.op === "effects" ? effectsFigure(value) : emptyFigure(value && value.text ? value.text
-      : "Choose heads to ablate and press Ablate: each step's change shows here.", 120));
+    // what it says before an ablation comes with the component (heads/summary.py's NO_EFFECTS)
+    draw(box, value && value.op === "effects" ? effectsFigure(value) : emptyFigure((value && value.text) || "", 120));
   };
   watch("value", redraw);
   onVisible(box, redraw);

@@ -45,7 +45,7 @@ def layout(registry, default: str) -> dict:
             head_choices(config), value=[], multiselect=True, label="Heads to ablate", info=info, scale=4
         )
         c["ablate"] = gr.Button("Ablate", min_width=80, scale=1)
-    c["effects"] = drawn("heads/effects.mjs", "heads-effects", classes=("lab-slow",))
+    c["effects"] = drawn("heads/effects.mjs", "heads-effects", value=NO_EFFECTS, classes=("lab-slow",))
     info = "Click a source word under “What the model looked at”: at the shown step these heads look only at it."
     choices = head_choices(config, ("cross",))
     c["edit_heads"] = gr.Dropdown(choices, value=["cross:*:*"], multiselect=True, label="Heads to edit", info=info)

@@ -124,6 +124,11 @@ class Scorer:
         return logits.log_softmax(dim=-1)[:, self.tokens[step - 1]]
 
 
+def no_gradients(err: RuntimeError) -> str:
+    """What to say for a model whose forward pass autograd cannot differentiate (the error autograd raised)."""
+    return f"This model cannot give gradients for attribution: {str(err).splitlines()[0]}"
+
+
 def attribute_step(scorer: Scorer, step: int, method: str, ig_steps: int = IG_STEPS) -> StepAttribution:
     """Step `step`'s (1-based) written token attributed by `method` (a key of METHODS); integrated gradients
     integrates over `ig_steps` points (its completeness gap, `delta`, shrinks as they grow)."""

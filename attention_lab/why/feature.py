@@ -27,7 +27,7 @@ from ..controls import Controls
 from ..decoding.messages import key as decoding_key
 from ..decoding.state import Run, UserState
 from ..feature import DATA, MARKDOWN, Feature, Output, Screen
-from .attribution import METHODS, WORDS_NOTE, Scorer, StepAttribution, attribute_step
+from .attribution import METHODS, WORDS_NOTE, Scorer, StepAttribution, attribute_step, no_gradients
 from .deletion import deletion_table
 from .records import LENS_TOP_K
 
@@ -101,7 +101,7 @@ def explain(run: Run, method: str) -> Callable[[], dict]:
             message["steps"] = [_step_record(a) for a in steps]
             message["lens"] = _lens_record(model, tokenizer, src_ids, tokens, limit, interventions)
         except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
-            message["error"] = f"This model cannot give gradients for attribution: {str(err).splitlines()[0]}"
+            message["error"] = no_gradients(err)
         except Exception as err:  # said in the tab, which would otherwise say "computing" for good
             logger.exception("why this token failed")
             message["error"] = f"Attribution failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
@@ -175,7 +175,7 @@ def deletion(run: Run) -> Callable[[], str]:
         try:
             table = deletion_table(pipeline, [text])
         except RuntimeError as err:  # said where the table would be: the fill has no one else to tell
-            return f"This model cannot give gradients for attribution: {str(err).splitlines()[0]}"
+            return no_gradients(err)
         if not table.steps:
             return "No step of this sentence could be tested: every token it wrote was certain (probability 1)."
         intro = (

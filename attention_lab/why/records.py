@@ -8,7 +8,7 @@ from transformer import DecodingSession, Seq2SeqTokenizer
 from transformer.lens import decoder_lens
 
 from ..checks import InputError
-from .attribution import METHODS, attribute
+from .attribution import METHODS, attribute, no_gradients
 
 LENS_TOP_K = 5
 
@@ -32,7 +32,7 @@ def attribution_record(session: DecodingSession, tokenizer: Seq2SeqTokenizer, me
             interventions=session.interventions,
         )
     except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
-        raise InputError(f"This model cannot give gradients for attribution: {str(err).splitlines()[0]}") from err
+        raise InputError(no_gradients(err)) from err
     return {
         "source_tokens": tokenizer.tokens(session.src_ids),
         "method": method,
