@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from attention_lab.app import make_lab
-from attention_lab.attention.looks import FOCUS_MEAN, focus_choices
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.actions import BEAM_MODE
@@ -248,9 +247,6 @@ def test_a_new_model_keeps_text_it_can_read_and_otherwise_takes_its_first_exampl
     assert example_for(lab.registry, "reverse", "abc123") == "abc123"
     assert example_for(lab.registry, "de-en", "Das ist ein Haus.") == "Das ist ein Haus."
     assert example_for(lab.registry, "de-en", "Ich 😀 habe") == CURATED["de-en"][0][0]  # would be read with <unk>
-    choices = focus_choices(lab.registry.entry("reverse").pipeline.model.config)
-    assert choices[0] == FOCUS_MEAN and choices[1:3] == ["Layer 1 · Head 1", "Layer 1 · Head 2"]
-    assert len(choices) == 1 + 2 * 4 and choices[-1] == "Layer 2 · Head 4"
 
 
 def test_a_source_longer_than_the_training_data_gets_a_notice(lab):

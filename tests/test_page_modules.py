@@ -18,9 +18,9 @@ from attention_lab.assets import PACKAGE, bundle, bundle_name, modules
 from attention_lab.attention import payload
 from attention_lab.attention.kinds import NAMES, PAGE_ORDER
 from attention_lab.attention.looks import FOCUS_MEAN, READINGS, SCALES
-from attention_lab.attention.units import Units, in_units
 from tests.conftest import tiny_pipelines
 from tests.node import NODE, needs_node, run_modules, run_script
+from tests.units_reference import Units, in_units
 from transformer import DecodingSession
 from transformer.readings import rollout, value_weighted
 

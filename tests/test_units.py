@@ -6,8 +6,9 @@ Which pieces are special comes with them, one flag each (the app decides it by i
 import numpy as np
 import pytest
 
-from attention_lab.attention.units import SPACE, Units, in_units, piece_label, word_groups
+from attention_lab.attention.units import SPACE, piece_label, word_groups
 from tests.conftest import tiny_pipelines
+from tests.units_reference import Units, in_units
 
 PIECES = ["▁Wir", "▁tre", "ffen", "▁uns", ".", "</s>"]
 

@@ -12,7 +12,6 @@ from scipy.stats import spearmanr
 
 from attention_lab.app import make_lab
 from attention_lab.attention import payload
-from attention_lab.attention.units import Units
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.state import UserState
@@ -26,6 +25,7 @@ from tests.node import NODE, run_modules
 from tests.test_page_modules import oracle
 from tests.test_why import CACHE_ULPS
 from tests.tolerance import tolerance
+from tests.units_reference import Units
 from transformer.lens import decoder_lens
 
 SOURCE = "Ich habe <b>Hunger</b>."  # words of several pieces
@@ -151,7 +151,7 @@ def rank_correlation(a, b) -> float:
 
 
 def in_units(values, tokenizer, ids, special, words: bool, hide: bool) -> tuple[list[str], np.ndarray]:
-    """Attribution per piece in the units lab.attention.units defines: a unit's value is its pieces' sum (as a
+    """Attribution per piece in the units tests/units_reference.py defines: a unit's value is its pieces' sum (as a
     column of attention is)."""
     units = Units.of(tokenizer.tokens(ids), [i in special for i in ids], words, tokenizer.is_character_level)
     summed = np.asarray(values) @ units.key_matrix(len(ids))
@@ -197,7 +197,7 @@ def test_the_page_draws_words_and_agreement_as_python_defines_them(lab):
 
 
 def step_rows(session, tokenizer, kind: str, shown: int, reading: str, ids, words: bool, hide: bool) -> np.ndarray:
-    """Every head's attention at step `shown` alone (L, H, units), as lab.attention.units merges a column: the
+    """Every head's attention at step `shown` alone (L, H, units), as tests/units_reference.py merges a column: the
     step's own row of pieces, its columns summed into words, specials dropped and the row renormalised."""
     pieces, _, _ = oracle(session, tokenizer, kind, shown, False, False, reading)
     special = session.model.special_ids
