@@ -78,7 +78,7 @@ def test_inside_a_spaces_iframe_the_loop_fits_and_the_keys_work_after_a_click(se
         assert in_view(page, locator.bounding_box(), LAPTOP), name
     assert in_view(page, frame.locator("#views .views-focus .js-plotly-plot").bounding_box(), LAPTOP)
     shown = app.evaluate(SHOWN)
-    frame.locator(".now-view").click()  # keys reach the app once it has been clicked
+    frame.locator(".lab-name").click()  # keys reach the app once it has been clicked (a word there would edit)
     page.keyboard.press("ArrowLeft")
     app.wait_for_function(f"() => ({SHOWN})() === {shown - 1}", timeout=WAIT_MS)
     page.close()
