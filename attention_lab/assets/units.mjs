@@ -99,11 +99,12 @@ export function read(decoding, kind, shown, reading) {
   return pieces;
 }
 
-/** (L, H, Q, K) in the look's units and reading, its row and column units, and the row of step `shown`. */
+/** (L, H, Q, K) in the look's units and reading, its row and column units, the row of step `shown`, and `key`,
+ * which names them: the same key, the same weights (what is drawn from them can be remembered by it). */
 export function weights(decoding, kind, shown, look) {
   if (kind === "encoder") shown = 0; // the source's attention does not change as the output grows
   const key = [kind, shown, look.words, look.hideSpecials, look.reading].join("|");
-  return decoding.remembered(`weights:${kind}`, key, () => computeWeights(decoding, kind, shown, look));
+  return decoding.remembered(`weights:${kind}`, key, () => ({...computeWeights(decoding, kind, shown, look), key}));
 }
 
 function computeWeights(decoding, kind, shown, look) {

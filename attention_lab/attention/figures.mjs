@@ -118,9 +118,8 @@ export function kindFigures(decoding, kind, shown, look, size) {
   const focus = focusFigure(focused, look, `${KINDS[kind].title}${reading}: ${chosen.name}`, w.current,
     KINDS[kind].axes, size.focusHeight);
   const overview = rolled ? "Rollout through each layer (heads averaged)" : "Every head (layers down)";
-  const at = kind === "encoder" ? 0 : shown; // the source's attention is the same at every step: drawn once
-  const key = [kind, at, look.words, look.hideSpecials, look.reading, look.scale].join("|");
-  const grid = decoding.remembered(`tiles:${kind}`, key, () => tiles(w.stack, look.scale));
+  // tiled once per weights and scale: the source's attention, the same at every step, only once
+  const grid = decoding.remembered(`tiles:${kind}`, `${w.key}|${look.scale}`, () => tiles(w.stack, look.scale));
   return {focus, grid: gridFigure(w.stack, look, w.current, `${overview}: click one to focus it`, size.gridWidth,
     size.gridHeight, grid)};
 }
