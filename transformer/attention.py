@@ -11,6 +11,7 @@ Masked cells get a weight of exactly 0.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -24,10 +25,15 @@ class HeadControl:
 
     keep: (H,) or (B, H): 1.0 keeps a head's output and 0.0 removes it, before the output projection.
     weights: (B|1, H, T, S) weights that replace the computed ones where they are not NaN (attention editing).
+    restore: (B, H) bool: in row b, head h's output is `clean`'s (1, H, T, K) (activation patching).
+    record: called with the head outputs (B, H, T, K) as they go into the output projection.
     """
 
     keep: torch.Tensor | None = None
     weights: torch.Tensor | None = None
+    restore: torch.Tensor | None = None
+    clean: torch.Tensor | None = None
+    record: Callable[[torch.Tensor], None] | None = None
 
 
 class MultiHeadAttention(nn.Module):
@@ -108,7 +114,7 @@ class MultiHeadAttention(nn.Module):
         else:
             weights = None
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-        heads = keep_heads(heads, control)
+        heads = patch_heads(keep_heads(heads, control), control)
         B, H, T, K = heads.shape
         return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights if need_weights else None
 
@@ -150,6 +156,20 @@ def keep_heads(heads: torch.Tensor, control: HeadControl | None) -> torch.Tensor
     if keep.dim() == 2 and keep.size(0) != heads.size(0):
         raise ValueError(f"one row of kept heads per batch row is needed (got {keep.size(0)} for {heads.size(0)})")
     return heads * keep.view(*keep.shape, 1, 1)
+
+
+def patch_heads(heads: torch.Tensor, control: HeadControl | None) -> torch.Tensor:
+    """Head outputs (B, H, T, K) with the restored heads' taken from the clean run, handed to the control's record."""
+    if control is None:
+        return heads
+    if control.restore is not None:
+        if control.restore.size(0) != heads.size(0):
+            raise ValueError(f"one row of restored heads per batch row is needed (got {control.restore.size(0)})")
+        restore = control.restore.to(heads.device)[:, :, None, None]
+        heads = torch.where(restore, control.clean.to(heads), heads)
+    if control.record is not None:
+        control.record(heads)
+    return heads
 
 
 def value_norms(v: torch.Tensor, w_o: torch.Tensor) -> torch.Tensor:

@@ -53,15 +53,17 @@ def greedy_decode(
     src: torch.Tensor,
     max_new_tokens: int | None = None,
     interventions: Interventions | None = None,
+    src_embeds: torch.Tensor | None = None,
 ) -> list[list[int]]:
     """Decode a padded batch src (B, S) greedily; returns B token lists (no bos/eos).
 
-    `interventions` ablates heads throughout and applies cross-attention edits at their steps.
+    `interventions` ablates heads throughout and applies cross-attention edits at their steps. `src_embeds` (B, S, D)
+    is read in place of the source's token embeddings (a source corrupted with noise, transformer.patching).
     """
     cfg = model.config
     steps = _max_new_tokens(model, max_new_tokens)
     interventions = _checked(model, interventions)
-    enc = model.encode(src, interventions=interventions)
+    enc = model.encode(src, interventions=interventions, src_embeds=src_embeds)
     B = src.size(0)
     next_input = torch.full((B, 1), cfg.bos_id, dtype=torch.long, device=src.device)
     finished = torch.zeros(B, dtype=torch.bool, device=src.device)

@@ -4,6 +4,10 @@
   so the head adds nothing to the layer's output (the projection's bias stays).
 - **Editing** replaces a cross-attention head's weights at one target position with weights of your choosing, such as
   1 on one source token and 0 elsewhere, in place of softmax(q k^T / sqrt(K)).
+- **Recording** keeps every layer's output and every head's output (`record=Activations()`, filled by the pass).
+- **Restoring** (activation patching) puts a clean run's recorded activations in place of this run's: per batch row,
+  chosen layer states at chosen positions and chosen heads' outputs (`restore=Restore(...)`; transformer.patching
+  sweeps it).
 
 An Interventions value is an argument of Transformer.encode / decode / forward, greedy_decode, beam_search and
 DecodingSession. It
@@ -27,12 +31,14 @@ Examples:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import torch
 
 from .attention import HeadControl
 from .config import KINDS, ModelConfig, n_layers
+from .layers import StateControl
 
 
 @dataclass(frozen=True, order=True)
@@ -64,19 +70,56 @@ class CrossEdit:
         return cls(layer, tuple(heads), step, weights)
 
 
+@dataclass
+class Activations:
+    """What one encode and one whole-prefix decode computed, as `Interventions(record=...)` fills it, by layer
+    (0-based). A decode with a cache records the positions of that call only."""
+
+    encoder_states: dict[int, torch.Tensor] = field(default_factory=dict)  # (B, S, D) after each encoder layer
+    decoder_states: dict[int, torch.Tensor] = field(default_factory=dict)  # (B, T, D) after each decoder layer
+    heads: dict[tuple[str, int], torch.Tensor] = field(default_factory=dict)  # (kind, layer) -> (B, H, T, K): each
+    # head's output as it goes into the output projection (T is S for the encoder's)
+
+    def keeper(self, where: dict, key) -> Callable[[torch.Tensor], None]:
+        def keep(tensor: torch.Tensor) -> None:
+            where[key] = tensor.detach()
+
+        return keep
+
+
+@dataclass(frozen=True)
+class Restore:
+    """Activation patching: in row b of the batch, what the masks mark is taken from `clean` (a batch-1 run of the
+    same shapes, recorded) in place of this run's own. Decoder positions are counted from the prefix's first (a call
+    with a cache restores the positions it covers)."""
+
+    clean: Activations
+    encoder_states: torch.Tensor | None = None  # (B, encoder layers, S) bool
+    decoder_states: torch.Tensor | None = None  # (B, decoder layers, T) bool
+    heads: dict[str, torch.Tensor] = field(default_factory=dict)  # kind -> (B, layers, H) bool
+
+    @property
+    def rows(self) -> int:
+        masks = [m for m in (self.encoder_states, self.decoder_states, *self.heads.values()) if m is not None]
+        return masks[0].size(0) if masks else 0
+
+
 @dataclass(frozen=True)
 class Interventions:
     """Heads to ablate throughout, and cross-attention edits tied to steps. The default changes nothing.
 
     `rows` tests many ablations in one batched pass: row b of the batch also ablates the heads in rows[b].
+    `record` is filled with the pass's activations; `restore` patches activations from a clean run, per row.
     """
 
     ablate: frozenset[Head] = frozenset()
     edits: tuple[CrossEdit, ...] = ()
     rows: tuple[frozenset[Head], ...] = ()
+    record: Activations | None = None
+    restore: Restore | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.ablate or self.edits or any(self.rows))
+        return bool(self.ablate or self.edits or any(self.rows) or self.record is not None or self.restore)
 
     def check(self, config: ModelConfig) -> None:
         """Raise ValueError naming the first head, layer or step that this model does not have."""
@@ -93,12 +136,70 @@ class Interventions:
                 raise ValueError(f"step must be in 1..{config.max_new_tokens} (got {edit.step})")
             if edit.weights.dim() != 1 or (edit.weights < 0).any():
                 raise ValueError("an edit's weights must be one non-negative weight per source position")
+        if self.restore:
+            self._check_restore(config)
+
+    def _check_restore(self, config: ModelConfig) -> None:
+        r = self.restore
+        expected = [("encoder_states", r.encoder_states, config.n_encoder_layers, r.clean.encoder_states)]
+        expected.append(("decoder_states", r.decoder_states, config.n_decoder_layers, r.clean.decoder_states))
+        for kind, mask in r.heads.items():
+            if kind not in KINDS:
+                raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
+            if mask.dim() != 3 or mask.size(1) != n_layers(config, kind) or mask.size(2) != config.n_heads:
+                raise ValueError(f"restored {kind} heads must be (rows, layers, heads) (got {tuple(mask.shape)})")
+            if any((kind, layer) not in r.clean.heads for layer in range(mask.size(1)) if mask[:, layer].any()):
+                raise ValueError(f"the clean run recorded no {kind} heads: record it with Interventions(record=...)")
+        for name, mask, layers, clean in expected:
+            if mask is None:
+                continue
+            if mask.dim() != 3 or mask.size(1) != layers:
+                raise ValueError(f"restored {name} must be (rows, layers, positions) (got {tuple(mask.shape)})")
+            if any(layer not in clean for layer in range(layers) if mask[:, layer].any()):
+                raise ValueError(f"the clean run recorded no {name}: record it with Interventions(record=...)")
+        if len({m.size(0) for m in (r.encoder_states, r.decoder_states, *r.heads.values()) if m is not None}) > 1:
+            raise ValueError("every restored mask must have the same number of rows")
 
     def encoder_controls(self, config: ModelConfig) -> list[HeadControl | None] | None:
         """One HeadControl (or None) per encoder layer; None when nothing changes in the encoder."""
-        if not any(h.kind == "encoder" for h in self.ablate.union(*self.rows)):
+        if not any(h.kind == "encoder" for h in self.ablate.union(*self.rows)) and not self._touches("encoder"):
             return None
         return [self._control("encoder", layer, config.n_heads) for layer in range(config.n_encoder_layers)]
+
+    def encoder_states(self, config: ModelConfig) -> list[StateControl | None] | None:
+        """One StateControl (or None) per encoder layer: what is recorded or restored after it; None if nothing."""
+        restore = self.restore.encoder_states if self.restore else None
+        if self.record is None and restore is None:
+            return None
+        return [
+            self._state(restore, self.restore.clean.encoder_states if restore is not None else {}, "encoder_states",
+                        layer, 0, None)
+            for layer in range(config.n_encoder_layers)
+        ]
+
+    def decoder_states(self, config: ModelConfig, start: int, n_queries: int) -> list[StateControl | None] | None:
+        """Per decoder layer, the StateControl for a call over target positions start..start+n_queries-1."""
+        restore = self.restore.decoder_states if self.restore else None
+        if self.record is None and restore is None:
+            return None
+        return [
+            self._state(restore, self.restore.clean.decoder_states if restore is not None else {}, "decoder_states",
+                        layer, start, n_queries)
+            for layer in range(config.n_decoder_layers)
+        ]
+
+    def _state(self, restore, clean: dict, name: str, layer: int, start: int, n: int | None) -> StateControl | None:
+        control = StateControl()
+        if restore is not None and restore[:, layer].any():
+            end = None if n is None else start + n
+            control.restore, control.clean = restore[:, layer, start:end], clean[layer][:, start:end]
+        if self.record is not None:
+            control.record = self.record.keeper(getattr(self.record, name), layer)
+        return control if control.restore is not None or control.record is not None else None
+
+    def _touches(self, kind: str) -> bool:
+        """Whether heads of `kind` are recorded or restored."""
+        return self.record is not None or (self.restore is not None and kind in self.restore.heads)
 
     def decoder_controls(
         self, config: ModelConfig, start: int, n_queries: int, n_source: int
@@ -107,26 +208,37 @@ class Interventions:
         if not self:
             return None
         controls = []
+        positions = slice(start, start + n_queries)
         for layer in range(config.n_decoder_layers):
-            self_control = self._control("decoder_self", layer, config.n_heads)
-            cross_control = self._control("cross", layer, config.n_heads)
+            self_control = self._control("decoder_self", layer, config.n_heads, positions)
+            cross_control = self._control("cross", layer, config.n_heads, positions)
             weights = self._edited_weights(layer, config.n_heads, start, n_queries, n_source)
             if weights is not None:
-                cross_control = HeadControl(cross_control.keep if cross_control else None, weights)
+                cross_control = cross_control or HeadControl()
+                cross_control.weights = weights
             controls.append((self_control, cross_control))
         return controls
 
-    def _control(self, kind: str, layer: int, n_heads: int) -> HeadControl | None:
-        """keep (H,) for the heads ablated in every row, or (B, H) when `rows` adds some per row."""
+    def _control(self, kind: str, layer: int, n_heads: int, positions: slice = slice(None)) -> HeadControl | None:
+        """keep (H,) for the heads ablated in every row, or (B, H) when `rows` adds some per row; the heads restored
+        from the clean run's outputs at the call's `positions`, and the record."""
+        control = HeadControl()
         here = lambda heads: [h.head for h in heads if h.kind == kind and h.layer == layer]
         removed, per_row = here(self.ablate), [here(row) for row in self.rows]
-        if not removed and not any(per_row):
-            return None
-        keep = torch.ones(len(self.rows), n_heads) if self.rows else torch.ones(n_heads)
-        keep[..., removed] = 0.0
-        for b, heads in enumerate(per_row):
-            keep[b, heads] = 0.0
-        return HeadControl(keep=keep)
+        if removed or any(per_row):
+            keep = torch.ones(len(self.rows), n_heads) if self.rows else torch.ones(n_heads)
+            keep[..., removed] = 0.0
+            for b, heads in enumerate(per_row):
+                keep[b, heads] = 0.0
+            control.keep = keep
+        restore = self.restore.heads.get(kind) if self.restore else None
+        if restore is not None and restore[:, layer].any():
+            control.restore = restore[:, layer]
+            control.clean = self.restore.clean.heads[(kind, layer)][:, :, positions]
+        if self.record is not None:
+            control.record = self.record.keeper(self.record.heads, (kind, layer))
+        unchanged = control.keep is None and control.restore is None and control.record is None
+        return None if unchanged else control
 
     def _edited_weights(self, layer: int, n_heads: int, start: int, n_queries: int, n_source: int):
         """(1, H, T, S) replacement weights, NaN where the computed ones stay; None if no edit falls in this call."""

@@ -6,6 +6,7 @@ Masks follow the package convention (bool, True = may attend; see attention.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -26,6 +27,28 @@ class FeedForward(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))
+
+
+@dataclass
+class StateControl:
+    """Changes to one layer's output (the residual stream after it) in one call, built by transformer.interventions.
+
+    restore: (B, T) bool: in row b, position t's state is `clean`'s (1, T, D) (activation patching).
+    record: called with the layer's output (B, T, D).
+    """
+
+    restore: torch.Tensor | None = None
+    clean: torch.Tensor | None = None
+    record: Callable[[torch.Tensor], None] | None = None
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        if self.restore is not None:
+            if self.restore.size(0) != x.size(0):
+                raise ValueError(f"one row of restored positions per batch row is needed (got {self.restore.size(0)})")
+            x = torch.where(self.restore.to(x.device)[..., None], self.clean.to(x), x)
+        if self.record is not None:
+            self.record(x)
+        return x
 
 
 @dataclass
@@ -169,11 +192,15 @@ class Encoder(nn.Module):
         mask: torch.Tensor,
         need_weights: bool = False,
         controls: list[HeadControl | None] | None = None,
+        state_controls: list[StateControl | None] | None = None,
     ) -> EncoderStackOutput:
-        """x (B, S, D) -> x (B, S, D), and if need_weights each layer's weights (B, H, S, S) and values (B, H, S, K)."""
+        """x (B, S, D) -> x (B, S, D), and if need_weights each layer's weights (B, H, S, S) and values (B, H, S, K).
+        `state_controls` change or record each layer's output (see StateControl)."""
         attentions, values = [], []
         for i, layer in enumerate(self.layers):
             x, weights, v = layer(x, mask, need_weights, controls[i] if controls else None)
+            if state_controls and state_controls[i] is not None:
+                x = state_controls[i](x)
             attentions.append(weights)
             values.append(v)
         if not need_weights:
@@ -199,9 +226,10 @@ class Decoder(nn.Module):
         need_weights: bool = False,
         controls: list[tuple[HeadControl | None, HeadControl | None]] | None = None,
         keep_states: bool = False,
+        state_controls: list[StateControl | None] | None = None,
     ) -> DecoderStackOutput:
         """x (B, T, D) -> the output norm(x), the weights if need_weights, the caches, and if keep_states each
-        layer's output (B, T, D) before the final norm."""
+        layer's output (B, T, D) before the final norm. `state_controls` change or record each layer's output."""
         self_attentions, cross_attentions, new_caches, states = [], [], [], []
         for i, layer in enumerate(self.layers):
             cache = caches[i] if caches is not None else None
@@ -209,6 +237,8 @@ class Decoder(nn.Module):
             x, self_weights, cross_weights, new_cache = layer(
                 x, memory, self_mask, cross_mask, cache, need_weights, layer_controls
             )
+            if state_controls and state_controls[i] is not None:
+                x = state_controls[i](x)
             self_attentions.append(self_weights)
             cross_attentions.append(cross_weights)
             new_caches.append(new_cache)

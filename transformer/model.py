@@ -204,13 +204,15 @@ class Transformer(
     ) -> EncoderOutput:
         """src (B, S) ids -> memory (B, S, D), the source padding mask, and per-layer attention and values if asked.
 
-        `interventions` ablates encoder heads (see transformer.interventions); other kinds act in decode.
+        `interventions` ablates encoder heads and records or restores encoder activations (see
+        transformer.interventions); other kinds act in decode.
         `src_embeds` (B, S, D) is read in place of embed_source(src) (gradient attribution); src still gives the mask.
         """
         src_mask = padding_mask(src, self.config.pad_id)
         controls = interventions.encoder_controls(self.config) if interventions else None
+        states = interventions.encoder_states(self.config) if interventions else None
         tokens = self.embed_source(src) if src_embeds is None else src_embeds
-        stack = self.encoder(self.add_positions(tokens), src_mask, output_attentions, controls)
+        stack = self.encoder(self.add_positions(tokens), src_mask, output_attentions, controls, states)
         return EncoderOutput(stack.hidden, src_mask, stack.attentions, stack.values)
 
     def decode(
@@ -234,9 +236,10 @@ class Transformer(
         state after each layer, before the final LayerNorm.
         """
         start = cache.length if cache is not None else 0
-        controls = None
+        controls = states = None
         if interventions:
             controls = interventions.decoder_controls(self.config, start, tgt.size(1), memory.size(1))
+            states = interventions.decoder_states(self.config, start, tgt.size(1))
         tgt_key_mask = tgt != self.config.pad_id  # (B, T)
         if cache is not None:
             tgt_key_mask = torch.cat([cache.tgt_key_mask, tgt_key_mask], dim=1)  # (B, P+T)
@@ -251,6 +254,7 @@ class Transformer(
             output_attentions,
             controls,
             output_layer_states,
+            states,
         )
         new_cache = KVCache(stack.caches, tgt_key_mask) if (use_cache or cache is not None) else None
         return DecoderOutput(stack.hidden, stack.self_attentions, stack.cross_attentions, new_cache, stack.layer_states)

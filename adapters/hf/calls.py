@@ -2,10 +2,11 @@
 
 transformers runs its own forward; these hooks are how the adapter reads and changes what happens inside it:
 - one attention function, registered with transformers' AttentionInterface, runs each family's own eager attention,
-  then records the values and applies Interventions (ablated heads, edited weights) through the same helpers our
-  own attention uses;
+  then records the values and applies Interventions (ablated heads, edited weights, restored or recorded head
+  outputs) through the same helpers our own attention uses;
 - a forward hook on each token-embedding module puts given embeddings in place of the lookup (attribution);
-- a forward hook on each decoder layer keeps its output (the layer-by-layer lens).
+- a forward hook on each encoder and decoder layer restores or records its output (patching), and keeps the decoder
+  layers' outputs (the layer-by-layer lens).
 
 Outside a call (a plain transformers forward or generate()), every hook leaves the model as transformers made it.
 The call lives in a context variable, so concurrent requests on one shared model never see each other's.
@@ -23,7 +24,8 @@ from torch import nn
 from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, eager_mask
 
-from transformer.attention import HeadControl, edit_weights, keep_heads
+from transformer.attention import HeadControl, edit_weights, keep_heads, patch_heads
+from transformer.layers import StateControl
 
 ATTENTION = "attention_lab"  # the attn_implementation these models are loaded with
 
@@ -33,6 +35,7 @@ class Call:
     """One encode or decode call's instructions to the hooks, keyed by module, and what they recorded."""
 
     controls: dict[int, HeadControl] = field(default_factory=dict)
+    states: dict[int, StateControl] = field(default_factory=dict)  # by layer module: its output restored or recorded
     values: dict[int, torch.Tensor] | None = None  # filled when the call records values
     embeds: torch.Tensor | None = None  # (B, T, D) in place of the token-embedding lookup
     layer_states: list[torch.Tensor] | None = None  # filled, layer by layer, when the call keeps them
@@ -71,7 +74,7 @@ def attention(module: nn.Module, query, key, value, attention_mask, **kwargs):
         return output, weights
     weights = edit_weights(weights, control)
     heads = weights.to(value) @ value if control.weights is not None else output.transpose(1, 2)  # (B, H, T, K)
-    return keep_heads(heads, control).transpose(1, 2).contiguous(), weights
+    return patch_heads(keep_heads(heads, control), control).transpose(1, 2).contiguous(), weights
 
 
 AttentionInterface.register(ATTENTION, attention)
@@ -79,11 +82,12 @@ AttentionInterface.register(ATTENTION, attention)
 AttentionMaskInterface.register(ATTENTION, eager_mask)
 
 
-def install(embeddings: list[nn.Module], decoder_layers: list[nn.Module]) -> None:
-    """Put the hooks on a model's token-embedding modules and decoder layers, once however often it is wrapped."""
+def install(embeddings: list[nn.Module], layers: list[nn.Module]) -> None:
+    """Put the hooks on a model's token-embedding modules and its encoder and decoder layers, once however often it
+    is wrapped."""
     for module, hook in [
         *((m, replace_embeddings) for m in embeddings),
-        *((m, keep_layer_state) for m in decoder_layers),
+        *((m, layer_output) for m in layers),
     ]:
         if not getattr(module, "_attention_lab_hook", False):
             module.register_forward_hook(hook)
@@ -100,8 +104,18 @@ def replace_embeddings(module: nn.Module, args, output: torch.Tensor) -> torch.T
     return call.embeds.to(output.dtype)
 
 
-def keep_layer_state(module: nn.Module, args, output) -> None:
-    """Keep a decoder layer's output (B, T, D) when the current call asks for the layer states."""
+def layer_output(module: nn.Module, args, output):
+    """A layer's output (B, T, D) restored or recorded as the current call's StateControl for it says, and kept when
+    the call asks for the (decoder) layer states; outside a call, as it was."""
     call = _current.get()
-    if call is not None and call.layer_states is not None:
-        call.layer_states.append(output[0] if isinstance(output, tuple) else output)
+    if call is None:
+        return output
+    state = output[0] if isinstance(output, tuple) else output
+    control = call.states.get(id(module))
+    if control is not None:
+        state = control(state)
+    if call.layer_states is not None:
+        call.layer_states.append(state)
+    if control is None:
+        return output
+    return (state, *output[1:]) if isinstance(output, tuple) else state

@@ -22,6 +22,7 @@ from transformer.attention import HeadControl, value_norms
 from transformer.checkpoint import CheckpointError
 from transformer.contract import DecoderOutput, EncoderOutput
 from transformer.interventions import Interventions
+from transformer.layers import StateControl
 
 from .calls import ATTENTION, Call, calling, install
 from .config import describe, rules_of
@@ -62,6 +63,11 @@ def n_heads(module: nn.Module) -> int:
 def decoder_layers(hf: PreTrainedModel) -> nn.ModuleList:
     decoder = hf.get_decoder()
     return decoder.block if hasattr(decoder, "block") else decoder.layers
+
+
+def encoder_layers(hf: PreTrainedModel) -> nn.ModuleList:
+    encoder = hf.get_encoder()
+    return encoder.block if hasattr(encoder, "block") else encoder.layers
 
 
 class HFCache:
@@ -132,7 +138,8 @@ class HFSeq2Seq(nn.Module):
         decoder = hf.get_decoder()
         self._norm = getattr(decoder, "layer_norm", None) or getattr(decoder, "final_layer_norm", None)
         self._scale_output = bool(getattr(hf.config, "scale_decoder_outputs", False))  # T5's tied output layer
-        install([hf.get_encoder().embed_tokens, decoder.embed_tokens], list(decoder_layers(hf)))
+        self._layers = {"encoder": list(encoder_layers(hf)), "decoder": list(decoder_layers(hf))}
+        install([hf.get_encoder().embed_tokens, decoder.embed_tokens], [*self._layers["encoder"], *self._layers["decoder"]])
         self._probe(name)
 
     @torch.no_grad()
@@ -163,6 +170,9 @@ class HFSeq2Seq(nn.Module):
     def _controls(self, kind: str, controls: list[HeadControl | None]) -> dict[int, HeadControl]:
         return {id(m): c for m, c in zip(self.modules_by_kind[kind], controls) if c is not None}
 
+    def _states(self, stack: str, controls: list[StateControl | None] | None) -> dict[int, StateControl]:
+        return {id(m): c for m, c in zip(self._layers[stack], controls or []) if c is not None}
+
     def encode(
         self,
         src: torch.Tensor,
@@ -173,7 +183,10 @@ class HFSeq2Seq(nn.Module):
         """src (B, S) -> memory (B, S, D), the source mask (B, 1, 1, S), and per-layer weights and values if asked."""
         src_mask = (src != self.config.pad_id)[:, None, None, :]
         controls = interventions.encoder_controls(self.config) if interventions else None
-        call = Call(self._controls("encoder", controls or []), {} if output_attentions else None, src_embeds)
+        call = Call(self._controls("encoder", controls or []), values={} if output_attentions else None)
+        call.embeds = src_embeds
+        if interventions:
+            call.states = self._states("encoder", interventions.encoder_states(self.config))
         with calling(call):
             out = self.hf.get_encoder()(
                 input_ids=src, attention_mask=src_mask[:, 0, 0].long(), output_attentions=output_attentions
@@ -202,6 +215,7 @@ class HFSeq2Seq(nn.Module):
         if interventions:
             own, cross = zip(*interventions.decoder_controls(self.config, start, tgt.size(1), memory.size(1)))
             call.controls = {**self._controls("decoder_self", own), **self._controls("cross", cross)}
+            call.states = self._states("decoder", interventions.decoder_states(self.config, start, tgt.size(1)))
         caching = use_cache or cache is not None
         with calling(call):
             out = self.hf.get_decoder()(

@@ -1,0 +1,200 @@
+"""Activation patching: which parts of the model carry the difference between a clean and a corrupted source.
+
+The clean source is decoded, and its output is forced as the decoder input of both runs, so that both are read at
+the same tokens. The corrupted run is the clean one with another source of the same length, or with Gaussian noise
+added to the token embeddings of chosen positions (Meng et al. 2022, "causal tracing": 3 times the embeddings'
+standard deviation, seeded). Then one component at a time is restored: its activation in the corrupted run is
+replaced by the clean run's, and the clean token's log-probability is read at every step. The restored fraction
+
+    r = (logp_patched - logp_corrupted) / (logp_clean - logp_corrupted)
+
+is 1 where the component brings the clean prediction fully back and 0 where it changes nothing; it is NaN where the
+corruption moved logp by less than NOTHING_TO_RESTORE nats. The components, each restored on its own:
+
+- an encoder layer's output at one source position (the last layer's is what cross-attention reads);
+- one head's output (encoder self-, decoder self- or cross-attention) at every position;
+- a decoder layer's output at one target position (it can change the steps from that position on).
+
+A sweep is a few batched forward passes (rows_per_pass components a pass), through the model contract's
+interventions (transformer.interventions.Restore), so an adapted model of another family patches as ours does.
+Heimersheim & Nanda 2024 ("How to use and interpret activation patching") discuss what such restorations do and do not show.
+
+Dimension key: L layers, H heads, S source positions, T steps (the clean output, its end token included).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from .config import KINDS, n_layers
+from .contract import Seq2SeqModel
+from .decoding import _max_new_tokens, greedy_decode, next_token_logits
+from .interventions import Activations, Interventions, Restore
+
+NOTHING_TO_RESTORE = 0.1  # nats: a step whose clean and corrupted log p differ by less has no r
+NOISE_SCALE = 3.0  # the noise's standard deviation, in embedding standard deviations (ROME's)
+NOISE_SAMPLE = 4096  # vocabulary entries, evenly spaced, whose embeddings give the standard deviation
+
+
+@dataclass
+class Patching:
+    """A whole sweep: r for every component at every step (NaN where there is nothing to restore)."""
+
+    clean_logp: torch.Tensor  # (T,): the clean token's log p in the clean run
+    corrupted_logp: torch.Tensor  # (T,): and in the corrupted run
+    encoder_states: torch.Tensor  # (L_enc, S, T): restoring encoder layer l's output at source position s
+    decoder_states: torch.Tensor  # (L_dec, T, T): [l, p, t] restoring decoder layer l's output at target position p;
+    # NaN where p > t (a later position cannot change step t)
+    heads: dict[str, torch.Tensor]  # kind -> (L, H, T): restoring one head's output at every position
+
+
+@torch.no_grad()
+def embedding_scale(model: Seq2SeqModel) -> float:
+    """The standard deviation of the source token embeddings as the encoder reads them (embed_source), over at most
+    NOISE_SAMPLE evenly spaced vocabulary entries."""
+    vocab = model.config.src_vocab_size
+    device = next(model.parameters()).device
+    ids = torch.linspace(0, vocab - 1, min(vocab, NOISE_SAMPLE), device=device).round().long()
+    return float(model.embed_source(ids[None]).std())
+
+
+@torch.no_grad()
+def noisy_embeddings(model: Seq2SeqModel, src: torch.Tensor, positions: Sequence[int], seed: int = 0) -> torch.Tensor:
+    """embed_source(src) (1, S, D) with N(0, (NOISE_SCALE · embedding_scale)²) noise added at `positions` (0-based),
+    drawn from a generator seeded with `seed`: the same call gives the same corruption."""
+    embeds = model.embed_source(src).clone()
+    if not positions:
+        return embeds
+    S = src.size(1)
+    if any(not 0 <= p < S for p in positions):
+        raise ValueError(f"noise positions must be in 0..{S - 1} (got {sorted(positions)})")
+    generator = torch.Generator().manual_seed(seed)
+    noise = torch.randn(len(positions), embeds.size(-1), generator=generator) * NOISE_SCALE * embedding_scale(model)
+    embeds[0, list(positions)] += noise.to(embeds)
+    return embeds
+
+
+class Pair:
+    """A clean and a corrupted source, read with the decoder input forced to `tokens`, the clean output (its end
+    token included). `corrupted` ids (as many as the clean ones) or `noise` positions (0-based) make the corrupted
+    run; the clean run's activations are recorded once, for every restoration that follows."""
+
+    def __init__(
+        self,
+        model: Seq2SeqModel,
+        clean: Sequence[int],
+        tokens: Sequence[int],
+        corrupted: Sequence[int] | None = None,
+        noise: Sequence[int] = (),
+        seed: int = 0,
+        max_new_tokens: int | None = None,
+    ) -> None:
+        if not tokens:
+            raise ValueError("nothing was written: there is no step to restore")
+        if corrupted is not None and len(corrupted) != len(clean):
+            raise ValueError(
+                f"the corrupted source is {len(corrupted)} tokens and the clean one {len(clean)}: "
+                "patching needs the same number of tokens"
+            )
+        if corrupted is None and not noise:
+            raise ValueError("give a corrupted source, or positions to corrupt with noise")
+        self.model, self.tokens = model, list(tokens)
+        device = next(model.parameters()).device
+        cfg = model.config
+        self.limit = _max_new_tokens(model, max_new_tokens)
+        self.src = torch.tensor([list(clean)], device=device)
+        self.corrupted_src = self.src if corrupted is None else torch.tensor([list(corrupted)], device=device)
+        self.tgt = torch.tensor([[cfg.bos_id, *self.tokens[:-1]]], device=device)
+        self.written = torch.tensor(self.tokens, device=device)
+        with torch.no_grad():
+            self.embeds = noisy_embeddings(model, self.corrupted_src, noise, seed)
+            self.clean = Activations()
+            self.clean_logp = self._run(self.src, None, Interventions(record=self.clean))[0]
+            enc = model.encode(self.corrupted_src, src_embeds=self.embeds)
+            self.memory, self.src_mask = enc.memory, enc.src_mask
+            self.corrupted_logp = self._decode(self.memory, None)[0]
+
+    @torch.no_grad()
+    def corrupted_output(self) -> list[int]:
+        """What the model writes, greedily, from the corrupted source."""
+        return greedy_decode(self.model, self.corrupted_src, self.limit, src_embeds=self.embeds)[0]
+
+    def _log_probs(self, hidden: torch.Tensor) -> torch.Tensor:
+        """(B, T, D) decoder output -> (B, T): the log p of each clean token, under decoding's rules."""
+        logits = next_token_logits(self.model, hidden, None, self.limit)
+        return logits.log_softmax(dim=-1).gather(-1, self.written.expand(hidden.size(0), -1)[..., None])[..., 0]
+
+    def _decode(self, memory: torch.Tensor, interventions: Interventions | None) -> torch.Tensor:
+        B = memory.size(0)
+        dec = self.model.decode(self.tgt.expand(B, -1), memory, self.src_mask.expand(B, -1, -1, -1),
+                                interventions=interventions)
+        return self._log_probs(dec.hidden)
+
+    def _run(self, src: torch.Tensor, embeds: torch.Tensor | None, interventions: Interventions) -> torch.Tensor:
+        enc = self.model.encode(src, interventions=interventions, src_embeds=embeds)
+        dec = self.model.decode(self.tgt.expand(src.size(0), -1), enc.memory, enc.src_mask,
+                                interventions=interventions)
+        return self._log_probs(dec.hidden)
+
+    @torch.no_grad()
+    def logp(self, restore: Restore) -> torch.Tensor:
+        """(B, T): the clean tokens' log p in the corrupted run with what `restore` marks taken from its clean run
+        (this pair's `clean`), one row per row of its masks."""
+        interventions = Interventions(restore=restore)
+        interventions.check(self.model.config)
+        B = restore.rows
+        if restore.encoder_states is not None or "encoder" in restore.heads:
+            src = self.corrupted_src.expand(B, -1)
+            return self._run(src, self.embeds.expand(B, -1, -1), interventions)
+        return self._decode(self.memory.expand(B, -1, -1), interventions)  # the encoder's output is the corrupted one
+
+    def restored(self, logp: torch.Tensor) -> torch.Tensor:
+        """r for log p (..., T); NaN at steps where clean and corrupted differ by less than NOTHING_TO_RESTORE."""
+        gap = self.clean_logp - self.corrupted_logp
+        r = (logp - self.corrupted_logp) / gap
+        return r.masked_fill(gap.abs() < NOTHING_TO_RESTORE, float("nan"))
+
+    def sweep(self, rows_per_pass: int = 64) -> Patching:
+        """r for every encoder state, decoder state and head, each restored on its own."""
+        cfg, S, T = self.model.config, self.src.size(1), len(self.tokens)
+        L_enc, L_dec, H = cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads
+        encoder = self._rows("encoder_states", (L_enc, S), rows_per_pass)
+        heads = {kind: self._rows(kind, (n_layers(cfg, kind), H), rows_per_pass) for kind in KINDS}
+        decoder = self._rows("decoder_states", (L_dec, T), rows_per_pass)  # (L_dec, T positions, T steps)
+        later = torch.ones(T, T, dtype=torch.bool).triu(1).T  # [p, t]: p > t
+        decoder = decoder.masked_fill(later.to(decoder.device), float("nan"))
+        return Patching(self.clean_logp.cpu(), self.corrupted_logp.cpu(), encoder.cpu(), decoder.cpu(),
+                        {kind: r.cpu() for kind, r in heads.items()})
+
+    def _rows(self, site: str, shape: tuple[int, int], rows_per_pass: int) -> torch.Tensor:
+        """r (*shape, T) for each component of one site ("encoder_states", "decoder_states" or a head kind),
+        restored one per row, rows_per_pass rows a pass."""
+        n = shape[0] * shape[1]
+        found = []
+        for first in range(0, n, rows_per_pass):
+            rows = torch.arange(first, min(first + rows_per_pass, n))
+            mask = torch.zeros(len(rows), n, dtype=torch.bool)
+            mask[torch.arange(len(rows)), rows] = True
+            mask = mask.view(len(rows), *shape).to(self.src.device)
+            if site in KINDS:
+                restore = Restore(self.clean, heads={site: mask})
+            else:
+                restore = Restore(self.clean, **{site: mask})
+            found.append(self.restored(self.logp(restore)))
+        return torch.cat(found).view(*shape, -1)
+
+
+def sweep(
+    model: Seq2SeqModel,
+    clean: Sequence[int],
+    tokens: Sequence[int],
+    corrupted: Sequence[int] | None = None,
+    noise: Sequence[int] = (),
+    seed: int = 0,
+    max_new_tokens: int | None = None,
+) -> Patching:
+    """Pair(...).sweep(): every component restored on its own, at every step of the clean output `tokens`."""
+    return Pair(model, clean, tokens, corrupted, noise, seed, max_new_tokens).sweep()
