@@ -14,6 +14,7 @@ from .decoding.feature import LOOP
 from .export.feature import EXPORT
 from .feature import Feature, Output
 from .heads.feature import HEADS
+from .patch.feature import PATCH
 from .snapshots.feature import TRAINING
 from .survey.feature import CORPUS
 from .why.feature import WHY
@@ -21,6 +22,7 @@ from .why.feature import WHY
 TABS = (
     replace(ATTENTION, parts=(EXPORT,)),
     WHY,
+    PATCH,
     replace(HEADS, parts=(CORPUS,)),
     TRAINING,
     BEAMS,

@@ -14,6 +14,8 @@ from ..heads.editing import edit_session, point_weights
 from ..heads.naming import parse_heads
 from ..heads.summaries import head_summaries
 from ..models.registry import Registry
+from ..patch.corruption import corruption
+from ..patch.record import patch_record
 from ..snapshots import feature as snapshots_tab
 from ..snapshots.decodings import Snapshots
 from ..why.records import attribution_record, lens_record
@@ -27,6 +29,7 @@ LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the head
     "edit": (64, 64),
     "attribute": (64, 64),
     "lens": (64, 64),
+    "patch": (64, 64),
 }
 
 
@@ -158,3 +161,27 @@ class Api:
         run = self._run(model, text, "lens")
         run.session.run()
         return lens_record(run.session, run.pipeline.tokenizer)
+
+    def patch(self, model: str, clean: str, corrupted: str, noise: list[int] | None = None) -> dict:
+        """Activation patching: decode `clean` greedily, then read its output with the decoder input forced to it
+        from the clean source and from a corrupted one, `corrupted` (as many tokens), or the clean one with Gaussian
+        noise on the embeddings of the source words `noise` (1-based; `corrupted` then empty; 3 embedding standard
+        deviations, seeded). Each component is restored from the clean run on its own, and r = (logp_patched -
+        logp_corrupted) / (logp_clean - logp_corrupted) of the clean token is given per step: {"source_tokens",
+        "corrupted_tokens", "output_tokens", "corrupted_output_text", "steps": [{"step", "token", "clean_logp",
+        "corrupted_logp", "encoder_states": [layer][source position], "decoder_states": [layer][target position up
+        to the step], "heads": {"encoder"|"decoder_self"|"cross": [layer][head]}}]}; 1 is fully restored, 0 as
+        corrupted, null where the two log ps differ by less than 0.1 nats. At most 64 source tokens and 64 new
+        tokens."""
+        run = self._run(model, clean, "patch")
+        words = [] if noise is None else noise
+        if not isinstance(words, list) or any(as_int(w) is None for w in words):
+            raise InputError(f"Noise must be a list of whole numbers, the source words to corrupt (got {quoted(noise)}).")
+        if words and corrupted and corrupted.strip():
+            raise InputError("Give a corrupted source or noise words, not both: with noise, leave the corrupted source "
+                             "empty.")
+        if corrupted and corrupted.strip():
+            self._within(model, corrupted, "patch")
+        asked = corruption(run.pipeline, clean, corrupted, [as_int(w) - 1 for w in words])
+        run.session.run()
+        return patch_record(run.pipeline, asked, list(run.session.tokens), run.session.max_new_tokens)

@@ -1,0 +1,168 @@
+"""The Patch tab: which parts of the model carry the difference between the source and a corrupted one.
+
+The corrupted source starts as the clean one; the user edits it, or clicks a source word to swap it for a close
+word or to add noise to it. The whole decoding is patched at once (a few batched passes: transformer.patching), and
+the page draws the shown step's grids from that one message (patch/patch.mjs), so Show step and the keys redraw
+with no request. It is slow: it answers a click with a placeholder and is filled after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import gradio as gr
+
+from ..assets.components import drawn
+from ..attention.units import token_label, word_label
+from ..checks import InputError
+from ..controls import Controls
+from ..decoding.state import Run, UserState
+from ..feature import DATA, TEXT, Feature, Output, Screen
+from .corruption import corruption, swapped, words
+from .record import steps_record, sweep
+
+NOTE = (
+    "Attention shows where a head looked; **patching** tests what carries the answer (Meng et al. 2022, causal "
+    "tracing). The model reads the corrupted source below with its decoder input forced to this decoding's output; "
+    "then one part at a time (an encoder layer's output at one source position, one head, a decoder layer's output "
+    "at one target position) is **restored** from the clean run. r = 1: that part alone brings the clean token's "
+    "log-probability back; r = 0: it changes nothing. Change a word of the corrupted source, or click a source word."
+)
+NOISE, SWAP = "noise", "swap"
+CLICKS = [("adds noise to it", NOISE), ("swaps it for a close word", SWAP)]
+OUTPUTS = (
+    Output("corrupted", TEXT),
+    Output("patch", DATA, slow="Restoring every layer, position and head from the clean run…"),
+)
+
+
+@dataclass
+class PatchState:
+    """What the Patch tab keeps of a run: the corrupted source as typed or swapped (None: the clean one), the words
+    (0-based) with noise, and how often each word was swapped (the next swap takes the next closest word)."""
+
+    corrupted: str | None = None
+    noise: set[int] = field(default_factory=set)
+    swaps: dict[int, int] = field(default_factory=dict)
+
+
+def view(s: Screen) -> dict:
+    run = s.run
+    state = run.state("patch", PatchState)
+    corrupted = run.text if state.corrupted is None else state.corrupted
+    tokens = tuple(run.session.tokens)
+    key = (run.entry.name, run.text, tokens, corrupted, tuple(sorted(state.noise)), run.session.max_new_tokens)
+    return {"corrupted": ((run.serial, corrupted), lambda: corrupted), "patch": (key, patched(run, corrupted))}
+
+
+def patched(run: Run, corrupted: str) -> Callable[[], dict]:
+    """How to make the Patch message of the run as it stands now."""
+    pipeline, text, limit = run.pipeline, run.text, run.session.max_new_tokens
+    tokens, noise, src_ids = list(run.session.tokens), sorted(run.state("patch", PatchState).noise), run.session.src_ids
+    held = run.held
+
+    def make() -> dict:
+        tokenizer, special = pipeline.tokenizer, pipeline.model.special_ids
+        groups = words(pipeline, list(src_ids))
+        message = {
+            "op": "patch",
+            "tokens": tokens,
+            "source": [token_label(tokenizer, i, special) for i in src_ids],
+            "words": [{"label": word_label(tokenizer.tokens([src_ids[p] for p in g])), "pieces": g} for g in groups],
+            "noise": noise,
+            "steps": [],
+        }
+        if not tokens:
+            message["hint"] = "Nothing written yet: Step or Run, and each step is patched here."
+            return message
+        try:
+            asked = corruption(pipeline, text, corrupted, noise)
+        except InputError as err:
+            message["hint"] = str(err)
+            return message
+        if asked.corrupted == asked.clean and not asked.noise:
+            message["hint"] = "The corrupted source is the clean one: change a word, or click a source word above."
+            return message
+        pair, patching = sweep(pipeline, asked, tokens, limit)
+        labels = [token_label(tokenizer, i, special) for i in tokens]
+        message["corrupted"] = [token_label(tokenizer, i, special) for i in asked.corrupted]
+        message["changed"] = [a != b or p in asked.noise for p, (a, b) in enumerate(zip(asked.clean, asked.corrupted))]
+        message["prefix"] = [token_label(tokenizer, pipeline.model.config.bos_id, special), *labels[:-1]]
+        message["corrupted_output"] = tokenizer.decode(pair.corrupted_output())
+        message["steps"] = steps_record(patching, labels)
+        if held:
+            message["held"] = f"Patched without the {held}: the model as it is."
+        return message
+
+    return make
+
+
+def state_of(user: UserState) -> PatchState:
+    if user.run is None:
+        raise InputError("Run a source first, then corrupt it here.")
+    return user.run.state("patch", PatchState)
+
+
+def set_corrupted(user: UserState, c: Controls, text: str) -> int | None:
+    """Patch with the corrupted source as typed."""
+    state_of(user).corrupted = text or ""
+    return user.shown
+
+
+def start_again(user: UserState, c: Controls) -> int | None:
+    """The corrupted source back to the clean one, with no noise."""
+    state_of(user)
+    user.run.states["patch"] = PatchState()
+    return user.shown
+
+
+def pick(user: UserState, c: Controls, word, how: str, typed: str) -> int | None:
+    """A click on source word `word` (0-based): noise on it, on or off, or the word swapped in the corrupted source
+    (as typed, when it has the clean source's number of tokens) for the clean word's next closest: the first click
+    takes the closest, the next the second closest, and so on."""
+    state, run = state_of(user), user.run
+    index = int(word)
+    if how == NOISE:
+        state.noise ^= {index}
+        return user.shown
+    pipeline = run.pipeline
+    base = run.session.src_ids
+    if typed and typed.strip():
+        ids = pipeline.tokenizer.encode(typed)
+        base = ids if len(ids) == len(base) else base
+    nth = state.swaps.get(index, 0)
+    clean = list(run.session.src_ids)
+    groups = words(pipeline, clean)
+    if not 0 <= index < len(groups):
+        raise InputError(f"There is no word {index + 1}: the source has {len(groups)}.")
+    text = swapped(pipeline, list(base), index, nth, like=clean[groups[index][0]])
+    if text is None:
+        raise InputError("No close word keeps the source's number of tokens here: type the corrupted source instead.")
+    state.swaps[index] = nth + 1
+    state.corrupted = text
+    return user.shown
+
+
+def layout(registry, default: str) -> dict:
+    c = {}
+    gr.Markdown(NOTE, elem_classes="note")
+    with gr.Row(elem_classes="patch-controls"):
+        c["corrupted"] = gr.Textbox(label="Corrupted source", lines=1, scale=4,
+                                    info="As many tokens as the source; Enter or Patch to use it.")  # fmt: skip
+        with gr.Column(scale=1, min_width=160):
+            c["patch_run"] = gr.Button("Patch", size="md", variant="primary")
+            c["patch_reset"] = gr.Button("Start again", size="md")
+    c["patch_click"] = gr.Radio(CLICKS, value=NOISE, label="A click on a source word")
+    c["patch"] = drawn("patch/patch.mjs", "patch-view", classes=("lab-slow",))
+    return c
+
+
+def wire(c: dict, wiring) -> None:
+    wiring.on(c["patch_run"].click, set_corrupted, extra=[c["corrupted"]])
+    wiring.on(c["corrupted"].submit, set_corrupted, extra=[c["corrupted"]])
+    wiring.on(c["patch_reset"].click, start_again)
+    wiring.on(c["patch"].select, pick, extra=[c["patch_click"], c["corrupted"]], data=wiring.picked("word"))
+
+
+PATCH = Feature("patch", "Patch", layout=layout, outputs=OUTPUTS, view=view, wire=wire)
