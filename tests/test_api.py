@@ -70,6 +70,7 @@ def test_the_api_page_documents_the_api_endpoints_only(served):
         "/edit",
         "/attribute",
         "/lens",
+        "/patch",
     }
 
 
@@ -152,9 +153,34 @@ def test_api_attribute_and_lens_say_why_each_token(served):
         assert len(s["layers"][0]["top_k"]) == 5 and set(s["layers"][0]["top_k"][0]) == {"token", "probability"}
 
 
+def test_api_patch_restores_the_changed_character_from_its_mirror_position(served):
+    client, registry = served
+    config = registry.entries["reverse"].pipeline.model.config
+    patched = client.predict("reverse", "abcdef", "abcxef", None, api_name="/patch")
+    assert set(patched) == {"source_tokens", "corrupted_tokens", "output_tokens", "corrupted_output_text", "steps"}
+    assert patched["source_tokens"][:6] == list("abcdef") and patched["corrupted_tokens"][3] == "x"
+    assert patched["output_tokens"] == [*"fedcba", "</s>"] and patched["corrupted_output_text"] == "fexcba"
+    for s in patched["steps"]:
+        assert set(s) == {"step", "token", "clean_logp", "corrupted_logp", "encoder_states", "decoder_states", "heads"}
+        assert len(s["encoder_states"]) == config.n_encoder_layers and len(s["encoder_states"][0]) == 7
+        assert [len(row) for row in s["decoder_states"]] == [s["step"]] * config.n_decoder_layers
+        assert set(s["heads"]) == {"encoder", "decoder_self", "cross"}
+    d = patched["steps"][2]
+    assert d["token"] == "d" and d["encoder_states"][-1][3] >= 0.9
+    assert all(abs(r) <= 0.1 for j, r in enumerate(d["encoder_states"][-1]) if j != 3)
+    assert all(r is None for row in patched["steps"][0]["encoder_states"] for r in row)  # |Δ log p| < 0.1 nats
+    noisy = client.predict("reverse", "abcdef", "", [4], api_name="/patch")
+    assert noisy["corrupted_tokens"] == noisy["source_tokens"] and noisy["steps"][2]["encoder_states"][-1][3] >= 0.9
+
+
 @pytest.mark.parametrize(
     ("endpoint", "args", "message"),
     [
+        ("/patch", ("reverse", "abcdef", "abc", None), "corrupted source is 4 tokens and the clean one 7"),
+        ("/patch", ("reverse", "abcdef", "", None), "Type a corrupted source, or choose source words"),
+        ("/patch", ("reverse", "abcdef", "", [9]), "Noise words must be whole numbers from 1 to 6"),
+        ("/patch", ("reverse", "abcdef", "abcxef", [1]), "not both"),
+        ("/patch", ("reverse", "a" * 70, "b" * 70, None), "The source is 71 tokens; /patch takes at most 64"),
         ("/ablate", ("reverse", "abc", ["mlp:1:1"]), "Unknown kind 'mlp'"),
         ("/ablate", ("reverse", "abc", ["cross:9:1"]), "No layer 9"),
         ("/edit", ("reverse", "abc", 7, 1, ["cross:*:*"]), "Step must be a whole number from 1 to 4"),

@@ -51,3 +51,11 @@ def test_the_survey_benchmark_runs_one_and_two_processes_and_they_agree():
     result = quick("survey_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]  # exit 1 when two processes' survey differs from one's
     assert "| reverse | 1 | cpu |" in result.stdout and "| reverse | 2 | cpu |" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_patching_benchmark_times_patch_against_one_forward_pass():
+    result = quick("patch_speed.py")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "| threads | corruption | /patch ms | one forward pass ms | ratio | bar |" in result.stdout
+    assert "| 2 | a swapped word |" in result.stdout

@@ -91,3 +91,12 @@ def test_the_name_checks_find_a_stale_name():
     assert named_paths(text) == {"lab/assets/views.js", "docs/screenshots/gone.png"}
     assert named_modules(text) == {"lab.survey"}
     assert not any((README.parent / p).exists() for p in named_paths(text))
+
+
+def test_readme_patching_example_gives_what_it_says():
+    text = README.read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "Pair(" in b)
+    namespace: dict = {}
+    exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - the README's own example
+    r = namespace["swept"].encoder_states[-1, :, 2]
+    assert float(r[3]) >= 0.99 and float(r[[0, 1, 2, 4, 5, 6]].abs().max()) <= 0.01
