@@ -61,10 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     cfg = model.config
     rows = cfg.n_encoder_layers * len(ids) + cfg.n_decoder_layers * len(tokens)
     rows += cfg.n_heads * (cfg.n_encoder_layers + 2 * cfg.n_decoder_layers)
-    lines = [
+    title = (
         f"Patching (`python benchmarks/patch_speed.py`): /patch on a 10-word de-en sentence ({len(ids)} source "
         f"tokens, {len(tokens)} steps, {rows} parts each restored on its own), against one forced forward pass of "
-        f"the same sentence in the same run; milliseconds, min / median / max of {repeats}.",
+        f"the same sentence in the same run; milliseconds, min / median / max of {repeats}."
+    )
+    lines = [
+        title,
         "",
         "| threads | corruption | /patch ms | one forward pass ms | ratio | bar |",
         "|---|---|---|---|---|---|",
