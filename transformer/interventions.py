@@ -172,8 +172,14 @@ class Interventions:
         if self.record is None and restore is None:
             return None
         return [
-            self._state(restore, self.restore.clean.encoder_states if restore is not None else {}, "encoder_states",
-                        layer, 0, None)
+            self._state(
+                restore,
+                self.restore.clean.encoder_states if restore is not None else {},
+                "encoder_states",
+                layer,
+                0,
+                None,
+            )
             for layer in range(config.n_encoder_layers)
         ]
 
@@ -183,8 +189,14 @@ class Interventions:
         if self.record is None and restore is None:
             return None
         return [
-            self._state(restore, self.restore.clean.decoder_states if restore is not None else {}, "decoder_states",
-                        layer, start, n_queries)
+            self._state(
+                restore,
+                self.restore.clean.decoder_states if restore is not None else {},
+                "decoder_states",
+                layer,
+                start,
+                n_queries,
+            )
             for layer in range(config.n_decoder_layers)
         ]
 

@@ -129,14 +129,14 @@ class Pair:
 
     def _decode(self, memory: torch.Tensor, interventions: Interventions | None) -> torch.Tensor:
         B = memory.size(0)
-        dec = self.model.decode(self.tgt.expand(B, -1), memory, self.src_mask.expand(B, -1, -1, -1),
-                                interventions=interventions)
+        dec = self.model.decode(
+            self.tgt.expand(B, -1), memory, self.src_mask.expand(B, -1, -1, -1), interventions=interventions
+        )
         return self._log_probs(dec.hidden)
 
     def _run(self, src: torch.Tensor, embeds: torch.Tensor | None, interventions: Interventions) -> torch.Tensor:
         enc = self.model.encode(src, interventions=interventions, src_embeds=embeds)
-        dec = self.model.decode(self.tgt.expand(src.size(0), -1), enc.memory, enc.src_mask,
-                                interventions=interventions)
+        dec = self.model.decode(self.tgt.expand(src.size(0), -1), enc.memory, enc.src_mask, interventions=interventions)
         return self._log_probs(dec.hidden)
 
     @torch.no_grad()
@@ -166,8 +166,13 @@ class Pair:
         decoder = self._rows("decoder_states", (L_dec, T), rows_per_pass)  # (L_dec, T positions, T steps)
         later = torch.ones(T, T, dtype=torch.bool).triu(1).T  # [p, t]: p > t
         decoder = decoder.masked_fill(later.to(decoder.device), float("nan"))
-        return Patching(self.clean_logp.cpu(), self.corrupted_logp.cpu(), encoder.cpu(), decoder.cpu(),
-                        {kind: r.cpu() for kind, r in heads.items()})
+        return Patching(
+            self.clean_logp.cpu(),
+            self.corrupted_logp.cpu(),
+            encoder.cpu(),
+            decoder.cpu(),
+            {kind: r.cpu() for kind, r in heads.items()},
+        )
 
     def _rows(self, site: str, shape: tuple[int, int], rows_per_pass: int) -> torch.Tensor:
         """r (*shape, T) for each component of one site ("encoder_states", "decoder_states" or a head kind),

@@ -139,7 +139,9 @@ class HFSeq2Seq(nn.Module):
         self._norm = getattr(decoder, "layer_norm", None) or getattr(decoder, "final_layer_norm", None)
         self._scale_output = bool(getattr(hf.config, "scale_decoder_outputs", False))  # T5's tied output layer
         self._layers = {"encoder": list(encoder_layers(hf)), "decoder": list(decoder_layers(hf))}
-        install([hf.get_encoder().embed_tokens, decoder.embed_tokens], [*self._layers["encoder"], *self._layers["decoder"]])
+        install(
+            [hf.get_encoder().embed_tokens, decoder.embed_tokens], [*self._layers["encoder"], *self._layers["decoder"]]
+        )
         self._probe(name)
 
     @torch.no_grad()

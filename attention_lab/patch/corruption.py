@@ -39,8 +39,10 @@ def corruption(pipeline: Seq2SeqPipeline, clean: str, corrupted: str | None, noi
     clean_ids, _ = check_source(pipeline, clean)
     plain = corrupted is None or is_blank(corrupted)
     if plain and not noise:
-        raise InputError("Type a corrupted source, or choose source words to corrupt with noise: there is nothing to "
-                         "compare the clean source with.")
+        raise InputError(
+            "Type a corrupted source, or choose source words to corrupt with noise: there is nothing to "
+            "compare the clean source with."
+        )
     corrupted_ids = clean_ids if plain else check_source(pipeline, corrupted)[0]
     if len(corrupted_ids) != len(clean_ids):
         raise InputError(

@@ -176,10 +176,13 @@ class Api:
         run = self._run(model, clean, "patch")
         words = [] if noise is None else noise
         if not isinstance(words, list) or any(as_int(w) is None for w in words):
-            raise InputError(f"Noise must be a list of whole numbers, the source words to corrupt (got {quoted(noise)}).")
+            raise InputError(
+                f"Noise must be a list of whole numbers, the source words to corrupt (got {quoted(noise)})."
+            )
         if words and corrupted and corrupted.strip():
-            raise InputError("Give a corrupted source or noise words, not both: with noise, leave the corrupted source "
-                             "empty.")
+            raise InputError(
+                "Give a corrupted source or noise words, not both: with noise, leave the corrupted source empty."
+            )
         if corrupted and corrupted.strip():
             self._within(model, corrupted, "patch")
         asked = corruption(run.pipeline, clean, corrupted, [as_int(w) - 1 for w in words])
