@@ -176,3 +176,11 @@ def _save(hf, tokenizer, folder: Path) -> Path:
 
 
 FAMILIES = {"marian": marian, "bart": bart, "t5": t5}
+
+
+def loaded(family: str, tmp_path_factory):
+    """A tiny model of `family` made in a fresh temporary folder and loaded as a user loads it (load_pretrained)."""
+    import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+    from transformer import load_pretrained
+
+    return load_pretrained(str(FAMILIES[family](tmp_path_factory.mktemp(family))))

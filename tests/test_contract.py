@@ -10,7 +10,7 @@ import adapters  # noqa: F401 - transformers encoder–decoders load through loa
 from tests import hf_models
 from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close
-from transformer import NextTokenRules, Seq2SeqModel, Seq2SeqTokenizer, Transformer, load_pretrained
+from transformer import NextTokenRules, Seq2SeqModel, Seq2SeqTokenizer, Transformer
 from transformer.contract import Cache, ModelConfig
 
 MODELS = ["ours", "ours-pre-ln", *sorted(hf_models.FAMILIES)]
@@ -29,7 +29,7 @@ def pipeline(request, tmp_path_factory):
             config.norm_first = True
             pipeline.model = Transformer(config).eval()
         return pipeline
-    return load_pretrained(str(hf_models.FAMILIES[request.param](tmp_path_factory.mktemp(request.param))))
+    return hf_models.loaded(request.param, tmp_path_factory)
 
 
 def batch(pipeline) -> torch.Tensor:

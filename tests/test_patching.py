@@ -28,7 +28,7 @@ def pair(request, tmp_path_factory):
     if request.param == "ours":
         pipeline = tiny_pipelines()["de-en"]
     else:
-        pipeline = load_pretrained(str(hf_models.FAMILIES[request.param](tmp_path_factory.mktemp(request.param))))
+        pipeline = hf_models.loaded(request.param, tmp_path_factory)
     ids = pipeline.tokenizer.encode(TEXT)
     session = DecodingSession(pipeline.model, ids, max_new_tokens=LIMIT)
     session.run()

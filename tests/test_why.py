@@ -39,7 +39,7 @@ def decoded(request, tmp_path_factory):
     if request.param == "ours":
         pipeline = tiny_pipelines()["de-en"]
     else:
-        pipeline = load_pretrained(str(hf_models.FAMILIES[request.param](tmp_path_factory.mktemp(request.param))))
+        pipeline = hf_models.loaded(request.param, tmp_path_factory)
     ids = pipeline.tokenizer.encode(TEXT)
     session = DecodingSession(pipeline.model, ids, top_k=4, max_new_tokens=LIMIT)
     session.run()

@@ -80,11 +80,14 @@ class Activations:
     heads: dict[tuple[str, int], torch.Tensor] = field(default_factory=dict)  # (kind, layer) -> (B, H, T, K): each
     # head's output as it goes into the output projection (T is S for the encoder's)
 
-    def keeper(self, where: dict, key) -> Callable[[torch.Tensor], None]:
-        def keep(tensor: torch.Tensor) -> None:
-            where[key] = tensor.detach()
 
-        return keep
+def keeper(where: dict, key) -> Callable[[torch.Tensor], None]:
+    """A record for a control: keeps what it is given in `where`[key]."""
+
+    def keep(tensor: torch.Tensor) -> None:
+        where[key] = tensor.detach()
+
+    return keep
 
 
 @dataclass(frozen=True)
@@ -168,46 +171,28 @@ class Interventions:
 
     def encoder_states(self, config: ModelConfig) -> list[StateControl | None] | None:
         """One StateControl (or None) per encoder layer: what is recorded or restored after it; None if nothing."""
-        restore = self.restore.encoder_states if self.restore else None
-        if self.record is None and restore is None:
-            return None
-        return [
-            self._state(
-                restore,
-                self.restore.clean.encoder_states if restore is not None else {},
-                "encoder_states",
-                layer,
-                0,
-                None,
-            )
-            for layer in range(config.n_encoder_layers)
-        ]
+        return self._states("encoder_states", config.n_encoder_layers, slice(None))
 
     def decoder_states(self, config: ModelConfig, start: int, n_queries: int) -> list[StateControl | None] | None:
         """Per decoder layer, the StateControl for a call over target positions start..start+n_queries-1."""
-        restore = self.restore.decoder_states if self.restore else None
+        return self._states("decoder_states", config.n_decoder_layers, slice(start, start + n_queries))
+
+    def _states(self, name: str, layers: int, positions: slice) -> list[StateControl | None] | None:
+        """Per layer of a stack, what is recorded or restored after it (`name`: the Restore and Activations field),
+        at the call's `positions`; None when nothing is."""
+        restore = getattr(self.restore, name) if self.restore else None
         if self.record is None and restore is None:
             return None
-        return [
-            self._state(
-                restore,
-                self.restore.clean.decoder_states if restore is not None else {},
-                "decoder_states",
-                layer,
-                start,
-                n_queries,
-            )
-            for layer in range(config.n_decoder_layers)
-        ]
-
-    def _state(self, restore, clean: dict, name: str, layer: int, start: int, n: int | None) -> StateControl | None:
-        control = StateControl()
-        if restore is not None and restore[:, layer].any():
-            end = None if n is None else start + n
-            control.restore, control.clean = restore[:, layer, start:end], clean[layer][:, start:end]
-        if self.record is not None:
-            control.record = self.record.keeper(getattr(self.record, name), layer)
-        return control if control.restore is not None or control.record is not None else None
+        controls: list[StateControl | None] = []
+        for layer in range(layers):
+            control = StateControl()
+            if restore is not None and restore[:, layer].any():
+                control.restore = restore[:, layer, positions]
+                control.clean = getattr(self.restore.clean, name)[layer][:, positions]
+            if self.record is not None:
+                control.record = keeper(getattr(self.record, name), layer)
+            controls.append(control if control.restore is not None or control.record is not None else None)
+        return controls
 
     def _touches(self, kind: str) -> bool:
         """Whether heads of `kind` are recorded or restored."""
@@ -248,7 +233,7 @@ class Interventions:
             control.restore = restore[:, layer]
             control.clean = self.restore.clean.heads[(kind, layer)][:, :, positions]
         if self.record is not None:
-            control.record = self.record.keeper(self.record.heads, (kind, layer))
+            control.record = keeper(self.record.heads, (kind, layer))
         unchanged = control.keep is None and control.restore is None and control.record is None
         return None if unchanged else control
 

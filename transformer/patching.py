@@ -115,7 +115,7 @@ class Pair:
             self.clean_logp = self._run(self.src, None, Interventions(record=self.clean))[0]
             enc = model.encode(self.corrupted_src, src_embeds=self.embeds)
             self.memory, self.src_mask = enc.memory, enc.src_mask
-            self.corrupted_logp = self._decode(self.memory, None)[0]
+            self.corrupted_logp = self._decode(self.memory, self.src_mask, None)[0]
 
     @torch.no_grad()
     def corrupted_output(self) -> list[int]:
@@ -127,17 +127,17 @@ class Pair:
         logits = next_token_logits(self.model, hidden, None, self.limit)
         return logits.log_softmax(dim=-1).gather(-1, self.written.expand(hidden.size(0), -1)[..., None])[..., 0]
 
-    def _decode(self, memory: torch.Tensor, interventions: Interventions | None) -> torch.Tensor:
+    def _decode(
+        self, memory: torch.Tensor, src_mask: torch.Tensor, interventions: Interventions | None
+    ) -> torch.Tensor:
+        """(B, T) log p of the clean tokens, the decoder reading `memory` (B, S, D)."""
         B = memory.size(0)
-        dec = self.model.decode(
-            self.tgt.expand(B, -1), memory, self.src_mask.expand(B, -1, -1, -1), interventions=interventions
-        )
-        return self._log_probs(dec.hidden)
+        tgt, src_mask = self.tgt.expand(B, -1), src_mask.expand(B, -1, -1, -1)
+        return self._log_probs(self.model.decode(tgt, memory, src_mask, interventions=interventions).hidden)
 
     def _run(self, src: torch.Tensor, embeds: torch.Tensor | None, interventions: Interventions) -> torch.Tensor:
         enc = self.model.encode(src, interventions=interventions, src_embeds=embeds)
-        dec = self.model.decode(self.tgt.expand(src.size(0), -1), enc.memory, enc.src_mask, interventions=interventions)
-        return self._log_probs(dec.hidden)
+        return self._decode(enc.memory, enc.src_mask, interventions)
 
     @torch.no_grad()
     def logp(self, restore: Restore) -> torch.Tensor:
@@ -149,7 +149,9 @@ class Pair:
         if restore.encoder_states is not None or "encoder" in restore.heads:
             src = self.corrupted_src.expand(B, -1)
             return self._run(src, self.embeds.expand(B, -1, -1), interventions)
-        return self._decode(self.memory.expand(B, -1, -1), interventions)  # the encoder's output is the corrupted one
+        return self._decode(
+            self.memory.expand(B, -1, -1), self.src_mask, interventions
+        )  # the encoder's output is the corrupted one
 
     def restored(self, logp: torch.Tensor) -> torch.Tensor:
         """r for log p (..., T); NaN at steps where clean and corrupted differ by less than NOTHING_TO_RESTORE."""
@@ -190,16 +192,3 @@ class Pair:
                 restore = Restore(self.clean, **{site: mask})
             found.append(self.restored(self.logp(restore)))
         return torch.cat(found).view(*shape, -1)
-
-
-def sweep(
-    model: Seq2SeqModel,
-    clean: Sequence[int],
-    tokens: Sequence[int],
-    corrupted: Sequence[int] | None = None,
-    noise: Sequence[int] = (),
-    seed: int = 0,
-    max_new_tokens: int | None = None,
-) -> Patching:
-    """Pair(...).sweep(): every component restored on its own, at every step of the clean output `tokens`."""
-    return Pair(model, clean, tokens, corrupted, noise, seed, max_new_tokens).sweep()

@@ -7,7 +7,7 @@ refused with a message that says so) and decodes at most so many new tokens (the
 from __future__ import annotations
 
 from ..attention.record import attention_record, top_k_record
-from ..checks import InputError, as_int, check_source, quoted
+from ..checks import InputError, as_int, check_source, is_blank, quoted
 from ..decoding.state import Run, decode_to_end, new_run
 from ..heads.ablation import ablated_session, ablation_effects
 from ..heads.editing import edit_session, point_weights
@@ -179,11 +179,12 @@ class Api:
             raise InputError(
                 f"Noise must be a list of whole numbers, the source words to corrupt (got {quoted(noise)})."
             )
-        if words and corrupted and corrupted.strip():
+        typed = corrupted is not None and not is_blank(corrupted)
+        if words and typed:
             raise InputError(
                 "Give a corrupted source or noise words, not both: with noise, leave the corrupted source empty."
             )
-        if corrupted and corrupted.strip():
+        if typed:
             self._within(model, corrupted, "patch")
         asked = corruption(run.pipeline, clean, corrupted, [as_int(w) - 1 for w in words])
         run.session.run()
