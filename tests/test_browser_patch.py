@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import NARROW, WAIT_MS, WIDE, open_tab, opened, run, shot, watch_requests
+from tests.browser import NARROW, WAIT_MS, WIDE, open_tab, opened, pick_model, run, shot, watch_requests
 
 pytestmark = pytest.mark.slow
 
@@ -24,8 +24,7 @@ def test_a_click_corrupts_a_word_and_the_grids_follow_the_shown_step(served_app,
     from playwright.sync_api import expect
 
     page = opened(browser, served_app[0], viewport)
-    page.get_by_label("Model").click()
-    page.get_by_role("option", name="reverse").click()
+    pick_model(page, "reverse")  # waits for the model's own example to be decoded, before the Run of SOURCE
     run(page, SOURCE)
     open_tab(page, "Patch")
     expect(page.get_by_label("Corrupted source")).to_have_value(SOURCE, timeout=WAIT_MS)
