@@ -27,7 +27,9 @@ def test_a_click_corrupts_a_word_and_the_grids_follow_the_shown_step(served_app,
     pick_model(page, "reverse")  # waits for the model's own example to be decoded, before the Run of SOURCE
     run(page, SOURCE)
     open_tab(page, "Patch")
-    expect(page.get_by_label("Corrupted source")).to_have_value(SOURCE, timeout=WAIT_MS)
+    expect(page.get_by_label("Corrupted")).to_have_value(SOURCE, timeout=WAIT_MS)
+    for label in ("Source", "Output"):  # the step loop's boxes, as scripts find them, with the tab's controls drawn
+        assert page.get_by_label(label).count() == 1, label
     expect(page.locator("#patch-view .patch-summary")).to_contain_text("is the clean one", timeout=WAIT_MS)
     page.locator("#patch-view .patch-words .word").nth(3).click()  # "d": noise on it
     expect(page.locator("#patch-view .patch-words .word.noisy")).to_have_text("d", timeout=WAIT_MS)

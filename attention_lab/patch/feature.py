@@ -148,12 +148,13 @@ def layout(registry, default: str) -> dict:
     c = {}
     gr.Markdown(NOTE, elem_classes="note")
     with gr.Row(elem_classes="patch-controls"):
-        c["corrupted"] = gr.Textbox(label="Corrupted source", lines=1, scale=4,
-                                    info="As many tokens as the source; Enter or Patch to use it.")  # fmt: skip
+        # Neither label nor info says "source": "Source" is the step loop's box, and a script finds it by that label
+        c["corrupted"] = gr.Textbox(label="Corrupted", lines=1, scale=4,
+                                    info="The text to compare with, as many tokens long; Enter or Patch uses it.")  # fmt: skip
         with gr.Column(scale=1, min_width=160):
             c["patch_run"] = gr.Button("Patch", size="md", variant="primary")
             c["patch_reset"] = gr.Button("Start again", size="md")
-    c["patch_click"] = gr.Radio(CLICKS, value=NOISE, label="A click on a source word")
+    c["patch_click"] = gr.Radio(CLICKS, value=NOISE, label="What a click on a word does")
     c["patch"] = drawn("patch/patch.mjs", "patch-view", classes=("lab-slow",))
     return c
 
