@@ -105,6 +105,12 @@ CLICK_WORD = """n => {
   window.__lab.t0 = performance.now();
   word.click();
 }"""
+CLICK_PATCH_WORD = """n => {
+  const word = document.querySelectorAll('#patch-view .patch-words .word')[n];
+  window.__lab.last = 0;
+  window.__lab.t0 = performance.now();
+  word.click();
+}"""
 MOVE_SLIDER = """([label, n]) => {
   // the slider labelled `label` (Show step, Snapshot): the page's own, or an earlier page's gradio slider
   const own = [...document.querySelectorAll('label')].find(l => l.textContent.trim() === label && l.htmlFor);
@@ -207,6 +213,7 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
         times["step"].append(click_ms(app, "Step"))
     measure_looks(app, floor, times, repeats)
     measure_why(app, floor, times, repeats)
+    measure_patch(app, floor, times, repeats)
     set_source(app, TEN_WORDS)
     for _ in range(max(3, repeats // 2)):
         click_ms(app, "Reset")
@@ -283,6 +290,25 @@ def measure_why(app, floor, times: dict[str, list[float]], repeats: int) -> None
         times["floor"].append(click_ms(floor, "Step"))
         times["why_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
     times["why_show_requests"].append(len(app.requests) - before)
+    click_ms(app, "Attention")
+
+
+def measure_patch(app, floor, times: dict[str, list[float]], repeats: int) -> None:
+    """The Patch tab open on the 15-word sentence, decoded to the end: a click on a source word (noise on it: the
+    whole decoding patched after the answer) and moves of Show step (drawn in the page), with the server
+    requests the moves sent."""
+    times.update(patch_word=[], patch_word_answered=[], patch_show=[], patch_show_requests=[])
+    click_ms(app, "Run")
+    click_ms(app, "Patch")
+    for word in (2, 4, 6):  # noise on one more word each time: each click patches the whole decoding
+        times["floor"].append(click_ms(floor, "Step"))
+        times["patch_word"].append(click_ms(app, word, CLICK_PATCH_WORD, answered=times["patch_word_answered"]))
+    before = len(app.requests)
+    for i in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["patch_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
+    times["patch_show_requests"].append(len(app.requests) - before)
+    click_ms(app, "Start again")
     click_ms(app, "Attention")
 
 
