@@ -71,6 +71,7 @@ def test_the_api_page_documents_the_api_endpoints_only(served):
         "/attribute",
         "/lens",
         "/patch",
+        "/score",
     }
 
 
@@ -173,6 +174,21 @@ def test_api_patch_restores_the_changed_character_from_its_mirror_position(serve
     assert noisy["corrupted_tokens"] == noisy["source_tokens"] and noisy["steps"][2]["encoder_states"][-1][3] >= 0.9
 
 
+def test_api_score_forces_a_translation_and_flags_what_it_leaves_unread(served):
+    client, _ = served
+    answer = client.predict("reverse", "abcdef", "fed", "input_x_gradient", api_name="/score")
+    assert set(answer) == {"source_tokens", "target_tokens", "method", "steps", "sentence", "flags"}
+    assert answer["target_tokens"] == [*"fed", "</s>"] and answer["method"] == "input_x_gradient"
+    for s in answer["steps"]:
+        assert set(s) == {"step", "token", "logp", "source_share", "source", "prefix"}
+        assert len(s["source"]) == 7 and len(s["prefix"]) == s["step"] and s["logp"] <= 0
+    assert answer["sentence"]["uncovered"] == ["a", "b"] and answer["sentence"]["coverage"] == pytest.approx(4 / 6)
+    assert [(f["kind"], f["at"]) for f in answer["flags"]] == [("uncovered", 1), ("uncovered", 2)]
+    own = client.predict("reverse", "abcdef", "", "input_x_gradient", api_name="/score")  # its own greedy output
+    assert own["target_tokens"] == [*"fedcba", "</s>"] and own["flags"] == []
+    assert own["sentence"]["mean_logp"] > answer["sentence"]["mean_logp"]
+
+
 @pytest.mark.parametrize(
     ("endpoint", "args", "message"),
     [
@@ -190,6 +206,12 @@ def test_api_patch_restores_the_changed_character_from_its_mirror_position(serve
         ("/attribute", ("reverse", "", "occlusion"), "empty"),
         ("/lens", ("reverse", "   "), "empty"),
         ("/lens", ("reverse", "a" * 70), "The source is 71 tokens; /lens takes at most 64"),
+        ("/score", ("reverse", "abc", "cba", "saliency"), "Unknown method 'saliency': use one of alti,"),
+        ("/score", ("reverse", "a" * 70, "", "alti"), "The source is 71 tokens; /score takes at most 64"),
+        ("/score", ("reverse", "", "cba", "alti"), "empty"),
+        ("/score", ("reverse", "abc", "c" * 40, "alti"), "The translation is 41 tokens with its end token; /score"),
+        ("/score", ("de-en", "Hallo.", " ".join(["a"] * 128), "occlusion"), "is 129 tokens with its end token"),
+        ("/score", ("reverse", "abc", "cbA", "alti"), "This model only knows lowercase letters and digits; remove"),
     ],
 )
 def test_api_bad_head_test_requests_get_one_line_and_the_server_keeps_answering(served, endpoint, args, message):

@@ -18,6 +18,7 @@ from ..patch.corruption import corruption
 from ..patch.record import patch_record
 from ..snapshots import feature as snapshots_tab
 from ..snapshots.decodings import Snapshots
+from ..trust.record import MAX_TRANSLATION, checked_method, score_record, target_ids
 from ..why.records import attribution_record, lens_record
 
 LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the head tests try every head or step
@@ -30,6 +31,7 @@ LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the head
     "attribute": (64, 64),
     "lens": (64, 64),
     "patch": (64, 64),
+    "score": (64, MAX_TRANSLATION),  # a pasted translation's tokens, its end token included
 }
 
 
@@ -189,3 +191,25 @@ class Api:
         asked = corruption(run.pipeline, clean, corrupted, [as_int(w) - 1 for w in words])
         run.session.run()
         return patch_record(run.pipeline, asked, list(run.session.tokens), run.session.max_new_tokens)
+
+    def score(self, model: str, source: str, translation: str, method: str = "alti") -> dict:
+        """Score a translation of `source`: its tokens (as the model's target side tokenizes them, then the end token)
+        are forced on the decoder, and each step gives log p of the token under the model's own rules (null: the
+        model would never write it there), its source share, and a value per source token and per decoder input by
+        `method`: "alti" (ALTI+: contributions, non-negative, adding up to 1) or one of /attribute's methods. An empty
+        `translation` scores the model's own greedy output. {"source_tokens", "target_tokens", "method", "steps":
+        [{"step", "token", "logp", "source_share", "source", "prefix"}], "sentence": {"mean_logp", "source_share",
+        "coverage", "uncovered": [source words]}, "flags": [{"kind", "at", "message"}]}: coverage is the share of
+        source words that cross-attention (mean over layers and heads) reads for at least 0.35 of a step over the
+        whole translation; flags are "forbidden", "uncovered" (at: the source word, 1-based), "low_source" and
+        "end_collapse" (at: the step). At most 64 source tokens and 128 new tokens (the translation's, its end token
+        included)."""
+        checked_method(method)
+        self._within(model, source, "score")
+        if translation is None or is_blank(translation):
+            run = self._run(model, source, "score")
+            pipeline, src_ids, tokens = run.pipeline, run.session.src_ids, run.session.run()
+        else:
+            pipeline = self.registry.entry(model).pipeline
+            src_ids, tokens = check_source(pipeline, source)[0], target_ids(pipeline, translation)
+        return score_record(pipeline, src_ids, list(tokens), method)

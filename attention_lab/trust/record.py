@@ -1,0 +1,106 @@
+"""A scored translation as JSON: the /score answer and the Trust tab's message, and the translation's tokens as the
+model's target side writes them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from adapters.hf.tokenizer import TransformersTokenizer
+from transformer import Seq2SeqPipeline
+
+from ..attention.units import word_label
+from ..checks import InputError, describe_char, known_characters, quoted
+from ..why.attribution import METHODS, no_gradients
+from .score import ALTI, Score, score
+
+MAX_TRANSLATION = 128  # tokens forced, the end token included: each step costs a method's pass
+TITLES = {ALTI: "ALTI+", **{name: m.title for name, m in METHODS.items()}}
+NOTES = {
+    ALTI: "ALTI+ (Ferrando et al. 2022): how much each source token and each decoder input contributes to the "
+    "prediction, through every layer (its norms and residuals included); the values are non-negative and add up "
+    "to 1.",
+    **{name: m.note for name, m in METHODS.items()},
+}
+
+
+def checked_method(method: object) -> str:
+    """`method` if it is one /score knows, else InputError naming them."""
+    if method not in TITLES:
+        raise InputError(f"Unknown method {quoted(method)}: use one of {', '.join(TITLES)}.")
+    return method
+
+
+def target_ids(pipeline: Seq2SeqPipeline, text: str) -> list[int]:
+    """`text` as the model's target side tokenizes it, its end token last: a transformers tokenizer's own target
+    encoding (Marian's target vocabulary, BART's <s> first, NLLB's language code), our tokenizers' one encoding
+    (source and target share it). InputError for characters a character-level model does not know, or for more
+    tokens than a decoding can hold."""
+    tokenizer, eos = pipeline.tokenizer, pipeline.model.config.eos_id
+    alphabet = known_characters(tokenizer)
+    unknown = tokenizer.unknown_characters(text) if alphabet else []
+    if unknown:
+        raise InputError(f"This model only knows {alphabet}; remove {describe_char(unknown[0])} from the translation.")
+    if isinstance(tokenizer, TransformersTokenizer):
+        ids = [int(i) for i in tokenizer.hf(text_target=text)["input_ids"]]
+    else:
+        ids = tokenizer.encode(text, add_eos=False)
+    ids = ids if ids and ids[-1] == eos else [*ids, eos]
+    most = min(MAX_TRANSLATION, pipeline.model.config.max_new_tokens)
+    if len(ids) > most:
+        raise InputError(
+            f"The translation is {len(ids)} tokens with its end token; /score takes at most {most} (this model "
+            f"writes at most {pipeline.model.config.max_new_tokens}, and each token costs a pass). Send a shorter one."
+        )
+    return ids
+
+
+def _number(value: float, decimals: int = 6) -> float | None:
+    """A value for JSON: null where it is not a finite number (log p = -inf, no values)."""
+    return round(float(value), decimals) if math.isfinite(value) else None
+
+
+def _numbers(values: np.ndarray) -> list[float | None]:
+    return [_number(v) for v in values]
+
+
+def record(pipeline: Seq2SeqPipeline, scored: Score) -> dict:
+    """{"source_tokens", "target_tokens", "method", "steps": [{"step", "token", "logp", "source_share", "source",
+    "prefix"}], "sentence": {"mean_logp", "source_share", "coverage", "uncovered"}, "flags": [{"kind", "at",
+    "message"}]}; null for a log p of -inf and for values a method does not give."""
+    tokenizer = pipeline.tokenizer
+    pieces = tokenizer.tokens(scored.src_ids)
+    return {
+        "source_tokens": pieces,
+        "target_tokens": tokenizer.tokens(scored.tokens),
+        "method": scored.method,
+        "steps": [
+            {
+                "step": s.step,
+                "token": tokenizer.id_to_token(s.token),
+                "logp": _number(s.logp),
+                "source_share": _number(s.source_share),
+                "source": _numbers(s.source),
+                "prefix": _numbers(s.prefix),
+            }
+            for s in scored.steps
+        ],
+        "sentence": {
+            "mean_logp": _number(scored.mean_logp),
+            "source_share": _number(scored.source_share),
+            "coverage": _number(scored.coverage),
+            "uncovered": [word_label([pieces[p] for p in scored.words[w]]) for w in scored.uncovered],
+        },
+        "flags": [{"kind": f.kind, "at": f.at, "message": f.message} for f in scored.flags],
+    }
+
+
+def score_record(pipeline: Seq2SeqPipeline, src_ids: list[int], tokens: list[int], method: str, **options) -> dict:
+    """`tokens` scored by `method` as the /score answer; InputError for a model autograd cannot differentiate."""
+    checked_method(method)
+    try:
+        scored = score(pipeline, src_ids, tokens, method, **options)
+    except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
+        raise InputError(no_gradients(err)) from err
+    return record(pipeline, scored)

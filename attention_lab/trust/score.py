@@ -1,0 +1,116 @@
+"""Any translation scored by the model that reads its source: its tokens forced on the decoder one step at a time,
+as decoding steps (through the KV cache, under the model's own next-token rules: transformer.decoding's
+next_token_logits), so that forcing the model's own greedy output gives decoding's own probabilities.
+
+Per step: log p of the forced token (-inf where the rules forbid it there), the cross-attention (mean over layers and
+heads), and a value per source token and per decoder input by `method`: "alti" (ALTI+, Ferrando et al. 2022:
+contributions that are non-negative and add up to 1) or one of attention_lab.why.attribution's METHODS. The source
+share of a step is the source's part of the total (for the attribution methods, of the absolute values).
+
+The sentence scores (Guerreiro et al. 2023's Seq-Logprob, Dale et al. 2023's source contribution, and coverage by
+cross-attention) and the flags (attention_lab.trust.flags) come with it. `score` is plain Python over a pipeline,
+importable without gradio, for a benchmark that scores many sentences.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import torch
+
+from transformer import Interventions, Seq2SeqModel, Seq2SeqPipeline
+from transformer.decoding import next_token_logits
+
+from ..patch.corruption import words
+from ..why.attribution import attribute
+from .flags import find_flags
+from .sentence import Score, StepScore
+
+ALTI = "alti"
+
+
+@torch.no_grad()
+def forced(
+    model: Seq2SeqModel, src_ids: list[int], tokens: list[int], limit: int, interventions: Interventions | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """`tokens` forced one step at a time, as DecodingSession.step decodes: log p of each (T,), under the rules
+    for a decoding of at most `limit` steps, and the cross-attention (T, S), mean over layers and heads."""
+    device = next(model.parameters()).device
+    enc = model.encode(torch.tensor([src_ids], device=device), interventions=interventions)
+    cache, logps, cross = None, [], []
+    for t, previous in enumerate([model.config.bos_id, *tokens[:-1]]):
+        dec = model.decode(
+            torch.tensor([[previous]], device=device),
+            enc.memory,
+            enc.src_mask,
+            cache,
+            use_cache=True,
+            output_attentions=True,
+            interventions=interventions,
+        )
+        cache = dec.cache
+        logp = next_token_logits(model, dec.hidden[0, -1], t, limit).log_softmax(dim=-1)
+        logps.append(float(logp[tokens[t]]))
+        cross.append(torch.stack([w[0, :, -1] for w in dec.cross_attentions]).float().mean(dim=(0, 1)).cpu())
+    return np.array(logps), torch.stack(cross).numpy().astype(np.float64)
+
+
+def values(
+    model: Seq2SeqModel,
+    src_ids: list[int],
+    tokens: list[int],
+    method: str,
+    allowed: list[bool],
+    limit: int,
+    interventions: Interventions | None = None,
+) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    """Per step: (a value per source token, a value per decoder input, the source share) by `method`. The
+    attribution methods skip the steps whose token is not `allowed` (nothing to differentiate: nan there)."""
+    T, S = len(tokens), len(src_ids)
+    if method == ALTI:
+        alti_plus = importlib.import_module("transformer.contributions").alti_plus  # until the library has it
+
+        c = alti_plus(model, src_ids, tokens, interventions=interventions)
+        source, prefix = c.source.double().cpu().numpy(), c.prefix.double().cpu().numpy()
+        return [(source[t], prefix[t, : t + 1], _share(source[t], prefix[t, : t + 1])) for t in range(T)]
+    steps = [t + 1 for t in range(T) if allowed[t]]
+    found = {}
+    if steps:  # attribute() reads no steps as every step
+        attributed = attribute(model, src_ids, tokens, method, steps, limit, interventions)
+        found = {a.step: (a.source, a.prefix, a.source_share) for a in attributed}
+    missing = (np.full(S, np.nan), np.full(0, np.nan), float("nan"))
+    return [found.get(t + 1, (missing[0], np.full(t + 1, np.nan), missing[2])) for t in range(T)]
+
+
+def _share(source: np.ndarray, prefix: np.ndarray) -> float:
+    total = float(np.abs(source).sum() + np.abs(prefix).sum())
+    return float(np.abs(source).sum()) / total if total > 0 else float("nan")
+
+
+def score(
+    pipeline: Seq2SeqPipeline,
+    src_ids: list[int],
+    tokens: list[int],
+    method: str = ALTI,
+    limit: int | None = None,
+    interventions: Interventions | None = None,
+) -> Score:
+    """`tokens` (the end token last) forced after the source `src_ids` and scored by `method` ("alti" or a key of
+    attention_lab.why.attribution.METHODS), under the rules of a decoding of at most `limit` steps (the model's
+    own by default), with its sentence scores and flags."""
+    model = pipeline.model
+    limit = limit or model.config.max_new_tokens
+    logps, cross = forced(model, src_ids, tokens, limit, interventions)
+    allowed = [math.isfinite(v) for v in logps]
+    per_step = values(model, src_ids, tokens, method, allowed, limit, interventions)
+    steps = [
+        StepScore(t + 1, token, float(logps[t]), share, source, prefix)
+        for t, (token, (source, prefix, share)) in enumerate(zip(tokens, per_step))
+    ]
+    groups = words(pipeline, src_ids)
+    reads = np.array([cross[:, group].sum() for group in groups])
+    result = Score(list(src_ids), list(tokens), method, steps, cross, groups, reads)
+    result.flags = find_flags(pipeline, result)
+    return result
