@@ -17,12 +17,14 @@ from .heads.feature import HEADS
 from .patch.feature import PATCH
 from .snapshots.feature import TRAINING
 from .survey.feature import CORPUS
+from .trust.feature import TRUST
 from .why.feature import WHY
 
 TABS = (
     replace(ATTENTION, parts=(EXPORT,)),
     WHY,
     PATCH,
+    TRUST,
     replace(HEADS, parts=(CORPUS,)),
     TRAINING,
     BEAMS,

@@ -1,0 +1,151 @@
+"""The Trust tab: the current output, or a pasted translation, scored by the model that reads the source.
+
+Per token, a bar of the source's share of its prediction against the prefix's; the source words that cross-attention
+barely read, marked; the flags, each pointing at a step or a word (a click shows that step); and the sentence scores,
+each with a line on how to read it. The whole translation is scored in one message after the click (it is slow:
+attention_lab.page.render sends a placeholder first), and trust/trust.mjs draws it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import gradio as gr
+
+from ..assets.components import drawn
+from ..attention.units import token_label, word_label
+from ..checks import InputError, is_blank
+from ..controls import Controls
+from ..decoding.state import Run, UserState
+from ..feature import DATA, Feature, Output, Screen
+from ..patch.corruption import words
+from ..why.attribution import no_gradients
+from .flags import COLLAPSE, LOW_SOURCE
+from .record import NOTES, TITLES, record, target_ids
+from .score import ALTI, score
+from .sentence import COVERED
+
+logger = logging.getLogger("attention_lab")
+NOTE = (
+    "Which output to trust? The model reads its source and scores a translation token by token: how likely it finds "
+    "each token (log p), and how much of each prediction comes from the source rather than from the tokens written "
+    "before (Ferrando et al. 2022's ALTI+, or an attribution method). A hallucinated translation is written from its "
+    "own prefix (Dale et al. 2023). Scores the output as it stands, or paste another translation below."
+)
+READING = {
+    "mean_logp": "Mean log p: how sure the model is of these tokens, on average (0 is certain; the model's own "
+    "greedy output is usually above −1; a translation of another sentence falls far below).",
+    "source_share": f"Source share: the mean share of each prediction taken from the source; a token under "
+    f"{LOW_SOURCE:.0%} is flagged as written from the prefix.",
+    "coverage": f"Coverage: the share of source words that cross-attention (mean of every layer and head) reads for at "
+    f"least {COVERED} of a step over the whole translation; a word read less may be missing.",
+    "collapse": f"A step that starts a word with {COLLAPSE:.0%} or more of its cross-attention on the source's end token "
+    "reads none of its words: flagged.",
+}
+OUTPUTS = (Output("trust", DATA, slow="Forcing the translation on the decoder and scoring every step…"),)
+
+
+@dataclass
+class TrustState:
+    """What the Trust tab keeps of a run: the translation pasted to score (None: the output as it stands)."""
+
+    translation: str | None = None
+
+
+def view(s: Screen) -> dict:
+    run = s.run
+    method = s.controls.option("trust_method", ALTI)
+    method = method if method in TITLES else ALTI
+    pasted = run.state("trust", TrustState).translation
+    scored = tuple(run.session.tokens) if pasted is None else pasted
+    key = (run.entry.name, tuple(run.session.src_ids), scored, method, run.held, run.session.max_new_tokens)
+    return {"trust": (key, scored_message(run, pasted, method))}
+
+
+def scored_message(run: Run, pasted: str | None, method: str) -> Callable[[], dict]:
+    """How to make the Trust message of the run as it stands now: the output (or `pasted`) scored by `method`."""
+    pipeline, session = run.pipeline, run.session
+    src_ids, tokens, limit = list(session.src_ids), list(session.tokens), session.max_new_tokens
+    interventions, held = session.interventions, run.held
+
+    def make() -> dict:
+        tokenizer, special = pipeline.tokenizer, pipeline.model.special_ids
+        groups = score_words(pipeline, src_ids)
+        message = {"op": "trust", "pasted": pasted, "method": method, "title": TITLES[method], "tokens": tokens,
+                   "note": NOTES[method], "reading": READING, "words": groups}  # fmt: skip
+        message["source"] = [token_label(tokenizer, i, special) for i in src_ids]
+        try:
+            forced = tokens if pasted is None else target_ids(pipeline, pasted)
+            if not forced:
+                message["hint"] = "Nothing written yet: Step or Run, or paste a translation to score."
+                return message
+            own = pasted is None
+            scored = score(pipeline, src_ids, forced, method, limit if own else None, interventions if own else None)
+        except InputError as err:
+            message["hint"] = str(err)
+            return message
+        except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
+            message["hint"] = no_gradients(err)
+            return message
+        message.update(record(pipeline, scored))
+        message["labels"] = [token_label(tokenizer, i, special) for i in forced]
+        message["reads"] = [round(float(r), 4) for r in scored.reads]
+        message["uncovered_words"] = scored.uncovered
+        if held and pasted is None:
+            message["held"] = f"Scored with the {held}, as the output was written."
+        return message
+
+    return make
+
+
+def score_words(pipeline, src_ids: list[int]) -> list[dict]:
+    """The source's words as the tab shows them: a label and the token positions of its pieces."""
+    pieces = pipeline.tokenizer.tokens(src_ids)
+    return [{"label": word_label([pieces[p] for p in g]), "pieces": g} for g in words(pipeline, src_ids)]
+
+
+def state_of(user: UserState) -> TrustState:
+    if user.run is None:
+        raise InputError("Run a source first, then score its translation here.")
+    return user.run.state("trust", TrustState)
+
+
+def score_translation(user: UserState, c: Controls, text: str) -> int | None:
+    """Score `text` as a translation of the source (blank: the output)."""
+    state_of(user).translation = None if text is None or is_blank(text) else text
+    return user.shown
+
+
+def score_output(user: UserState, c: Controls) -> int | None:
+    """Score the output as it stands again."""
+    state_of(user).translation = None
+    return user.shown
+
+
+def layout(registry, default: str) -> dict:
+    c = {}
+    gr.Markdown(NOTE, elem_classes="note")
+    methods = [(title, name) for name, title in TITLES.items()]
+    info = "ALTI+ is one pass per step; integrated gradients takes about ten times as long as the others."
+    c["trust_method"] = gr.Radio(methods, value=ALTI, label="Where each prediction comes from, by", info=info)
+    with gr.Row(elem_classes="trust-controls"):
+        # Neither label nor info says "source" or "output": scripts find the step loop's boxes by those labels
+        c["translation"] = gr.Textbox(label="Translation to score", lines=1, scale=4,
+                                      info="Paste any translation of the text above; Enter or Score scores it.")  # fmt: skip
+        with gr.Column(scale=1, min_width=160):
+            c["trust_run"] = gr.Button("Score", size="md", variant="primary")
+            c["trust_own"] = gr.Button("Score the model's translation", size="md")
+    c["trust"] = drawn("trust/trust.mjs", "trust-view", classes=("lab-slow",))
+    return c
+
+
+def wire(c: dict, wiring) -> None:
+    wiring.on(c["trust_run"].click, score_translation, extra=[c["translation"]])
+    wiring.on(c["translation"].submit, score_translation, extra=[c["translation"]])
+    wiring.on(c["trust_own"].click, score_output)
+    wiring.on(c["trust_method"].change, lambda user, controls: user.shown)
+
+
+TRUST = Feature("trust", "Trust", layout=layout, outputs=OUTPUTS, view=view, wire=wire, controls=("trust_method",))

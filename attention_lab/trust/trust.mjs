@@ -1,0 +1,215 @@
+// The Trust tab: a translation scored by the model that reads the source (attention_lab/trust/feature.py sends the
+// whole of it in one message). Per token a bar of the source's share of its prediction against the prefix's, with
+// log p; the source words, those cross-attention barely read marked, shaded by the shown step's values; the flags,
+// each a link to the step or word it points at; and the sentence scores, each with a line on how to read it. A click
+// on a flag or a bar shows that step: through the page's shown step when the output is scored, within the tab for a
+// pasted translation (its steps are not the decoding's).
+
+import {el, onVisible, root, shown} from "../assets/dom.mjs";
+import {page, show, watch} from "../assets/store.mjs";
+
+const FROM_SOURCE = "#2166ac", FROM_PREFIX = "#f4a582", FLAGGED = "#b2182b";
+const FLAG_TITLES = {forbidden: "Never written there", uncovered: "Barely read", low_source: "Written from the prefix",
+  end_collapse: "Attention on the end token"};
+const LEGEND = "Each bar: blue, the share of the prediction that comes from the source; orange, from the tokens "
+  + "before it. Click a bar or a flag to see that step.";
+
+/** Whether `message` scores the decoding the page holds (the output as it stands, not a pasted translation). */
+export function scoresOutput(message, decoding) {
+  if (!message || message.pasted !== null || !decoding || !message.steps) return false;
+  const steps = decoding.steps;
+  return message.tokens.length === steps.length && message.tokens.every((t, i) => steps[i].token === t);
+}
+
+/** Per step what its bar shows: {step, label, share (0 to 1, or null), logp (or null), flags: [kinds]}. */
+export function trustRows(message) {
+  const flagged = new Map();
+  for (const f of message.flags) {
+    if (f.kind === "uncovered") continue;
+    flagged.set(f.at, [...(flagged.get(f.at) || []), f.kind]);
+  }
+  return message.steps.map((s, t) => ({step: s.step, label: message.labels[t], share: s.source_share, logp: s.logp,
+    flags: flagged.get(s.step) || []}));
+}
+
+const fixed = (v, digits = 2) => (v === null ? "—" : v.toFixed(digits).replace("-", "−"));
+const percent = (v) => (v === null ? "—" : `${Math.round(100 * v)}%`);
+
+/** The sentence scores as [name, value as text, how to read it]. */
+export function trustScores(message) {
+  const s = message.sentence, reading = message.reading;
+  const uncovered = s.uncovered.length ? ` (barely read: ${s.uncovered.map((w) => `“${w}”`).join(", ")})` : "";
+  return [
+    ["Mean log p", s.mean_logp === null ? "−∞ (a token the model never writes there)" : fixed(s.mean_logp),
+      reading.mean_logp],
+    ["Source share", percent(s.source_share), reading.source_share],
+    ["Coverage", percent(s.coverage) + uncovered, reading.coverage],
+  ];
+}
+
+/** Where a flag points: {word} (0-based) for an uncovered word, {step} (1-based) otherwise. */
+export function flagPlace(flag) {
+  return flag.kind === "uncovered" ? {word: flag.at - 1} : {step: flag.at};
+}
+
+/** The step's value per source word (the sum over its pieces), and the largest magnitude among them; null values
+ * (a method that gives none there) count as none. */
+export function wordValues(message, step) {
+  const record = message.steps[step - 1];
+  if (!record) return {values: message.words.map(() => null), most: 0};
+  const values = message.words.map((w) => {
+    const parts = w.pieces.map((p) => record.source[p]).filter((v) => v !== null);
+    return parts.length ? parts.reduce((a, b) => a + b, 0) : null;
+  });
+  const most = Math.max(0, ...values.filter((v) => v !== null).map(Math.abs));
+  return {values, most};
+}
+
+/** The step the tab shows: the page's when it scores the output, else its own pick (`own`), within the steps. */
+export function trustFocus(message, decoding, shownStep, own) {
+  const n = message && message.steps ? message.steps.length : 0;
+  const step = scoresOutput(message, decoding) ? shownStep : own;
+  return step >= 1 && step <= n ? step : null;
+}
+
+function scoresView(message) {
+  const box = el("div", "trust-scores");
+  box.style.cssText = "display: grid; grid-template-columns: max-content max-content 1fr; gap: 2px 12px; padding: 4px;";
+  for (const [name, value, reading] of trustScores(message)) {
+    const n = el("b", "", name), v = el("span", "trust-score", value), r = el("span", "trust-reading", reading);
+    r.style.cssText = "font-size: 0.85em; opacity: 0.85;";
+    box.append(n, v, r);
+  }
+  return box;
+}
+
+function wordsView(message, focus) {
+  const list = el("div", "trust-words");
+  list.style.cssText = "padding: 6px 4px; line-height: 2.2;";
+  const {values, most} = focus ? wordValues(message, focus) : {values: [], most: 0};
+  const uncovered = new Set(message.uncovered_words);
+  message.words.forEach((w, i) => {
+    if (i) list.append(" ");
+    const span = el("span", "word", w.label);
+    span.dataset.word = String(i);
+    span.style.cssText = "padding: 3px 6px; border-radius: 4px; border: 1px solid #c6dbef; white-space: pre;";
+    const v = values[i];
+    if (v !== null && v !== undefined && most > 0) {
+      const alpha = Math.abs(v) / most;
+      span.style.background = v >= 0 ? `rgba(33, 102, 172, ${0.6 * alpha})` : `rgba(178, 24, 43, ${0.6 * alpha})`;
+    }
+    span.title = `Read for ${message.reads[i].toFixed(2)} of a step over the whole translation`
+      + (v !== null && v !== undefined ? `; at step ${focus}: ${v.toFixed(3)}` : "");
+    if (uncovered.has(i)) {
+      span.classList.add("uncovered");
+      span.style.border = `2px dashed ${FLAGGED}`;
+      span.title += " (barely read)";
+    }
+    list.appendChild(span);
+  });
+  return list;
+}
+
+function barsView(message, focus, pick) {
+  const list = el("div", "trust-bars");
+  list.style.cssText = "display: grid; grid-template-columns: minmax(40px, max-content) minmax(80px, 320px) 1fr;"
+    + " gap: 3px 8px; align-items: center; padding: 4px;";
+  for (const row of trustRows(message)) {
+    const label = el("span", "trust-token", `${row.step}. ${row.label}`);
+    const bar = el("div", "trust-bar"), text = el("span", "trust-figures");
+    bar.dataset.step = String(row.step);
+    bar.style.cssText = "display: flex; height: 14px; background: #eee; border-radius: 2px; cursor: pointer;";
+    if (row.share !== null) {
+      const source = el("div"), prefix = el("div");
+      source.style.cssText = `width: ${100 * row.share}%; background: ${FROM_SOURCE};`;
+      prefix.style.cssText = `width: ${100 * (1 - row.share)}%; background: ${FROM_PREFIX};`;
+      bar.append(source, prefix);
+    }
+    text.textContent = (row.logp === null ? "never written here" : `source ${percent(row.share)} · log p ${fixed(row.logp)}`)
+      + (row.flags.length ? ` · ${row.flags.map((k) => FLAG_TITLES[k]).join(", ")}` : "");
+    text.style.cssText = "font-size: 0.85em;" + (row.flags.length ? ` color: ${FLAGGED};` : "");
+    for (const part of [label, bar]) part.addEventListener("click", () => pick({step: row.step}));
+    label.style.cursor = "pointer";
+    if (row.step === focus) for (const part of [label, bar]) part.style.outline = `2px solid ${FLAGGED}`;
+    list.append(label, bar, text);
+  }
+  return list;
+}
+
+function flagsView(message, pick) {
+  const list = el("div", "trust-flags");
+  list.style.cssText = "padding: 4px; line-height: 1.5;";
+  if (!message.flags.length) list.textContent = "No flags: every token allowed, every word read, every step reading "
+    + "the source.";
+  for (const flag of message.flags) {
+    const item = el("div", "trust-flag");
+    item.dataset.kind = flag.kind;
+    item.dataset.at = String(flag.at);
+    item.style.cssText = "cursor: pointer; padding: 1px 0;";
+    const where = flag.kind === "uncovered" ? `word ${flag.at}` : `step ${flag.at}`;
+    item.append(el("b", "", `${FLAG_TITLES[flag.kind]} (${where}): `), flag.message);
+    item.addEventListener("click", () => pick(flagPlace(flag)));
+    list.appendChild(item);
+  }
+  return list;
+}
+
+function heading(text) {
+  const h = el("div", "lab-label", text);
+  h.style.marginTop = "8px";
+  return h;
+}
+
+export function mount({element, props, watch: watchProp}) {
+  const box = root(element);
+  const busy = el("div", "trust-busy"), body = el("div", "trust-body");
+  box.replaceChildren(busy, body);
+  let message = null, computing = "", own = null;
+  const pick = (place) => {
+    if (place.word !== undefined) {
+      const word = box.querySelector(`.trust-words [data-word="${place.word}"]`);
+      if (word) word.scrollIntoView({block: "nearest"});
+      return;
+    }
+    if (scoresOutput(message, page.decoding)) show(place.step);
+    own = place.step;
+    redraw();
+  };
+  const redraw = () => {
+    if (!shown(box)) return;
+    busy.textContent = computing;
+    busy.style.cssText = computing ? "font-style: italic; opacity: 0.75; padding: 4px;" : "";
+    if (!message) {
+      body.replaceChildren(el("div", "trust-hint", computing ? "" : "Run or Step, or paste a translation to score."));
+      return;
+    }
+    const what = message.pasted === null ? "The model's translation" : `“${message.pasted}”`;
+    const top = el("div", "trust-what", `${what}, scored by ${message.title}. ${message.held || ""}`);
+    if (message.hint || !message.sentence) {
+      body.replaceChildren(top, el("div", "trust-hint", message.hint || ""));
+      return;
+    }
+    const focus = trustFocus(message, page.decoding, page.shown, own);
+    const note = el("div", "trust-note", message.note);
+    note.style.cssText = "font-size: 0.85em; opacity: 0.85; padding: 2px 4px;";
+    const legend = el("div", "trust-note", LEGEND);
+    legend.style.cssText = note.style.cssText;
+    body.replaceChildren(top, scoresView(message), heading("Source words (dashed: barely read; shaded: the shown step's "
+      + "values)"), wordsView(message, focus), heading("Flags"), flagsView(message, pick),
+    heading("Where each token comes from"), legend, barsView(message, focus, pick), note);
+  };
+  const receive = () => {
+    const value = props.value;
+    if (!value) [message, computing] = [null, ""];
+    else if (value.op === "computing") computing = value.text;
+    else {
+      if (!message || message.pasted !== value.pasted) own = null;
+      [message, computing] = [value.op === "trust" ? value : null, ""];
+    }
+    redraw();
+  };
+  watchProp("value", receive);
+  watch((what) => (what !== "kind" && what !== "look" ? redraw() : null));
+  onVisible(box, redraw);
+  receive();
+}

@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import {test} from "node:test";
+
+import {flagPlace, scoresOutput, trustFocus, trustRows, trustScores, wordValues}
+  from "../../attention_lab/trust/trust.mjs";
+
+const step = (n, share, logp, source) => ({step: n, token: `t${n}`, logp, source_share: share, source,
+  prefix: Array(n).fill(0)});
+const message = {pasted: null, tokens: [7, 8, 2], labels: ["b", "a", "</s>"],
+  words: [{label: "a", pieces: [0]}, {label: "bc", pieces: [1, 2]}], reads: [0.1, 1.9], uncovered_words: [0],
+  steps: [step(1, 0.8, -0.1, [0.1, 0.5, 0.2, 0.0]), step(2, 0.1, null, [null, null, null, null]),
+    step(3, 0.5, -2, [-0.4, 0.1, 0.1, 0.2])],
+  sentence: {mean_logp: null, source_share: 0.45, coverage: 0.5, uncovered: ["a"]},
+  reading: {mean_logp: "how sure", source_share: "from the source", coverage: "words read"},
+  flags: [{kind: "forbidden", at: 2, message: "never"}, {kind: "uncovered", at: 1, message: "a"},
+    {kind: "low_source", at: 2, message: "prefix"}]};
+
+test("a bar per step, with the flags that point at its step (an uncovered word points at no step)", () => {
+  const rows = trustRows(message);
+  assert.deepEqual(rows.map((r) => [r.step, r.label, r.share, r.logp]), [[1, "b", 0.8, -0.1], [2, "a", 0.1, null],
+    [3, "</s>", 0.5, -2]]);
+  assert.deepEqual(rows.map((r) => r.flags), [[], ["forbidden", "low_source"], []]);
+});
+
+test("the sentence scores read −∞ for a forbidden token and name the words barely read", () => {
+  const scores = trustScores(message);
+  assert.deepEqual(scores.map((s) => s[0]), ["Mean log p", "Source share", "Coverage"]);
+  assert.match(scores[0][1], /^−∞/);
+  assert.equal(scores[1][1], "45%");
+  assert.equal(scores[2][1], "50% (barely read: “a”)");
+  assert.equal(scores[2][2], "words read");
+});
+
+test("a flag points at its step, or at a source word (0-based) for an uncovered one", () => {
+  assert.deepEqual(message.flags.map(flagPlace), [{step: 2}, {word: 0}, {step: 2}]);
+});
+
+test("a word's value at a step is the sum over its pieces, nulls left out", () => {
+  assert.deepEqual(wordValues(message, 1), {values: [0.1, 0.7], most: 0.7});
+  assert.deepEqual(wordValues(message, 2), {values: [null, null], most: 0});
+  assert.equal(wordValues(message, 3).values[0], -0.4);
+  assert.equal(wordValues(message, 3).most, 0.4);
+});
+
+test("the output's score follows the page's shown step; a pasted translation's keeps its own", () => {
+  const decoding = {steps: [{token: 7}, {token: 8}, {token: 2}]};
+  assert.equal(scoresOutput(message, decoding), true);
+  assert.equal(scoresOutput(message, {steps: [{token: 7}, {token: 9}, {token: 2}]}), false); // a what-if since
+  assert.equal(trustFocus(message, decoding, 3, 1), 3);
+  const pasted = {...message, pasted: "ba"};
+  assert.equal(scoresOutput(pasted, decoding), false);
+  assert.equal(trustFocus(pasted, decoding, 3, 1), 1);
+  assert.equal(trustFocus(pasted, decoding, 3, 9), null); // past its steps
+});
