@@ -41,6 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+TEST_SPLIT = REPO / "data" / "de-en" / "test.tsv"  # python -m training.data ding
 SET_PATH = Path(__file__).resolve().parent / "sets" / "hallucination.tsv"  # data/ is ignored: the corpus
 COLUMNS = ("group", "kind", "source", "translation", "label", "basis")
 GROUPS = ("reference", "detached", "model")
@@ -191,6 +192,12 @@ def build(pipeline, test_pairs: list[tuple[str, str]], seed: int = SEED) -> tupl
     return rows + more, counts
 
 
+def read_pairs(path: Path) -> list[tuple[str, str]]:
+    """(German, English) pairs of a split file as training.data writes it: one tab-separated pair per line."""
+    with open(path, encoding="utf-8") as f:
+        return [tuple(line.rstrip("\n").split("\t", 1)) for line in f if "\t" in line]
+
+
 def write_set(rows: list[Row], path: Path = SET_PATH) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="") as f:
@@ -224,15 +231,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", type=Path, default=SET_PATH)
     parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("--split", type=Path, default=TEST_SPLIT, help="the Ding test split (training.data writes it)")
     args = parser.parse_args(argv)
+    if not args.split.is_file():
+        parser.error(f"{args.split} is missing: write it with `python -m training.data ding`")
     import torch
 
-    from training.data import ding_split
     from transformer import bundled, load_pretrained
 
     torch.set_num_threads(1)
     pipeline = load_pretrained(str(bundled("de-en")))
-    rows, counts = build(pipeline, ding_split("test"), args.seed)
+    rows, counts = build(pipeline, read_pairs(args.split), args.seed)
     write_set(rows, args.out)
     sizes = Counter((r.group, r.label) for r in rows)
     print(f"{len(rows)} rows -> {args.out}: " + ", ".join(f"{g} {lab}: {n}" for (g, lab), n in sorted(sizes.items())))

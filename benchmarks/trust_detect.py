@@ -16,6 +16,7 @@ covered. AUROC is computed with the score negated, so 1.0 means every hallucinat
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -70,10 +71,11 @@ def evaluate(rows: Sequence[Row], values: Sequence[dict[str, float]]) -> dict[tu
     return results
 
 
-def forced_scorer(pipeline, method: str = "alti") -> Callable[[Row], dict[str, float]]:
-    """A row's sentence scores from attention_lab.trust.score.score, the translation forced through the model."""
-    from attention_lab.trust.score import score
-
+def forced_scorer(pipeline, method: str = "alti", score: Callable | None = None) -> Callable[[Row], dict[str, float]]:
+    """A row's sentence scores from `score` (by default attention_lab.trust.score.score), the translation forced
+    through the model: score(pipeline, source ids, translation ids with the end token last, method=method)."""
+    if score is None:  # by name: the sentence scores live in the app's trust feature, imported only when measured
+        score = importlib.import_module("attention_lab.trust.score").score
     tokenizer = pipeline.tokenizer
 
     def scores(row: Row) -> dict[str, float]:
