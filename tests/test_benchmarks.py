@@ -1,5 +1,6 @@
 """The benchmark commands run (quick mode, tiny shapes); timings are reported, never asserted."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -59,3 +60,15 @@ def test_the_patching_benchmark_times_patch_against_one_forward_pass():
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| threads | corruption | /patch ms | one forward pass ms | ratio | bar |" in result.stdout
     assert "| 2 | a swapped word |" in result.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("attention_lab.trust") is None,
+    reason="the sentence scores (attention_lab.trust) are not in",
+)
+def test_the_detector_benchmark_scores_every_comparison():
+    result = quick("trust_detect.py")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "| comparison | rows (0 / 1) | mean_logp | source_share | coverage |" in result.stdout
+    assert "| reference vs detached | 10 / 10 |" in result.stdout

@@ -27,6 +27,7 @@ class HeadControl:
     weights: (B|1, H, T, S) weights that replace the computed ones where they are not NaN (attention editing).
     restore: (B, H) bool: in row b, head h's output is `clean`'s (1, H, T, K) (activation patching).
     record: called with the head outputs (B, H, T, K) as they go into the output projection.
+    mixing: filled with what the call mixed, key by key (transformer.contributions reads it).
     """
 
     keep: torch.Tensor | None = None
@@ -34,6 +35,39 @@ class HeadControl:
     restore: torch.Tensor | None = None
     clean: torch.Tensor | None = None
     record: Callable[[torch.Tensor], None] | None = None
+    mixing: Sublayer | None = None
+
+
+@dataclass
+class Sublayer:
+    """One attention sublayer's call, as the contributions of each key to each query are read from it: the
+    sublayer writes norm(residual + sum_j parts[:, :, j] + bias), or residual + sum_j parts[:, :, j] + bias when
+    its norm comes first (pre-LN: norm None here; the values were read from the normed input).
+
+    The attention fills weights (ablated heads' set to 0), values and the output projection; the layer fills the
+    residual stream the sublayer adds to and the norm after the sum.
+    """
+
+    weights: torch.Tensor | None = None  # (B, H, T, S)
+    values: torch.Tensor | None = None  # (B, H, S, K)
+    w_o: torch.Tensor | None = None  # (D, H * K)
+    b_o: torch.Tensor | None = None  # (D,) or None
+    residual: torch.Tensor | None = None  # (B, T, D)
+    norm: nn.Module | None = None  # a LayerNorm after the residual sum (post-LN), None before (pre-LN)
+
+    def attended(self, weights: torch.Tensor, values: torch.Tensor, out_proj: nn.Module, keep: torch.Tensor | None):
+        """What the attention computed: its weights (with the kept heads, (H,) or (B, H), applied) and values."""
+        if keep is not None:
+            weights = weights * keep.to(weights).view(*keep.shape, 1, 1)
+        self.weights, self.values = weights.detach(), values.detach()
+        self.w_o, self.b_o = out_proj.weight.detach(), None if out_proj.bias is None else out_proj.bias.detach()
+
+    def parts(self) -> torch.Tensor:
+        """(B, T, S, D): what key j adds to query i's output, every head's a_ij^h v_j^h W_o^h summed."""
+        H, K = self.values.size(1), self.values.size(3)
+        by_head = self.w_o.view(self.w_o.size(0), H, K)
+        moved = torch.einsum("bhsk,dhk->bhsd", self.values.to(by_head), by_head)  # (B, H, S, D)
+        return torch.einsum("bhts,bhsd->btsd", self.weights.to(moved), moved)
 
 
 class MultiHeadAttention(nn.Module):
@@ -105,7 +139,8 @@ class MultiHeadAttention(nn.Module):
         """
         dropout_p = self.dropout if self.training else 0.0
         edited = control is not None and control.weights is not None
-        if need_weights or edited:
+        mixing = control.mixing if control is not None else None
+        if need_weights or edited or mixing is not None:
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, S)
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
@@ -114,6 +149,8 @@ class MultiHeadAttention(nn.Module):
         else:
             weights = None
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
+        if mixing is not None:
+            mixing.attended(weights, v, self.out_proj, control.keep)
         heads = patch_heads(keep_heads(heads, control), control)
         B, H, T, K = heads.shape
         return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights if need_weights else None

@@ -149,7 +149,9 @@ class Seq2SeqModel(Protocol):
         """src (B, S) ids, padded with pad_id -> memory, the source mask, and per-layer weights and values if asked.
 
         Every decoding starts here. `interventions` ablates encoder heads (the head tests), and records or restores
-        each encoder layer's output and each encoder head's output (patching). `src_embeds` (B, S, D), when
+        each encoder layer's output and each encoder head's output (patching), and fills each encoder sublayer's mixing
+        record (transformer.contributions: the weights, values, output projection, residual stream and post-norm
+        of each attention call). `src_embeds` (B, S, D), when
         given, is read in place of embed_source(src): gradient attribution differentiates with respect to it.
         """
 
@@ -170,7 +172,8 @@ class Seq2SeqModel(Protocol):
         Self-attention is causal and hides target padding; cross-attention hides the source's (src_mask). Decoding
         steps with the cache; the head tests and the decoder's lens run whole prefixes. `interventions` ablates
         decoder heads, applies cross-attention edits whose step falls in this call, and records or restores each
-        decoder layer's output and each decoder head's output at this call's positions (patching). `tgt_embeds`
+        decoder layer's output and each decoder head's output at this call's positions (patching), and fills each
+        decoder sublayer's mixing record for a whole prefix (contributions). `tgt_embeds`
         (B, T, D) replaces embed_target(tgt) for attribution; `output_layer_states` returns the hidden state after
         every layer (the layer-by-layer lens).
         """

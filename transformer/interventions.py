@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .attention import HeadControl
+from .attention import HeadControl, Sublayer
 from .config import KINDS, ModelConfig, n_layers
 from .layers import StateControl
 
@@ -81,6 +81,17 @@ class Activations:
     # head's output as it goes into the output projection (T is S for the encoder's)
 
 
+@dataclass
+class Mixing:
+    """What every attention sublayer of one encode and one whole-prefix decode mixed, key by key, as
+    `Interventions(mixing=...)` fills it: (kind, layer) -> Sublayer (transformer.contributions reads it)."""
+
+    sublayers: dict[tuple[str, int], Sublayer] = field(default_factory=dict)
+
+    def sublayer(self, kind: str, layer: int) -> Sublayer:
+        return self.sublayers.setdefault((kind, layer), Sublayer())
+
+
 def keeper(where: dict, key) -> Callable[[torch.Tensor], None]:
     """A record for a control: keeps what it is given in `where`[key]."""
 
@@ -112,7 +123,8 @@ class Interventions:
     """Heads to ablate throughout, and cross-attention edits tied to steps. The default changes nothing.
 
     `rows` tests many ablations in one batched pass: row b of the batch also ablates the heads in rows[b].
-    `record` is filled with the pass's activations; `restore` patches activations from a clean run, per row.
+    `record` is filled with the pass's activations; `restore` patches activations from a clean run, per row;
+    `mixing` is filled with what each attention sublayer mixed (transformer.contributions).
     """
 
     ablate: frozenset[Head] = frozenset()
@@ -120,9 +132,11 @@ class Interventions:
     rows: tuple[frozenset[Head], ...] = ()
     record: Activations | None = None
     restore: Restore | None = None
+    mixing: Mixing | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.ablate or self.edits or any(self.rows) or self.record is not None or self.restore)
+        recorded = self.record is not None or self.mixing is not None
+        return bool(self.ablate or self.edits or any(self.rows) or recorded or self.restore)
 
     def check(self, config: ModelConfig) -> None:
         """Raise ValueError naming the first head, layer or step that this model does not have."""
@@ -196,7 +210,8 @@ class Interventions:
 
     def _touches(self, kind: str) -> bool:
         """Whether heads of `kind` are recorded or restored."""
-        return self.record is not None or (self.restore is not None and kind in self.restore.heads)
+        restored = self.restore is not None and kind in self.restore.heads
+        return self.record is not None or self.mixing is not None or restored
 
     def decoder_controls(
         self, config: ModelConfig, start: int, n_queries: int, n_source: int
@@ -234,7 +249,10 @@ class Interventions:
             control.clean = self.restore.clean.heads[(kind, layer)][:, :, positions]
         if self.record is not None:
             control.record = keeper(self.record.heads, (kind, layer))
+        if self.mixing is not None:
+            control.mixing = self.mixing.sublayer(kind, layer)
         unchanged = control.keep is None and control.restore is None and control.record is None
+        unchanged = unchanged and control.mixing is None
         return None if unchanged else control
 
     def _edited_weights(self, layer: int, n_heads: int, start: int, n_queries: int, n_source: int):

@@ -6,7 +6,10 @@ transformers runs its own forward; these hooks are how the adapter reads and cha
   outputs) through the same helpers our own attention uses;
 - a forward hook on each token-embedding module puts given embeddings in place of the lookup (attribution);
 - a forward hook on each encoder and decoder layer restores or records its output (patching), and keeps the decoder
-  layers' outputs (the layer-by-layer lens).
+  layers' outputs (the layer-by-layer lens);
+- a forward hook on each attention module and a pre-hook on the norm beside it keep the attention's output and what
+  the norm read, when a call asks for what each sublayer mixed (contributions): the norm read the residual stream
+  if it ran first (pre-LN), or the residual plus the attention's output if it ran after (post-LN).
 
 Outside a call (a plain transformers forward or generate()), every hook leaves the model as transformers made it.
 The call lives in a context variable, so concurrent requests on one shared model never see each other's.
@@ -40,6 +43,7 @@ class Call:
     embeds: torch.Tensor | None = None  # (B, T, D) in place of the token-embedding lookup
     layer_states: list[torch.Tensor] | None = None  # filled, layer by layer, when the call keeps them
     seen: set[int] = field(default_factory=set)  # the modules whose attention ran through the attention function
+    mixed: dict[int, tuple[int, torch.Tensor]] | None = None  # by attention or norm module: (order, what it gave/read)
 
 
 _current: contextvars.ContextVar[Call | None] = contextvars.ContextVar("attention_lab_call", default=None)
@@ -73,6 +77,10 @@ def attention(module: nn.Module, query, key, value, attention_mask, **kwargs):
     if control is None:
         return output, weights
     weights = edit_weights(weights, control)
+    if control.mixing is not None:
+        control.mixing.attended(
+            weights, value, module.out_proj if hasattr(module, "out_proj") else module.o, control.keep
+        )
     heads = weights.to(value) @ value if control.weights is not None else output.transpose(1, 2)  # (B, H, T, K)
     return patch_heads(keep_heads(heads, control), control).transpose(1, 2).contiguous(), weights
 
@@ -82,16 +90,35 @@ AttentionInterface.register(ATTENTION, attention)
 AttentionMaskInterface.register(ATTENTION, eager_mask)
 
 
-def install(embeddings: list[nn.Module], layers: list[nn.Module]) -> None:
-    """Put the hooks on a model's token-embedding modules and its encoder and decoder layers, once however often it
-    is wrapped."""
+def install(embeddings: list[nn.Module], layers: list[nn.Module], sublayers: list[tuple[nn.Module, nn.Module]]) -> None:
+    """Put the hooks on a model's token-embedding modules, its encoder and decoder layers, and each attention
+    module and the norm beside it (`sublayers`), once however often it is wrapped."""
     for module, hook in [
         *((m, replace_embeddings) for m in embeddings),
         *((m, layer_output) for m in layers),
+        *((attention, attention_output) for attention, _ in sublayers),
     ]:
         if not getattr(module, "_attention_lab_hook", False):
             module.register_forward_hook(hook)
             module._attention_lab_hook = True
+    for _, norm in sublayers:
+        if not getattr(norm, "_attention_lab_hook", False):
+            norm.register_forward_pre_hook(norm_input)
+            norm._attention_lab_hook = True
+
+
+def attention_output(module: nn.Module, args, output) -> None:
+    """Keep an attention module's output (B, T, D), its output projection's bias included, for the call's mixing."""
+    call = _current.get()
+    if call is not None and call.mixed is not None:
+        call.mixed[id(module)] = (len(call.mixed), (output[0] if isinstance(output, tuple) else output).detach())
+
+
+def norm_input(module: nn.Module, args) -> None:
+    """Keep what a sublayer's norm reads (B, T, D) for the call's mixing."""
+    call = _current.get()
+    if call is not None and call.mixed is not None and args:
+        call.mixed[id(module)] = (len(call.mixed), args[0].detach())
 
 
 def replace_embeddings(module: nn.Module, args, output: torch.Tensor) -> torch.Tensor:

@@ -51,6 +51,23 @@ def attention_modules(hf: PreTrainedModel) -> dict[str, list[nn.Module]]:
         ) from err
 
 
+def sublayer_norms(hf: PreTrainedModel) -> dict[str, list[nn.Module]]:
+    """The norm beside each attention module, by kind as attention_modules gives them: before it (pre-LN: mBART,
+    NLLB, T5) or after the residual sum (post-LN: BART, Marian); which one, the order they run in says."""
+    encoder, decoder = hf.get_encoder(), hf.get_decoder()
+    if hasattr(encoder, "block"):
+        return {
+            "encoder": [block.layer[0].layer_norm for block in encoder.block],
+            "decoder_self": [block.layer[0].layer_norm for block in decoder.block],
+            "cross": [block.layer[1].layer_norm for block in decoder.block],
+        }
+    return {
+        "encoder": [layer.self_attn_layer_norm for layer in encoder.layers],
+        "decoder_self": [layer.self_attn_layer_norm for layer in decoder.layers],
+        "cross": [layer.encoder_attn_layer_norm for layer in decoder.layers],
+    }
+
+
 def output_weight(module: nn.Module) -> torch.Tensor:
     """W_o (D, H * K) of an attention module: BART's out_proj or T5's o."""
     return (module.out_proj if hasattr(module, "out_proj") else module.o).weight
@@ -139,8 +156,11 @@ class HFSeq2Seq(nn.Module):
         self._norm = getattr(decoder, "layer_norm", None) or getattr(decoder, "final_layer_norm", None)
         self._scale_output = bool(getattr(hf.config, "scale_decoder_outputs", False))  # T5's tied output layer
         self._layers = {"encoder": list(encoder_layers(hf)), "decoder": list(decoder_layers(hf))}
+        self._norms = sublayer_norms(hf)
         install(
-            [hf.get_encoder().embed_tokens, decoder.embed_tokens], [*self._layers["encoder"], *self._layers["decoder"]]
+            [hf.get_encoder().embed_tokens, decoder.embed_tokens],
+            [*self._layers["encoder"], *self._layers["decoder"]],
+            [(m, norm) for kind, ms in self.modules_by_kind.items() for m, norm in zip(ms, self._norms[kind])],
         )
         self._probe(name)
 
@@ -189,10 +209,12 @@ class HFSeq2Seq(nn.Module):
         call.embeds = src_embeds
         if interventions:
             call.states = self._states("encoder", interventions.encoder_states(self.config))
+            call.mixed = {} if interventions.mixing is not None else None
         with calling(call):
             out = self.hf.get_encoder()(
                 input_ids=src, attention_mask=src_mask[:, 0, 0].long(), output_attentions=output_attentions
             )
+        self._mixed(call, ("encoder",), interventions)
         if not output_attentions:
             return EncoderOutput(out.last_hidden_state, src_mask, ())
         values = tuple(call.values[id(m)] for m in self.modules_by_kind["encoder"])
@@ -218,6 +240,7 @@ class HFSeq2Seq(nn.Module):
             own, cross = zip(*interventions.decoder_controls(self.config, start, tgt.size(1), memory.size(1)))
             call.controls = {**self._controls("decoder_self", own), **self._controls("cross", cross)}
             call.states = self._states("decoder", interventions.decoder_states(self.config, start, tgt.size(1)))
+            call.mixed = {} if interventions.mixing is not None else None
         caching = use_cache or cache is not None
         with calling(call):
             out = self.hf.get_decoder()(
@@ -228,9 +251,27 @@ class HFSeq2Seq(nn.Module):
                 use_cache=caching,
                 output_attentions=output_attentions,
             )
+        self._mixed(call, ("decoder_self", "cross"), interventions)
         attentions = (tuple(out.attentions), tuple(out.cross_attentions)) if output_attentions else ((), ())
         new_cache = HFCache(out.past_key_values) if caching else None
         return DecoderOutput(out.last_hidden_state, *attentions, new_cache, tuple(call.layer_states or ()))
+
+    def _mixed(self, call: Call, kinds: tuple[str, ...], interventions: Interventions | None) -> None:
+        """Give each sublayer's mixing record the residual stream and the norm after the sum, from what the call's
+        hooks kept: a norm that read before its attention ran is a pre-LN's (it read the residual), one that read
+        after is post-LN's (it read the residual plus the attention's output)."""
+        if call.mixed is None:
+            return
+        for kind in kinds:
+            for layer, (attention, norm) in enumerate(zip(self.modules_by_kind[kind], self._norms[kind])):
+                sublayer = interventions.mixing.sublayers.get((kind, layer))
+                if sublayer is None or id(attention) not in call.mixed or id(norm) not in call.mixed:
+                    continue
+                (ran, written), (read_at, read) = call.mixed[id(attention)], call.mixed[id(norm)]
+                if read_at < ran:
+                    sublayer.residual, sublayer.norm = read, None
+                else:
+                    sublayer.residual, sublayer.norm = read - written.to(read), norm
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """The family's output layer: T5 scales a tied one by D^-0.5; BART, mBART and Marian add final_logits_bias."""
