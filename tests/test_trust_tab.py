@@ -61,7 +61,6 @@ def test_a_translation_the_model_cannot_read_is_said_in_the_tab(lab):
 
 
 def test_alti_is_the_default_method(lab):
-    pytest.importorskip("transformer.contributions")
     _, _, message = opened(lab, method=None)
     assert message["method"] == "alti" and message["title"] == "ALTI+"
     for s in message["steps"]:

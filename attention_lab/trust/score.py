@@ -14,13 +14,13 @@ importable without gradio, for a benchmark that scores many sentences.
 
 from __future__ import annotations
 
-import importlib
 import math
 
 import numpy as np
 import torch
 
 from transformer import Interventions, Seq2SeqModel, Seq2SeqPipeline
+from transformer.contributions import alti_plus
 from transformer.decoding import next_token_logits
 
 from ..patch.corruption import words
@@ -70,8 +70,6 @@ def values(
     attribution methods skip the steps whose token is not `allowed` (nothing to differentiate: nan there)."""
     T, S = len(tokens), len(src_ids)
     if method == ALTI:
-        alti_plus = importlib.import_module("transformer.contributions").alti_plus  # until the library has it
-
         c = alti_plus(model, src_ids, tokens, interventions=interventions)
         source, prefix = c.source.double().cpu().numpy(), c.prefix.double().cpu().numpy()
         return [(source[t], prefix[t, : t + 1], _share(source[t], prefix[t, : t + 1])) for t in range(T)]
