@@ -22,7 +22,7 @@ from ..decoding.state import Run, UserState
 from ..feature import DATA, Feature, Output, Screen
 from ..patch.corruption import words
 from ..why.attribution import no_gradients
-from .flags import COLLAPSE, LOW_SOURCE
+from .flags import LOW_SOURCE
 from .record import NOTES, TITLES, record, target_ids
 from .score import ALTI, score
 from .sentence import COVERED
@@ -35,14 +35,12 @@ NOTE = (
     "own prefix (Dale et al. 2023). Scores the output as it stands, or paste another translation below."
 )
 READING = {
-    "mean_logp": "Mean log p: how sure the model is of these tokens, on average (0 is certain; the model's own "
+    "mean_logp": "how sure the model is of these tokens, on average (0 is certain; the model's own "
     "greedy output is usually above −1; a translation of another sentence falls far below).",
-    "source_share": f"Source share: the mean share of each prediction taken from the source; a token under "
+    "source_share": f"the mean share of each prediction taken from the source; a token under "
     f"{LOW_SOURCE:.0%} is flagged as written from the prefix.",
-    "coverage": f"Coverage: the share of source words that cross-attention (mean of every layer and head) reads for at "
+    "coverage": f"the share of source words that cross-attention (mean of every layer and head) reads for at "
     f"least {COVERED} of a step over the whole translation; a word read less may be missing.",
-    "collapse": f"A step that starts a word with {COLLAPSE:.0%} or more of its cross-attention on the source's end token "
-    "reads none of its words: flagged.",
 }
 OUTPUTS = (Output("trust", DATA, slow="Forcing the translation on the decoder and scoring every step…"),)
 

@@ -11,8 +11,8 @@ import {page, show, watch} from "../assets/store.mjs";
 const FROM_SOURCE = "#2166ac", FROM_PREFIX = "#f4a582", FLAGGED = "#b2182b";
 const FLAG_TITLES = {forbidden: "Never written there", uncovered: "Barely read", low_source: "Written from the prefix",
   end_collapse: "Attention on the end token"};
-const LEGEND = "Each bar: blue, the share of the prediction that comes from the source; orange, from the tokens "
-  + "before it. Click a bar or a flag to see that step.";
+const LEGEND = "Each bar: blue, the share of the prediction that comes from the source (the % beside it); orange, "
+  + "from the tokens before it. Click a bar or a flag to see that step.";
 
 /** Whether `message` scores the decoding the page holds (the output as it stands, not a pasted translation). */
 export function scoresOutput(message, decoding) {
@@ -74,11 +74,14 @@ export function trustFocus(message, decoding, shownStep, own) {
 
 function scoresView(message) {
   const box = el("div", "trust-scores");
-  box.style.cssText = "display: grid; grid-template-columns: max-content max-content 1fr; gap: 2px 12px; padding: 4px;";
+  box.style.cssText = "padding: 4px; line-height: 1.4;";
   for (const [name, value, reading] of trustScores(message)) {
-    const n = el("b", "", name), v = el("span", "trust-score", value), r = el("span", "trust-reading", reading);
+    const line = el("div", "trust-score"), r = el("span", "trust-reading", reading);
     r.style.cssText = "font-size: 0.85em; opacity: 0.85;";
-    box.append(n, v, r);
+    const b = el("b", "", `${name}: `);
+    b.style.fontSize = "1em";
+    line.append(b, el("span", "trust-value", value), " — ", r);
+    box.append(line);
   }
   return box;
 }
@@ -112,8 +115,8 @@ function wordsView(message, focus) {
 
 function barsView(message, focus, pick) {
   const list = el("div", "trust-bars");
-  list.style.cssText = "display: grid; grid-template-columns: minmax(40px, max-content) minmax(80px, 320px) 1fr;"
-    + " gap: 3px 8px; align-items: center; padding: 4px;";
+  list.style.cssText = "display: grid; grid-template-columns: max-content minmax(60px, 320px) max-content;"
+    + " gap: 3px 8px; align-items: center; padding: 4px; font-size: 0.9em;";
   for (const row of trustRows(message)) {
     const label = el("span", "trust-token", `${row.step}. ${row.label}`);
     const bar = el("div", "trust-bar"), text = el("span", "trust-figures");
@@ -125,7 +128,7 @@ function barsView(message, focus, pick) {
       prefix.style.cssText = `width: ${100 * (1 - row.share)}%; background: ${FROM_PREFIX};`;
       bar.append(source, prefix);
     }
-    text.textContent = (row.logp === null ? "never written here" : `source ${percent(row.share)} · log p ${fixed(row.logp)}`)
+    text.textContent = (row.logp === null ? "never written here" : `${percent(row.share)} · log p ${fixed(row.logp)}`)
       + (row.flags.length ? ` · ${row.flags.map((k) => FLAG_TITLES[k]).join(", ")}` : "");
     text.style.cssText = "font-size: 0.85em;" + (row.flags.length ? ` color: ${FLAGGED};` : "");
     for (const part of [label, bar]) part.addEventListener("click", () => pick({step: row.step}));
@@ -138,7 +141,7 @@ function barsView(message, focus, pick) {
 
 function flagsView(message, pick) {
   const list = el("div", "trust-flags");
-  list.style.cssText = "padding: 4px; line-height: 1.5;";
+  list.style.cssText = "padding: 4px; line-height: 1.4; font-size: 0.9em;";
   if (!message.flags.length) list.textContent = "No flags: every token allowed, every word read, every step reading "
     + "the source.";
   for (const flag of message.flags) {
@@ -147,7 +150,9 @@ function flagsView(message, pick) {
     item.dataset.at = String(flag.at);
     item.style.cssText = "cursor: pointer; padding: 1px 0;";
     const where = flag.kind === "uncovered" ? `word ${flag.at}` : `step ${flag.at}`;
-    item.append(el("b", "", `${FLAG_TITLES[flag.kind]} (${where}): `), flag.message);
+    const b = el("b", "", `${FLAG_TITLES[flag.kind]} (${where}): `);
+    b.style.fontSize = "1em";
+    item.append(b, flag.message);
     item.addEventListener("click", () => pick(flagPlace(flag)));
     list.appendChild(item);
   }
