@@ -16,7 +16,6 @@ covered. AUROC is computed with the score negated, so 1.0 means every hallucinat
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -74,12 +73,14 @@ def evaluate(rows: Sequence[Row], values: Sequence[dict[str, float]]) -> dict[tu
 def forced_scorer(pipeline, method: str = "alti", score: Callable | None = None) -> Callable[[Row], dict[str, float]]:
     """A row's sentence scores from `score` (by default attention_lab.trust.score.score), the translation forced
     through the model: score(pipeline, source ids, translation ids with the end token last, method=method)."""
-    if score is None:  # by name: the sentence scores live in the app's trust feature, imported only when measured
-        score = importlib.import_module("attention_lab.trust.score").score
+    from attention_lab.trust.record import target_ids  # the translation as the model's target side reads it
+    from attention_lab.trust.score import score as trust_score
+
+    score = score or trust_score
     tokenizer = pipeline.tokenizer
 
     def scores(row: Row) -> dict[str, float]:
-        result = score(pipeline, tokenizer.encode(row.source), tokenizer.encode(row.translation), method=method)
+        result = score(pipeline, tokenizer.encode(row.source), target_ids(pipeline, row.translation), method=method)
         return {name: float(getattr(result, name)) for name in SCORES}
 
     return scores
