@@ -1,6 +1,5 @@
 """The benchmark commands run (quick mode, tiny shapes); timings are reported, never asserted."""
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -63,10 +62,6 @@ def test_the_patching_benchmark_times_patch_against_one_forward_pass():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    importlib.util.find_spec("attention_lab.trust") is None,
-    reason="the sentence scores (attention_lab.trust) are not in",
-)
 def test_the_detector_benchmark_scores_every_comparison():
     result = quick("trust_detect.py")
     assert result.returncode == 0, result.stderr[-3000:]
