@@ -70,17 +70,21 @@ def evaluate(rows: Sequence[Row], values: Sequence[dict[str, float]]) -> dict[tu
     return results
 
 
-def forced_scorer(pipeline, method: str = "alti", score: Callable | None = None) -> Callable[[Row], dict[str, float]]:
+def forced_scorer(
+    pipeline, method: str = "alti", score: Callable | None = None, targets: Callable | None = None
+) -> Callable[[Row], dict[str, float]]:
     """A row's sentence scores from `score` (by default attention_lab.trust.score.score), the translation forced
-    through the model: score(pipeline, source ids, translation ids with the end token last, method=method)."""
+    through the model: score(pipeline, source ids, translation ids with the end token last, method=method). The
+    translation's ids are `targets`(pipeline, text), by default the trust feature's target_ids (the model's target
+    side)."""
     from attention_lab.trust.record import target_ids  # the translation as the model's target side reads it
     from attention_lab.trust.score import score as trust_score
 
-    score = score or trust_score
+    score, targets = score or trust_score, targets or target_ids
     tokenizer = pipeline.tokenizer
 
     def scores(row: Row) -> dict[str, float]:
-        result = score(pipeline, tokenizer.encode(row.source), target_ids(pipeline, row.translation), method=method)
+        result = score(pipeline, tokenizer.encode(row.source), targets(pipeline, row.translation), method=method)
         return {name: float(getattr(result, name)) for name in SCORES}
 
     return scores

@@ -86,7 +86,8 @@ def test_the_harness_calls_the_score_with_ids_that_end_with_the_end_token():
         calls.append((src_ids, tokens, method))
         return SimpleNamespace(mean_logp=-1.5, source_share=0.25, coverage=0.75)
 
-    scorer = td.forced_scorer(SimpleNamespace(tokenizer=tokenizer), "occlusion", score=score)
+    targets = lambda pipeline, text: tokenizer.encode(text)
+    scorer = td.forced_scorer(SimpleNamespace(tokenizer=tokenizer), "occlusion", score=score, targets=targets)
     row = hs.Row("reference", "test", "Guten Morgen", "Good morning all", 0, "")
     assert scorer(row) == {"mean_logp": -1.5, "source_share": 0.25, "coverage": 0.75}
     assert calls == [([8, 9, 2], [7, 10, 6, 2], "occlusion")]
