@@ -63,19 +63,21 @@ export function renderContrast(container, state, back) {
   const lines = `logit ${a} − logit ${b} = ${state.difference.toFixed(3)}: what is attributed here, by `
     + `${state.title.toLowerCase()}; ${signed}.`;
   view.append(el("div", "why-note", lines), row(`Source words, by ${state.title.toLowerCase()}`, state.source),
-    row(`Prefix, by ${state.title.toLowerCase()}`, state.prefix),
-    el("div", "why-note", `${state.notes.method} ${state.notes.aggregate}`));
+    row(`Prefix, by ${state.title.toLowerCase()}`, state.prefix), el("div", "why-note", state.notes.aggregate));
 }
 
 export function mount({element, props, watch: watchProp}) {
   const box = root(element);
   let message = null, computing = "", closed = false, wanted = null; // wanted: the last asked, {step, token}
+  let reveal = false; // scrolled into view once drawn after a click (at a phone's width the tab is far below)
   const current = () => !wanted || (message && message.step === wanted.step && message.token_id === wanted.token);
   const redraw = () => {
     if (!shown(box)) return;
     const state = closed || !current() ? null : contrastState(page.decoding, message, page.shown, page.look);
-    if (state) renderContrast(box, state, () => { closed = true; redraw(); });
-    else if (computing && !closed) box.replaceChildren(el("div", "why-busy", computing));
+    if (state) {
+      renderContrast(box, state, () => { closed = true; redraw(); });
+      if (reveal) [reveal] = [false, box.scrollIntoView({block: "nearest"})];
+    } else if (computing && !closed) box.replaceChildren(el("div", "why-busy", computing));
     else box.replaceChildren();
   };
   const receive = () => {
@@ -86,7 +88,7 @@ export function mount({element, props, watch: watchProp}) {
     redraw();
   };
   // asked (again): drawn again, and a contrast asked about something else is not drawn meanwhile
-  document.addEventListener(WHY_NOT_EVENT, (event) => { [closed, wanted] = [false, event.detail]; redraw(); });
+  document.addEventListener(WHY_NOT_EVENT, (event) => { [closed, wanted, reveal] = [false, event.detail, true]; redraw(); });
   watchProp("value", receive);
   watch((what) => (what !== "kind" ? redraw() : null));
   onVisible(box, redraw);

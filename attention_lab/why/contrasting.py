@@ -47,7 +47,7 @@ def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Cal
         label = token_label(tokenizer, asked.alternative, special)
         message = {"op": "contrast", "step": asked.step, "tokens": list(asked.written), "alternative": label,
                    "token_id": asked.alternative,
-                   "title": METHODS[method].title, "aggregate": aggregate,
+                   "title": f"{METHODS[method].title} ({'L2' if aggregate == 'l2' else 'sum'})", "aggregate": aggregate,
                    "notes": {"method": METHODS[method].note, "aggregate": AGGREGATES[aggregate]}}  # fmt: skip
         try:
             c = contrast_step(model, src_ids, tokens, asked.step, asked.alternative, method, aggregate, limit,
