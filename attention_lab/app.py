@@ -28,10 +28,8 @@ logger = logging.getLogger("attention_lab")
 # Gradio keeps every session's component values until the session is evicted, oldest first, beyond this many
 # sessions; its default of 10,000 let memory grow by about 0.25 MB per session here.
 SESSION_CAPACITY = 128
-QUICK, HEAVY_API = (
-    ("translate", "attention"),
-    ("heads", "training", "ablate", "edit", "attribute", "lens", "patch", "score"),
-)
+QUICK = ("translate", "attention")
+HEAVY_API = ("heads", "training", "ablate", "edit", "attribute", "contrast", "lens", "patch", "score")
 
 
 def launch_options() -> dict:

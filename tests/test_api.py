@@ -22,7 +22,8 @@ def served(served_app):
 def ui(client, action: str, model: str, text: str, **controls) -> dict:
     """A button's endpoint called as the page calls it: every control, in CONTROLS' order; the answer by name (the
     Step and Back buttons' own updates do not reach an API client)."""
-    values = {"strategy": "greedy", "beam_size": 4, "max_len": 64, "top_k": 8, "method": "input_x_gradient", **controls}
+    values = {"strategy": "greedy", "beam_size": 4, "max_len": 64, "top_k": 8, "method": "input_x_gradient",
+              "aggregate": "sum", **controls}  # fmt: skip
     inputs = [model, text, *(values[name] for name in CONTROLS[2:])]
     names = [output.name for output in OUTPUTS if output.name not in ("step", "back")]
     answer = client.predict(*inputs, api_name=f"/ui_{action}")
@@ -69,6 +70,7 @@ def test_the_api_page_documents_the_api_endpoints_only(served):
         "/ablate",
         "/edit",
         "/attribute",
+        "/contrast",
         "/lens",
         "/patch",
         "/score",
@@ -138,7 +140,8 @@ def test_api_attribute_and_lens_say_why_each_token(served):
     config = registry.entries["reverse"].pipeline.model.config
     for method in ("input_x_gradient", "integrated_gradients", "occlusion"):
         why = client.predict("reverse", "abc", method, api_name="/attribute")
-        assert set(why) == {"source_tokens", "method", "note", "steps"} and why["source_tokens"][:3] == ["a", "b", "c"]
+        assert set(why) == {"source_tokens", "method", "aggregate", "note", "steps"} and why["aggregate"] == "sum"
+        assert why["source_tokens"][:3] == ["a", "b", "c"]
         assert [s["token"] for s in why["steps"]] == ["c", "b", "a", "</s>"]
         for s in why["steps"]:
             assert set(s) == {"step", "token", "source", "prefix", "source_share"}
@@ -152,6 +155,18 @@ def test_api_attribute_and_lens_say_why_each_token(served):
         assert [layer["layer"] for layer in s["layers"]] == list(range(1, config.n_decoder_layers + 1))
         assert s["layers"][-1]["top_k"][0]["token"] == s["token"] and 1 <= s["settled"] <= config.n_decoder_layers
         assert len(s["layers"][0]["top_k"]) == 5 and set(s["layers"][0]["top_k"][0]) == {"token", "probability"}
+
+
+def test_api_aggregate_and_contrast_find_the_mirror_position(served):
+    client, _ = served
+    l2 = client.predict("reverse", "abcdef", "input_x_gradient", "l2", api_name="/attribute")
+    assert l2["aggregate"] == "l2" and all(min(s["source"]) >= 0 for s in l2["steps"])
+    for s in l2["steps"][:6]:  # step j writes the character at the mirror position, 6 - j (0-based)
+        assert max(range(7), key=lambda j: s["source"][j]) == 6 - s["step"], s
+    why = client.predict("reverse", "abcdef", 2, "</s>", api_name="/contrast")  # defaults: input x gradient, l2
+    assert set(why) == {"step", "token", "alternative", "logit_difference", "source", "prefix"}
+    assert why["token"] == "e" and why["alternative"] == "</s>" and why["logit_difference"] > 0
+    assert len(why["source"]) == 7 and len(why["prefix"]) == 2 and max(range(7), key=why["source"].__getitem__) == 4
 
 
 def test_api_patch_restores_the_changed_character_from_its_mirror_position(served):
@@ -204,6 +219,13 @@ def test_api_score_forces_a_translation_and_flags_what_it_leaves_unread(served):
         ("/heads", ("reverse", "  "), "empty"),
         ("/attribute", ("reverse", "abc", "saliency"), "Unknown method 'saliency'"),
         ("/attribute", ("reverse", "", "occlusion"), "empty"),
+        ("/attribute", ("reverse", "abc", "occlusion", "max"), "Unknown aggregate 'max': use one of sum, l2"),
+        ("/contrast", ("reverse", "abc", 9, "x"), "Step must be a whole number from 1 to 4"),
+        ("/contrast", ("reverse", "abc", 1, "zz"), "Unknown token 'zz'"),
+        ("/contrast", ("reverse", "abc", 1, "c"), "That is the token written at step 1"),
+        ("/contrast", ("reverse", "abc", 1, "x", "saliency"), "Unknown method 'saliency'"),
+        ("/contrast", ("reverse", "abc", 1, "x", "occlusion", "max"), "Unknown aggregate 'max'"),
+        ("/contrast", ("reverse", "a" * 70, 1, "x"), "The source is 71 tokens; /contrast takes at most 64"),
         ("/lens", ("reverse", "   "), "empty"),
         ("/lens", ("reverse", "a" * 70), "The source is 71 tokens; /lens takes at most 64"),
         ("/score", ("reverse", "abc", "cba", "saliency"), "Unknown method 'saliency': use one of alti,"),

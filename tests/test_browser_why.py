@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import NARROW, WAIT_MS, button, open_tab, opened, run, watch_requests
+from tests.browser import NARROW, WAIT_MS, WIDE, button, open_tab, opened, run, watch_requests
 
 pytestmark = pytest.mark.slow
 
@@ -70,4 +70,60 @@ def test_another_method_and_the_deletion_test_fill_in_after_the_click(served_app
     expect(page.locator("div.prose.why-deletion")).to_contain_text("Occlusion")
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide at 390 px"
+    page.close()
+
+
+CONTRAST = "#why-contrast .why-contrast-view"
+
+
+def why_not(page, step: int, label: str) -> None:
+    """Show step `step` with the page's keys, then click the "why not this?" of the candidate labelled `label`."""
+    page.locator("#now .lab-label").click()  # nothing focused that takes keys: the page's keys move the step
+    page.keyboard.press("Home")
+    for _ in range(step):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => window.attentionLab.shown === {step}", timeout=WAIT_MS)
+    row = page.locator(".candidates .candidate-row").filter(has=page.locator(".label", has_text=label)).first
+    row.locator("button.why-not").click()
+
+
+@pytest.mark.parametrize(("viewport", "start"), [(None, "Attention"), (NARROW, "Why")], ids=["wide", "narrow"])
+def test_why_not_this_draws_the_contrast_in_the_why_tab_with_one_request(served_app, browser, viewport, start):
+    """From another tab, the click opens the Why tab (whose own event, and its fill, send nothing new); the click
+    itself is one request and the fill chained after it, as every slow output's."""
+    from playwright.sync_api import expect
+
+    page = opened(browser, served_app[0], viewport or WIDE)
+    run(page, SOURCE)
+    open_tab(page, "Attention")
+    page.settle()
+    token = page.evaluate("() => window.attentionLab.decoding.steps[1].label")
+    alternative = page.evaluate(
+        "() => { const s = window.attentionLab.decoding.steps[1]; return s.top.find(([, id]) => id !== s.token)[0]; }"
+    )
+    open_tab(page, "Why")
+    page.wait_for_function(f"() => ({HEADING})().startsWith('Step ')", timeout=WAIT_MS)
+    open_tab(page, start)
+    page.settle()
+    sent = watch_requests(page)
+    why_not(page, 2, alternative)
+    heading = page.locator(f"{CONTRAST} .why-contrast-heading")
+    expect(heading).to_contain_text(f"Why “{token}” and not “{alternative}”?", timeout=WAIT_MS)
+    expect(page.locator(CONTRAST)).to_contain_text("logit")
+    assert page.locator(f"{CONTRAST} .why-row").first.locator(".word").count() >= 5  # the source, in words
+    page.settle()
+    joins = [url for url in sent if "/queue/join" in url]
+    assert len(joins) == (2 if start == "Why" else 4), joins
+    quiet = watch_requests(page)
+    heading.click()
+    page.keyboard.press("ArrowRight")  # another step: the contrast (of step 2) is not drawn there
+    expect(page.locator(CONTRAST)).to_have_count(0)
+    page.keyboard.press("ArrowLeft")
+    expect(heading).to_contain_text(f"and not “{alternative}”")
+    button(page, "Back to the attribution").click()
+    expect(page.locator(CONTRAST)).to_have_count(0)
+    expect(page.locator("#why-view .why-heading")).to_contain_text("Step 2 wrote")
+    assert [url for url in quiet if "/queue/join" in url] == [], quiet  # redraws are the page's own
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= (viewport or WIDE)["width"], f"the page is {width} px wide"
     page.close()

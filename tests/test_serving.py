@@ -75,7 +75,7 @@ def test_heavy_work_has_its_own_lane_and_looking_never_reaches_the_server():
         name = fn.api_name or fn.name
         lanes[name] = (fn.concurrency_id, fn.concurrency_limit)
     assert lanes["translate"][0] == lanes["attention"][0] == lanes["ui_step"][0] == lanes["ui_run"][0] == "decode"
-    for heavy in ("heads", "training", "ablate", "edit", "attribute", "lens", "fill"):
+    for heavy in ("heads", "training", "ablate", "edit", "attribute", "contrast", "lens", "patch", "score", "fill"):
         assert lanes[heavy] == ("heavy", 1), heavy
     # Looking is the page's own: Show step, the kind, Focus head, the look and the film are not gradio components,
     # and the one listener that runs in the browser alone is the examples menu's.

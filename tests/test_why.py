@@ -12,8 +12,8 @@ from transformers import AutoModelForSeq2SeqLM
 
 import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from attention_lab import faithfulness
-from attention_lab.why.attribution import IG_STEPS, METHODS, Scorer, attribute
-from attention_lab.why.deletion import BEST, MEAN, RANDOM, deletion_table
+from attention_lab.why.attribution import AGGREGATES, IG_STEPS, METHODS, Scorer, attribute
+from attention_lab.why.deletion import BEST, MEAN, RANDOM, deletion_table, ranking_title
 from tests import hf_models
 from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close
@@ -179,9 +179,10 @@ def test_the_deletion_test_compares_every_ranking_and_occlusion_leads_at_one_tok
     pipeline = tiny_pipelines()["de-en"]
     table = deletion_table(pipeline, ["Ich habe Hunger.", "Das ist ein Haus."], ig_steps=8)
     assert table.sentences == 2 and table.steps > 0 and table.best_head is not None
-    assert list(table.falls) == [MEAN, BEST, *(m.title for m in METHODS.values()), RANDOM]
+    rows = [ranking_title(m, a) for m in METHODS for a in AGGREGATES]  # every method × aggregation
+    assert list(table.falls) == [MEAN, BEST, *rows, RANDOM]
     assert all(len(falls) == 3 and all(-1 <= f <= 1 for f in falls) for falls in table.falls.values())
-    occlusion = table.falls[METHODS["occlusion"].title][0]
+    occlusion = table.falls[ranking_title("occlusion", "sum")][0]
     assert all(occlusion >= falls[0] - 1e-6 for falls in table.falls.values())
     assert len(table.per_head) == pipeline.model.config.n_decoder_layers * pipeline.model.config.n_heads
     assert len(table.lines()) == 2 + len(table.falls)
@@ -193,6 +194,11 @@ def test_python_m_lab_faithfulness_prints_the_table(tmp_path, capsys):
     data.write_text("abc12\nxyz\n", encoding="utf-8")
     assert faithfulness.main(["--model", "reverse", "--data", str(data), "--limit", "1"]) == 0
     out = capsys.readouterr().out
-    assert "reverse, 1 sentences" in out and "| Occlusion |" in out and "| random |" in out
+    assert (
+        "reverse, 1 sentences" in out
+        and "| Occlusion, sum |" in out
+        and "| Input × gradient, L2 |" in out
+        and "| random |" in out
+    )
     assert faithfulness.main(["--model", "reverse", "--data", str(tmp_path / "missing.tsv")]) == 2
     assert "no such file" in capsys.readouterr().err

@@ -88,7 +88,9 @@ def test_a_step_with_the_tab_open_attributes_only_the_new_step(lab, monkeypatch)
     made = []
     real = why_tab.attribute_step
     monkeypatch.setattr(
-        why_tab, "attribute_step", lambda scorer, step, method: made.append(step) or real(scorer, step, method)
+        why_tab,
+        "attribute_step",
+        lambda scorer, step, method, **kw: made.append(step) or real(scorer, step, method, **kw),
     )
     lab.decoding.step_ahead(user)  # as the page asks while it shows a step: Step then takes that fork
     answered = lab.do(lab.decoding.step, user, c)

@@ -1,11 +1,14 @@
 // The shown step's next-token candidates: a bar per token with its probability; the token written is marked. A
-// click on another asks the server to force it at this step and decode on (what if?).
+// click on another asks the server to force it at this step and decode on (what if?); its "why not this?" asks why
+// the model wrote its token and not that one, drawn in the Why tab (why/contrast.mjs), which it opens.
 
 import {el, root} from "../assets/dom.mjs";
 import {percent} from "../assets/look.mjs";
 import {page, watch} from "../assets/store.mjs";
 
 export const LABEL = "Next-token probabilities. What if? Click another candidate to force it here and decode on";
+export const WHY_NOT = "why not this?";
+export const WHY_NOT_EVENT = "attention-lab-why-not"; // on document, {detail: {step, token}}: a contrast was asked
 
 export function renderCandidates(container, decoding, shown) {
   const list = el("div", "candidates");
@@ -13,14 +16,30 @@ export function renderCandidates(container, decoding, shown) {
   if (!shown) return;
   const step = decoding.steps[shown - 1];
   for (const [label, id, prob] of step.top) {
-    const row = el("button", "candidate" + (id === step.token ? " taken" : ""));
+    const taken = id === step.token;
+    const row = el("button", "candidate" + (taken ? " taken" : ""));
     row.type = "button";
     row.dataset.token = String(id);
     const bar = el("span", "bar");
     bar.style.width = `${(100 * prob).toFixed(1)}%`;
     row.append(bar, el("span", "label", label), el("span", "value", percent(prob)));
-    list.appendChild(row);
+    const why = el(taken ? "span" : "button", "why-not" + (taken ? " none" : ""), WHY_NOT);
+    if (taken) why.setAttribute("aria-hidden", "true"); // keeps the rows' bars in line
+    else {
+      why.type = "button";
+      why.dataset.alternative = String(id);
+      why.title = `Why ${step.label} and not ${label}? (the Why tab)`;
+    }
+    const line = el("div", "candidate-row");
+    line.append(row, why);
+    list.appendChild(line);
   }
+}
+
+/** Open the Why tab, where a contrast is drawn. */
+function openWhyTab() {
+  const tabs = [...document.querySelectorAll("#lab-tabs button[role=tab]")];
+  tabs.find((tab) => tab.textContent.trim() === "Why")?.click();
 }
 
 export function mount({element, trigger}) {
@@ -29,6 +48,14 @@ export function mount({element, trigger}) {
   box.replaceChildren(el("div", "lab-label", LABEL), body);
   const draw = () => (page.decoding ? renderCandidates(body, page.decoding, page.shown) : body.replaceChildren());
   box.addEventListener("click", (event) => {
+    const why = event.target.closest(".why-not[data-alternative]");
+    if (why) {
+      const token = Number(why.dataset.alternative);
+      trigger("click", {alternative: token, shown: page.shown});
+      document.dispatchEvent(new CustomEvent(WHY_NOT_EVENT, {detail: {step: page.shown, token}}));
+      openWhyTab();
+      return;
+    }
     const candidate = event.target.closest(".candidate[data-token]");
     if (candidate && !candidate.classList.contains("taken")) {
       trigger("select", {token: Number(candidate.dataset.token), shown: page.shown});

@@ -19,7 +19,7 @@ from ..patch.record import patch_record
 from ..snapshots import feature as snapshots_tab
 from ..snapshots.decodings import Snapshots
 from ..trust.record import MAX_TRANSLATION, checked_method, score_record, target_ids
-from ..why.records import attribution_record, lens_record
+from ..why.records import attribution_record, contrast_record, lens_record
 
 LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the head tests try every head or step
     "translate": (256, 256),
@@ -29,6 +29,7 @@ LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the head
     "ablate": (64, 64),
     "edit": (64, 64),
     "attribute": (64, 64),
+    "contrast": (64, 64),
     "lens": (64, 64),
     "patch": (64, 64),
     "score": (64, MAX_TRANSLATION),  # a pasted translation's tokens, its end token included
@@ -142,17 +143,37 @@ class Api:
             "output_text": tokenizer.decode(edited.tokens),
         }
 
-    def attribute(self, model: str, text: str, method: str) -> dict:
+    def attribute(self, model: str, text: str, method: str, aggregate: str = "sum") -> dict:
         """Why each token: decode `text` greedily and attribute every written token's log-probability to each source
         token and to each decoder input before it: {"source_tokens", "method", "note", "steps": [{"step", "token",
         "source": [a value per source token], "prefix": [a value per decoder input at that step], "source_share"}]}.
         `method`: "input_x_gradient" (embedding × gradient, summed over dimensions), "integrated_gradients" (from
         zero embeddings, positions kept; 50 steps; the values add up to the change in log p) or "occlusion" (the
         fall in log p when one token's embedding is zeroed). A positive value raised the probability; source_share
-        is the source's share of the absolute values. At most 64 source tokens and 64 new tokens."""
+        is the source's share of the absolute values. `aggregate`: "sum" (signed, over the embedding's dimensions)
+        or "l2" (their L2 norm, unsigned; occlusion's is the size of its fall); the answer says which in
+        "aggregate". At most 64 source tokens and 64 new tokens."""
         run = self._run(model, text, "attribute")
         run.session.run()
-        return attribution_record(run.session, run.pipeline.tokenizer, method)
+        return attribution_record(run.session, run.pipeline.tokenizer, method, aggregate)
+
+    def contrast(
+        self,
+        model: str,
+        text: str,
+        step: int,
+        alternative: str,
+        method: str = "input_x_gradient",
+        aggregate: str = "l2",
+    ) -> dict:
+        """Why this token and not that one: decode `text` greedily and attribute logit(token written) −
+        logit(`alternative`) at `step` (1-based), the logits after the model's next-token rules: {"step", "token",
+        "alternative", "logit_difference", "source": [a value per source token], "prefix": [a value per decoder
+        input at that step]}. `alternative` is spelled as the candidates (top_k in /attention) spell it, the end
+        token included; `method` and `aggregate` as in /attribute. At most 64 source tokens and 64 new tokens."""
+        run = self._run(model, text, "contrast")
+        run.session.run()
+        return contrast_record(run.session, run.pipeline.tokenizer, step, alternative, method, aggregate)
 
     def lens(self, model: str, text: str) -> dict:
         """The decoder's lens: decode `text` greedily; per step, per decoder layer (1-based, in order), the 5 tokens

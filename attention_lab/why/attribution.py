@@ -11,6 +11,11 @@ method's choices are is said in METHODS, in one line each, on the page and in th
   steeply part of the way; Captum's convergence delta says how far it is, and the page shows it;
 - occlusion: one token's embedding set to zero, the fall in log p (the token's information removed, its position
   kept).
+Each method gives Captum's values per embedding dimension; AGGREGATES says how a token's one number is made of them:
+"sum" (signed, the default: a positive value raised the probability) or "l2" (the L2 norm over the dimensions,
+unsigned: how much the token matters, not which way). Occlusion's value is one number per token already (the fall,
+which Captum gives every dimension): "sum" keeps it, "l2" takes its size |fall| (the norm over the dimensions would
+be |fall|·√D, which ranks the tokens the same).
 A positive value means the token raised the probability of what was written. The source share of a step is the
 share of the absolute attribution that goes to the source rather than the prefix (Voita et al. 2021, "Analyzing
 the Source and Target Contributions to Predictions in Neural Machine Translation").
@@ -55,6 +60,11 @@ METHODS = {
         "Occlusion: one token's embedding set to zero (its position kept); the value is how far log p(token written) "
         "falls.",
     ),
+}
+AGGREGATES = {
+    "sum": "Sum: the values summed over the embedding's dimensions (signed).",
+    "l2": "L2: the L2 norm over the embedding's dimensions (unsigned: how much a token matters, not which way; "
+    "occlusion's is the size of its fall).",
 }
 WORDS_NOTE = "In words, a word's value is the sum over its pieces."
 
@@ -120,7 +130,10 @@ class Scorer:
             dec = self.model.decode(
                 tgt, enc.memory, enc.src_mask, interventions=self.interventions, tgt_embeds=tgt_embeds
             )
-        logits = next_token_logits(self.model, dec.hidden[:, -1], step - 1, self.limit)
+        return self.score(next_token_logits(self.model, dec.hidden[:, -1], step - 1, self.limit), step)
+
+    def score(self, logits: torch.Tensor, step: int) -> torch.Tensor:
+        """What is attributed, from the next-token logits (B, V) after the model's rules: log p(token written)."""
         return logits.log_softmax(dim=-1)[:, self.tokens[step - 1]]
 
 
@@ -129,21 +142,24 @@ def no_gradients(err: RuntimeError) -> str:
     return f"This model cannot give gradients for attribution: {str(err).splitlines()[0]}"
 
 
-def attribute_step(scorer: Scorer, step: int, method: str, ig_steps: int = IG_STEPS) -> StepAttribution:
-    """Step `step`'s (1-based) written token attributed by `method` (a key of METHODS); integrated gradients
-    integrates over `ig_steps` points (its completeness gap, `delta`, shrinks as they grow)."""
+def check_aggregate(aggregate: str) -> None:
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"unknown aggregate {aggregate!r}: use one of {', '.join(AGGREGATES)}")
+
+
+def per_dimension(scorer: Scorer, step: int, method: str, ig_steps: int = IG_STEPS) -> tuple[tuple, float | None]:
+    """Captum's values per embedding dimension for step `step` (1-based), the source's (1, S, D) and the decoder
+    inputs' (1, step, D), by `method` (a key of METHODS); and integrated gradients' convergence delta."""
     if method not in METHODS:
         raise ValueError(f"unknown attribution method {method!r}: use one of {', '.join(METHODS)}")
     src_embeds, tgt_embeds = scorer.inputs(step)
-    with torch.no_grad():
-        log_prob = float(scorer(src_embeds, tgt_embeds, step)[0])
-    delta = None
+    inputs, delta = (src_embeds, tgt_embeds), None
     with torch.enable_grad():
         if method == "input_x_gradient":
-            parts = InputXGradient(scorer).attribute((src_embeds, tgt_embeds), additional_forward_args=(step,))
+            parts = InputXGradient(scorer).attribute(inputs, additional_forward_args=(step,))
         elif method == "integrated_gradients":
             parts, deltas = IntegratedGradients(scorer).attribute(
-                (src_embeds, tgt_embeds),
+                inputs,
                 baselines=(torch.zeros_like(src_embeds), torch.zeros_like(tgt_embeds)),
                 additional_forward_args=(step,),
                 n_steps=ig_steps,
@@ -153,17 +169,39 @@ def attribute_step(scorer: Scorer, step: int, method: str, ig_steps: int = IG_ST
         else:
             D = src_embeds.size(-1)
             parts = Occlusion(scorer).attribute(
-                (src_embeds, tgt_embeds),
+                inputs,
                 sliding_window_shapes=((1, D), (1, D)),
                 strides=((1, D), (1, D)),
                 baselines=(0.0, 0.0),
                 additional_forward_args=(step,),
                 perturbations_per_eval=src_embeds.size(1) + tgt_embeds.size(1),
             )
-    # one number per token: a sum over dimensions (gradients), or the fall itself, which every dimension holds
-    reduce = (lambda a: a.mean(dim=-1)) if method == "occlusion" else (lambda a: a.sum(dim=-1))
-    source, prefix = (reduce(part.detach())[0].cpu().numpy().astype(np.float64) for part in parts)
-    return StepAttribution(step, scorer.tokens[step - 1], source, prefix, log_prob, delta)
+    return tuple(part.detach() for part in parts), delta
+
+
+def aggregated(parts: tuple, method: str, aggregate: str) -> tuple[np.ndarray, np.ndarray]:
+    """One number per token, (source (S,), prefix (T,)), from per_dimension's values, as AGGREGATES says."""
+    check_aggregate(aggregate)
+    if method == "occlusion":  # the fall itself, which every dimension holds; l2: its size
+        reduce = (lambda a: a.mean(dim=-1)) if aggregate == "sum" else (lambda a: a.mean(dim=-1).abs())
+    else:
+        reduce = (lambda a: a.sum(dim=-1)) if aggregate == "sum" else (lambda a: a.norm(dim=-1))
+    source, prefix = (reduce(part)[0].cpu().numpy().astype(np.float64) for part in parts)
+    return source, prefix
+
+
+def attribute_step(
+    scorer: Scorer, step: int, method: str, ig_steps: int = IG_STEPS, aggregate: str = "sum"
+) -> StepAttribution:
+    """Step `step`'s (1-based) written token attributed by `method` (a key of METHODS), aggregated over the
+    embedding's dimensions by `aggregate` (a key of AGGREGATES); integrated gradients integrates over `ig_steps`
+    points (its completeness gap, `delta`, shrinks as they grow)."""
+    check_aggregate(aggregate)
+    parts, delta = per_dimension(scorer, step, method, ig_steps)
+    with torch.no_grad():
+        value = float(scorer(*scorer.inputs(step), step)[0])
+    source, prefix = aggregated(parts, method, aggregate)
+    return StepAttribution(step, scorer.tokens[step - 1], source, prefix, value, delta)
 
 
 def attribute(
@@ -176,8 +214,9 @@ def attribute(
     interventions: Interventions | None = None,
     cached: bool = False,
     ig_steps: int = IG_STEPS,
+    aggregate: str = "sum",
 ) -> list[StepAttribution]:
     """Every step's written token attributed (or only `steps`, 1-based), for a decoding of `src_ids` that wrote
-    `tokens` with the length limit `limit` and the interventions it held."""
+    `tokens` with the length limit `limit` and the interventions it held; `aggregate` as in attribute_step."""
     scorer = Scorer(model, src_ids, tokens, limit, interventions, cached)
-    return [attribute_step(scorer, step, method, ig_steps) for step in steps or range(1, len(tokens) + 1)]
+    return [attribute_step(scorer, step, method, ig_steps, aggregate) for step in steps or range(1, len(tokens) + 1)]

@@ -5,11 +5,12 @@ says the written token depends on them; the 1, 2 and 3 tokens it puts first are 
 their positions kept, as occlusion does) and the fall in the written token's probability is measured, the prefix
 unchanged. A ranking that knows what the output depends on makes it fall more. Compared: attention (the mean of
 every cross head, and the best single cross head, chosen on the same sentences: an upper bound for any one head),
-each attribution method (highest value first), and a random order (DeYoung et al. 2020's comprehensiveness, and the
+each attribution method with each aggregation over the embedding (highest value first: signed for "sum", unsigned
+for "L2"), and a random order (DeYoung et al. 2020's comprehensiveness, and the
 deletion tests of Jain & Wallace 2019 and Serrano & Smith 2019, here for an encoder-decoder).
 
-Occlusion's values are the fall when one token is removed, so its lead at 1 token is by construction; at 2 and 3
-tokens it is tested like the others.
+Occlusion's values are the fall when one token is removed, so its lead at 1 token, summed (signed), is by
+construction; at 2 and 3 tokens it is tested like the others.
 """
 
 from __future__ import annotations
@@ -23,10 +24,26 @@ import torch
 
 from transformer import DecodingSession, Seq2SeqPipeline
 
-from .attribution import METHODS, Scorer, attribute_step
+from .attribution import AGGREGATES, METHODS, Scorer, aggregated, per_dimension
 
 REMOVED = (1, 2, 3)
 MEAN, BEST, RANDOM = "attention, mean of cross heads", "attention, best cross head", "random"
+AGGREGATE_TITLES = {"sum": "sum", "l2": "L2"}
+
+
+def ranking_title(method: str, aggregate: str) -> str:
+    """A method × aggregation row's name in the table, such as "Input × gradient, L2"."""
+    return f"{METHODS[method].title}, {AGGREGATE_TITLES[aggregate]}"
+
+
+def _values(scorer: Scorer, step: int, ig_steps: int) -> dict[str, object]:
+    """Every method × aggregation's source values at `step`, keyed "method:aggregate"; Captum runs once a method."""
+    values = {}
+    for method in METHODS:
+        parts, _ = per_dimension(scorer, step, method, ig_steps)
+        for aggregate in AGGREGATES:
+            values[f"{method}:{aggregate}"] = aggregated(parts, method, aggregate)[0]
+    return values
 
 
 @dataclass
@@ -80,8 +97,7 @@ def sentence_falls(session: DecodingSession, rng: random.Random, ig_steps: int =
         if log_p == 0.0:  # a token the model must write: nothing can make it fall
             continue
         p = math.exp(log_p)
-        values = {m: attribute_step(scorer, step, m, ig_steps).source for m in METHODS}
-        order = _rankings(session, step, values, rng)
+        order = _rankings(session, step, _values(scorer, step, ig_steps), rng)
         batch, names = [], []
         for name, ranked in order.items():
             kept = [j for j in ranked if j in candidates]
@@ -116,7 +132,10 @@ def deletion_table(
     falls = {name: means[name] for name in (MEAN,) if name in means}
     if best is not None:
         falls[BEST] = heads[best]
-    falls.update({METHODS[m].title: means[m] for m in METHODS if m in means})
+    for method in METHODS:
+        for aggregate in AGGREGATES:
+            if f"{method}:{aggregate}" in means:
+                falls[ranking_title(method, aggregate)] = means[f"{method}:{aggregate}"]
     if RANDOM in means:
         falls[RANDOM] = means[RANDOM]
     steps = len(pooled.get(RANDOM, []))

@@ -22,16 +22,18 @@ from transformer.lens import decoder_lens
 
 from ..assets.components import drawn
 from ..attention.units import token_label
-from ..checks import InputError
+from ..checks import InputError, as_int
 from ..controls import Controls
 from ..decoding.messages import key as decoding_key
 from ..decoding.state import Run, UserState
 from ..feature import DATA, MARKDOWN, Feature, Output, Screen
-from .attribution import METHODS, WORDS_NOTE, Scorer, StepAttribution, attribute_step, no_gradients
+from .attribution import AGGREGATES, METHODS, WORDS_NOTE, Scorer, StepAttribution, attribute_step, no_gradients
+from .contrasting import SLOW as CONTRAST_SLOW
+from .contrasting import Asked, contrast_view
 from .deletion import deletion_table
 from .records import LENS_TOP_K
 
-DEFAULT_METHOD = "input_x_gradient"
+DEFAULT_METHOD, DEFAULT_AGGREGATE = "input_x_gradient", "sum"
 NOTE = (
     "Why did the model write this token? Attention says where a head read from; **attribution** says what the "
     "written token's probability depends on, and the two can disagree (Jain & Wallace 2019). At the shown step: the "
@@ -57,32 +59,37 @@ logger = logging.getLogger("attention_lab")
 OUTPUTS = (
     Output("why", DATA, slow="Attributing every step and reading every layer…"),
     Output("deletion", MARKDOWN, slow=DELETION_SLOW),
+    Output("contrast", DATA, slow=CONTRAST_SLOW),
 )
 
 
 @dataclass
 class WhyState:
-    """What the Why tab keeps of a run: whether the deletion test was asked for on its source, and the step
-    attributions made on it (`_attributions`)."""
+    """What the Why tab keeps of a run: whether the deletion test was asked for on its source, the step
+    attributions made on it (`_attributions`), and the contrast asked for (a candidate's "why not this?")."""
 
     deletion_asked: bool = False
     attributions: dict = field(default_factory=dict)
+    contrast: Asked | None = None
 
 
 def view(s: Screen) -> dict:
     """The Why tab's outputs as name -> (key, how to make it): the run's attribution and lens (for the page to
     draw), and the deletion test's table (a hint until it is asked for)."""
     run, method = s.run, s.controls.option("method", DEFAULT_METHOD)
-    if method not in METHODS:
-        method = DEFAULT_METHOD
-    asked = run.state("why", WhyState).deletion_asked
+    aggregate = s.controls.option("aggregate", DEFAULT_AGGREGATE)
+    method = method if method in METHODS else DEFAULT_METHOD
+    aggregate = aggregate if aggregate in AGGREGATES else DEFAULT_AGGREGATE
+    state = run.state("why", WhyState)
+    asked = state.deletion_asked
     return {
-        "why": ((decoding_key(run), len(run.session.steps), method), explain(run, method)),
+        "why": ((decoding_key(run), len(run.session.steps), method, aggregate), explain(run, method, aggregate)),
         "deletion": ((run.entry.name, run.text) if asked else None, deletion(run) if asked else lambda: DELETION_ASK),
+        "contrast": contrast_view(run, method, aggregate, state.contrast),
     }
 
 
-def explain(run: Run, method: str) -> Callable[[], dict]:
+def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callable[[], dict]:
     """How to make the Why message of the run as it stands now (what it needs is taken now, under the user's lock;
     the making can run after, while the user goes on)."""
     session, tokenizer, key = run.session, run.pipeline.tokenizer, decoding_key(run)
@@ -91,13 +98,15 @@ def explain(run: Run, method: str) -> Callable[[], dict]:
     model, limit, interventions = session.model, session.max_new_tokens, session.interventions
 
     def make() -> dict:
-        message = {"op": "why", "key": key, "method": method, "title": METHODS[method].title}
-        message["notes"] = {"method": METHODS[method].note, "words": WORDS_NOTE, "agreement": AGREEMENT_NOTE}
+        title = f"{METHODS[method].title} ({'L2' if aggregate == 'l2' else 'sum'})"
+        message = {"op": "why", "key": key, "method": method, "aggregate": aggregate, "title": title}
+        method_note = f"{METHODS[method].note} {AGGREGATES[aggregate]}"
+        message["notes"] = {"method": method_note, "words": WORDS_NOTE, "agreement": AGREEMENT_NOTE}
         message["tokens"], message["steps"], message["lens"] = tokens, [], None
         if not tokens:
             return message
         try:
-            steps = _attributions(made, session, src_ids, tokens, method)
+            steps = _attributions(made, session, src_ids, tokens, method, aggregate)
             message["steps"] = [_step_record(a) for a in steps]
             message["lens"] = _lens_record(model, tokenizer, src_ids, tokens, limit, interventions)
         except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
@@ -129,7 +138,9 @@ def _lens_record(model, tokenizer, src_ids: list[int], tokens: list[int], limit:
     }
 
 
-def _attributions(made: dict, session: DecodingSession, src_ids: list[int], tokens: list[int], method: str) -> list:
+def _attributions(
+    made: dict, session: DecodingSession, src_ids: list[int], tokens: list[int], method: str, aggregate: str
+) -> list:
     """Every step's attribution, the ones this run already made (`made`) taken as they are. A step's attribution
     depends on the source, the tokens up to it, and the session's model, limit and interventions: the run keeps one
     session's (and its forks', which share them: a step decoded ahead) and starts again after an edit."""
@@ -140,10 +151,10 @@ def _attributions(made: dict, session: DecodingSession, src_ids: list[int], toke
     scorer = None
     found: list[StepAttribution] = []
     for step in range(1, len(tokens) + 1):
-        key = (method, tuple(tokens[:step]))
+        key = (method, aggregate, tuple(tokens[:step]))
         if key not in made:
             scorer = scorer or Scorer(session.model, src_ids, tokens, session.max_new_tokens, session.interventions)
-            made[key] = attribute_step(scorer, step, method)
+            made[key] = attribute_step(scorer, step, method, aggregate=aggregate)
         found.append(made[key])
     return found
 
@@ -196,12 +207,30 @@ def ask_deletion(user: UserState, c: Controls) -> int | None:
     return user.shown
 
 
+def ask_contrast(user: UserState, c: Controls, alternative: object) -> int | None:
+    """Why the shown step's token and not `alternative` (a candidate's id, from its "why not this?"): the contrast is
+    drawn in this tab, which the page opens as it sends the click."""
+    run, token = user.run, as_int(alternative)
+    if run is None or not run.session.steps or token is None:
+        raise InputError("Decode a step first, then ask why not another candidate.")
+    step = max(1, min(int(c.shown or 1), len(run.session.steps)))
+    if token == run.session.tokens[step - 1]:
+        raise InputError("That is the token written: ask about another candidate.")
+    run.state("why", WhyState).contrast = Asked(step, token, tuple(run.session.tokens[:step]))
+    user.tab = "why"  # the tab's outputs are drawn with this answer, whichever of it and the tab's own event is first
+    return step
+
+
 def layout(registry, default: str) -> dict:
     c = {}
     gr.Markdown(NOTE, elem_classes="note")
     methods = [(method.title, name) for name, method in METHODS.items()]
     info = "Input × gradient and occlusion are quick; integrated gradients takes about ten times as long."
     c["method"] = gr.Radio(methods, value=DEFAULT_METHOD, label="Attribution method", info=info)
+    aggregates = [("Sum (signed)", "sum"), ("L2 norm (unsigned)", "l2")]
+    info = "How a token's one number is made of its embedding's values: their sum keeps the sign, their norm the size."
+    c["aggregate"] = gr.Radio(aggregates, value=DEFAULT_AGGREGATE, label="Aggregate", info=info)
+    c["contrast"] = drawn("why/contrast.mjs", "why-contrast", classes=("lab-slow",))
     c["why"] = drawn("why/why.mjs", "why-view", classes=("lab-slow",))
     with gr.Row(elem_classes="deletion"):
         c["deletion_run"] = gr.Button("Run the deletion test on this sentence", size="md", min_width=300, scale=0)
@@ -212,6 +241,8 @@ def layout(registry, default: str) -> dict:
 def wire(c: dict, wiring) -> None:
     wiring.on(c["deletion_run"].click, ask_deletion)
     wiring.on(c["method"].change, lambda user, controls: user.shown)
+    wiring.on(c["aggregate"].change, lambda user, controls: user.shown)
+    wiring.on(c["candidates"].click, ask_contrast, data=wiring.picked("alternative"))  # its "why not this?"
 
 
-WHY = Feature("why", "Why", layout=layout, outputs=OUTPUTS, view=view, wire=wire, controls=("method",))
+WHY = Feature("why", "Why", layout=layout, outputs=OUTPUTS, view=view, wire=wire, controls=("method", "aggregate"))

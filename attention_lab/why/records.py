@@ -1,4 +1,4 @@
-"""Why this token as JSON: the /attribute and /lens answers, tokens and steps as in /attention."""
+"""Why this token as JSON: the /attribute, /contrast and /lens answers, tokens and steps as in /attention."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import math
 from transformer import DecodingSession, Seq2SeqTokenizer
 from transformer.lens import decoder_lens
 
-from ..checks import InputError
-from .attribution import METHODS, attribute, no_gradients
+from ..checks import InputError, as_int, quoted
+from .attribution import AGGREGATES, METHODS, attribute, no_gradients
+from .contrast import ContrastError, contrast_step, token_id
 
 LENS_TOP_K = 5
 
@@ -17,11 +18,21 @@ def _rounded(values, decimals: int = 6) -> list[float]:
     return [round(float(v), decimals) for v in values]
 
 
-def attribution_record(session: DecodingSession, tokenizer: Seq2SeqTokenizer, method: str) -> dict:
-    """Every step of the session's decoding attributed by `method`: {"source_tokens", "method", "note", "steps":
-    [{"step", "token", "source", "prefix", "source_share"}]} (values per token; see METHODS for their meaning)."""
+def checked(method: str, aggregate: str) -> None:
+    """InputError, in one line, for a method or an aggregate attribution does not have."""
     if method not in METHODS:
         raise InputError(f"Unknown method {method!r}: use one of {', '.join(METHODS)}.")
+    if aggregate not in AGGREGATES:
+        raise InputError(f"Unknown aggregate {aggregate!r}: use one of {', '.join(AGGREGATES)}.")
+
+
+def attribution_record(
+    session: DecodingSession, tokenizer: Seq2SeqTokenizer, method: str, aggregate: str = "sum"
+) -> dict:
+    """Every step of the session's decoding attributed by `method`, aggregated over the embedding by `aggregate`:
+    {"source_tokens", "method", "aggregate", "note", "steps": [{"step", "token", "source", "prefix",
+    "source_share"}]} (values per token; see METHODS and AGGREGATES for their meaning)."""
+    checked(method, aggregate)
     try:
         steps = attribute(
             session.model,
@@ -30,13 +41,15 @@ def attribution_record(session: DecodingSession, tokenizer: Seq2SeqTokenizer, me
             method,
             limit=session.max_new_tokens,
             interventions=session.interventions,
+            aggregate=aggregate,
         )
     except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
         raise InputError(no_gradients(err)) from err
     return {
         "source_tokens": tokenizer.tokens(session.src_ids),
         "method": method,
-        "note": METHODS[method].note,
+        "aggregate": aggregate,
+        "note": f"{METHODS[method].note} {AGGREGATES[aggregate]}",
         "steps": [
             {
                 "step": a.step,
@@ -77,4 +90,40 @@ def lens_record(session: DecodingSession, tokenizer: Seq2SeqTokenizer, k: int = 
             }
             for t, token in enumerate(session.tokens)
         ]
+    }
+
+
+def contrast_record(
+    session: DecodingSession, tokenizer: Seq2SeqTokenizer, step, alternative, method: str, aggregate: str
+) -> dict:
+    """Why the session's token at `step` (1-based) and not `alternative` (spelled as the candidates spell it):
+    {"step", "token", "alternative", "logit_difference", "source", "prefix"} (see why.contrast)."""
+    checked(method, aggregate)
+    n = len(session.tokens)
+    at = as_int(step)
+    if at is None or not 1 <= at <= n:
+        raise InputError(f"Step must be a whole number from 1 to {n}, this decoding's steps (got {quoted(step)}).")
+    spelled = alternative if isinstance(alternative, str) else ""
+    other = token_id(tokenizer, spelled, session.model.config.tgt_vocab_size) if spelled else None
+    if other is None:
+        raise InputError(
+            f"Unknown token {quoted(alternative)}: spell it as the candidates do (top_k in /attention), "
+            f"such as {quoted(tokenizer.id_to_token(session.tokens[at - 1]))}."
+        )
+    try:
+        c = contrast_step(
+            session.model, session.src_ids, session.tokens, at, other, method, aggregate,
+            session.max_new_tokens, session.interventions, name=quoted(spelled),
+        )  # fmt: skip
+    except ContrastError as err:
+        raise InputError(str(err)) from err
+    except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
+        raise InputError(no_gradients(err)) from err
+    return {
+        "step": at,
+        "token": tokenizer.id_to_token(c.token),
+        "alternative": tokenizer.id_to_token(c.alternative),
+        "logit_difference": round(c.difference, 6),
+        "source": _rounded(c.source),
+        "prefix": _rounded(c.prefix),
     }

@@ -1,0 +1,66 @@
+"""Why this token and not that one, in the page: a candidate's "why not this?" (decoding/candidates.mjs) asks for
+the contrast of the token written at the shown step against it; the Why tab opens on it and draws it
+(why/contrast.mjs), with the tab's method and aggregate. One request answers the click, filled after it as the
+tab's attribution is; redraws (Show step, words, a way back to the plain attribution) are the page's own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..attention.units import token_label
+from ..decoding.state import Run
+from .attribution import AGGREGATES, METHODS, no_gradients
+from .contrast import ContrastError, contrast_step
+
+logger = logging.getLogger("attention_lab")
+SLOW = "Attributing the difference of the two logits…"
+
+
+@dataclass(frozen=True)
+class Asked:
+    step: int  # 1-based
+    alternative: int  # a token id
+    written: tuple[int, ...]  # the tokens up to the step when it was asked: another decoding there drops it
+
+
+def contrast_view(run: Run, method: str, aggregate: str, asked: Asked | None) -> tuple:
+    """The contrast output's (key, how to make it): None while none is asked, or when the decoding no longer wrote
+    what it was asked about."""
+    session = run.session
+    if asked is None or tuple(session.tokens[: asked.step]) != asked.written:
+        return None, lambda: None
+    held = (id(session.interventions), session.max_new_tokens)
+    key = (run.serial, run.entry.name, tuple(session.src_ids), asked, method, aggregate, held)
+    return key, contrast_message(run, method, aggregate, asked)
+
+
+def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Callable[[], dict]:
+    """How to make the contrast's message for the page (what it needs is taken now, under the user's lock)."""
+    session, tokenizer = run.session, run.pipeline.tokenizer
+    model, src_ids, tokens = session.model, list(session.src_ids), list(session.tokens)
+    limit, interventions, special = session.max_new_tokens, session.interventions, session.model.special_ids
+
+    def make() -> dict:
+        label = token_label(tokenizer, asked.alternative, special)
+        message = {"op": "contrast", "step": asked.step, "tokens": list(asked.written), "alternative": label,
+                   "token_id": asked.alternative,
+                   "title": f"{METHODS[method].title} ({'L2' if aggregate == 'l2' else 'sum'})", "aggregate": aggregate,
+                   "notes": {"method": METHODS[method].note, "aggregate": AGGREGATES[aggregate]}}  # fmt: skip
+        try:
+            c = contrast_step(model, src_ids, tokens, asked.step, asked.alternative, method, aggregate, limit,
+                              interventions, name=f"“{label}”")  # fmt: skip
+        except ContrastError as err:
+            return {**message, "error": str(err)}
+        except RuntimeError as err:
+            return {**message, "error": no_gradients(err)}
+        except Exception as err:  # said in the tab, which would otherwise say "computing" for good
+            logger.exception("contrast failed")
+            return {**message, "error": f"The contrast failed: {str(err).splitlines()[0] if str(err) else err!r}"}
+        significant = lambda values: [float(f"{float(v):.4g}") for v in values]
+        difference = round(c.difference, 5)
+        return {**message, "difference": difference, "source": significant(c.source), "prefix": significant(c.prefix)}
+
+    return make
