@@ -14,7 +14,8 @@ to seconds after an event) are not changes a user sees, so they are left out, fo
 A click whose slow parts are filled after it (the head summary's importance row, an ablation's chart, the Training
 tab's film: their features mark those regions "lab-slow", and each says it is computing meanwhile) gets two times:
 when it was answered (the last change outside those regions) and when everything was filled. The server requests a
-look (Show step, a key, Focus head) sends are counted: none is the bar.
+look (Show step, a key, Focus head) sends are counted: none is the bar. The scripts that drive the page are in
+browser_page.py; the rows for the Why, Patch and Trust tabs and a candidate's "why not this?" in browser_tabs.py.
 
 The large models are random transformers models (Marian) of real checkpoints' shapes, built once into
 LARGE_MODELS (outside the repository): opus-mt-de-en's (6+6 layers, 8 heads, d 512, a 58,101-token vocabulary) and
@@ -34,7 +35,21 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from browser_page import (
+    CHOOSE,
+    CLICK,
+    CLICK_WORD,
+    MOVE_SLIDER,
+    PRESS,
+    click_ms,
+    open_page,
+    pick_model,
+    set_source,
+    settle,
+    tile_ms,
+)
 from browser_table import report
+from browser_tabs import measure_patch, measure_trust, measure_why, measure_why_not
 from load import REPO, start_app
 from results import put_block
 from shaped_models import SHAPES, shaped_marian
@@ -48,7 +63,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-QUIET_MS = 1000  # no DOM change for this long after the last one: the page has settled
 STEP_TEXT = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
 TEN_WORDS = "Die Datei wurde gestern von einem anderen Benutzer geändert und gespeichert."
 PARAGRAPH = (  # 60 words
@@ -60,144 +74,6 @@ PARAGRAPH = (  # 60 words
 LARGE_MODELS = Path(tempfile.gettempdir()) / "attention-lab-benchmark-models"
 
 FILM_TEXT = "abcdef12"  # the reversal model's Training tab
-
-WATCH = """() => {
-  window.__lab = {t0: 0, last: 0, answered: 0, drawn: 0, armed: false};
-  const seen = m => {
-    const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
-    return !(el && el.closest('.sr-only'));
-  };
-  // Outside the regions filled after the click (and not in a node already taken out of the page, such as a
-  // figure gradio replaced, nor in plotly's hidden text-measuring element, which any figure's drawing uses).
-  const answer = m => {
-    const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
-    return !!el && el.isConnected && !el.closest('.lab-slow, #js-plotly-tester');
-  };
-  // A dropdown's own menu: its options, the combobox's state, and the menu leaving when it closes.
-  const menu = m => {
-    const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
-    if (!el) return false;
-    if (el.closest('[role=listbox], .options') || el.matches('input[role=combobox]')) return true;
-    const nodes = [...m.addedNodes, ...m.removedNodes];
-    return nodes.length > 0 && nodes.every(n => n.nodeType !== 1 || n.matches('.options, .reference'));
-  };
-  new MutationObserver(ms => {
-    const now = performance.now();
-    if (ms.some(seen)) window.__lab.last = now;
-    if (ms.some(m => seen(m) && answer(m))) window.__lab.answered = now;
-    if (ms.some(m => seen(m) && !menu(m))) window.__lab.drawn = now;
-  }).observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
-  // A click on a dropdown's option: the time starts at the press itself.
-  document.addEventListener('mousedown', () => {
-    if (window.__lab.armed) { window.__lab.armed = false; window.__lab.t0 = performance.now(); window.__lab.last = 0; }
-  }, true);
-}"""
-CLICK = """name => {
-  // not gradio's copies of the tab buttons (for its overflow menu), which are out of the tab order
-  const button = [...document.querySelectorAll('button')].find(b => b.tabIndex !== -1 && b.innerText.trim() === name);
-  window.__lab.last = 0;
-  window.__lab.t0 = performance.now();
-  button.click();
-}"""
-CLICK_WORD = """n => {
-  const word = document.querySelectorAll('.now-view .word')[n];
-  window.__lab.last = 0;
-  window.__lab.t0 = performance.now();
-  word.click();
-}"""
-CLICK_PATCH_WORD = """n => {
-  const word = document.querySelectorAll('#patch-view .patch-words .word')[n];
-  window.__lab.last = 0;
-  window.__lab.t0 = performance.now();
-  word.click();
-}"""
-MOVE_SLIDER = """([label, n]) => {
-  // the slider labelled `label` (Show step, Snapshot): the page's own, or an earlier page's gradio slider
-  const own = [...document.querySelectorAll('label')].find(l => l.textContent.trim() === label && l.htmlFor);
-  const range = (own && document.getElementById(own.htmlFor))
-    || [...document.querySelectorAll('label')].find(l => l.textContent.startsWith(label) && l.querySelector('input[type=range]'))?.querySelector('input[type=range]')
-    || document.querySelector(`input[type=range][aria-label^="range slider for ${label}"]`);
-  window.__lab.last = 0;
-  window.__lab.t0 = performance.now();
-  range.value = n;
-  range.dispatchEvent(new Event('input', {bubbles: true}));
-}"""
-PRESS = """key => {
-  window.__lab.last = 0;
-  window.__lab.t0 = performance.now();
-  document.body.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
-}"""
-SETTLED = "q => window.__lab.last > window.__lab.t0 && performance.now() - window.__lab.last > q"
-
-
-def settle(page) -> None:
-    """Wait until the page has not changed for QUIET_MS (after loading, or after a click)."""
-    page.evaluate("() => { window.__lab.last = performance.now(); window.__lab.t0 = window.__lab.last - 1; }")
-    page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=120_000)
-
-
-def click_ms(page, name, script: str = CLICK, answered: list[float] | None = None) -> float:
-    """Milliseconds from clicking the button labelled `name` (or what `script` does with `name`) to the page's last
-    DOM change; when `answered` is given, the time to the last change outside the slow regions is added to it."""
-    page.evaluate(script, name)
-    page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=120_000)
-    last, first = page.evaluate("() => [window.__lab.last - window.__lab.t0, window.__lab.answered - window.__lab.t0]")
-    if answered is not None:
-        answered.append(max(0.0, min(first, last)))
-    return last
-
-
-CHOOSE = """([label, value]) => {
-  // the page's own menu labelled `label` (Focus head, Reading...): a native select
-  const select = [...document.querySelectorAll('label')].find(l => l.textContent.startsWith(label) && l.querySelector('select')).querySelector('select');
-  window.__lab.last = 0;
-  window.__lab.t0 = performance.now();
-  select.value = value;
-  select.dispatchEvent(new Event('change', {bubbles: true}));
-}"""
-
-
-TILE_CENTRE = """([layer, head]) => {
-  const gd = document.querySelector('#views .views-grid .js-plotly-plot');
-  const size = gd._fullLayout._size, box = gd.getBoundingClientRect();
-  return [box.left + size.l + gd._fullLayout.xaxis.l2p(gd.layout.xaxis.tickvals[head]),
-          box.top + size.t + gd._fullLayout.yaxis.l2p(gd.layout.yaxis.tickvals[layer])];
-}"""
-
-
-def tile_ms(page, layer: int, head: int) -> float:
-    """Milliseconds from pressing a head's tile in the open view's overview (0-based) to the last DOM change."""
-    x, y = page.evaluate(TILE_CENTRE, [layer, head])
-    page.mouse.move(x, y)  # a person points at the tile first
-    settle(page)
-    page.evaluate("() => { window.__lab.armed = true; }")
-    page.mouse.down()
-    page.mouse.up()
-    page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=120_000)
-    return page.evaluate("() => window.__lab.last - window.__lab.t0")
-
-
-def open_page(browser, url: str, width: int = 1400, height: int = 1000):
-    page = browser.new_context(viewport={"width": width, "height": height}).new_page()
-    page.goto(url)
-    page.wait_for_selector("button", timeout=60_000)
-    page.evaluate(WATCH)
-    settle(page)
-    sent: list[str] = []
-    page.on("request", lambda request: sent.append(request.url))
-    page.requests = sent
-    return page
-
-
-def set_source(page, text: str) -> None:
-    page.get_by_label("Source").fill(text)
-    settle(page)
-
-
-def pick_model(page, name: str) -> None:
-    page.get_by_label("Model").click()
-    page.get_by_role("option", name=name, exact=True).click()
-    settle(page)
 
 
 def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, list[float]]:
@@ -213,6 +89,7 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
         times["step"].append(click_ms(app, "Step"))
     measure_looks(app, floor, times, repeats)
     measure_why(app, floor, times, repeats)
+    measure_why_not(app, floor, times)
     measure_patch(app, floor, times, repeats)
     set_source(app, TEN_WORDS)
     for _ in range(max(3, repeats // 2)):
@@ -223,6 +100,7 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
     for _ in range(3):
         click_ms(app, "Reset")
         times["paragraph"].append(click_ms(app, "Run"))
+    measure_trust(app, floor, times, TEN_WORDS, repeats)
     measure_head_tests(app, floor, times)
     measure_training(app, floor, times)
     measure_presenter(browser, app_url, floor, times, repeats)
@@ -273,43 +151,6 @@ def measure_looks(app, floor, times: dict[str, list[float]], repeats: int) -> No
         times["floor"].append(click_ms(floor, "Step"))
         times["focus_menu"].append(click_ms(app, ["Focus head", head], CHOOSE))
     times["focus_menu_requests"].append(len(app.requests) - before)
-
-
-def measure_why(app, floor, times: dict[str, list[float]], repeats: int) -> None:
-    """The Why tab open on the 15-word sentence: Steps (each attributes its new step and reads the lens, after the
-    Step has answered) and moves of Show step (drawn in the page), with the server requests the moves sent."""
-    times.update(why_step=[], why_step_answered=[], why_show=[], why_show_requests=[])
-    click_ms(app, "Why")
-    click_ms(app, "Reset")
-    click_ms(app, "Step")
-    for _ in range(max(3, repeats // 2)):
-        times["floor"].append(click_ms(floor, "Step"))
-        times["why_step"].append(click_ms(app, "Step", answered=times["why_step_answered"]))
-    before = len(app.requests)
-    for i in range(max(3, repeats // 2)):
-        times["floor"].append(click_ms(floor, "Step"))
-        times["why_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
-    times["why_show_requests"].append(len(app.requests) - before)
-    click_ms(app, "Attention")
-
-
-def measure_patch(app, floor, times: dict[str, list[float]], repeats: int) -> None:
-    """The Patch tab open on the 15-word sentence, decoded to the end: a click on a source word (noise on it: the
-    whole decoding patched after the answer) and moves of Show step (drawn in the page), with the server
-    requests the moves sent."""
-    times.update(patch_word=[], patch_word_answered=[], patch_show=[], patch_show_requests=[])
-    click_ms(app, "Run")
-    click_ms(app, "Patch")
-    for word in (2, 4, 6):  # noise on one more word each time: each click patches the whole decoding
-        times["floor"].append(click_ms(floor, "Step"))
-        times["patch_word"].append(click_ms(app, word, CLICK_PATCH_WORD, answered=times["patch_word_answered"]))
-    before = len(app.requests)
-    for i in range(max(3, repeats // 2)):
-        times["floor"].append(click_ms(floor, "Step"))
-        times["patch_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
-    times["patch_show_requests"].append(len(app.requests) - before)
-    click_ms(app, "Start again")
-    click_ms(app, "Attention")
 
 
 def measure_head_tests(app, floor, times: dict[str, list[float]]) -> None:

@@ -17,6 +17,10 @@ BARS = {  # ratios to the floor
     "why_show": 0.35,
     "patch_word": 1.5,
     "patch_show": 0.35,
+    "why_not": 1.5,
+    "trust_open": 1.5,
+    "trust_score": 1.5,
+    "trust_show": 0.35,
     "heads_run": 1.5,
     "ablate": 1.5,
     "edit": 1.5,
@@ -27,6 +31,7 @@ BARS = {  # ratios to the floor
 }
 SHOW_STEP_MS = 50  # a move of Show step, at most, whatever the floor
 TIME_BARS_S = {"first_run": 2.0, "paragraph": 3.0}
+LOOKS = ("show_step", "key", "focus", "focus_menu", "why_show", "patch_show", "trust_show", "snapshot")  # 0 requests
 
 
 ROWS = (  # (measure, what it is); a row is left out when it was not measured
@@ -39,7 +44,14 @@ ROWS = (  # (measure, what it is); a row is left out when it was not measured
     ("why_show", "Move Show step, Why tab open (attribution, agreement and lens redrawn in the page)"),
     ("patch_word", "Patch tab: click a source word for noise, 15 words (every step patched, after the answer)"),
     ("patch_show", "Move Show step, Patch tab open (every grid redrawn in the page)"),
+    (
+        "why_not",
+        "Click a candidate's “why not this?” (Why tab opened, the contrast drawn; the page settled in brackets)",
+    ),
     ("run", "Run, 10-word sentence"),
+    ("trust_open", "Open the Trust tab after a Run, 10 words (the output forced and scored, after the answer)"),
+    ("trust_score", "Trust tab: Score a pasted translation, 10 words (forced and scored, after the answer)"),
+    ("trust_show", "Move Show step, Trust tab open (the source words and flags redrawn in the page)"),
     ("heads_run", "Run, 10 words, Heads tab open (summary + every head ablated in turn)"),
     ("ablate", "Ablate (cross layer 3), 10 words"),
     ("edit", "Edit: click a source word, 10 words"),
@@ -51,6 +63,18 @@ ROWS = (  # (measure, what it is); a row is left out when it was not measured
     ("presenter_on", "Presenter mode on (the toggle, at 1280×720: large type, only the step loop and the views)"),
     ("presenter_step", "Step in presenter mode (de-en, 15 words, 1280×720)"),
 )
+
+
+def requests_note(name: str, times: dict[str, list[float]]) -> str:
+    """The server requests a row sent: all its looks' together (none is the bar), or each click's (a range when
+    the clicks differ)."""
+    counts = times.get(f"{name}_requests")
+    if counts is None:
+        return ""
+    if name in LOOKS:
+        return f"; {sum(counts)} server requests"
+    low, high = min(counts), max(counts)
+    return f"; {low if low == high else f'{low}–{high}'} server requests a click"
 
 
 def report(times: dict[str, list[float]], label: str) -> str:
@@ -77,15 +101,11 @@ def report(times: dict[str, list[float]], label: str) -> str:
         later = med[name] if f"{name}_answered" in med else None
         ratio = shown / floor
         requests = sum(times.get(f"{name}_requests", [0]))
-        zero = (
-            name not in ("show_step", "key", "focus", "focus_menu", "why_show", "patch_show", "snapshot")
-            or requests == 0
-        )
+        zero = name not in LOOKS or requests == 0
         ok = ratio <= BARS.get(name, float("inf")) and (name != "show_step" or shown <= SHOW_STEP_MS) and zero
         bar = f"{'✓' if ok else '✗'} ≤ {BARS[name]}×" if name in BARS else ""
         bar += f", ≤ {SHOW_STEP_MS} ms" if name == "show_step" else ""
-        if f"{name}_requests" in times:
-            bar += f"; {sum(times[name + '_requests'])} server requests"
+        bar += requests_note(name, times)
         filled = f" ({later:.0f})" if later else ""
         lines.append(f"| {words} | {shown:.0f}{filled} | {ratio:.2f} | {bar} |")
     for name, words in (("first_run", "first Run after the page loads"), ("paragraph", "Run, 60-word paragraph")):

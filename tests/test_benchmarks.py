@@ -67,3 +67,26 @@ def test_the_detector_benchmark_scores_every_comparison():
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| comparison | rows (0 / 1) | mean_logp | source_share | coverage |" in result.stdout
     assert "| reference vs detached | 10 / 10 |" in result.stdout
+
+
+def test_the_browser_table_has_the_trust_and_contrast_rows_with_their_requests():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from browser_table import report
+
+    times = {"floor": [200.0], "step": [150.0], "run": [400.0], "first_run": [900.0], "paragraph": [1500.0]}
+    times.update(trust_open=[900.0], trust_open_answered=[100.0], trust_open_requests=[4, 5, 4])
+    times.update(trust_score=[600.0], trust_score_answered=[120.0], trust_score_requests=[4, 4, 4])
+    times.update(why_not=[500.0], why_not_answered=[450.0], why_not_requests=[6, 6, 6])
+    times.update(trust_show=[20.0, 30.0], trust_show_requests=[1])  # a look that asked the server fails its bar
+    rows = {line.split(" | ")[0]: line for line in report(times, "test").splitlines() if line.startswith("| ")}
+    assert rows["| Open the Trust tab after a Run, 10 words (the output forced and scored, after the answer)"] == (
+        "| Open the Trust tab after a Run, 10 words (the output forced and scored, after the answer) | 100 (900) "
+        "| 0.50 | ✓ ≤ 1.5×; 4–5 server requests a click |"
+    )
+    assert rows["| Trust tab: Score a pasted translation, 10 words (forced and scored, after the answer)"].endswith(
+        "| 120 (600) | 0.60 | ✓ ≤ 1.5×; 4 server requests a click |"
+    )
+    why_not = next(line for name, line in rows.items() if "why not this?" in name)
+    assert why_not.endswith("| 450 (500) | 2.25 | ✗ ≤ 1.5×; 6 server requests a click |")
+    show = next(line for name, line in rows.items() if name.startswith("| Move Show step, Trust tab open"))
+    assert show.endswith("| 25 | 0.12 | ✗ ≤ 0.35×; 1 server requests |")

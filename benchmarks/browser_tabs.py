@@ -1,0 +1,123 @@
+"""The browser benchmark's rows for the tabs beside the attention (benchmarks/browser_speed.py): Why, the contrast a
+candidate's "why not this?" asks for, Patch and Trust. Each is measured on the page the benchmark holds, its clicks
+alternated with the floor's, with the server requests its looks send."""
+
+from __future__ import annotations
+
+from browser_page import MOVE_SLIDER, QUIET_MS, SETTLED, click_ms, set_source, settle
+
+CLICK_PATCH_WORD = """n => {
+  const word = document.querySelectorAll('#patch-view .patch-words .word')[n];
+  window.__lab.last = 0;
+  window.__lab.t0 = performance.now();
+  word.click();
+}"""
+CLICK_WHY_NOT = """n => {
+  // the n-th "why not this?" of the shown step's candidates; window.__lab.contrast: when the contrast was drawn
+  const why = document.querySelectorAll('.lab-candidates .why-not[data-alternative]')[n];
+  window.__lab.contrast = 0;
+  const drawn = new MutationObserver(() => {
+    if (document.querySelector('#why-contrast .why-contrast-view')) {
+      window.__lab.contrast = performance.now();
+      drawn.disconnect();
+    }
+  });
+  drawn.observe(document.body, {subtree: true, childList: true});
+  window.__lab.last = 0;
+  window.__lab.t0 = performance.now();
+  why.click();
+}"""
+TRANSLATIONS = (  # pasted into "Translation to score": TEN_WORDS's translations, one of them a hallucination
+    "The file was changed and saved yesterday by another user.",
+    "Yesterday another user modified the file and saved it.",
+    "The cat sat on the mat and sang a song about the sea.",
+)
+
+
+def measure_why(app, floor, times: dict[str, list[float]], repeats: int) -> None:
+    """The Why tab open on the 15-word sentence: Steps (each attributes its new step and reads the lens, after the
+    Step has answered) and moves of Show step (drawn in the page), with the server requests the moves sent."""
+    times.update(why_step=[], why_step_answered=[], why_show=[], why_show_requests=[])
+    click_ms(app, "Why")
+    click_ms(app, "Reset")
+    click_ms(app, "Step")
+    for _ in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["why_step"].append(click_ms(app, "Step", answered=times["why_step_answered"]))
+    before = len(app.requests)
+    for i in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["why_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
+    times["why_show_requests"].append(len(app.requests) - before)
+    click_ms(app, "Attention")
+
+
+def measure_patch(app, floor, times: dict[str, list[float]], repeats: int) -> None:
+    """The Patch tab open on the 15-word sentence, decoded to the end: a click on a source word (noise on it: the
+    whole decoding patched after the answer) and moves of Show step (drawn in the page), with the server
+    requests the moves sent."""
+    times.update(patch_word=[], patch_word_answered=[], patch_show=[], patch_show_requests=[])
+    click_ms(app, "Run")
+    click_ms(app, "Patch")
+    for word in (2, 4, 6):  # noise on one more word each time: each click patches the whole decoding
+        times["floor"].append(click_ms(floor, "Step"))
+        times["patch_word"].append(click_ms(app, word, CLICK_PATCH_WORD, answered=times["patch_word_answered"]))
+    before = len(app.requests)
+    for i in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["patch_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
+    times["patch_show_requests"].append(len(app.requests) - before)
+    click_ms(app, "Start again")
+    click_ms(app, "Attention")
+
+
+def measure_why_not(app, floor, times: dict[str, list[float]]) -> None:
+    """From the Attention tab, a click on a candidate's "why not this?" (the 15-word sentence stepped, each step
+    already attributed by the Why tab): it opens the Why tab and asks for the contrast. Its time is when the
+    contrast was drawn, with the page's last change in brackets; and the server requests a click sent."""
+    times.update(why_not=[], why_not_answered=[], why_not_requests=[])
+    for shown, n in ((1, 0), (2, 1), (3, 0)):  # another step and candidate each time: nothing asked twice
+        click_ms(app, ["Show step", shown], MOVE_SLIDER)
+        times["floor"].append(click_ms(floor, "Step"))
+        before = len(app.requests)
+        app.evaluate(CLICK_WHY_NOT, n)
+        app.wait_for_function(f"q => window.__lab.contrast > 0 && ({SETTLED})(q)", arg=QUIET_MS, polling=50,
+                              timeout=120_000)  # fmt: skip
+        drawn, last = app.evaluate("() => [window.__lab.contrast, window.__lab.last].map(t => t - window.__lab.t0)")
+        times["why_not"].append(max(drawn, last))
+        times["why_not_answered"].append(drawn)
+        times["why_not_requests"].append(len(app.requests) - before)
+        click_ms(app, "Back to the attribution")
+        click_ms(app, "Attention")
+
+
+def measure_trust(app, floor, times: dict[str, list[float]], text: str, repeats: int) -> None:
+    """The Trust tab on `text` (the 10-word sentence): opened after a Run (the output forced and scored after the
+    answer), a pasted translation scored (typed untimed, then Score), and moves of Show step with the tab open;
+    the server requests of each."""
+    times.update(trust_open=[], trust_open_answered=[], trust_score=[], trust_score_answered=[], trust_show=[])
+    times.update(trust_open_requests=[], trust_score_requests=[], trust_show_requests=[])
+    set_source(app, text)
+    for _ in range(3):  # from the Attention tab
+        click_ms(app, "Reset")
+        click_ms(app, "Run")
+        times["floor"].append(click_ms(floor, "Step"))
+        before = len(app.requests)
+        times["trust_open"].append(click_ms(app, "Trust", answered=times["trust_open_answered"]))
+        times["trust_open_requests"].append(len(app.requests) - before)
+        click_ms(app, "Attention")
+    click_ms(app, "Trust")
+    for translation in TRANSLATIONS:
+        app.get_by_label("Translation to score").fill(translation)
+        settle(app)
+        times["floor"].append(click_ms(floor, "Step"))
+        before = len(app.requests)
+        times["trust_score"].append(click_ms(app, "Score", answered=times["trust_score_answered"]))
+        times["trust_score_requests"].append(len(app.requests) - before)
+    click_ms(app, "Score the model's translation")
+    before = len(app.requests)
+    for i in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["trust_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
+    times["trust_show_requests"].append(len(app.requests) - before)
+    click_ms(app, "Attention")
