@@ -229,3 +229,13 @@ def test_the_residual_read_through_the_adapter_is_transformers_own(family):
     for layer in range(model.config.n_encoder_layers):
         sublayer = mixing.sublayers[("encoder", layer)]
         assert torch.allclose(sublayer.residual, theirs[layer], atol=1e-5), (name, layer)
+
+
+def test_a_patched_or_batched_run_is_refused_rather_than_read_wrong(reverse):
+    from transformer.interventions import Activations, Restore
+
+    src_ids = reverse.tokenizer.encode("abc")
+    restore = Restore(Activations(), encoder_states=torch.zeros(1, reverse.model.config.n_encoder_layers, 4).bool())
+    for held in (Interventions(restore=restore), Interventions(rows=(frozenset({Head("cross", 0, 0)}),))):
+        with pytest.raises(ValueError, match="contributions read one run as it is"):
+            alti_plus(reverse.model, src_ids, [5, 4, 3, 2], held)

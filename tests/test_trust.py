@@ -119,11 +119,15 @@ def test_a_detached_translation_scores_far_lower_than_the_models_own():
     assert detached.mean_logp < own.mean_logp - 3
 
 
-def test_a_low_source_share_is_flagged_at_every_such_step_but_the_end(reverse):
-    ids = reverse.tokenizer.encode("abcdef")
-    scored = score(reverse, ids, target_ids(reverse, "fedcbaaaaa"), "input_x_gradient")
-    eos = reverse.model.config.eos_id
+def test_a_low_source_share_is_flagged_at_every_such_step_but_the_end():
+    """de-en's guessed compound: "Handelskette" becomes "handwriting", whose last pieces are written from the prefix
+    (ALTI+ gives them under 20% from the source). Every such step is flagged, and no other."""
+    pipeline = load_pretrained(str(bundled("de-en")))
+    ids = pipeline.tokenizer.encode("Der Supermarkt ist Teil einer Handelskette.")
+    scored = score(pipeline, ids, DecodingSession(pipeline.model, ids).run(), "alti")
+    eos = pipeline.model.config.eos_id
     expected = [s.step for s in scored.steps if s.source_share < LOW_SOURCE and s.token != eos]
+    assert expected, [round(s.source_share, 2) for s in scored.steps]  # the case has such steps
     assert [f.at for f in scored.flags if f.kind == "low_source"] == expected
 
 
@@ -135,3 +139,15 @@ def test_bad_methods_and_over_long_translations_get_clear_messages():
                                          f"{MAX_TRANSLATION}"):  # fmt: skip
         target_ids(pipeline, " ".join(["a"] * 128))
     assert len(target_ids(pipeline, " ".join(["a"] * 127))) == MAX_TRANSLATION
+
+
+def test_a_translation_method_or_aggregate_that_is_not_text_gets_a_message(bundled):
+    from attention_lab.serving.api import Api
+
+    api = Api(bundled, None)
+    with pytest.raises(InputError, match="The translation must be text"):
+        api.score("reverse", "abc", 5)
+    with pytest.raises(InputError, match="Unknown method"):
+        api.score("reverse", "abc", "cba", ["alti"])
+    with pytest.raises(InputError, match="Unknown aggregate"):
+        api.attribute("reverse", "abc", "occlusion", ["sum"])

@@ -67,7 +67,7 @@ def through_norm(terms: torch.Tensor, whole: torch.Tensor, norm: nn.Module | Non
     return (terms - terms.mean(dim=-1, keepdim=True)) * gamma / sigma[:, None, None]
 
 
-def mixed(sublayer: Sublayer, cross: bool) -> torch.Tensor:
+def sublayer_contributions(sublayer: Sublayer, cross: bool) -> torch.Tensor:
     """One sublayer's contributions (batch row 0): self-attention (T, T); cross-attention (T, 1 + S), the residual
     (the prefix) first, then each source position."""
     if sublayer.weights is None or sublayer.residual is None:
@@ -91,6 +91,8 @@ def alti_plus(
 ) -> Contributions:
     """ALTI+ for a decoding of `src_ids` that wrote `tokens` (the end token included, if written), with the
     interventions it held: per step, the contributions of each source token and each decoder input."""
+    if interventions is not None and (interventions.restore is not None or any(interventions.rows)):
+        raise ValueError("contributions read one run as it is: restored activations and per-row ablations are not read")
     device = next(model.parameters()).device
     mixing = Mixing()
     held = dataclasses.replace(interventions or Interventions(), mixing=mixing)
@@ -102,11 +104,11 @@ def alti_plus(
     S, T = src.size(1), tgt.size(1)
     rows = torch.eye(S, dtype=torch.float64, device=device)
     for layer in range(n_layers(model.config, "encoder")):
-        rows = mixed(mixing.sublayers[("encoder", layer)], cross=False) @ rows
+        rows = sublayer_contributions(mixing.sublayers[("encoder", layer)], cross=False) @ rows
     from_source = torch.cat([rows, rows.new_zeros(S, T)], dim=1)  # each encoder output over [source | prefix]
     state = torch.cat([rows.new_zeros(T, S), torch.eye(T, dtype=rows.dtype, device=device)], dim=1)
     for layer in range(n_layers(model.config, "decoder_self")):
-        state = mixed(mixing.sublayers[("decoder_self", layer)], cross=False) @ state
-        cross = mixed(mixing.sublayers[("cross", layer)], cross=True)
+        state = sublayer_contributions(mixing.sublayers[("decoder_self", layer)], cross=False) @ state
+        cross = sublayer_contributions(mixing.sublayers[("cross", layer)], cross=True)
         state = cross[:, :1] * state + cross[:, 1:] @ from_source
     return Contributions(state[:, :S].float().cpu(), state[:, S:].float().cpu())

@@ -51,7 +51,7 @@ class StateControl:
         return x
 
 
-def mixed(control: HeadControl | None, residual: torch.Tensor, norm: nn.Module | None) -> None:
+def fill_mixing(control: HeadControl | None, residual: torch.Tensor, norm: nn.Module | None) -> None:
     """Tell a sublayer's mixing record (if any) the residual stream it adds to and the norm after the sum."""
     if control is not None and control.mixing is not None:
         control.mixing.residual, control.mixing.norm = residual.detach(), norm
@@ -102,7 +102,7 @@ class EncoderLayer(nn.Module):
         self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False, control: HeadControl | None = None
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
         """x (B, S, D), mask (B, 1, 1, S) -> x (B, S, D), weights (B, H, S, S) or None, values (B, H, S, K)."""
-        mixed(control, x, None if self.norm_first else self.self_attn_norm)
+        fill_mixing(control, x, None if self.norm_first else self.self_attn_norm)
         if self.norm_first:
             h, weights, v = self._self_attn_block(self.self_attn_norm(x), mask, need_weights, control)
             x = x + h
@@ -147,13 +147,13 @@ class DecoderLayer(nn.Module):
         Returns x (B, T, D), self weights (B, H, T, P+T), cross weights (B, H, T, S), and the cache extended by T.
         """
         self_control, cross_control = controls
-        mixed(self_control, x, None if self.norm_first else self.self_attn_norm)
+        fill_mixing(self_control, x, None if self.norm_first else self.self_attn_norm)
         if self.norm_first:
             h, self_weights, self_kv = self._self_attn_block(
                 self.self_attn_norm(x), self_mask, cache, need_weights, self_control
             )
             x = x + h
-            mixed(cross_control, x, None)
+            fill_mixing(cross_control, x, None)
             h, cross_weights, cross_kv = self._cross_attn_block(
                 self.cross_attn_norm(x), memory, cross_mask, cache, need_weights, cross_control
             )
@@ -162,7 +162,7 @@ class DecoderLayer(nn.Module):
         else:
             h, self_weights, self_kv = self._self_attn_block(x, self_mask, cache, need_weights, self_control)
             x = self.self_attn_norm(x + h)
-            mixed(cross_control, x, self.cross_attn_norm)
+            fill_mixing(cross_control, x, self.cross_attn_norm)
             h, cross_weights, cross_kv = self._cross_attn_block(
                 x, memory, cross_mask, cache, need_weights, cross_control
             )

@@ -43,7 +43,9 @@ class Call:
     embeds: torch.Tensor | None = None  # (B, T, D) in place of the token-embedding lookup
     layer_states: list[torch.Tensor] | None = None  # filled, layer by layer, when the call keeps them
     seen: set[int] = field(default_factory=set)  # the modules whose attention ran through the attention function
-    mixed: dict[int, tuple[int, torch.Tensor]] | None = None  # by attention or norm module: (order, what it gave/read)
+    mixing_reads: dict[int, tuple[int, torch.Tensor]] | None = (
+        None  # by attention or norm module: (order, what it gave/read)
+    )
 
 
 _current: contextvars.ContextVar[Call | None] = contextvars.ContextVar("attention_lab_call", default=None)
@@ -110,15 +112,18 @@ def install(embeddings: list[nn.Module], layers: list[nn.Module], sublayers: lis
 def attention_output(module: nn.Module, args, output) -> None:
     """Keep an attention module's output (B, T, D), its output projection's bias included, for the call's mixing."""
     call = _current.get()
-    if call is not None and call.mixed is not None:
-        call.mixed[id(module)] = (len(call.mixed), (output[0] if isinstance(output, tuple) else output).detach())
+    if call is not None and call.mixing_reads is not None:
+        call.mixing_reads[id(module)] = (
+            len(call.mixing_reads),
+            (output[0] if isinstance(output, tuple) else output).detach(),
+        )
 
 
 def norm_input(module: nn.Module, args) -> None:
     """Keep what a sublayer's norm reads (B, T, D) for the call's mixing."""
     call = _current.get()
-    if call is not None and call.mixed is not None and args:
-        call.mixed[id(module)] = (len(call.mixed), args[0].detach())
+    if call is not None and call.mixing_reads is not None and args:
+        call.mixing_reads[id(module)] = (len(call.mixing_reads), args[0].detach())
 
 
 def replace_embeddings(module: nn.Module, args, output: torch.Tensor) -> torch.Tensor:

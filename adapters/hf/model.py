@@ -156,7 +156,10 @@ class HFSeq2Seq(nn.Module):
         self._norm = getattr(decoder, "layer_norm", None) or getattr(decoder, "final_layer_norm", None)
         self._scale_output = bool(getattr(hf.config, "scale_decoder_outputs", False))  # T5's tied output layer
         self._layers = {"encoder": list(encoder_layers(hf)), "decoder": list(decoder_layers(hf))}
-        self._norms = sublayer_norms(hf)
+        try:  # a layout whose norms are named otherwise still decodes; only its contributions cannot be read
+            self._norms = sublayer_norms(hf)
+        except AttributeError:
+            self._norms = {kind: [] for kind in self.modules_by_kind}
         install(
             [hf.get_encoder().embed_tokens, decoder.embed_tokens],
             [*self._layers["encoder"], *self._layers["decoder"]],
@@ -209,12 +212,12 @@ class HFSeq2Seq(nn.Module):
         call.embeds = src_embeds
         if interventions:
             call.states = self._states("encoder", interventions.encoder_states(self.config))
-            call.mixed = {} if interventions.mixing is not None else None
+            call.mixing_reads = {} if interventions.mixing is not None else None
         with calling(call):
             out = self.hf.get_encoder()(
                 input_ids=src, attention_mask=src_mask[:, 0, 0].long(), output_attentions=output_attentions
             )
-        self._mixed(call, ("encoder",), interventions)
+        self._fill_mixing(call, ("encoder",), interventions)
         if not output_attentions:
             return EncoderOutput(out.last_hidden_state, src_mask, ())
         values = tuple(call.values[id(m)] for m in self.modules_by_kind["encoder"])
@@ -240,7 +243,7 @@ class HFSeq2Seq(nn.Module):
             own, cross = zip(*interventions.decoder_controls(self.config, start, tgt.size(1), memory.size(1)))
             call.controls = {**self._controls("decoder_self", own), **self._controls("cross", cross)}
             call.states = self._states("decoder", interventions.decoder_states(self.config, start, tgt.size(1)))
-            call.mixed = {} if interventions.mixing is not None else None
+            call.mixing_reads = {} if interventions.mixing is not None else None
         caching = use_cache or cache is not None
         with calling(call):
             out = self.hf.get_decoder()(
@@ -251,23 +254,23 @@ class HFSeq2Seq(nn.Module):
                 use_cache=caching,
                 output_attentions=output_attentions,
             )
-        self._mixed(call, ("decoder_self", "cross"), interventions)
+        self._fill_mixing(call, ("decoder_self", "cross"), interventions)
         attentions = (tuple(out.attentions), tuple(out.cross_attentions)) if output_attentions else ((), ())
         new_cache = HFCache(out.past_key_values) if caching else None
         return DecoderOutput(out.last_hidden_state, *attentions, new_cache, tuple(call.layer_states or ()))
 
-    def _mixed(self, call: Call, kinds: tuple[str, ...], interventions: Interventions | None) -> None:
+    def _fill_mixing(self, call: Call, kinds: tuple[str, ...], interventions: Interventions | None) -> None:
         """Give each sublayer's mixing record the residual stream and the norm after the sum, from what the call's
         hooks kept: a norm that read before its attention ran is a pre-LN's (it read the residual), one that read
         after is post-LN's (it read the residual plus the attention's output)."""
-        if call.mixed is None:
+        if call.mixing_reads is None:
             return
         for kind in kinds:
             for layer, (attention, norm) in enumerate(zip(self.modules_by_kind[kind], self._norms[kind])):
                 sublayer = interventions.mixing.sublayers.get((kind, layer))
-                if sublayer is None or id(attention) not in call.mixed or id(norm) not in call.mixed:
+                if sublayer is None or id(attention) not in call.mixing_reads or id(norm) not in call.mixing_reads:
                     continue
-                (ran, written), (read_at, read) = call.mixed[id(attention)], call.mixed[id(norm)]
+                (ran, written), (read_at, read) = call.mixing_reads[id(attention)], call.mixing_reads[id(norm)]
                 if read_at < ran:
                     sublayer.residual, sublayer.norm = read, None
                 else:

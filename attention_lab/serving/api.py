@@ -227,10 +227,14 @@ class Api:
         included)."""
         checked_method(method)
         self._within(model, source, "score")
+        if translation is not None and not isinstance(translation, str):
+            raise InputError(f"The translation must be text (got {quoted(translation)}).")
         if translation is None or is_blank(translation):
             run = self._run(model, source, "score")
-            pipeline, src_ids, tokens = run.pipeline, run.session.src_ids, run.session.run()
-        else:
-            pipeline = self.registry.entry(model).pipeline
-            src_ids, tokens = check_source(pipeline, source)[0], target_ids(pipeline, translation)
+            tokens = run.session.run()
+            return score_record(
+                run.pipeline, run.session.src_ids, list(tokens), method, limit=run.session.max_new_tokens
+            )
+        pipeline = self.registry.entry(model).pipeline
+        src_ids, tokens = check_source(pipeline, source)[0], target_ids(pipeline, translation)
         return score_record(pipeline, src_ids, list(tokens), method)

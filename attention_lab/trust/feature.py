@@ -87,6 +87,9 @@ def scored_message(run: Run, pasted: str | None, method: str) -> Callable[[], di
         except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
             message["hint"] = no_gradients(err)
             return message
+        except (ValueError, TypeError) as err:  # a model whose sublayers ALTI+ cannot read
+            message["hint"] = f"This model cannot be scored by ALTI+: {err}"
+            return message
         message.update(record(pipeline, scored))
         message["labels"] = [token_label(tokenizer, i, special) for i in forced]
         message["reads"] = [round(float(r), 4) for r in scored.reads]

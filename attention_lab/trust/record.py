@@ -27,7 +27,7 @@ NOTES = {
 
 def checked_method(method: object) -> str:
     """`method` if it is one /score knows, else InputError naming them."""
-    if method not in TITLES:
+    if not isinstance(method, str) or method not in TITLES:
         raise InputError(f"Unknown method {quoted(method)}: use one of {', '.join(TITLES)}.")
     return method
 
@@ -103,4 +103,6 @@ def score_record(pipeline: Seq2SeqPipeline, src_ids: list[int], tokens: list[int
         scored = score(pipeline, src_ids, tokens, method, **options)
     except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
         raise InputError(no_gradients(err)) from err
+    except (ValueError, TypeError) as err:  # a model whose sublayers ALTI+ cannot read
+        raise InputError(f"This model cannot be scored by ALTI+: {err}") from err
     return record(pipeline, scored)

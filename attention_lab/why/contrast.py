@@ -9,6 +9,7 @@ differs. A positive value ("sum") pushed the model towards the token written rat
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,4 +85,13 @@ def token_id(tokenizer, spelled: str, vocab_size: int) -> int | None:
     if found is not None and 0 <= found < vocab_size and tokenizer.id_to_token(found) == spelled:
         return found
     # a transformers tokenizer shows some pieces otherwise than it stores them ("Ġ" as "▁", bytes as text)
-    return next((i for i in range(vocab_size) if tokenizer.id_to_token(i) == spelled), None)
+    return spellings(tokenizer, vocab_size).get(spelled)
+
+
+@functools.lru_cache(maxsize=8)
+def spellings(tokenizer, vocab_size: int) -> dict[str, int]:
+    """Every token as the candidates spell it -> its (first) id: read once per tokenizer, not once per request."""
+    spelled: dict[str, int] = {}
+    for i in range(vocab_size):
+        spelled.setdefault(tokenizer.id_to_token(i), i)
+    return spelled

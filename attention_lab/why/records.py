@@ -20,9 +20,9 @@ def _rounded(values, decimals: int = 6) -> list[float]:
 
 def checked(method: str, aggregate: str) -> None:
     """InputError, in one line, for a method or an aggregate attribution does not have."""
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise InputError(f"Unknown method {method!r}: use one of {', '.join(METHODS)}.")
-    if aggregate not in AGGREGATES:
+    if not isinstance(aggregate, str) or aggregate not in AGGREGATES:
         raise InputError(f"Unknown aggregate {aggregate!r}: use one of {', '.join(AGGREGATES)}.")
 
 
