@@ -1,0 +1,79 @@
+"""The beam search recorded as a tree (transformer.beam_tree): it searches exactly as before, its best node's path is
+the output, totals add up along every path, and each step keeps at most beam size hypotheses."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import adapters  # noqa: F401 - transformers models load through load_pretrained
+from tests import hf_models
+from transformer import beam_search, bundled, load_pretrained
+from transformer.beam_tree import FINISHED, KEPT, PRUNED
+
+CASES = [
+    ("reverse", "hello42world"),
+    ("reverse", "abcdefghijklmnopqrstuvwxyz0123456789"),  # beyond the lengths it was trained on: a wider search
+    ("de-en", "Der kleine Hund schläft heute im Garten hinter dem Haus."),
+    ("de-en", "Ich muss den Rasen mähen."),
+]
+
+
+@pytest.fixture(scope="module")
+def pipelines(tmp_path_factory):
+    loaded = {name: load_pretrained(str(bundled(name))) for name in ("reverse", "de-en")}
+    loaded["marian"] = hf_models.loaded("marian", tmp_path_factory)
+    return loaded
+
+
+def check(pipeline, text: str, k: int, forced_last: bool = False, limit: int | None = 24) -> None:
+    """`forced_last`: the model forces its end token at the limit, where a hypothesis has one continuation only."""
+    model, eos = pipeline.model, pipeline.model.config.eos_id
+    src = torch.tensor([pipeline.tokenizer.encode(text)])
+    plain = beam_search(model, src, k, max_new_tokens=limit)[0]
+    recorded = beam_search(model, src, k, max_new_tokens=limit, record_tree=True)[0]
+    tree = recorded.tree
+    assert (recorded.tokens, recorded.score) == (plain.tokens, plain.score)  # recording changes nothing
+    assert tree.path(tree.best) in (plain.tokens, [*plain.tokens, eos])  # ends with eos unless cut at the limit
+    root = tree.nodes[0]
+    assert (root.parent, root.step, root.total, root.token) == (None, 0, 0.0, model.config.bos_id)
+    children: dict[int, list] = {}
+    for node in tree.nodes[1:]:
+        parent = tree.nodes[node.parent]
+        assert node.total == parent.total + node.logp and node.step == parent.step + 1
+        assert parent.state == KEPT and node.logp <= 0
+        assert node.state in (KEPT, PRUNED, FINISHED) and (node.state != FINISHED or node.token == eos)
+        children.setdefault(node.parent, []).append(node)
+    for step in {n.step for n in tree.nodes}:
+        assert sum(n.state == KEPT for n in tree.nodes if n.step == step) <= k
+    for parent, nodes in children.items():  # each live hypothesis shows at least its k most probable tokens
+        assert len({n.token for n in nodes}) == len(nodes)
+        assert len(nodes) >= k or (forced_last and nodes[0].step == limit), (parent, len(nodes))
+    best = tree.nodes[tree.best]
+    assert best.state == (FINISHED if best.token == eos else KEPT)
+
+
+@pytest.mark.parametrize(("name", "text"), CASES)
+@pytest.mark.parametrize("k", [1, 4])
+def test_the_recorded_search_is_the_search(pipelines, name, text, k):
+    check(pipelines[name], text, k)
+
+
+def test_a_transformers_models_search_is_recorded_too(pipelines):
+    check(pipelines["marian"], "ein kleiner Test hier", 3, forced_last=True)
+
+
+def test_a_pruned_hypothesis_is_never_extended(pipelines):
+    pipeline = pipelines["de-en"]
+    src = torch.tensor([pipeline.tokenizer.encode("Ich muss den Rasen mähen.")])
+    tree = beam_search(pipeline.model, src, 4, record_tree=True)[0].tree
+    parents = {n.parent for n in tree.nodes[1:]}
+    assert not any(tree.nodes[p].state != KEPT for p in parents)
+    assert sum(n.state == PRUNED for n in tree.nodes) > 0 and sum(n.state == FINISHED for n in tree.nodes) >= 4
+
+
+def test_a_hypothesis_kept_after_its_end_token_finished_has_its_node(pipelines):
+    """At beam size 1, when the end token is the most probable, the hypothesis finishes and the second most
+    probable token is kept: a continuation outside the beam size most probable that the tree must still hold (here
+    the search goes on past three such finishes)."""
+    check(pipelines["de-en"], "Ich muss den Rasen mähen.", 1, limit=None)
