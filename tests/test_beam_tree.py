@@ -77,3 +77,48 @@ def test_a_hypothesis_kept_after_its_end_token_finished_has_its_node(pipelines):
     probable token is kept: a continuation outside the beam size most probable that the tree must still hold (here
     the search goes on past three such finishes)."""
     check(pipelines["de-en"], "Ich muss den Rasen mähen.", 1, limit=None)
+
+
+@pytest.fixture(scope="module")
+def api(bundled):
+    from attention_lab.serving.api import Api
+
+    return Api(bundled, None)
+
+
+@pytest.mark.parametrize("model", ["reverse", "de-en"])
+@pytest.mark.parametrize("k", [1, 4, 8])
+def test_the_best_node_is_the_apps_beam_output(api, model, k):
+    text = {"reverse": "hello42world", "de-en": "Der kleine Hund schläft heute im Garten hinter dem Haus."}[model]
+    tree = api.beam_tree(model, text, k)
+    nodes = {n["id"]: n for n in tree["nodes"]}
+    path, node = [], nodes[tree["best"]]
+    while node["parent"] is not None:
+        assert node["total"] == nodes[node["parent"]]["total"] + node["logp"]
+        path.append(node["token"])
+        node = nodes[node["parent"]]
+    assert (node["step"], node["total"]) == (0, 0.0)
+    assert path[::-1] == api.attention(model, text, "beam", k)["output_tokens"]
+    assert tree["output_text"] == api.translate(model, text, "beam", k)
+
+
+@pytest.mark.parametrize("model", ["reverse", "de-en"])
+def test_continuing_from_the_first_k_greedy_tokens_gives_the_greedy_output(api, model):
+    text = {"reverse": "hello42world", "de-en": "Ich muss den Rasen mähen."}[model]
+    greedy = api.attention(model, text)["output_tokens"]
+    for n in (0, 1, len(greedy) // 2, len(greedy)):
+        assert api.continue_(model, text, greedy[:n])["output_tokens"] == greedy
+    beam = api.attention(model, text, "beam", 4)["output_tokens"]
+    assert api.continue_(model, text, [], "beam", 4)["output_tokens"] == beam
+
+
+def test_bad_beam_sizes_and_prefixes_get_one_line(api):
+    from attention_lab.checks import InputError
+
+    for bad in (0, 17, "x"):
+        with pytest.raises(InputError, match="Beam size must be a whole number from 1 to 16"):
+            api.beam_tree("reverse", "abc", bad)
+    with pytest.raises(InputError, match="Unknown token 'zz' in the prefix"):
+        api.continue_("reverse", "abc", ["c", "zz"])
+    with pytest.raises(InputError, match="The prefix must be a list of tokens"):
+        api.continue_("reverse", "abc", "cba")

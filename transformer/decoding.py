@@ -182,6 +182,13 @@ class _Row:
         return live
 
 
+def _only(log_probs: torch.Tensor, token: int) -> torch.Tensor:
+    """Log-probabilities (N, V) with every token but `token` at -inf: a forced step, at the token's own log p."""
+    forced = torch.full_like(log_probs, float("-inf"))
+    forced[:, token] = log_probs[:, token]
+    return forced
+
+
 @torch.no_grad()
 def beam_search(
     model: Seq2SeqModel,
@@ -192,6 +199,7 @@ def beam_search(
     record_history: bool = False,
     interventions: Interventions | None = None,
     record_tree: bool = False,
+    prefix: list[int] = (),
 ) -> list[BeamResult]:
     """Beam search over a padded batch src (B, S); returns one BeamResult per row.
 
@@ -199,6 +207,8 @@ def beam_search(
     alpha; see length_normalise); a row stops once it has `beam_size` finished hypotheses and no live beam can still
     beat the worst of them. `interventions` ablates heads throughout and applies cross-attention edits at their
     steps, in every beam. `record_tree` keeps the whole search (transformer.beam_tree) in each result's tree.
+    `prefix` is forced first in every row (its tokens alone may be written, at their own log p), then the search
+    goes on from it.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1 (got {beam_size})")
@@ -220,6 +230,8 @@ def beam_search(
     for step in range(steps):
         dec = model.decode(next_input, memory, src_mask, cache, use_cache=True, interventions=interventions)
         log_probs = next_token_logits(model, dec.hidden[:, -1], step, steps).log_softmax(dim=-1)  # (B*k, V)
+        if step < len(prefix):
+            log_probs = _only(log_probs, prefix[step])
         V = log_probs.size(-1)
         total = (scores.view(-1, 1) + log_probs).view(B, k * V)
         top_scores, top_ids = total.topk(2 * k, dim=1)  # enough candidates to refill k beams after eos ones leave
