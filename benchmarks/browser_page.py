@@ -43,12 +43,13 @@ CLICK = """name => {
   window.__lab.t0 = performance.now();
   button.click();
 }"""
-CLICK_WORD = """n => {
-  const word = document.querySelectorAll('.now-view .word')[n];
+CLICK_NTH = """([selector, n]) => {
+  const element = document.querySelectorAll(selector)[n];
   window.__lab.last = 0;
   window.__lab.t0 = performance.now();
-  word.click();
+  element.click();
 }"""
+WORDS = ".now-view .word"  # the source words of "What the model looked at" (a click edits at the shown step)
 MOVE_SLIDER = """([label, n]) => {
   // the slider labelled `label` (Show step, Snapshot): the page's own, or an earlier page's gradio slider
   const own = [...document.querySelectorAll('label')].find(l => l.textContent.trim() === label && l.htmlFor);

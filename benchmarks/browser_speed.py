@@ -38,9 +38,10 @@ sys.path.insert(0, str(HERE))
 from browser_page import (
     CHOOSE,
     CLICK,
-    CLICK_WORD,
+    CLICK_NTH,
     MOVE_SLIDER,
     PRESS,
+    WORDS,
     click_ms,
     open_page,
     pick_model,
@@ -173,7 +174,7 @@ def measure_head_tests(app, floor, times: dict[str, list[float]]) -> None:
     click_ms(app, "Attention")
     for word in (1, 3, 5):
         times["floor"].append(click_ms(floor, "Step"))
-        times["edit"].append(click_ms(app, word, CLICK_WORD, answered=times["edit_answered"]))
+        times["edit"].append(click_ms(app, [WORDS, word], CLICK_NTH, answered=times["edit_answered"]))
 
 
 def measure_training(app, floor, times: dict[str, list[float]]) -> None:

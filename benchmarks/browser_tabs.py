@@ -4,14 +4,9 @@ alternated with the floor's, with the server requests its looks send."""
 
 from __future__ import annotations
 
-from browser_page import MOVE_SLIDER, QUIET_MS, SETTLED, click_ms, set_source, settle
+from browser_page import CLICK_NTH, MOVE_SLIDER, QUIET_MS, SETTLED, click_ms, set_source, settle
 
-CLICK_PATCH_WORD = """n => {
-  const word = document.querySelectorAll('#patch-view .patch-words .word')[n];
-  window.__lab.last = 0;
-  window.__lab.t0 = performance.now();
-  word.click();
-}"""
+PATCH_WORDS = "#patch-view .patch-words .word"
 CLICK_WHY_NOT = """n => {
   // the n-th "why not this?" of the shown step's candidates; window.__lab.contrast: when the contrast was drawn
   const why = document.querySelectorAll('.lab-candidates .why-not[data-alternative]')[n];
@@ -34,6 +29,16 @@ TRANSLATIONS = (  # pasted into "Translation to score": TEN_WORDS's translations
 )
 
 
+def show_moves(app, floor, times: dict[str, list[float]], tab: str, repeats: int) -> None:
+    """Moves of Show step with `tab`'s tab open, alternated with the floor's Steps, into times[tab + "_show"], and
+    the server requests they sent into times[tab + "_show_requests"]."""
+    before = len(app.requests)
+    for i in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times[f"{tab}_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
+    times[f"{tab}_show_requests"].append(len(app.requests) - before)
+
+
 def measure_why(app, floor, times: dict[str, list[float]], repeats: int) -> None:
     """The Why tab open on the 15-word sentence: Steps (each attributes its new step and reads the lens, after the
     Step has answered) and moves of Show step (drawn in the page), with the server requests the moves sent."""
@@ -44,11 +49,7 @@ def measure_why(app, floor, times: dict[str, list[float]], repeats: int) -> None
     for _ in range(max(3, repeats // 2)):
         times["floor"].append(click_ms(floor, "Step"))
         times["why_step"].append(click_ms(app, "Step", answered=times["why_step_answered"]))
-    before = len(app.requests)
-    for i in range(max(3, repeats // 2)):
-        times["floor"].append(click_ms(floor, "Step"))
-        times["why_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
-    times["why_show_requests"].append(len(app.requests) - before)
+    show_moves(app, floor, times, "why", repeats)
     click_ms(app, "Attention")
 
 
@@ -61,12 +62,9 @@ def measure_patch(app, floor, times: dict[str, list[float]], repeats: int) -> No
     click_ms(app, "Patch")
     for word in (2, 4, 6):  # noise on one more word each time: each click patches the whole decoding
         times["floor"].append(click_ms(floor, "Step"))
-        times["patch_word"].append(click_ms(app, word, CLICK_PATCH_WORD, answered=times["patch_word_answered"]))
-    before = len(app.requests)
-    for i in range(max(3, repeats // 2)):
-        times["floor"].append(click_ms(floor, "Step"))
-        times["patch_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
-    times["patch_show_requests"].append(len(app.requests) - before)
+        answered = times["patch_word_answered"]
+        times["patch_word"].append(click_ms(app, [PATCH_WORDS, word], CLICK_NTH, answered=answered))
+    show_moves(app, floor, times, "patch", repeats)
     click_ms(app, "Start again")
     click_ms(app, "Attention")
 
@@ -115,9 +113,5 @@ def measure_trust(app, floor, times: dict[str, list[float]], text: str, repeats:
         times["trust_score"].append(click_ms(app, "Score", answered=times["trust_score_answered"]))
         times["trust_score_requests"].append(len(app.requests) - before)
     click_ms(app, "Score the model's translation")
-    before = len(app.requests)
-    for i in range(max(3, repeats // 2)):
-        times["floor"].append(click_ms(floor, "Step"))
-        times["trust_show"].append(click_ms(app, ["Show step", 1 + i % 3], MOVE_SLIDER))
-    times["trust_show_requests"].append(len(app.requests) - before)
+    show_moves(app, floor, times, "trust", repeats)
     click_ms(app, "Attention")

@@ -24,7 +24,7 @@ from transformer.contributions import alti_plus
 from transformer.decoding import next_token_logits
 
 from ..patch.corruption import words
-from ..why.attribution import attribute
+from ..why.attribution import attribute, source_share
 from .flags import find_flags
 from .sentence import Score, StepScore
 
@@ -72,7 +72,7 @@ def values(
     if method == ALTI:
         c = alti_plus(model, src_ids, tokens, interventions=interventions)
         source, prefix = c.source.double().cpu().numpy(), c.prefix.double().cpu().numpy()
-        return [(source[t], prefix[t, : t + 1], _share(source[t], prefix[t, : t + 1])) for t in range(T)]
+        return [(source[t], prefix[t, : t + 1], source_share(source[t], prefix[t, : t + 1])) for t in range(T)]
     steps = [t + 1 for t in range(T) if allowed[t]]
     found = {}
     if steps:  # attribute() reads no steps as every step
@@ -80,11 +80,6 @@ def values(
         found = {a.step: (a.source, a.prefix, a.source_share) for a in attributed}
     missing = (np.full(S, np.nan), np.full(0, np.nan), float("nan"))
     return [found.get(t + 1, (missing[0], np.full(t + 1, np.nan), missing[2])) for t in range(T)]
-
-
-def _share(source: np.ndarray, prefix: np.ndarray) -> float:
-    total = float(np.abs(source).sum() + np.abs(prefix).sum())
-    return float(np.abs(source).sum()) / total if total > 0 else float("nan")
 
 
 def score(

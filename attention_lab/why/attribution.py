@@ -66,7 +66,19 @@ AGGREGATES = {
     "l2": "L2: the L2 norm over the embedding's dimensions (unsigned: how much a token matters, not which way; "
     "occlusion's is the size of its fall).",
 }
+AGGREGATE_TITLES = {"sum": "sum", "l2": "L2"}
 WORDS_NOTE = "In words, a word's value is the sum over its pieces."
+
+
+def titled(method: str, aggregate: str) -> str:
+    """A method with its aggregate, as the Why tab titles it: "Input × gradient (L2)"."""
+    return f"{METHODS[method].title} ({AGGREGATE_TITLES[aggregate]})"
+
+
+def source_share(source: np.ndarray, prefix: np.ndarray) -> float:
+    """The source's share of the absolute values of a step (the prefix has the rest); NaN when all are 0."""
+    src, pre = float(np.abs(source).sum()), float(np.abs(prefix).sum())
+    return src / (src + pre) if src + pre > 0 else float("nan")
 
 
 @dataclass
@@ -80,8 +92,7 @@ class StepAttribution:
 
     @property
     def source_share(self) -> float:
-        src, pre = float(np.abs(self.source).sum()), float(np.abs(self.prefix).sum())
-        return src / (src + pre) if src + pre > 0 else float("nan")
+        return source_share(self.source, self.prefix)
 
 
 class Scorer:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..attention.units import token_label
 from ..decoding.state import Run
-from .attribution import AGGREGATES, METHODS, no_gradients
+from .attribution import AGGREGATES, METHODS, no_gradients, titled
 from .contrast import ContrastError, contrast_step
 
 logger = logging.getLogger("attention_lab")
@@ -47,7 +47,7 @@ def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Cal
         label = token_label(tokenizer, asked.alternative, special)
         message = {"op": "contrast", "step": asked.step, "tokens": list(asked.written), "alternative": label,
                    "token_id": asked.alternative,
-                   "title": f"{METHODS[method].title} ({'L2' if aggregate == 'l2' else 'sum'})", "aggregate": aggregate,
+                   "title": titled(method, aggregate), "aggregate": aggregate,
                    "notes": {"method": METHODS[method].note, "aggregate": AGGREGATES[aggregate]}}  # fmt: skip
         try:
             c = contrast_step(model, src_ids, tokens, asked.step, asked.alternative, method, aggregate, limit,

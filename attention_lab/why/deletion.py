@@ -24,11 +24,10 @@ import torch
 
 from transformer import DecodingSession, Seq2SeqPipeline
 
-from .attribution import AGGREGATES, METHODS, Scorer, aggregated, per_dimension
+from .attribution import AGGREGATE_TITLES, AGGREGATES, METHODS, Scorer, aggregated, per_dimension
 
 REMOVED = (1, 2, 3)
 MEAN, BEST, RANDOM = "attention, mean of cross heads", "attention, best cross head", "random"
-AGGREGATE_TITLES = {"sum": "sum", "l2": "L2"}
 
 
 def ranking_title(method: str, aggregate: str) -> str:

@@ -27,7 +27,7 @@ from ..controls import Controls
 from ..decoding.messages import key as decoding_key
 from ..decoding.state import Run, UserState
 from ..feature import DATA, MARKDOWN, Feature, Output, Screen
-from .attribution import AGGREGATES, METHODS, WORDS_NOTE, Scorer, StepAttribution, attribute_step, no_gradients
+from .attribution import AGGREGATES, METHODS, WORDS_NOTE, Scorer, StepAttribution, attribute_step, no_gradients, titled
 from .contrasting import SLOW as CONTRAST_SLOW
 from .contrasting import Asked, contrast_view
 from .deletion import deletion_table
@@ -98,7 +98,7 @@ def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callab
     model, limit, interventions = session.model, session.max_new_tokens, session.interventions
 
     def make() -> dict:
-        title = f"{METHODS[method].title} ({'L2' if aggregate == 'l2' else 'sum'})"
+        title = titled(method, aggregate)
         message = {"op": "why", "key": key, "method": method, "aggregate": aggregate, "title": title}
         method_note = f"{METHODS[method].note} {AGGREGATES[aggregate]}"
         message["notes"] = {"method": method_note, "words": WORDS_NOTE, "agreement": AGREEMENT_NOTE}
