@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import torch
 
-from transformer import beam_search
+from transformer import DecodingSession, beam_search
+from transformer.beam_tree import SearchTree
 
+from ..attention.units import token_label
 from ..checks import InputError, as_int, quoted
 from ..decoding.state import Run
 from ..why.contrast import token_id
+from .hypothesis import decoded_on
 
 MAX_TREE_BEAM = 16  # a tree of beam 16 over 64 steps is about 16 × 16 × 64 nodes: what a page can still draw
 
@@ -21,14 +24,21 @@ def checked_beam(beam_size: object) -> int:
     return size
 
 
+def searched(session: DecodingSession, tokenizer, beam: int) -> tuple[SearchTree, str]:
+    """The session's source searched with beam size `beam` under its interventions, recorded: the tree and the text
+    its best hypothesis writes."""
+    src = torch.tensor([session.src_ids], device=next(session.model.parameters()).device)
+    result = beam_search(
+        session.model, src, beam, session.max_new_tokens, interventions=session.interventions, record_tree=True
+    )[0]
+    return result.tree, tokenizer.decode(result.tokens)
+
+
 def tree_record(run: Run, beam_size: object) -> dict:
     """The run's source searched with beam size `beam_size`, recorded: {"nodes": [{"id", "parent", "step", "token",
     "logp", "total", "state"}], "best", "output_text"}."""
-    size, session, tokenizer = checked_beam(beam_size), run.session, run.pipeline.tokenizer
-    src = torch.tensor([session.src_ids], device=next(session.model.parameters()).device)
-    result = beam_search(
-        session.model, src, size, session.max_new_tokens, interventions=session.interventions, record_tree=True
-    )[0]
+    tokenizer = run.pipeline.tokenizer
+    tree, text = searched(run.session, tokenizer, checked_beam(beam_size))
     nodes = [
         {
             "id": n.id,
@@ -39,9 +49,30 @@ def tree_record(run: Run, beam_size: object) -> dict:
             "total": n.total,
             "state": n.state,
         }
-        for n in result.tree.nodes
+        for n in tree.nodes
     ]
-    return {"nodes": nodes, "best": result.tree.best, "output_text": tokenizer.decode(result.tokens)}
+    return {"nodes": nodes, "best": tree.best, "output_text": text}
+
+
+def page_tree(run: Run, tree: SearchTree, text: str, beam: int) -> dict:
+    """The tree as the page draws it (beam_tree/tree.mjs): a column per field, a value per node in id order, log p
+    and totals to 5 decimals, each node's state as one letter (k kept, p pruned, f finished)."""
+    tokenizer, special = run.pipeline.tokenizer, run.pipeline.model.special_ids
+    nodes = tree.nodes
+    return {
+        "op": "tree",
+        "beam": beam,
+        "alpha": tree.length_penalty,
+        "best": tree.best,
+        "text": text,
+        "parent": [-1 if n.parent is None else n.parent for n in nodes],
+        "step": [n.step for n in nodes],
+        "token": [n.token for n in nodes],
+        "label": [token_label(tokenizer, n.token, special) for n in nodes],
+        "logp": [round(n.logp, 5) for n in nodes],
+        "total": [round(n.total, 5) for n in nodes],
+        "state": "".join(n.state[0] for n in nodes),
+    }
 
 
 def prefix_ids(run: Run, prefix: object) -> list[int]:
@@ -67,24 +98,7 @@ def prefix_ids(run: Run, prefix: object) -> list[int]:
 def continued(run: Run, prefix: object, strategy: str, beam_size: object) -> dict:
     """The prefix forced first, then decoding on greedily or by beam search: {"output_tokens" (the prefix's
     included, the end token last), "output_text"}."""
-    ids, session, tokenizer = prefix_ids(run, prefix), run.session, run.pipeline.tokenizer
-    if strategy not in ("greedy", "beam"):
-        raise InputError(f'Strategy must be "greedy" or "beam" (got {quoted(strategy)}).')
-    for token in ids:
-        if session.finished:
-            raise InputError("The prefix goes on after the end token: cut it there.")
-        if not session.can_write(token, len(session.steps) + 1):
-            raise InputError(
-                f"The model may not write {tokenizer.id_to_token(token)!r} at step {len(session.steps) + 1}."
-            )
-        session.step(force=token)
-    if strategy == "greedy":
-        session.run()
-        tokens = list(session.tokens)
-    else:
-        src = torch.tensor([session.src_ids], device=next(session.model.parameters()).device)
-        limit = session.max_new_tokens
-        result = beam_search(session.model, src, checked_beam(beam_size), limit, prefix=ids)[0]
-        ended = len(result.tokens) < limit  # a hypothesis cut at the limit has no end token
-        tokens = [*result.tokens, session.model.config.eos_id] if ended else result.tokens
-    return {"output_tokens": tokenizer.tokens(tokens), "output_text": tokenizer.decode(tokens)}
+    ids, tokenizer = prefix_ids(run, prefix), run.pipeline.tokenizer
+    size = checked_beam(beam_size) if strategy == "beam" else 1
+    session = decoded_on(run.session, ids, strategy, size, tokenizer.id_to_token)
+    return {"output_tokens": tokenizer.tokens(session.tokens), "output_text": tokenizer.decode(session.tokens)}
