@@ -1,10 +1,10 @@
 """The browser benchmark's rows for the tabs beside the attention (benchmarks/browser_speed.py): Why, the contrast a
-candidate's "why not this?" asks for, Patch and Trust. Each is measured on the page the benchmark holds, its clicks
+candidate's "why not this?" asks for, Patch, Trust and the Beam tree. Each is measured on the page the benchmark holds, its clicks
 alternated with the floor's, with the server requests its looks send."""
 
 from __future__ import annotations
 
-from browser_page import CLICK_NTH, MOVE_SLIDER, QUIET_MS, SETTLED, click_ms, set_source, settle
+from browser_page import CLICK_NTH, MOVE_SLIDER, QUIET_MS, SETTLED, click_ms, press_ms, set_source, settle
 
 PATCH_WORDS = "#patch-view .patch-words .word"
 CLICK_WHY_NOT = """n => {
@@ -114,4 +114,38 @@ def measure_trust(app, floor, times: dict[str, list[float]], text: str, repeats:
         times["trust_score_requests"].append(len(app.requests) - before)
     click_ms(app, "Score the model's translation")
     show_moves(app, floor, times, "trust", repeats)
+    click_ms(app, "Attention")
+
+
+NODE_CENTRE = """([name, i]) => {
+  // the i-th point of the Beam tree's trace named `name` (kept, pruned, finished), on the screen
+  const gd = document.querySelector('#beam-tree .js-plotly-plot'), full = gd._fullLayout;
+  const trace = gd.data.find(t => t.name === name), box = gd.getBoundingClientRect();
+  return [box.left + full.xaxis._offset + full.xaxis.l2p(trace.x[i]),
+          box.top + full.yaxis._offset + full.yaxis.l2p(trace.y[i])];
+}"""
+
+
+def measure_beam_tree(app, floor, times: dict[str, list[float]], text: str, repeats: int) -> None:
+    """The Beam tree tab on `text` (the 10-word sentence): opened after a Run (searched with beam 4 and drawn after
+    the answer), and clicks on nodes, each another hypothesis (its prefix forced on the decoder and its attention
+    drawn under the tree); the server requests of each."""
+    times.update(tree_open=[], tree_open_answered=[], tree_node=[], tree_node_answered=[])
+    times.update(tree_open_requests=[], tree_node_requests=[])
+    set_source(app, text)
+    for _ in range(3):  # from the Attention tab
+        click_ms(app, "Reset")
+        click_ms(app, "Run")
+        times["floor"].append(click_ms(floor, "Step"))
+        before = len(app.requests)
+        times["tree_open"].append(click_ms(app, "Beam tree", answered=times["tree_open_answered"]))
+        times["tree_open_requests"].append(len(app.requests) - before)
+        click_ms(app, "Attention")
+    click_ms(app, "Beam tree")
+    for i in range(max(3, repeats // 2)):  # kept nodes of the first steps, in view when the tab opens
+        times["floor"].append(click_ms(floor, "Step"))
+        before = len(app.requests)
+        at = app.evaluate(NODE_CENTRE, ["kept", 1 + 2 * i])
+        times["tree_node"].append(press_ms(app, at, answered=times["tree_node_answered"]))
+        times["tree_node_requests"].append(len(app.requests) - before)
     click_ms(app, "Attention")

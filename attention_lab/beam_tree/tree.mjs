@@ -12,7 +12,7 @@ import {draw, emptyFigure} from "../assets/plot.mjs";
 import {page, watch} from "../assets/store.mjs";
 
 export const PICKED_EVENT = "attention-lab-beam-node"; // on document, {detail: {node}}: the hypothesis drawn below
-const STEP_PX = 92, ROW_PX = 26, MAX_HEIGHT = 560, MARGIN = {l: 14, r: 14, t: 8, b: 30};
+const STEP_PX = 92, NARROW_STEP_PX = 70, ROW_PX = 26, MAX_HEIGHT = 560, MARGIN = {l: 14, r: 14, t: 8, b: 30};
 const STATES = {k: "kept", p: "pruned", f: "finished"};
 const COLOURS = {k: "#4575b4", p: "#b8b8b8", f: "#1a9850", fold: "#8c8c8c", best: "#e66101", current: "#08306b"};
 const WIDTHS = [1, 2, 3.2, 4.6, 6]; // an edge's width by its token's probability, in fifths
@@ -138,7 +138,8 @@ export function treeFigure(message, nodes, view, width) {
   const best = new Set(message.best === null ? [] : pathTo(nodes, message.best));
   const ids = (state) => nodes.filter((n) => n.state === state && n.id !== 0).map((n) => n.id);
   const lastStep = Math.max(...nodes.map((n) => n.step));
-  const fitSteps = Math.max(2, Math.floor((width - MARGIN.l - MARGIN.r) / STEP_PX));
+  const stepPx = width < 600 ? NARROW_STEP_PX : STEP_PX; // a phone shows four steps
+  const fitSteps = Math.max(2, Math.floor((width - MARGIN.l - MARGIN.r) / stepPx));
   const fitRows = Math.floor((MAX_HEIGHT - MARGIN.t - MARGIN.b) / ROW_PX);
   const figureHeight = Math.min(MAX_HEIGHT, Math.max(160, height * ROW_PX + MARGIN.t + MARGIN.b + 12));
   const data = [
@@ -150,14 +151,22 @@ export function treeFigure(message, nodes, view, width) {
     ringTrace(nodes, rows, view.current, COLOURS.current, 17, 1.5),
   ];
   if (marks.length) data.push(markTrace(marks, nodes));
-  if (view.picked !== null && rows.has(view.picked)) data.push(ringTrace(nodes, rows, [view.picked], "#000", 21, 2.5));
   const axis = {showgrid: false, zeroline: false, showline: false};
-  const layout = {height: figureHeight, margin: MARGIN, dragmode: "pan", hovermode: "closest", plot_bgcolor: "white",
+  const layout = {height: figureHeight, margin: MARGIN, uirevision: view.revision, // a redraw keeps where it was panned
+    dragmode: "pan", hovermode: "closest", plot_bgcolor: "white",
     xaxis: {...axis, range: [-0.4, Math.min(lastStep, fitSteps - 1) + 0.5], tickmode: "linear", dtick: 1, tick0: 0,
       ticks: "", title: {text: "step", standoff: 2, font: {size: 11}}},
     yaxis: {...axis, showticklabels: false, fixedrange: height <= fitRows,
-      range: [Math.min(height, fitRows) - 0.4, -0.9]}};
-  return {data, layout};
+      range: [Math.min(height, fitRows) - 0.4, -0.9]}, shapes: pickedRing(nodes, rows, view.picked)};
+  return {data, layout, rows};
+}
+
+/** The clicked node's ring, a shape (a click moves it with no redraw of the tree): none if it is not drawn. */
+export function pickedRing(nodes, rows, picked) {
+  if (picked === null || !rows.has(picked)) return [];
+  const r = 11;
+  return [{type: "circle", xref: "x", yref: "y", xsizemode: "pixel", ysizemode: "pixel", xanchor: nodes[picked].step,
+    yanchor: rows.get(picked), x0: -r, x1: r, y0: -r, y1: r, line: {color: "#000", width: 2.5}}];
 }
 
 /** The line under the tree: the beam size, the node count and the best hypothesis. */
@@ -186,7 +195,11 @@ export function mount({element, props, watch: watchProp, trigger}) {
   const bar = el("div", "beam-tree-bar");
   bar.append(labelled("Fold pruned branches", fold, "check"), legend());
   box.replaceChildren(busy, bar, figure, summary);
-  let message = null, nodes = [], computing = "", picked = null, folded = null, unfolded = new Set();
+  let message = null, nodes = [], computing = "", picked = null, folded = null, unfolded = new Set(), rows = new Map(), revision = 0;
+  const ring = () => { // the clicked node ringed: the tree's layout alone changes
+    const gd = figure.querySelector(".js-plotly-plot");
+    if (gd && message) globalThis.Plotly.relayout(gd, {shapes: pickedRing(nodes, rows, picked)});
+  };
   const redraw = () => {
     if (!shown(box)) return;
     busy.textContent = computing;
@@ -197,8 +210,10 @@ export function mount({element, props, watch: watchProp, trigger}) {
     }
     fold.checked = folded === null ? message.beam > FOLD_ABOVE : folded;
     const current = decodingPath(nodes, page.decoding ? page.decoding.steps.map((s) => s.token) : []);
-    const view = {fold: fold.checked, unfolded, picked, current: current.slice(1)};
-    const gd = draw(figure, treeFigure(message, nodes, view, figure.clientWidth || 800));
+    const view = {fold: fold.checked, unfolded, picked, current: current.slice(1), revision};
+    const made = treeFigure(message, nodes, view, figure.clientWidth || 800);
+    rows = made.rows;
+    const gd = draw(figure, made);
     if (gd && !gd.__tree) {
       gd.__tree = true;
       gd.on("plotly_click", (event) => {
@@ -209,7 +224,7 @@ export function mount({element, props, watch: watchProp, trigger}) {
         } else if (what === "node") {
           picked = id;
           trigger("select", {node: id, shown: page.shown});
-          redraw();
+          ring();
         }
       });
     }
@@ -223,7 +238,7 @@ export function mount({element, props, watch: watchProp, trigger}) {
   document.addEventListener(PICKED_EVENT, (event) => {
     if (event.detail.node === picked) return;
     picked = event.detail.node;
-    redraw();
+    ring();
   });
   const receive = () => {
     const value = props.value;
@@ -231,8 +246,9 @@ export function mount({element, props, watch: watchProp, trigger}) {
     else if (value.op === "computing") computing = value.text;
     else {
       [message, nodes, computing, picked, unfolded] = [value, treeNodes(value), "", null, new Set()];
+      revision++; // a new tree opens on its first steps
     }
-    redraw();
+    setTimeout(redraw, 0); // after gradio's own updates of this answer: a large tree takes a moment to draw
   };
   watchProp("value", receive);
   watch((what) => (what === "decoding" ? redraw() : null));
