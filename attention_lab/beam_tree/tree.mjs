@@ -12,7 +12,7 @@ import {draw, emptyFigure} from "../assets/plot.mjs";
 import {page, watch} from "../assets/store.mjs";
 
 export const PICKED_EVENT = "attention-lab-beam-node"; // on document, {detail: {node}}: the hypothesis drawn below
-const STEP_PX = 92, NARROW_STEP_PX = 70, ROW_PX = 26, MAX_HEIGHT = 560, MARGIN = {l: 14, r: 14, t: 8, b: 30};
+const STEP_PX = 92, NARROW = 600, ROW_PX = 26, MAX_HEIGHT = 560, MARGIN = {l: 14, r: 14, t: 8, b: 30};
 const STATES = {k: "kept", p: "pruned", f: "finished"};
 const COLOURS = {k: "#4575b4", p: "#b8b8b8", f: "#1a9850", fold: "#8c8c8c", best: "#e66101", current: "#08306b"};
 const WIDTHS = [1, 2, 3.2, 4.6, 6]; // an edge's width by its token's probability, in fifths
@@ -138,8 +138,7 @@ export function treeFigure(message, nodes, view, width) {
   const best = new Set(message.best === null ? [] : pathTo(nodes, message.best));
   const ids = (state) => nodes.filter((n) => n.state === state && n.id !== 0).map((n) => n.id);
   const lastStep = Math.max(...nodes.map((n) => n.step));
-  const stepPx = width < 600 ? NARROW_STEP_PX : STEP_PX; // a phone shows four steps
-  const fitSteps = Math.max(2, Math.floor((width - MARGIN.l - MARGIN.r) / stepPx));
+  const fitSteps = Math.max(width < NARROW ? 4 : 2, Math.floor((width - MARGIN.l - MARGIN.r) / STEP_PX)); // a phone: 4
   const fitRows = Math.floor((MAX_HEIGHT - MARGIN.t - MARGIN.b) / ROW_PX);
   const figureHeight = Math.min(MAX_HEIGHT, Math.max(160, height * ROW_PX + MARGIN.t + MARGIN.b + 12));
   const data = [
