@@ -168,6 +168,11 @@ export function pickedRing(nodes, rows, picked) {
     yanchor: rows.get(picked), x0: -r, x1: r, y0: -r, y1: r, line: {color: "#000", width: 2.5}}];
 }
 
+/** Whether the tree `message` searched the run whose decoding the page holds (its key: "serial.version"). */
+export function ofRun(message, key) {
+  return String(key).split(".")[0] === String(message.serial);
+}
+
 /** The line under the tree: the beam size, the node count and the best hypothesis. */
 export function treeSummary(message, nodes) {
   const pruned = nodes.filter((n) => n.state === "p").length;
@@ -202,8 +207,8 @@ export function mount({element, props, watch: watchProp, trigger}) {
   const redraw = () => {
     if (!shown(box)) return;
     busy.textContent = computing;
-    if (!message) {
-      draw(figure, emptyFigure(computing ? "" : "Run a source to search it.", 160));
+    if (!message || !ofRun(message, page.key)) { // a tree of an earlier run is not drawn again as the tab opens
+      draw(figure, emptyFigure(computing || message ? "" : "Run a source to search it.", 160));
       summary.textContent = "";
       return;
     }
@@ -215,20 +220,34 @@ export function mount({element, props, watch: watchProp, trigger}) {
     const gd = draw(figure, made);
     if (gd && !gd.__tree) {
       gd.__tree = true;
-      gd.on("plotly_click", (event) => {
-        const [what, id] = (event.points && event.points[0] && event.points[0].customdata) || [];
-        if (what === "mark") {
-          unfolded.add(id);
-          redraw();
-        } else if (what === "node") {
-          picked = id;
-          trigger("select", {node: id, shown: page.shown});
-          ring();
-        }
-      });
+      gd.on("plotly_hover", (event) => { hovered = (event.points && event.points[0] && event.points[0].customdata) || null; });
+      gd.on("plotly_unhover", () => { hovered = null; });
+      gd.on("plotly_click", (event) => choose(event.points && event.points[0] && event.points[0].customdata)); // a tap
     }
     summary.textContent = treeSummary(message, nodes);
   };
+  const choose = (on) => { // a click on a node shows its hypothesis; on a fold mark, unfolds that node's
+    const [what, id] = on || [];
+    if (what === "mark" && !unfolded.has(id)) {
+      unfolded.add(id);
+      redraw();
+    } else if (what === "node" && id !== picked) {
+      picked = id;
+      trigger("select", {node: id, shown: page.shown});
+      ring();
+    }
+  };
+  // A click with the mouse is taken as the button is released, on the point under it (plotly.js, which then works
+  // out the click itself, takes a while on a large tree); a press that pans the tree is no click.
+  let pressed = null, hovered = null; // where the button went down, and on what (plotly.js unhovers as it does)
+  figure.addEventListener("pointerdown", (event) => {
+    pressed = event.pointerType === "mouse" ? [event.clientX, event.clientY, hovered] : null; // a tap: plotly_click
+  }, true);
+  document.addEventListener("pointerup", (event) => { // plotly.js covers the page while the button is down
+    const still = pressed && Math.abs(event.clientX - pressed[0]) + Math.abs(event.clientY - pressed[1]) < 4;
+    if (still) choose(pressed[2]);
+    pressed = null;
+  }, true);
   fold.addEventListener("change", () => {
     folded = fold.checked;
     unfolded = new Set();
