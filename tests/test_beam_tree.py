@@ -112,6 +112,25 @@ def test_continuing_from_the_first_k_greedy_tokens_gives_the_greedy_output(api, 
     assert api.continue_(model, text, [], "beam", 4)["output_tokens"] == beam
 
 
+def test_continuing_from_a_prefix_the_search_preferred_writes_that_prefix_then_decodes_on(api, bundled):
+    """Where beam search and greedy decoding part (the 12-word sentence: "I spoke…" against "I was…"), /continue
+    forces the beam's first tokens and decodes on greedily from them, and by beam search it is the library's search
+    from that prefix."""
+    text = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft gesprochen."
+    greedy = api.attention("de-en", text)["output_tokens"]
+    beam = api.attention("de-en", text, "beam", 4)["output_tokens"]
+    prefix = beam[:3]
+    assert prefix != greedy[:3]
+    on = api.continue_("de-en", text, prefix)["output_tokens"]
+    assert on[:3] == prefix and on != greedy and on[-1] == "</s>"
+    pipeline = bundled.entry("de-en").pipeline
+    ids = [pipeline.tokenizer.token_to_id(t) for t in prefix]
+    src = torch.tensor([pipeline.tokenizer.encode(text)])
+    searched = beam_search(pipeline.model, src, 3, 256, prefix=ids)[0].tokens
+    by_beam = api.continue_("de-en", text, prefix, "beam", 3)["output_tokens"]
+    assert by_beam == pipeline.tokenizer.tokens([*searched, pipeline.model.config.eos_id]) and by_beam != on
+
+
 def test_bad_beam_sizes_and_prefixes_get_one_line(api):
     from attention_lab.checks import InputError
 

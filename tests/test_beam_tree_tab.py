@@ -197,7 +197,7 @@ def test_the_page_lays_the_tree_out_and_folds_its_pruned_branches(lab):
         heights: [open.height, shut.height],
         best: tree.pathTo(nodes, data.tree.best).map((id) => nodes[id].label),
         greedy: tree.decodingPath(nodes, data.greedy).length,
-        score: tree.finishedScore(-3.5, 7, 1)};
+        score: tree.finishedScore(-3.5, 7, 0.6)};
     """
     result = run_modules({"tree": "beam_tree/tree.mjs"}, body, {"tree": tree, "greedy": greedy})
     assert result["open"] == result["openCells"] == result["n"]  # every node drawn, each in a cell of its own
@@ -207,4 +207,4 @@ def test_the_page_lays_the_tree_out_and_folds_its_pruned_branches(lab):
     assert result["heights"][1] < result["heights"][0]
     best = [tree["label"][i] for i in _path(tree, tree["best"])]
     assert result["best"] == best and result["greedy"] == on_tree > 3
-    assert result["score"] == pytest.approx(length_normalise(-3.5, 7, 1.0))
+    assert result["score"] == pytest.approx(length_normalise(-3.5, 7, 0.6))
