@@ -20,7 +20,7 @@ from .models.registry import Registry
 from .page import frame
 from .page.lab import Lab
 from .page.wiring import CONCURRENCY, DECODE, HEAVY, Wiring
-from .serving.api import Api
+from .serving.api import Api, method_of
 from .snapshots.decodings import Snapshots
 from .tabs import LOOP, TABS, features, options, outputs
 
@@ -29,7 +29,19 @@ logger = logging.getLogger("attention_lab")
 # sessions; its default of 10,000 let memory grow by about 0.25 MB per session here.
 SESSION_CAPACITY = 128
 QUICK = ("translate", "attention")
-HEAVY_API = ("heads", "training", "ablate", "edit", "attribute", "contrast", "lens", "patch", "score")
+HEAVY_API = (
+    "heads",
+    "training",
+    "ablate",
+    "edit",
+    "attribute",
+    "contrast",
+    "lens",
+    "patch",
+    "score",
+    "beam_tree",
+    "continue",
+)
 
 
 def launch_options() -> dict:
@@ -88,6 +100,6 @@ def build_demo(registry: Registry, tabs: tuple = TABS) -> gr.Blocks:
         for name in QUICK:
             gr.api(shown_to_user(getattr(api, name)), api_name=name, **DECODE)
         for name in HEAVY_API:
-            gr.api(shown_to_user(getattr(api, name)), api_name=name, **HEAVY)
+            gr.api(shown_to_user(getattr(api, method_of(name))), api_name=name, **HEAVY)
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
     return demo

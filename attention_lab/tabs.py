@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .attention.feature import ATTENTION
+from .beam_tree.feature import BEAM_TREE
 from .beams.feature import BEAMS
 from .compare.feature import COMPARE
 from .controls import DECODING_CONTROLS
@@ -27,6 +28,7 @@ TABS = (
     TRUST,
     replace(HEADS, parts=(CORPUS,)),
     TRAINING,
+    BEAM_TREE,
     BEAMS,
     COMPARE,
 )

@@ -106,14 +106,22 @@ TILE_CENTRE = """([layer, head]) => {
 
 def tile_ms(page, layer: int, head: int) -> float:
     """Milliseconds from pressing a head's tile in the open view's overview (0-based) to the last DOM change."""
-    x, y = page.evaluate(TILE_CENTRE, [layer, head])
-    page.mouse.move(x, y)  # a person points at the tile first
+    return press_ms(page, page.evaluate(TILE_CENTRE, [layer, head]))
+
+
+def press_ms(page, at: list[float], answered: list[float] | None = None) -> float:
+    """Milliseconds from a mouse press at `at` (x, y on the screen: a point of a figure) to the last DOM change;
+    when `answered` is given, the time to the last change outside the slow regions is added to it."""
+    page.mouse.move(*at)  # a person points at it first
     settle(page)
     page.evaluate("() => { window.__lab.armed = true; }")
     page.mouse.down()
     page.mouse.up()
     page.wait_for_function(SETTLED, arg=QUIET_MS, polling=50, timeout=120_000)
-    return page.evaluate("() => window.__lab.last - window.__lab.t0")
+    last, first = page.evaluate("() => [window.__lab.last - window.__lab.t0, window.__lab.answered - window.__lab.t0]")
+    if answered is not None:
+        answered.append(max(0.0, min(first, last)))
+    return last
 
 
 def open_page(browser, url: str, width: int = 1400, height: int = 1000):

@@ -15,7 +15,7 @@ A click whose slow parts are filled after it (the head summary's importance row,
 tab's film: their features mark those regions "lab-slow", and each says it is computing meanwhile) gets two times:
 when it was answered (the last change outside those regions) and when everything was filled. The server requests a
 look (Show step, a key, Focus head) sends are counted: none is the bar. The scripts that drive the page are in
-browser_page.py; the rows for the Why, Patch and Trust tabs and a candidate's "why not this?" in browser_tabs.py.
+browser_page.py; the rows for the Why, Patch, Trust and Beam tree tabs and a candidate's "why not this?" in browser_tabs.py.
 
 The large models are random transformers models (Marian) of real checkpoints' shapes, built once into
 LARGE_MODELS (outside the repository): opus-mt-de-en's (6+6 layers, 8 heads, d 512, a 58,101-token vocabulary) and
@@ -50,7 +50,7 @@ from browser_page import (
     tile_ms,
 )
 from browser_table import report
-from browser_tabs import measure_patch, measure_trust, measure_why, measure_why_not
+from browser_tabs import measure_beam_tree, measure_patch, measure_trust, measure_why, measure_why_not
 from load import REPO, start_app
 from results import put_block
 from shaped_models import SHAPES, shaped_marian
@@ -102,6 +102,7 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
         click_ms(app, "Reset")
         times["paragraph"].append(click_ms(app, "Run"))
     measure_trust(app, floor, times, TEN_WORDS, repeats)
+    measure_beam_tree(app, floor, times, TEN_WORDS, repeats)
     measure_head_tests(app, floor, times)
     measure_training(app, floor, times)
     measure_presenter(browser, app_url, floor, times, repeats)

@@ -1,10 +1,10 @@
 """The browser benchmark's rows for the tabs beside the attention (benchmarks/browser_speed.py): Why, the contrast a
-candidate's "why not this?" asks for, Patch and Trust. Each is measured on the page the benchmark holds, its clicks
+candidate's "why not this?" asks for, Patch, Trust and the Beam tree. Each is measured on the page the benchmark holds, its clicks
 alternated with the floor's, with the server requests its looks send."""
 
 from __future__ import annotations
 
-from browser_page import CLICK_NTH, MOVE_SLIDER, QUIET_MS, SETTLED, click_ms, set_source, settle
+from browser_page import CLICK_NTH, MOVE_SLIDER, QUIET_MS, SETTLED, click_ms, press_ms, set_source, settle
 
 PATCH_WORDS = "#patch-view .patch-words .word"
 CLICK_WHY_NOT = """n => {
@@ -89,6 +89,19 @@ def measure_why_not(app, floor, times: dict[str, list[float]]) -> None:
         click_ms(app, "Attention")
 
 
+def opened_after_runs(app, floor, times: dict[str, list[float]], tab: str, name: str) -> None:
+    """The tab `tab` opened from the Attention tab after a fresh Run, three times, into times[name] (with its
+    "_answered" and "_requests"), alternated with the floor's Steps."""
+    for _ in range(3):
+        click_ms(app, "Reset")
+        click_ms(app, "Run")
+        times["floor"].append(click_ms(floor, "Step"))
+        before = len(app.requests)
+        times[name].append(click_ms(app, tab, answered=times[f"{name}_answered"]))
+        times[f"{name}_requests"].append(len(app.requests) - before)
+        click_ms(app, "Attention")
+
+
 def measure_trust(app, floor, times: dict[str, list[float]], text: str, repeats: int) -> None:
     """The Trust tab on `text` (the 10-word sentence): opened after a Run (the output forced and scored after the
     answer), a pasted translation scored (typed untimed, then Score), and moves of Show step with the tab open;
@@ -96,14 +109,7 @@ def measure_trust(app, floor, times: dict[str, list[float]], text: str, repeats:
     times.update(trust_open=[], trust_open_answered=[], trust_score=[], trust_score_answered=[], trust_show=[])
     times.update(trust_open_requests=[], trust_score_requests=[], trust_show_requests=[])
     set_source(app, text)
-    for _ in range(3):  # from the Attention tab
-        click_ms(app, "Reset")
-        click_ms(app, "Run")
-        times["floor"].append(click_ms(floor, "Step"))
-        before = len(app.requests)
-        times["trust_open"].append(click_ms(app, "Trust", answered=times["trust_open_answered"]))
-        times["trust_open_requests"].append(len(app.requests) - before)
-        click_ms(app, "Attention")
+    opened_after_runs(app, floor, times, "Trust", "trust_open")
     click_ms(app, "Trust")
     for translation in TRANSLATIONS:
         app.get_by_label("Translation to score").fill(translation)
@@ -114,4 +120,31 @@ def measure_trust(app, floor, times: dict[str, list[float]], text: str, repeats:
         times["trust_score_requests"].append(len(app.requests) - before)
     click_ms(app, "Score the model's translation")
     show_moves(app, floor, times, "trust", repeats)
+    click_ms(app, "Attention")
+
+
+NODE_CENTRE = """([name, i]) => {
+  // the i-th point of the Beam tree's trace named `name` (kept, pruned, finished), on the screen
+  const gd = document.querySelector('#beam-tree .js-plotly-plot'), full = gd._fullLayout;
+  const trace = gd.data.find(t => t.name === name), box = gd.getBoundingClientRect();
+  return [box.left + full.xaxis._offset + full.xaxis.l2p(trace.x[i]),
+          box.top + full.yaxis._offset + full.yaxis.l2p(trace.y[i])];
+}"""
+
+
+def measure_beam_tree(app, floor, times: dict[str, list[float]], text: str, repeats: int) -> None:
+    """The Beam tree tab on `text` (the 10-word sentence): opened after a Run (searched with beam 4 and drawn after
+    the answer), and clicks on nodes, each another hypothesis (its prefix forced on the decoder and its attention
+    drawn under the tree); the server requests of each."""
+    times.update(tree_open=[], tree_open_answered=[], tree_node=[], tree_node_answered=[])
+    times.update(tree_open_requests=[], tree_node_requests=[])
+    set_source(app, text)
+    opened_after_runs(app, floor, times, "Beam tree", "tree_open")
+    click_ms(app, "Beam tree")
+    for i in range(max(3, repeats // 2)):  # kept nodes of the first steps, in view when the tab opens
+        times["floor"].append(click_ms(floor, "Step"))
+        before = len(app.requests)
+        at = app.evaluate(NODE_CENTRE, ["kept", 1 + 2 * i])
+        times["tree_node"].append(press_ms(app, at, answered=times["tree_node_answered"]))
+        times["tree_node_requests"].append(len(app.requests) - before)
     click_ms(app, "Attention")

@@ -23,7 +23,7 @@ def ui(client, action: str, model: str, text: str, **controls) -> dict:
     """A button's endpoint called as the page calls it: every control, in CONTROLS' order; the answer by name (the
     Step and Back buttons' own updates do not reach an API client)."""
     values = {"strategy": "greedy", "beam_size": 4, "max_len": 64, "top_k": 8, "method": "input_x_gradient",
-              "aggregate": "sum", "trust_method": "alti", **controls}  # fmt: skip
+              "aggregate": "sum", "trust_method": "alti", "tree_beam": 4, **controls}  # fmt: skip
     inputs = [model, text, *(values[name] for name in CONTROLS[2:])]
     names = [output.name for output in OUTPUTS if output.name not in ("step", "back")]
     answer = client.predict(*inputs, api_name=f"/ui_{action}")
@@ -73,6 +73,8 @@ def test_the_api_page_documents_the_api_endpoints_only(served):
         "/contrast",
         "/lens",
         "/patch",
+        "/beam_tree",
+        "/continue",
         "/score",
     }
 
@@ -227,6 +229,8 @@ def test_api_score_forces_a_translation_and_flags_what_it_leaves_unread(served):
         ("/contrast", ("reverse", "abc", 1, "x", "occlusion", "max"), "Unknown aggregate 'max'"),
         ("/contrast", ("reverse", "a" * 70, 1, "x"), "The source is 71 tokens; /contrast takes at most 64"),
         ("/lens", ("reverse", "   "), "empty"),
+        ("/beam_tree", ("reverse", "abc", 17), r"Beam size must be a whole number from 1 to 16 \(got 17\)"),
+        ("/continue", ("reverse", "abc", ["zz"], "greedy", 4), "Unknown token 'zz' in the prefix"),
         ("/lens", ("reverse", "a" * 70), "The source is 71 tokens; /lens takes at most 64"),
         ("/score", ("reverse", "abc", "cba", "saliency"), "Unknown method 'saliency': use one of alti,"),
         ("/score", ("reverse", "a" * 70, "", "alti"), "The source is 71 tokens; /score takes at most 64"),
@@ -265,3 +269,20 @@ def test_unreachable_hub_model_is_reported_and_the_bundled_models_still_work():
     models, error = result.stdout.splitlines()[:2]
     assert models == "['de-en', 'reverse']"
     assert error.startswith("someone/not-cached: could not get it from the Hugging Face Hub")
+
+
+def test_api_beam_tree_is_the_beam_search_and_continue_decodes_on_from_a_prefix(served):
+    client, _ = served
+    text = "Ich muss den Rasen mähen."
+    tree = client.predict("de-en", text, 4, api_name="/beam_tree")
+    nodes = {n["id"]: n for n in tree["nodes"]}
+    path, node = [], nodes[tree["best"]]
+    while node["parent"] is not None:
+        path.append(node["token"])
+        node = nodes[node["parent"]]
+    beam = client.predict("de-en", text, "beam", 4, api_name="/attention")
+    assert path[::-1] == beam["output_tokens"]
+    assert tree["output_text"] == client.predict("de-en", text, "beam", 4, api_name="/translate")
+    greedy = client.predict("de-en", text, api_name="/attention")["output_tokens"]
+    answer = client.predict("de-en", text, greedy[:3], "greedy", 4, api_name="/continue")
+    assert answer["output_tokens"] == greedy

@@ -69,7 +69,7 @@ def test_the_detector_benchmark_scores_every_comparison():
     assert "| reference vs detached | 10 / 10 |" in result.stdout
 
 
-def test_the_browser_table_has_the_trust_and_contrast_rows_with_their_requests():
+def test_the_browser_table_has_the_trust_contrast_and_beam_tree_rows_with_their_requests():
     sys.path.insert(0, str(REPO / "benchmarks"))
     from browser_table import report
 
@@ -78,6 +78,8 @@ def test_the_browser_table_has_the_trust_and_contrast_rows_with_their_requests()
     times.update(trust_score=[600.0], trust_score_answered=[120.0], trust_score_requests=[4, 4, 4])
     times.update(why_not=[500.0], why_not_answered=[450.0], why_not_requests=[6, 6, 6])
     times.update(trust_show=[20.0, 30.0], trust_show_requests=[1])  # a look that asked the server fails its bar
+    times.update(tree_open=[700.0], tree_open_answered=[250.0], tree_open_requests=[4, 6, 4])
+    times.update(tree_node=[300.0], tree_node_answered=[280.0], tree_node_requests=[4, 4, 4])
     rows = {line.split(" | ")[0]: line for line in report(times, "test").splitlines() if line.startswith("| ")}
     assert rows["| Open the Trust tab after a Run, 10 words (the output forced and scored, after the answer)"] == (
         "| Open the Trust tab after a Run, 10 words (the output forced and scored, after the answer) | 100 (900) "
@@ -88,5 +90,9 @@ def test_the_browser_table_has_the_trust_and_contrast_rows_with_their_requests()
     )
     why_not = next(line for name, line in rows.items() if "why not this?" in name)
     assert why_not.endswith("| 450 (500) | 2.25 | ✗ ≤ 1.5×; 6 server requests a click |")
+    tree_open = next(line for name, line in rows.items() if name.startswith("| Open the Beam tree tab"))
+    assert tree_open.endswith("| 250 (700) | 1.25 | ✓ ≤ 1.5×; 4–6 server requests a click |")
+    tree_node = next(line for name, line in rows.items() if name.startswith("| Beam tree tab: click a node"))
+    assert tree_node.endswith("| 280 (300) | 1.40 | ✓ ≤ 1.5×; 4 server requests a click |")
     show = next(line for name, line in rows.items() if name.startswith("| Move Show step, Trust tab open"))
     assert show.endswith("| 25 | 0.12 | ✗ ≤ 0.35×; 1 server requests |")

@@ -10,7 +10,7 @@ import pytest
 from attention_lab.app import build_demo, make_lab
 from attention_lab.checks import InputError
 from attention_lab.models.registry import Registry
-from attention_lab.serving.api import LIMITS, Api
+from attention_lab.serving.api import LIMITS, Api, method_of
 from tests.conftest import tiny_pipelines
 
 CALLS = {  # endpoint -> its call with a source `text`
@@ -60,7 +60,7 @@ def test_each_endpoint_decodes_at_most_its_new_tokens(api, monkeypatch):
 
 def test_the_caps_are_stated_where_the_api_is_documented():
     for endpoint, (source, new) in LIMITS.items():
-        doc = " ".join(getattr(Api, endpoint).__doc__.split())
+        doc = " ".join(getattr(Api, method_of(endpoint)).__doc__.split())
         assert f"At most {source} source tokens" in doc, endpoint
         if endpoint != "training":  # a snapshot decodes to its model's own limit
             assert f"and {new} new tokens" in doc, endpoint

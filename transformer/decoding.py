@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .beam_tree import SearchTree
 from .contract import Cache, Seq2SeqModel
 from .interventions import Interventions
 
@@ -91,6 +92,7 @@ class BeamResult:
     history: list[list[tuple[list[int], float]]] = field(default_factory=list)
     # every hypothesis the search ended with, as (tokens, length-normalised log-probability), best first
     candidates: list[tuple[list[int], float]] = field(default_factory=list)
+    tree: SearchTree | None = None  # the whole search, when it was recorded (record_tree)
 
 
 def length_normalise(log_prob: float, length: int, alpha: float) -> float:
@@ -110,6 +112,7 @@ class _Row:
     history: list[list[tuple[list[int], float]]] = field(default_factory=list)
     done: bool = False
     at_limit: bool = False  # still searching when the length limit came: its live beams are candidates too
+    tree: SearchTree | None = None  # filled step by step when the search is recorded
 
     def extend(self, beams: list[list[int]], top_scores: list[float], top_ids: list[int], V: int) -> list[tuple]:
         """The row's next live beams from its 2k best extensions, as (beam, token, hypothesis, summed log-prob), at
@@ -160,7 +163,30 @@ class _Row:
                     candidates.append((length_normalise(score, len(hyp), self.alpha), hyp))
         candidates.sort(key=lambda c: c[0], reverse=True)
         best_score, best = candidates[0]
-        return BeamResult(best, best_score, self.history, [(hyp, score) for score, hyp in candidates])
+        if self.tree is not None:
+            ended = self.tree.node_of([*best, self.eos_id])
+            self.tree.best = ended if ended is not None else self.tree.node_of(best)
+        return BeamResult(best, best_score, self.history, [(hyp, score) for score, hyp in candidates], self.tree)
+
+    def step(self, beams: list[list[int]], scores: list[float], top: tuple, log_probs, step: int) -> list[tuple]:
+        """Extend the row's beams by one step (see extend); when recorded, each live beam's top continuations
+        (its rows of `log_probs`, (k, V)) go into the tree, marked kept, finished or pruned."""
+        if self.tree is None or self.done:
+            return self.extend(beams, *top)
+        alive = [score > float("-inf") for score in scores]
+        before = len(self.finished)
+        live = self.extend(beams, *top)
+        kept = {tuple(hyp) for _, _, hyp, _ in live}
+        finished = {(*hyp, self.eos_id) for _, hyp in self.finished[before:]}
+        self.tree.grow(step, beams, alive, log_probs, kept, finished)
+        return live
+
+
+def _only(log_probs: torch.Tensor, token: int) -> torch.Tensor:
+    """Log-probabilities (N, V) with every token but `token` at -inf: a forced step, at the token's own log p."""
+    forced = torch.full_like(log_probs, float("-inf"))
+    forced[:, token] = log_probs[:, token]
+    return forced
 
 
 @torch.no_grad()
@@ -172,12 +198,17 @@ def beam_search(
     length_penalty: float = 1.0,
     record_history: bool = False,
     interventions: Interventions | None = None,
+    record_tree: bool = False,
+    prefix: list[int] = (),
 ) -> list[BeamResult]:
     """Beam search over a padded batch src (B, S); returns one BeamResult per row.
 
-    Hypotheses that emit eos leave the beam and are scored with the length penalty; a row stops once it has
-    `beam_size` finished hypotheses and no live beam can still beat the worst of them. `interventions` ablates heads
-    throughout and applies cross-attention edits at their steps, in every beam.
+    Hypotheses that emit eos leave the beam and are scored with the GNMT length penalty (`length_penalty` is its
+    alpha; see length_normalise); a row stops once it has `beam_size` finished hypotheses and no live beam can still
+    beat the worst of them. `interventions` ablates heads throughout and applies cross-attention edits at their
+    steps, in every beam. `record_tree` keeps the whole search (transformer.beam_tree) in each result's tree.
+    `prefix` is forced first in every row (its tokens alone may be written, at their own log p), then the search
+    goes on from it.
     """
     if beam_size < 1:
         raise ValueError(f"beam_size must be at least 1 (got {beam_size})")
@@ -189,6 +220,8 @@ def beam_search(
     batch_rows = torch.arange(B, device=device).repeat_interleave(k)  # beam row -> batch row
     memory, src_mask = enc.memory[batch_rows], enc.src_mask[batch_rows]  # (B*k, S, D), (B*k, 1, 1, S)
     rows = [_Row(k, length_penalty, cfg.eos_id, record_history) for _ in range(B)]
+    for row in rows if record_tree else ():
+        row.tree = SearchTree(cfg.bos_id, length_penalty)
     scores = torch.full((B, k), float("-inf"), device=device)
     scores[:, 0] = 0.0  # all beams start identical: keep one so the first step does not pick duplicates
     beams: list[list[int]] = [[] for _ in range(B * k)]
@@ -197,14 +230,17 @@ def beam_search(
     for step in range(steps):
         dec = model.decode(next_input, memory, src_mask, cache, use_cache=True, interventions=interventions)
         log_probs = next_token_logits(model, dec.hidden[:, -1], step, steps).log_softmax(dim=-1)  # (B*k, V)
+        if step < len(prefix):
+            log_probs = _only(log_probs, prefix[step])
         V = log_probs.size(-1)
         total = (scores.view(-1, 1) + log_probs).view(B, k * V)
         top_scores, top_ids = total.topk(2 * k, dim=1)  # enough candidates to refill k beams after eos ones leave
-        top_scores, top_ids = top_scores.tolist(), top_ids.tolist()
+        top_scores, top_ids, previous = top_scores.tolist(), top_ids.tolist(), scores.tolist()
         scores = torch.full((B, k), float("-inf"), device=device)
         source_rows, new_tokens, new_beams = [], [], []
         for b, row in enumerate(rows):
-            live = row.extend(beams[b * k : (b + 1) * k], top_scores[b], top_ids[b], V)
+            mine = slice(b * k, (b + 1) * k)
+            live = row.step(beams[mine], previous[b], (top_scores[b], top_ids[b], V), log_probs[mine], step + 1)
             # Rows that are done (or ran out of candidates) keep dummy beams at -inf so shapes stay fixed.
             live += [(0, cfg.pad_id, [], float("-inf")) for _ in range(k - len(live))]
             for i, (beam, token, hyp, score) in enumerate(live):

@@ -33,17 +33,23 @@ export function sizes(figures) {
   return {beside, focusHeight, gridWidth, gridHeight: beside ? focusHeight : Math.min(360, Math.round(0.6 * width))};
 }
 
-function controls(box) {
+/** A button per kind of attention, each of class `className`, that makes it the page's kind. */
+function kindButtons(className) {
   const kinds = el("div", "views-kinds");
   kinds.setAttribute("role", "group");
   kinds.setAttribute("aria-label", "Kind of attention");
   for (const kind of PAGE_ORDER) {
-    const button = el("button", "views-kind", KINDS[kind].title);
+    const button = el("button", className, KINDS[kind].title);
     Object.assign(button, {type: "button", title: `${KINDS[kind].title} (${HINTS[kind]})`});
     button.dataset.kind = kind;
     button.addEventListener("click", () => setKind(kind));
     kinds.appendChild(button);
   }
+  return kinds;
+}
+
+function controls(box) {
+  const kinds = kindButtons("views-kind");
   const focus = select([[FOCUS_MEAN, FOCUS_MEAN]], FOCUS_MEAN);
   focus.title = "↑ ↓ change the focused head (with no text box focused); or click a head in the grid";
   focus.addEventListener("change", () => setLook({focus: focusOf(focus.value)}));
@@ -66,10 +72,16 @@ function controls(box) {
   return {kinds, focus, words, specials, scale, reading, png, svg};
 }
 
-export function mount({element}) {
-  const box = root(element);
+/** The page's own decoding at the step it shows: what the Attention tab draws. */
+const PAGE_SOURCE = {decoding: () => page.decoding, shown: () => page.shown, empty: "Run or Step to decode."};
+
+/** The views drawn into `box` from `source`: {decoding(), shown(), empty (what to say with no decoding), compact},
+ * redrawn as the page's kind and look change; returns how to redraw them when the source changes. A compact one has
+ * only its kind buttons (class "views-kind-compact"): its focused head and look are the Attention tab's. */
+export function attentionViews(box, source = PAGE_SOURCE) {
   box.replaceChildren();
-  const c = controls(box);
+  const c = source.compact ? {kinds: kindButtons("views-kind-compact")} : controls(box);
+  if (source.compact) box.appendChild(c.kinds);
   const figures = el("div", "views-figures");
   const focusBox = el("div", "views-focus"), gridBox = el("div", "views-grid");
   figures.append(focusBox, gridBox);
@@ -77,7 +89,9 @@ export function mount({element}) {
   let shape = "";
 
   const sync = () => {
-    const d = page.decoding;
+    for (const button of c.kinds.children) button.setAttribute("aria-pressed", String(button.dataset.kind === page.kind));
+    if (source.compact) return;
+    const d = source.decoding();
     const now = d ? `${Math.max(d.Le, d.Ld)}x${d.H}` : "";
     if (now !== shape && d) {
       shape = now;
@@ -90,7 +104,6 @@ export function mount({element}) {
     const f = page.look.focus;
     c.focus.value = f ? focusLabel(...f) : FOCUS_MEAN;
     if (c.focus.value === "") c.focus.value = FOCUS_MEAN; // a head this model does not have
-    for (const button of c.kinds.children) button.setAttribute("aria-pressed", String(button.dataset.kind === page.kind));
     Object.assign(c.words, {checked: page.look.words});
     Object.assign(c.specials, {checked: page.look.hideSpecials});
     c.scale.value = page.look.scale;
@@ -101,8 +114,8 @@ export function mount({element}) {
     if (!shown(figures)) return;
     const size = sizes(figures);
     figures.classList.toggle("beside", size.beside);
-    const d = page.decoding;
-    const made = d ? kindFigures(d, page.kind, page.shown, page.look, size) : {focus: emptyFigure("Run or Step to decode.", 200)};
+    const d = source.decoding();
+    const made = d ? kindFigures(d, page.kind, source.shown(), page.look, size) : {focus: emptyFigure(source.empty, 200)};
     draw(focusBox, large(made.focus));
     if (made.grid) draw(gridBox, large(made.grid));
     else gridBox.replaceChildren();
@@ -118,10 +131,15 @@ export function mount({element}) {
     const gd = focusBox.querySelector(".js-plotly-plot");
     if (gd && globalThis.Plotly) globalThis.Plotly.downloadImage(gd, {format, filename: "attention-head", width: 900});
   };
-  c.png.addEventListener("click", () => download("png"));
-  c.svg.addEventListener("click", () => download("svg"));
+  c.png?.addEventListener("click", () => download("png"));
+  c.svg?.addEventListener("click", () => download("svg"));
   watch(redraw);
   onVisible(figures, redraw);
   globalThis.addEventListener("resize", redraw);
   redraw();
+  return redraw;
+}
+
+export function mount({element}) {
+  attentionViews(root(element));
 }

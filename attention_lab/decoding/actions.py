@@ -4,10 +4,12 @@ cannot be used raises InputError, before anything changes."""
 
 from __future__ import annotations
 
+from transformer import DecodingSession
+
 from ..checks import InputError, as_int
 from ..controls import Controls
 from ..models.registry import Registry
-from .state import Before, Run, UserState, asks_for, decode_to_end, new_run
+from .state import Before, Run, Undo, UserState, asks_for, decode_to_end, first_difference, new_run
 
 FINISHED = "Finished: use Back, a what-if token, or Reset."
 BEAM_MODE = (
@@ -73,7 +75,14 @@ class Decoding:
                 run.ahead = (version, forked)
 
     def back(self, user: UserState, c: Controls) -> None:
-        if user.run is None or not user.run.session.steps:
+        """One step back; right after a decoding was replaced whole (`replace`), back to the one it replaced."""
+        run = user.run
+        if run is not None and run.undo is not None and run.undo.version == run.version:
+            undo, run.undo = run.undo, None
+            run.session, run.before, run.beams = undo.session, undo.before, undo.beams
+            run.changed()
+            return
+        if run is None or not run.session.steps:
             raise InputError("Nothing to go back to: this is step 0.")
         user.run.session.back()
         user.run.beams = []  # the beam table described the finished decoding, not this one
@@ -81,6 +90,18 @@ class Decoding:
 
     def reset(self, user: UserState, c: Controls) -> None:
         user.run = None
+
+    @staticmethod
+    def replace(run: Run, session: DecodingSession, change: str) -> None:
+        """Make `session` (of the run's source) the run's decoding; the one it replaces is compared beside it from
+        the first step they differ at (as the `change`, e.g. "branch from the tree") and is what the next Back
+        restores."""
+        undo = Undo(0, run.session, run.before, run.beams)
+        run.before = Before(list(run.session.steps), first_difference(run.session.steps, session.steps), change)
+        run.session, run.beams = session, []
+        run.changed()
+        undo.version = run.version
+        run.undo = undo
 
     def force(self, user: UserState, c: Controls, candidate: object) -> int:
         """What if: take the chosen candidate (a token id) at the shown step instead, and decode on greedily from

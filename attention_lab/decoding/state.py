@@ -33,6 +33,16 @@ class Before:
 
 
 @dataclass
+class Undo:
+    """A decoding replaced whole (decoded on from a node of the beam tree), kept for Back to restore."""
+
+    version: int  # the run's version right after the replacement: Back restores it only then
+    session: DecodingSession
+    before: Before | None
+    beams: list[list]
+
+
+@dataclass
 class Run:
     """A decoding the user steps through, and its history: what each control did to it."""
 
@@ -50,6 +60,7 @@ class Run:
     plain: DecodingSession | None = None
     # The next greedy step, decoded while the page showed this version (Decoding.step_ahead): a Step takes it.
     ahead: tuple[int, DecodingSession] | None = None
+    undo: Undo | None = None  # the decoding Back restores, while the run is as a replacement left it
     serial: int = 0  # its number in the user's session (UserState.run), telling runs apart for redrawing
     version: int = 0  # bumped by every change to the session's steps
     last_change: str = "any"  # what the last change did: "step" (one step more), "back" (one fewer), or "any"
@@ -69,6 +80,14 @@ class Run:
         if feature not in self.states:
             self.states[feature] = make()
         return self.states[feature]
+
+
+def first_difference(before: list[Step], after: list[Step]) -> int:
+    """The first step (1-based) where two decodings took different tokens; 1 if they never do."""
+    for i, (a, b) in enumerate(zip(before, after)):
+        if a.token != b.token:
+            return i + 1
+    return 1 if len(before) == len(after) else min(len(before), len(after)) + 1
 
 
 def new_run(entry: ModelEntry, text: str, top_k: int = 8, max_len: int | None = None) -> Run:

@@ -9,9 +9,9 @@ from ..attention.units import word_label
 from ..checks import InputError
 from ..controls import Controls
 from ..decoding.actions import Decoding
-from ..decoding.state import Before, Run, UserState, asks_for
+from ..decoding.state import Before, Run, UserState, asks_for, first_difference
 from .ablation import ablated_session
-from .editing import edit_session, first_difference, point_weights
+from .editing import edit_session, point_weights
 from .naming import describe_heads, parse_heads
 from .state import HeadsState
 

@@ -33,11 +33,3 @@ def point_weights(n_source: int, positions: list[int]) -> torch.Tensor:
     weights = torch.zeros(n_source)
     weights[positions] = 1.0 / len(positions)
     return weights
-
-
-def first_difference(before: list, after: list) -> int:
-    """The first step (1-based) where two decodings took different tokens; 1 if they never do."""
-    for i, (a, b) in enumerate(zip(before, after)):
-        if a.token != b.token:
-            return i + 1
-    return 1 if len(before) == len(after) else min(len(before), len(after)) + 1

@@ -6,7 +6,10 @@ refused with a message that says so) and decodes at most so many new tokens (the
 
 from __future__ import annotations
 
+import keyword
+
 from ..attention.record import attention_record, top_k_record
+from ..beam_tree.record import continued, tree_record
 from ..checks import InputError, as_int, check_source, is_blank, quoted
 from ..decoding.state import Run, decode_to_end, new_run
 from ..heads.ablation import ablated_session, ablation_effects
@@ -32,8 +35,15 @@ LIMITS = {  # endpoint -> (source tokens, new tokens) it takes at most: the head
     "contrast": (64, 64),
     "lens": (64, 64),
     "patch": (64, 64),
+    "beam_tree": (64, 256),  # new tokens as /attention decodes them, so that its beam output is the best path
+    "continue": (64, 256),
     "score": (64, MAX_TRANSLATION),  # a pasted translation's tokens, its end token included
 }
+
+
+def method_of(endpoint: str) -> str:
+    """The Api method that answers `endpoint`: its name, or with an underscore after a Python keyword (/continue)."""
+    return f"{endpoint}_" if keyword.iskeyword(endpoint) else endpoint
 
 
 class Api:
@@ -238,3 +248,21 @@ class Api:
         pipeline = self.registry.entry(model).pipeline
         src_ids, tokens = check_source(pipeline, source)[0], target_ids(pipeline, translation)
         return score_record(pipeline, src_ids, list(tokens), method)
+
+    def beam_tree(self, model: str, text: str, beam_size: int = 4) -> dict:
+        """The beam search of `text` as a tree: at each step, each live hypothesis's `beam_size` most probable
+        continuations, marked "kept", "pruned" or "finished" (the end token, leaving the beam finished): {"nodes":
+        [{"id", "parent", "step", "token", "logp", "total", "state"}], "best", "output_text"}. The root (step 0,
+        parent null, total 0) is the start token; a node's total is its parent's plus its logp; the best node's path
+        is /attention's beam output_tokens and output_text what /translate with "beam" writes. Finished hypotheses
+        are ranked by the GNMT length penalty (alpha 1). Beam sizes 1 to 16. At most 64 source tokens and 256 new
+        tokens."""
+        run = self._run(model, text, "beam_tree")
+        return tree_record(run, beam_size)
+
+    def continue_(self, model: str, text: str, prefix: list[str], strategy: str = "greedy", beam_size: int = 4) -> dict:
+        """Decode on from a prefix: its tokens (spelled as output_tokens spells them) forced first, then "greedy" or
+        "beam" decoding: {"output_tokens" (the prefix's included, the end token last), "output_text"}. At most 64
+        source tokens and 256 new tokens."""
+        run = self._run(model, text, "continue")
+        return continued(run, prefix, strategy, beam_size)
