@@ -28,3 +28,13 @@ Commands: attention-lab (the app), attention-lab survey | faithfulness | space, 
 attention_lab.<command>. Data flows one way: app.py -> attention_lab -> attention_lab.adapters -> transformer; nothing here imports
 app.py or training/.
 """
+
+
+def __getattr__(name: str):
+    """attention_lab.show and attention_lab.show_attentions, imported when first asked for (importing the package
+    alone, as `import attention_lab.adapters` does, stays light)."""
+    if name in ("show", "show_attentions"):
+        from .notebook import view
+
+        return getattr(view, name)
+    raise AttributeError(f"module 'attention_lab' has no attribute {name!r}")

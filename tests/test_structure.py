@@ -37,7 +37,20 @@ MAY_NOT_IMPORT = {  # the parts each must not reach: app -> attention_lab -> ada
 # page (frame, wiring, Lab) sits below the features: they meet it only through what it hands their `wire`.
 LAB_LAYERS = (
     *("adapters", "checks", "controls", "feature", "assets", "models", "attention", "decoding", "page"),
-    *("heads", "why", "patch", "trust", "beam_tree", "snapshots", "serving", "survey", "compare", "beams", "export"),
+    *(
+        "heads",
+        "why",
+        "patch",
+        "trust",
+        "beam_tree",
+        "snapshots",
+        "serving",
+        "survey",
+        "compare",
+        "beams",
+        "export",
+        "notebook",
+    ),
     *("tabs", "app", "cli", "__main__"),  # the tab table, the Blocks built from it, the command
 )
 LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why", "adapters"}}  # python -m attention_lab.X and what it runs
