@@ -33,8 +33,12 @@ app.py or training/.
 def __getattr__(name: str):
     """attention_lab.show and attention_lab.show_attentions, imported when first asked for (importing the package
     alone, as `import attention_lab.adapters` does, stays light)."""
-    if name in ("show", "show_attentions"):
-        from .notebook import view
+    if name == "show":
+        from .notebook.view import show
 
-        return getattr(view, name)
+        return show
+    if name == "show_attentions":
+        from .notebook.weights import show_attentions
+
+        return show_attentions
     raise AttributeError(f"module 'attention_lab' has no attribute {name!r}")

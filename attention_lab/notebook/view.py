@@ -45,23 +45,19 @@ def pipeline_of(model: str | Path | Seq2SeqPipeline) -> Seq2SeqPipeline:
 class View:
     """A decoding's views, as a notebook shows them (_repr_html_) and as a lesson file (save)."""
 
-    session: DecodingSession
-    pipeline: Seq2SeqPipeline
+    data: dict  # what the page draws a decoding from (attention_lab.attention.payload.full's shape)
     name: str
     source: str
-
-    @property
-    def output(self) -> str:
-        return self.pipeline.tokenizer.decode(self.session.tokens)
+    output: str
+    record: dict  # the JSON export (/attention's, for a decoding)
 
     def state(self) -> dict:
-        data = payload.full(self.session, self.pipeline.tokenizer, self.name)
         look = {"words": True, "hideSpecials": False, "scale": "linear", "focus": None, "reading": "weights"}
-        return {"decoding": data, "shown": len(self.session.steps), "kind": "cross", "look": look}
+        return {"decoding": self.data, "shown": len(self.data["steps"]), "kind": "cross", "look": look}
 
     def to_json(self) -> dict:
-        """The /attention export of the decoding: tokens, each step's top k, and every head's weights."""
-        return attention_record(self.session, self.pipeline.tokenizer, self.name)
+        """The decoding's JSON export: tokens, each step's top k, and every head's weights (/attention's)."""
+        return self.record
 
     def html(self, with_plotly: bool = True) -> str:
         """The cell's HTML: its own copy of the page modules, started on this view's element (so that cells do not
@@ -112,5 +108,7 @@ def show(model, source: str, strategy: str = "greedy", beam_size: int = 4, max_n
     ids, _ = check_source(pipeline, source)
     session = DecodingSession(pipeline.model, ids, top_k=8, max_new_tokens=max_new_tokens)
     session = decoded_on(session, [], strategy, int(beam_size))
-    name = model if isinstance(model, str) else getattr(pipeline, "name", "") or "model"
-    return View(session, pipeline, str(name), source)
+    name = str(model if isinstance(model, str) else getattr(pipeline, "name", "") or "model")
+    tokenizer = pipeline.tokenizer
+    data = payload.full(session, tokenizer, name)
+    return View(data, name, source, tokenizer.decode(session.tokens), attention_record(session, tokenizer, name))
