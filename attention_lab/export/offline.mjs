@@ -22,6 +22,7 @@ function part(root, name) {
 /** Draw the export's decoding in `root` (the page, or a notebook's output cell): `state` is {decoding, shown, kind,
  * look} (attention_lab/export/html.py). Each page or cell runs its own copy of the modules, so each holds its own. */
 export function start(state, root = document) {
+  (root.body || root).classList.add("lab-offline"); // no server to ask: what asks one is hidden (page.css)
   steps(part(root, "lab-steps"));
   now(part(root, "now"));
   candidates(part(root, "candidates"));
