@@ -52,6 +52,16 @@ def test_the_installed_distribution_has_two_top_level_names(installed, tmp_path)
     )
     done = subprocess.run([str(installed), "-c", script], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert json.loads(done.stdout) == ["attention_lab", "transformer"]
+    command = installed.parent / "attention-lab"
+    helped = subprocess.run([str(command), "--help"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    assert all(
+        flag in helped for flag in ("--host", "--port", "--share", "--model", "--device", "attention-lab export")
+    )
+    lesson = tmp_path / "lesson.html"
+    subprocess.run(
+        [str(command), "export", "reverse", "abc", "-o", str(lesson)], cwd=tmp_path, check=True, capture_output=True
+    )
+    assert lesson.stat().st_size > 1_000_000
 
 
 def test_the_notebook_runs_and_each_view_draws_offline_and_steps(installed, tmp_path, browser):
