@@ -21,8 +21,24 @@ and what they stand on:
     page/         the frame (header, columns, tabs), the wiring of events, what is redrawn (Lab)
     serving/      the JSON API, the Hugging Face Space, the cores a request may use
     app, cli      the gr.Blocks built from the tab table; the attention-lab command
+    adapters/     other model families (transformers encoder–decoders) meeting the library's model contract; they
+                  import the library alone, and nothing else here (training/ may import them)
 
 Commands: attention-lab (the app), attention-lab survey | faithfulness | space, each also python -m
-attention_lab.<command>. Data flows one way: app.py -> attention_lab -> adapters -> transformer; nothing here imports
+attention_lab.<command>. Data flows one way: app.py -> attention_lab -> attention_lab.adapters -> transformer; nothing here imports
 app.py or training/.
 """
+
+
+def __getattr__(name: str):
+    """attention_lab.show and attention_lab.show_attentions, imported when first asked for (importing the package
+    alone, as `import attention_lab.adapters` does, stays light)."""
+    if name == "show":
+        from .notebook.view import show
+
+        return show
+    if name == "show_attentions":
+        from .notebook.weights import show_attentions
+
+        return show_attentions
+    raise AttributeError(f"module 'attention_lab' has no attribute {name!r}")

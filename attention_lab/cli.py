@@ -4,6 +4,7 @@
     attention-lab survey --model M --data FILE --out DIR                          # every head over a corpus
     attention-lab faithfulness --model M --data FILE                              # the deletion test
     attention-lab space USER/SPACE [--dry-run]                                    # put the app on a Space
+    attention-lab export MODEL SOURCE -o lesson.html                              # a lesson file, offline
 
 Each command is also `python -m attention_lab.<command>`, with the same flags.
 """
@@ -21,6 +22,7 @@ COMMANDS = {  # name -> (module, what it does)
     "survey": ("attention_lab.survey.__main__", "every head over a corpus: survey.json, survey.html, pruning curves"),
     "faithfulness": ("attention_lab.faithfulness", "the deletion test: which ranking of the source to trust"),
     "space": ("attention_lab.space", "put the app on a Hugging Face Space"),
+    "export": ("attention_lab.notebook.lesson", "a decoding's views as one HTML file that works offline"),
 }
 
 

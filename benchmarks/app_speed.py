@@ -144,7 +144,7 @@ def opus_session():
 
     from shaped_models import SHAPES, shaped_marian
 
-    import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+    import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
     from transformer import DecodingSession, load_pretrained
 
     shape, vocab = SHAPES["opus"]

@@ -26,8 +26,8 @@ import torch
 from model_speed import alternate, median_ms
 from results import put_block
 
-from adapters.hf.calls import ATTENTION
-from adapters.hf.model import HFSeq2Seq
+from attention_lab.adapters.hf.calls import ATTENTION
+from attention_lab.adapters.hf.model import HFSeq2Seq
 from transformer import DecodingSession, greedy_decode
 
 OPUS_MT_DE_EN = {  # Helsinki-NLP/opus-mt-de-en's config.json, without its weights

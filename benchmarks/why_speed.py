@@ -19,7 +19,7 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from attention_lab.why.attribution import METHODS, attribute
 from benchmarks.browser_speed import LARGE_MODELS, STEP_TEXT, large_model
 from benchmarks.results import put_block

@@ -180,7 +180,7 @@ FAMILIES = {"marian": marian, "bart": bart, "t5": t5}
 
 def loaded(family: str, tmp_path_factory):
     """A tiny model of `family` made in a fresh temporary folder and loaded as a user loads it (load_pretrained)."""
-    import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+    import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
     from transformer import load_pretrained
 
     return load_pretrained(str(FAMILIES[family](tmp_path_factory.mktemp(family))))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import adapters  # noqa: F401 - transformers models load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers models load through load_pretrained
 from tests import hf_models
 from transformer import beam_search, bundled, load_pretrained
 from transformer.beam_tree import FINISHED, KEPT, PRUNED

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from tests import hf_models
 from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close

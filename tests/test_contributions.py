@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-import adapters  # noqa: F401 - transformers models load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers models load through load_pretrained
 from tests import hf_models
 from training.reversal import reversal_pairs
 from transformer import Head, Interventions, Transformer, TransformerConfig, bundled, greedy_decode, load_pretrained

@@ -13,8 +13,8 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
-from adapters.hf.model import HFCache
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+from attention_lab.adapters.hf.model import HFCache
 from attention_lab.heads import ablation, editing, summaries
 from tests import hf_models
 from tests.tolerance import assert_close

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from attention_lab.app import make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
@@ -85,10 +85,12 @@ def test_remote_code_is_never_run(tmp_path):
 def test_one_load_pretrained_reads_another_librarys_checkpoint_only_through_a_registered_loader(marian, monkeypatch):
     from transformer import hub
 
-    assert hub.LOADERS, "import adapters registers its loaders"
+    assert hub.LOADERS, "import attention_lab.adapters registers its loaders"
     assert load_pretrained(str(marian)).model.config.n_heads == 4
-    monkeypatch.setattr(hub, "LOADERS", {})  # as if adapters had not been imported
-    with pytest.raises(CheckpointError, match=r"a marian checkpoint of another library .*`import adapters` first"):
+    monkeypatch.setattr(hub, "LOADERS", {})  # as if the adapters had not been imported
+    with pytest.raises(
+        CheckpointError, match=r"a marian checkpoint of another library .*`import attention_lab.adapters` first"
+    ):
         load_pretrained(str(marian))
 
 
@@ -143,7 +145,7 @@ def test_the_hub_download_asks_for_configs_safetensors_and_tokenizer_files_only(
 
 
 HUB_SCRIPT = """
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from transformer import load_pretrained
 pipeline = load_pretrained("Helsinki-NLP/opus-mt-tiny")
 print(type(pipeline.model).__name__, pipeline.model.config.n_heads, len(pipeline.generate(["Wo ist der Bahnhof?"], max_new_tokens=5)[0]) > 0)
@@ -210,7 +212,7 @@ import sys
 sys.modules["transformers"] = None  # as if the extra were not installed
 import transformer
 print(transformer.load_pretrained("checkpoints/reverse").generate(["abc"])[0])
-import adapters
+import attention_lab.adapters
 print(transformer.load_pretrained("checkpoints/reverse").generate(["abc"])[0])
 """
 
@@ -228,7 +230,7 @@ def test_a_hub_repo_with_pickled_weights_only_is_read_from_the_hubs_safetensors_
 ):
     from types import SimpleNamespace
 
-    from adapters.hf import load as hf_load
+    from attention_lab.adapters.hf import load as hf_load
 
     pickled = tmp_path / "main"
     shutil.copytree(marian, pickled)
@@ -264,7 +266,7 @@ def test_a_family_whose_attention_bypasses_the_interface_is_refused_not_drawn_fr
 
     from transformers import MarianConfig, MarianMTModel
 
-    from adapters.hf.model import HFSeq2Seq
+    from attention_lab.adapters.hf.model import HFSeq2Seq
 
     small = {"d_model": 16, "encoder_attention_heads": 2, "decoder_attention_heads": 2, "encoder_ffn_dim": 8}
     config = MarianConfig(

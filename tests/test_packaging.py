@@ -39,7 +39,7 @@ def test_the_agreement_check_sees_a_difference(tmp_path):
 def test_every_package_of_the_project_is_installed_under_two_names():
     on_disk = {
         ".".join(init.parent.relative_to(REPO).parts)
-        for top in ("transformer", "adapters", "attention_lab")
+        for top in ("transformer", "attention_lab")
         for init in (REPO / top).rglob("__init__.py")
     }
     setuptools = PROJECT["tool"]["setuptools"]
@@ -47,7 +47,7 @@ def test_every_package_of_the_project_is_installed_under_two_names():
     assert on_disk <= listed and listed - on_disk == {"attention_lab.checkpoints"}
     assert setuptools["package-dir"] == {"attention_lab.checkpoints": "checkpoints"}  # the repository's folder
     assert "py-modules" not in setuptools  # app.py stays in the repository: nothing installed beside the packages
-    assert {name.split(".")[0] for name in listed} == {"transformer", "adapters", "attention_lab"}
+    assert {name.split(".")[0] for name in listed} == {"transformer", "attention_lab"}
 
 
 def test_only_the_checkpoint_files_of_the_bundled_models_are_packaged():
@@ -102,7 +102,7 @@ def test_installed_the_command_and_the_readme_snippets_work_from_any_folder(tmp_
         target / "attention_lab" / "assets" / "page.css"
     ).is_file()
     assert sorted(p.name for p in target.iterdir() if not p.name.endswith((".dist-info", "bin"))) == [
-        "adapters", "attention_lab", "transformer"]  # fmt: skip
+        "attention_lab", "transformer"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(target), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
     ran = subprocess.run(
         [sys.executable, "-c", SNIPPETS, str(REPO / "README.md")],

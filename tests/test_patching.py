@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import AutoModelForSeq2SeqLM
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from tests import hf_models
 from tests.conftest import tiny_pipelines
 from transformer import KINDS, DecodingSession, load_pretrained

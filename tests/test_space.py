@@ -42,7 +42,7 @@ def test_deploy_creates_a_gradio_space_and_sends_what_the_app_runs_and_nothing_e
         "attention_lab/page/lab.py",
         "attention_lab/assets/page.css",
         "attention_lab/decoding/steps.mjs",
-        "adapters/hf/model.py",
+        "attention_lab/adapters/hf/model.py",
         "transformer/model.py",
         "checkpoints/reverse/model.safetensors",
         "checkpoints/reverse/snapshots/index.json",

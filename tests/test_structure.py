@@ -2,10 +2,11 @@
 
 transformer/   the library: may import torch, numpy, safetensors, tokenizers, huggingface_hub and itself; it never
                names transformers or sentencepiece (other model families come in through adapters/)
-adapters/      other model families meeting the library's contract: may import the library, never the app
+attention_lab/adapters/
+               other model families meeting the library's contract: may import the library, never the rest of the app
 training/      how the checkpoints were made: may import the library (and the adapters, to evaluate any model), never the
-               app
-attention_lab/ the app: may import adapters/ and the library, never training/; app.py (the Space's entry) imports
+               rest of the app
+attention_lab/ the app: may import its adapters and the library, never training/; app.py (the Space's entry) imports
                attention_lab alone
 attention_lab/*/ the app's parts: each imports only the parts below it (LAB_LAYERS); a feature's per-run state is
                written by that feature alone; no class has more than 20 methods
@@ -19,7 +20,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("transformer", "adapters", "training", "attention_lab", "benchmarks")
+PACKAGES = ("transformer", "training", "attention_lab", "benchmarks")
+ADAPTERS = "attention_lab.adapters"  # a part of its own: the app's lowest layer, which training/ may import too
 APP_FILES = (REPO / "app.py",)  # the Space's entry point
 LIBRARY_MAY_IMPORT = {"torch", "numpy", "safetensors", "tokenizers", "huggingface_hub"}
 NEVER_IN_THE_LIBRARY = re.compile(r"\b(transformers|sentencepiece)\b")  # the packages, by their own (lower-case) names
@@ -34,11 +36,24 @@ MAY_NOT_IMPORT = {  # the parts each must not reach: app -> attention_lab -> ada
 # The app's parts, bottom up: each may import the parts before it in this list, itself, and nothing after it. The
 # page (frame, wiring, Lab) sits below the features: they meet it only through what it hands their `wire`.
 LAB_LAYERS = (
-    *("checks", "controls", "feature", "assets", "models", "attention", "decoding", "page"),
-    *("heads", "why", "patch", "trust", "beam_tree", "snapshots", "serving", "survey", "compare", "beams", "export"),
+    *("adapters", "checks", "controls", "feature", "assets", "models", "attention", "decoding", "page"),
+    *(
+        "heads",
+        "why",
+        "patch",
+        "trust",
+        "beam_tree",
+        "snapshots",
+        "serving",
+        "survey",
+        "compare",
+        "beams",
+        "export",
+        "notebook",
+    ),
     *("tabs", "app", "cli", "__main__"),  # the tab table, the Blocks built from it, the command
 )
-LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why"}}  # python -m attention_lab.X and what it runs
+LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why", "adapters"}}  # python -m attention_lab.X and what it runs
 MAX_FUNCTION_LINES = 60  # docstring excluded
 MAX_FILE_LINES = 450  # tests aside
 MAX_CLASS_METHODS = 20
@@ -138,17 +153,36 @@ def test_the_cycle_check_finds_a_cycle():
     assert first_cycle({"a": {"b"}, "b": set()}) is None
 
 
+def part_of(module: str) -> str:
+    """The part a module belongs to, by MAY_NOT_IMPORT's names: attention_lab.adapters.hf.model -> "adapters";
+    attention_lab.heads.ablation -> "attention_lab"; app -> "app"."""
+    return "adapters" if module == ADAPTERS or module.startswith(ADAPTERS + ".") else module.split(".")[0]
+
+
+def part_files(part: str) -> list[Path]:
+    if part == "app":
+        return list(APP_FILES)
+    if part == "adapters":
+        return sorted((REPO / "attention_lab" / "adapters").rglob("*.py"))
+    return sorted(p for p in (REPO / part).rglob("*.py") if part_of(module_name(p)) == part)
+
+
 @pytest.mark.parametrize("part", sorted(MAY_NOT_IMPORT))
 def test_data_flows_one_way(part):
-    paths = list(APP_FILES) if part == "app" else sorted((REPO / part).rglob("*.py"))
     modules = frozenset(module_name(p) for p in source_files())
     wrong = {
         f"{path.relative_to(REPO)} imports {name}"
-        for path in paths
+        for path in part_files(part)
         for name in imports(path, modules)
-        if name.split(".")[0] in MAY_NOT_IMPORT[part]
+        if part_of(name) in MAY_NOT_IMPORT[part]
     }
     assert not wrong, sorted(wrong)
+
+
+def test_the_adapters_are_a_part_of_their_own():
+    assert [part_of(m) for m in ("attention_lab.adapters.hf.model", "attention_lab.heads", "adapters_x", "app")] == [
+        "adapters", "attention_lab", "adapters_x", "app"]  # fmt: skip
+    assert part_files("adapters") and not set(part_files("adapters")) & set(part_files("attention_lab"))
 
 
 def lab_part(module: str) -> str:

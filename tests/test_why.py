@@ -10,7 +10,7 @@ import torch
 from captum.attr import InputXGradient, IntegratedGradients
 from transformers import AutoModelForSeq2SeqLM
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from attention_lab import faithfulness
 from attention_lab.why.attribution import AGGREGATES, IG_STEPS, METHODS, Scorer, attribute
 from attention_lab.why.deletion import BEST, MEAN, RANDOM, deletion_table, ranking_title

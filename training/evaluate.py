@@ -21,7 +21,7 @@ from pathlib import Path
 import sacrebleu
 from sacrebleu.metrics.base import Score
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
 
 from .data import ding_split, read_tsv

@@ -1,7 +1,7 @@
 """Attention Lab: a from-scratch encoder-decoder Transformer that shows every attention map it computes.
 
 transformer.contract states what decoding and the readings need of any model and tokenizer; the Transformer here
-meets it natively, and the adapters package beside this library wraps other model families to meet it.
+meets it natively, and attention_lab.adapters wraps other model families to meet it.
 
 "Decoding" here always means writing the output one token at a time: greedy_decode, beam_search and a
 DecodingSession (transformer.decoding). At each step it calls model.decode, one pass of the decoder stack over the

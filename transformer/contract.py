@@ -2,8 +2,8 @@
 
 Decoding (greedy, beam search, the step-by-step session), Seq2SeqPipeline and the app's head tests are typed against
 `Seq2SeqModel` and `Seq2SeqTokenizer`, never against one implementation, so a field means the same for every model.
-Our `Transformer` and `Tokenizer` meet the contract natively; adapters for other model families (the `adapters`
-package beside this library) wrap them to meet it. Each member says why it exists: who calls it, or what it is for
+Our `Transformer` and `Tokenizer` meet the contract natively; adapters for other model families (the app's
+`attention_lab.adapters`) wrap them to meet it. Each member says why it exists: who calls it, or what it is for
 (the token embeddings and the per-layer states are there for gradient attribution and a layer-by-layer lens).
 
 Dimension key: B batch, H heads, S source positions, T target positions in this call, P cached target positions,

@@ -164,7 +164,7 @@ def check_compatible(config: ModelConfig, tokenizer: Seq2SeqTokenizer, name: str
 
 Loader = Callable[..., Seq2SeqPipeline]  # (name_or_path, *, revision, local_files_only) -> a pipeline
 # Loaders of other libraries' checkpoints, by the model_type their config.json names (None: any model_type), added by
-# the adapters beside this library when they are imported (register_loader).
+# adapters for other families when they are imported (attention_lab.adapters; register_loader).
 LOADERS: dict[str | None, Loader] = {}
 
 
@@ -181,7 +181,7 @@ def load_pretrained(
     """Load model and tokenizer from a folder or a Hub repo id; raises CheckpointError naming the file at fault.
 
     A checkpoint in this library's format loads here; one of another library (its config.json names a "model_type")
-    loads through the loader registered for it (register_loader: `import adapters` registers the adapters beside
+    loads through the loader registered for it (register_loader: `import attention_lab.adapters` registers the adapters beside
     this library), and is refused with a message saying so when there is none.
     """
     folder = checkpoint.resolve(name_or_path, revision=revision, local_files_only=local_files_only)
@@ -191,7 +191,7 @@ def load_pretrained(
         if loader is None:
             raise CheckpointError(
                 f"{name_or_path}: a {family} checkpoint of another library (its config.json names a model_type); "
-                "`import adapters` first, which lets load_pretrained read the families it adapts"
+                "`import attention_lab.adapters` first, which lets load_pretrained read the families it adapts"
             )
         return loader(name_or_path, revision=revision, local_files_only=local_files_only)
     model = Transformer.from_pretrained(folder, map_location=map_location)

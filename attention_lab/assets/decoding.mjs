@@ -29,7 +29,7 @@ export function floats32(b64) {
 }
 
 function decodeStep(step) {
-  return {...step, cross: weights16(step.cross), self: weights16(step.self), selfNorms: floats32(step.self_norms),
+  return {...step, cross: weights16(step.cross), self: weights16(step.self), selfNorms: step.self_norms ? floats32(step.self_norms) : null,
     selfRollout: weights16(step.self_rollout)};
 }
 
@@ -47,7 +47,7 @@ export class Decoding {
     this.out = Object.fromEntries(SEQUENCE.map((name) => [name, [...data.out[name]]]));
     this.S = data.src.labels.length;
     this.encoder = weights16(data.encoder);
-    this.encoderNorms = floats32(data.encoder_norms);
+    this.encoderNorms = data.encoder_norms ? floats32(data.encoder_norms) : null; // none: weights alone were given
     this.encoderRollout = weights16(data.encoder_rollout);
     this.crossNorms = data.cross_norms ? floats32(data.cross_norms) : null;
     this.steps = data.steps.map(decodeStep);
@@ -103,12 +103,13 @@ export class Decoding {
       return {L, H, Q: shown, K: S, data, norms: this.crossNorms};
     }
     const data = new Float32Array(L * H * shown * shown);
-    const norms = new Float32Array(L * H * shown);
+    const known = shown > 0 && this.steps[0].selfNorms !== null;
+    const norms = known ? new Float32Array(L * H * shown) : null;
     for (let q = 0; q < shown; q++) {
       const step = this.steps[q];
       for (let lh = 0; lh < L * H; lh++) {
         data.set(step.self.subarray(lh * (q + 1), (lh + 1) * (q + 1)), (lh * shown + q) * shown);
-        norms[lh * shown + q] = step.selfNorms[lh];
+        if (known) norms[lh * shown + q] = step.selfNorms[lh];
       }
     }
     return {L, H, Q: shown, K: shown, data, norms};

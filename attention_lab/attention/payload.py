@@ -54,9 +54,12 @@ def sequence(tokenizer: Seq2SeqTokenizer, ids: Sequence[int], special_ids: froze
     """Tokens as the views label and merge them: per piece its label in the pieces view ("##" continues a word), the
     label of its word as far as this piece (a prefix's last word may be cut short), the index of its word, and
     whether it is a special token (by id)."""
-    pieces = tokenizer.tokens(ids)
-    special = [i in special_ids for i in ids]
-    groups = word_groups(pieces, special, tokenizer.is_character_level)
+    return labelled(tokenizer.tokens(ids), [i in special_ids for i in ids], tokenizer.is_character_level)
+
+
+def labelled(pieces: list[str], special: list[bool], character_level: bool = False) -> dict:
+    """Pieces (as the tokenizer spells them) as `sequence` gives them: labels, words, word index, special."""
+    groups = word_groups(pieces, special, character_level)
     labels, words, group = [], [], []
     for g, members in enumerate(groups):
         for k, i in enumerate(members):

@@ -13,6 +13,7 @@ from ..attention.kinds import PAGE_ORDER
 from ..attention.looks import READINGS, SCALES
 
 OFFLINE = PACKAGE / "export" / "offline.mjs"
+PARTS = ("lab-steps", "now", "candidates", "views")  # the views an export holds (offline.mjs's PARTS)
 
 
 def look_of(sent: object) -> dict:
@@ -39,7 +40,7 @@ def page(data: dict, looked: dict, shown: int, model_name: str, source: str, out
     """The HTML of the views of a decoding (attention_lab.attention.payload.full's `data`) at step `shown`, as the
     page looked (look_of)."""
     state = {"decoding": data, "shown": shown, "kind": looked["kind"], "look": looked["look"]}
-    parts = "".join(f"<div id='{name}' class='lab-view'></div>" for name in ("lab-steps", "now", "candidates", "views"))
+    parts = "".join(f"<div id='{name}' data-part='{name}' class='lab-view'></div>" for name in PARTS)
     body = (
         f"<h1>Attention Lab: {html.escape(model_name)}</h1>"
         f"<p><b>Source:</b> {html.escape(source)}</p><p><b>Output:</b> {html.escape(output)}</p>{parts}"

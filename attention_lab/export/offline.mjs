@@ -9,21 +9,24 @@ import {mount as views} from "../attention/views.mjs";
 import {receive, setKind, setLook} from "../assets/store.mjs";
 
 const none = () => {};
+export const PARTS = ["lab-steps", "now", "candidates", "views"]; // each a <div data-part="..."> of the page
 
-function part(id) {
-  const element = document.getElementById(id);
+function part(root, name) {
+  const element = root.querySelector(`[data-part="${name}"]`);
   const inner = document.createElement("div");
   inner.className = "lab-drawn";
   element.replaceChildren(inner);
   return {element, props: {value: null}, watch: none, trigger: none};
 }
 
-/** Draw the export's decoding: `state` is {decoding, shown, kind, look} (attention_lab/export/html.py). */
-export function start(state) {
-  steps(part("lab-steps"));
-  now(part("now"));
-  candidates(part("candidates"));
-  views(part("views"));
+/** Draw the export's decoding in `root` (the page, or a notebook's output cell): `state` is {decoding, shown, kind,
+ * look} (attention_lab/export/html.py). Each page or cell runs its own copy of the modules, so each holds its own. */
+export function start(state, root = document) {
+  (root.body || root).classList.add("lab-offline"); // no server to ask: what asks one is hidden (page.css)
+  steps(part(root, "lab-steps"));
+  now(part(root, "now"));
+  candidates(part(root, "candidates"));
+  views(part(root, "views"));
   setKind(state.kind);
   setLook(state.look);
   receive({op: "full", key: "export", shown: state.shown, data: state.decoding});

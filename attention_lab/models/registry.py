@@ -8,7 +8,7 @@ from pathlib import Path
 
 from huggingface_hub import ModelCard
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
 from transformer.bundled import BUNDLED, bundled_names
 from transformer.checkpoint import model_type

@@ -28,7 +28,6 @@ SPACE_FILES = [
     "README.md",
     "attention_lab/*",
     "transformer/*",
-    "adapters/*",
     "docs/*",
     # each bundled model's checkpoint files and snapshots, so that nothing else (a pickle) ever leaves
     *(f"checkpoints/*/{name}" for name in (*checkpoint.CHECKPOINT_FILES, *snapshots.PATTERNS)),

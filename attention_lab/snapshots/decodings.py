@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from transformer import CheckpointError, DecodingSession, Seq2SeqPipeline, load_pretrained
 from transformer.hub import check_compatible
 from transformer.snapshots import NoSnapshots, Snapshot, list_snapshots

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-import adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from transformer import bundled, load_pretrained
 from transformer.bundled import bundled_names
 

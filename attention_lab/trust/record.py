@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from adapters.hf.tokenizer import TransformersTokenizer
+from attention_lab.adapters.hf.tokenizer import TransformersTokenizer
 from transformer import Seq2SeqPipeline
 
 from ..attention.units import word_label

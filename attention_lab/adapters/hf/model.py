@@ -1,7 +1,7 @@
 """A transformers encoder–decoder (Marian/opus-mt, BART, mBART, M2M100/NLLB, T5) as the library's contract
 (transformer.contract.Seq2SeqModel) describes a model.
 
-The forward pass is transformers' own encoder and decoder with its eager attention; the hooks of adapters.hf.calls
+The forward pass is transformers' own encoder and decoder with its eager attention; the hooks of attention_lab.adapters.hf.calls
 record the weights and values, apply Interventions, take given embeddings and keep each decoder layer's state. The
 output layer is the family's own (its bias and scaling included). One probe step at load checks that all of this
 holds for the model at hand: every attention module ran through the hooks, and the decoder's output through

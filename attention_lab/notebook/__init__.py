@@ -1,0 +1,1 @@
+"""Attention Lab in a notebook: show(...), a view rendered in the output cell and saved as a lesson file."""

@@ -1,0 +1,114 @@
+"""Attention Lab in a notebook: `show(model, source)` decodes and returns a view that Jupyter, JupyterLab, VS Code and
+Colab render in the output cell, drawn by the app's own page modules (the HTML export's), with no server and no
+network: plotly.js is inlined, once per notebook where the cells share one page (Jupyter and JupyterLab), in every
+cell where each is a page of its own (VS Code, Colab). `view.save(path)` writes the same view as one HTML file (a
+lesson to hand out); `view.to_json()` is the /attention export.
+
+    import attention_lab
+    attention_lab.show("de-en", "Ich muss den Rasen mähen.")
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from plotly.offline import get_plotlyjs
+
+from transformer import DecodingSession, Seq2SeqPipeline, bundled, load_pretrained
+from transformer.bundled import bundled_names
+
+from ..assets import CSS, bundle, bundle_name, in_script
+from ..attention import payload
+from ..attention.record import attention_record
+from ..beam_tree.hypothesis import decoded_on
+from ..checks import check_source
+from ..export.html import OFFLINE, PARTS, page
+
+
+def pipeline_of(model: str | Path | Seq2SeqPipeline) -> Seq2SeqPipeline:
+    """A bundled model's name ("de-en", "reverse"), a folder, a Hub id, or a loaded pipeline, as a pipeline."""
+    if isinstance(model, Seq2SeqPipeline):
+        return model
+    import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+
+    name = str(model)
+    return load_pretrained(str(bundled(name)) if name in bundled_names() else name)
+
+
+@dataclass
+class View:
+    """A decoding's views, as a notebook shows them (_repr_html_) and as a lesson file (save)."""
+
+    data: dict  # what the page draws a decoding from (attention_lab.attention.payload.full's shape)
+    name: str
+    source: str
+    output: str
+    record: dict  # the JSON export (/attention's, for a decoding)
+
+    def state(self) -> dict:
+        look = {"words": True, "hideSpecials": False, "scale": "linear", "focus": None, "reading": "weights"}
+        return {"decoding": self.data, "shown": len(self.data["steps"]), "kind": "cross", "look": look}
+
+    def to_json(self) -> dict:
+        """The decoding's JSON export: tokens, each step's top k, and every head's weights (/attention's)."""
+        return self.record
+
+    def html(self, with_plotly: bool = True) -> str:
+        """The cell's HTML: its own copy of the page modules, started on this view's element (so that cells do not
+        share a page state); plotly.js inlined unless `with_plotly` is False (a page that has it already)."""
+        cell = f"attention-lab-{uuid.uuid4().hex[:12]}"
+        parts = "".join(f"<div data-part='{name}' class='lab-view'></div>" for name in PARTS)
+        heading = f"<p><b>{html.escape(self.name)}</b>: {html.escape(self.source)} → {html.escape(self.output)}</p>"
+        plotly = f"<script>if (!window.Plotly) {{ {get_plotlyjs()} }}</script>" if with_plotly else ""
+        start = f"{bundle_name(OFFLINE)}.start({in_script(self.state())}, document.getElementById({json.dumps(cell)}));"
+        return (
+            f"<div id='{cell}' class='attention-lab-cell'><style>{CSS.read_text(encoding='utf-8')}</style>{plotly}"
+            f"{heading}{parts}<script>(() => {{\n{bundle(OFFLINE)}\n{start}\n}})();</script></div>"
+        )
+
+    def _repr_html_(self) -> str:
+        shared = shares_one_page()
+        html_text = self.html(with_plotly=not (shared and Sent.plotly))
+        Sent.plotly = Sent.plotly or shared
+        return html_text
+
+    def save(self, path: str | Path) -> Path:
+        """The view as one self-contained HTML file (plotly.js and the decoding inlined): a lesson to hand out."""
+        path = Path(path)
+        data = self.state()
+        looked = {"kind": data["kind"], "look": data["look"]}
+        text = page(data["decoding"], looked, data["shown"], self.name, self.source, self.output)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+
+class Sent:
+    """What this kernel has sent to its notebook's page: plotly.js, once, where every cell shares that page."""
+
+    plotly = False
+
+
+def shares_one_page() -> bool:
+    """Whether the notebook's cells share one page (Jupyter, JupyterLab) rather than each being a page of its own
+    (Colab, VS Code), where plotly.js must come with every cell."""
+    return "google.colab" not in sys.modules and "VSCODE_PID" not in os.environ
+
+
+def show(model, source: str, strategy: str = "greedy", beam_size: int = 4, max_new_tokens: int | None = None) -> View:
+    """Decode `source` with `model` (a bundled name, a folder, a Hub id or a loaded pipeline) greedily or by beam
+    search, and return its view: every kind of attention, every head, the step slider, the focus head and word
+    merging, drawn in the output cell."""
+    pipeline = pipeline_of(model)
+    ids, _ = check_source(pipeline, source)
+    session = DecodingSession(pipeline.model, ids, top_k=8, max_new_tokens=max_new_tokens)
+    session = decoded_on(session, [], strategy, int(beam_size))
+    name = str(model if isinstance(model, str) else getattr(pipeline, "name", "") or "model")
+    tokenizer = pipeline.tokenizer
+    data = payload.full(session, tokenizer, name)
+    return View(data, name, source, tokenizer.decode(session.tokens), attention_record(session, tokenizer, name))
