@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -29,11 +30,20 @@ def test_the_notebook_is_stored_without_outputs():
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> Path:
-    """A fresh virtual environment (the test environment's packages visible beneath it, so nothing is downloaded)
-    with the project installed by pip: its python."""
+    """A fresh virtual environment with the project installed by pip: its python. The packages of the environment
+    the tests run in are visible beneath it (a .pth file), so nothing is downloaded, whether that environment is the
+    system's or a virtual one."""
     folder = tmp_path_factory.mktemp("venv")
-    venv.create(folder, system_site_packages=True)
+    venv.create(folder)
     python = folder / "bin" / "python"
+    inner = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (Path(inner) / "tests-environment.pth").write_text("".join(f"{path}\n" for path in sorted(outer)))
     done = subprocess.run(  # this pip, into that environment, building with this environment's setuptools
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-build-isolation", str(REPO)],
         capture_output=True,
