@@ -10,6 +10,7 @@ import torch
 from transformer import DecodingSession, beam_search
 
 from ..checks import InputError, quoted
+from ..decoding.state import replayed
 
 STRATEGIES = ("greedy", "beam")
 
@@ -44,11 +45,5 @@ def decoded_on(
         fork.run()
         return fork
     src = torch.tensor([fork.src_ids], device=next(fork.model.parameters()).device)
-    found = beam_search(fork.model, src, beam_size, fork.max_new_tokens, interventions=fork.interventions, prefix=path)[
-        0
-    ]
-    for token in [*found.tokens[len(path) :], fork.model.config.eos_id]:
-        if fork.finished:
-            break
-        fork.step(force=token)
-    return fork
+    found = beam_search(fork.model, src, beam_size, fork.max_new_tokens, interventions=fork.interventions, prefix=path)
+    return replayed(fork, found[0].tokens)

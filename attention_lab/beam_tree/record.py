@@ -55,8 +55,8 @@ def tree_record(run: Run, beam_size: object) -> dict:
 
 
 def page_tree(run: Run, tree: SearchTree, text: str, beam: int) -> dict:
-    """The tree as the page draws it (beam_tree/tree.mjs): the run's number, then a column per field, a value per node in id order, log p
-    and totals to 5 decimals, each node's state as one letter (k kept, p pruned, f finished)."""
+    """The tree as the page draws it (beam_tree/tree.mjs): the run's number, then a column per field, a value per
+    node in id order, log p and totals to 5 decimals, each node's state as one letter (k kept, p pruned, f finished)."""
     tokenizer, special = run.pipeline.tokenizer, run.pipeline.model.special_ids
     nodes = tree.nodes
     return {

@@ -163,11 +163,18 @@ def replay_beam(run: Run, beam_size: int) -> list[list]:
         session.model, src, beam_size, session.max_new_tokens, record_history=True, interventions=session.interventions
     )[0]
     session.reset()
-    for token in [*result.tokens, session.model.config.eos_id]:
+    replayed(session, result.tokens)
+    return result.history
+
+
+def replayed(session: DecodingSession, tokens: list[int]) -> DecodingSession:
+    """The session's steps forced on through `tokens` (those it has not written yet) and the end token, until it
+    finishes: a search's hypothesis decoded by the session, so that the attention drawn is that hypothesis's own."""
+    for token in [*tokens[len(session.steps) :], session.model.config.eos_id]:
         if session.finished:
             break
         session.step(force=token)
-    return result.history
+    return session
 
 
 def decode_to_end(run: Run, strategy: str, beam_size: object) -> list[list]:
