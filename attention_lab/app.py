@@ -1,69 +1,45 @@
-"""The app: the page built from the tab table (attention_lab.tabs), its events wired, the JSON API beside it.
+"""The app: the page, the JSON API and the queue's lanes, all built from the tab table (attention_lab.tabs), each
+feature's part from what it declares.
 
-The models are loaded once and shared by every session; each user's decoding lives in gr.State. `build_demo` makes
-the gr.Blocks and `launch_options` what it is launched with (the CLI, the tests and the benchmarks all use both).
+The models are loaded once and shared by every session, with the app-wide stores features declare; each user's
+decoding lives in gr.State. `build_demo` makes the gr.Blocks and `launch_options` what it is launched with (the
+CLI, the tests and the benchmarks all use both).
 """
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import gradio as gr
 
 from .assets import CSS, static_files
-from .checks import InputError
-from .feature import Shared
+from .feature import Feature, Shared
 from .models.registry import Registry
 from .page import frame
 from .page.lab import Lab
-from .page.wiring import CONCURRENCY, DECODE, HEAVY, Wiring
-from .serving.api import Api, method_of
-from .snapshots.decodings import Snapshots
+from .page.wiring import CONCURRENCY, LANES, Wiring
+from .serving.api import Endpoints, documentation, served
 from .tabs import LOOP, TABS, features, options, outputs
 
 logger = logging.getLogger("attention_lab")
 # Gradio keeps every session's component values until the session is evicted, oldest first, beyond this many
 # sessions; its default of 10,000 let memory grow by about 0.25 MB per session here.
 SESSION_CAPACITY = 128
-QUICK = ("translate", "attention")
-HEAVY_API = (
-    "heads",
-    "training",
-    "ablate",
-    "edit",
-    "attribute",
-    "contrast",
-    "lens",
-    "patch",
-    "score",
-    "beam_tree",
-    "continue",
-)
 
 
-def launch_options() -> dict:
+def stylesheets(tabs: tuple[Feature, ...] = TABS) -> list[Path]:
+    """The page's stylesheet, then each feature's, in the table's order."""
+    return [CSS, *(f.stylesheet for f in features(tabs) if f.stylesheet is not None)]
+
+
+def launch_options(tabs: tuple[Feature, ...] = TABS) -> dict:
     """What demo.launch() takes besides the address: the session cap, a compact theme (the step loop and the views
-    share one screen) and the page's stylesheet. (The page modules and plotly.js are served as they are: set in
+    share one screen) and the stylesheets. (The page modules and plotly.js are served as they are: set in
     build_demo.)"""
     theme = gr.themes.Default(spacing_size=gr.themes.sizes.spacing_sm, radius_size=gr.themes.sizes.radius_sm)
-    return {"state_session_capacity": SESSION_CAPACITY, "css_paths": [CSS], "theme": theme}
-
-
-def shown_to_user(fn: Callable) -> Callable:
-    """An InputError reaches an API client as a gr.Error with its message as it is, and one line in the log."""
-
-    @functools.wraps(fn)
-    def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except InputError as err:
-            logger.info("user error: %s", err)
-            raise gr.Error(str(err), print_exception=False) from None
-
-    return call
+    return {"state_session_capacity": SESSION_CAPACITY, "css_paths": stylesheets(tabs), "theme": theme}
 
 
 def wire_tabs(wiring: Wiring, opened: dict) -> None:
@@ -77,17 +53,26 @@ def wire_tabs(wiring: Wiring, opened: dict) -> None:
         wiring.then_fill(wiring.listen(tab.select, event, wiring.inputs, wiring.targets()))
 
 
+def shared_by(registry: Registry, tabs: tuple[Feature, ...] = TABS) -> Shared:
+    """What every session shares: the models, and each app-wide store a feature declares, made once."""
+    return Shared(registry, {f.store: f.store(registry) for f in features(tabs) if f.store is not None})
+
+
 def make_lab(registry: Registry, tabs: tuple = TABS, ahead: bool = False) -> Lab:
     """The Lab of the tab table over `registry`; with `ahead`, the next step is decoded ahead in the background."""
     executor = ThreadPoolExecutor(1, thread_name_prefix="ahead") if ahead else None
-    return Lab(registry, LOOP, tabs, Shared(registry, Snapshots(registry)), ahead=executor)
+    return Lab(registry, LOOP, tabs, shared_by(registry, tabs), ahead=executor)
+
+
+def endpoints(lab: Lab, tabs: tuple = TABS) -> Endpoints:
+    """Every endpoint of the table as plain Python over the Lab's models (what the API answers, with no server)."""
+    return Endpoints(lab.shared, features(tabs))
 
 
 def build_demo(registry: Registry, tabs: tuple = TABS) -> gr.Blocks:
     """The app over `registry`, its tabs those of the tab table (`tabs`: another table, for a test)."""
     gr.set_static_paths(static_files())
     lab = make_lab(registry, tabs, ahead=True)
-    shared = lab.shared
     with gr.Blocks(title="Attention Lab", fill_width=True) as demo:
         components, state, opened = frame.build(registry, lab.default, LOOP, tabs)
         wiring = Wiring(lab, components, state, list(options(tabs)), list(outputs(tabs)))
@@ -96,10 +81,13 @@ def build_demo(registry: Registry, tabs: tuple = TABS) -> gr.Blocks:
                 feature.wire(components, wiring)
         wire_tabs(wiring, opened)
         wiring.on(demo.load, lab.decoding.run)  # the page opens on its first example, decoded
-        api = Api(registry, shared.snapshots)
-        for name in QUICK:
-            gr.api(shown_to_user(getattr(api, name)), api_name=name, **DECODE)
-        for name in HEAVY_API:
-            gr.api(shown_to_user(getattr(api, method_of(name))), api_name=name, **HEAVY)
+        for feature in features(tabs):
+            for endpoint in feature.endpoints:
+                gr.api(
+                    served(endpoint, lab.shared),
+                    api_name=endpoint.name,
+                    api_description=documentation(endpoint),
+                    **LANES[endpoint.lane],
+                )
     demo.queue(default_concurrency_limit=CONCURRENCY, max_size=64)
     return demo

@@ -61,7 +61,7 @@ def serve(argv: list[str]) -> None:
     from .checks import InputError
     from .models.registry import load_models
     from .page.wiring import CONCURRENCY
-    from .serving.cores import available_cores
+    from .models.cores import available_cores
 
     args = serve_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

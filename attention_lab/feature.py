@@ -1,9 +1,12 @@
-"""A feature of the app, as the rest of the app sees it: the small face every feature folder offers.
+"""A feature of the app, as the rest of the app sees it: everything it adds, declared in its folder.
 
 A feature lays out its components (`layout`), names the outputs it shows (`outputs`), says what they show for a
-user's run while its tab is open (`view`), and wires its own events (`wire`). attention_lab/tabs.py lists the
-features, one line each; attention_lab/page builds the page from that table, wires it, and redraws only what changed.
-A new tab is a new folder and one line there.
+user's run while its tab is open (`view`), and wires its own events (`wire`). It declares its endpoints of the JSON
+API (`endpoints`: name, function, queue lane, input limits, a one-line description and the record it answers with),
+its stylesheet beside its page modules, the type of what it keeps of a run (`state`) and of a user (`user_state`),
+an app-wide store (`store`), and the records its page modules are sent (`messages`, the page's JSON Schema).
+attention_lab/tabs.py lists the features, one line each; the app builds the page, the API and the queue's lanes from
+that table, and no other module lists every feature or endpoint. A new feature is a new folder and one line there.
 
 An output's kind says how its value reaches its component (attention_lab.page.wiring):
 
@@ -13,7 +16,7 @@ An output's kind says how its value reaches its component (attention_lab.page.wi
     BUTTON    a bool: whether it can be clicked now
     TABLE     rows, or None for an empty table
     TITLED    {"value", "label"}: a text with its own label, hidden when empty
-    DATA      JSON for the feature's page module, which draws it (never shown as it is)
+    DATA      a record for the feature's page module, which draws it (never shown as it is)
 
 A slow output answers a click with a placeholder that says what is being computed, and is filled by the event
 chained after the click, so that the click does not wait for it.
@@ -23,9 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 TEXT, MARKDOWN, NOTICE, BUTTON, TABLE, TITLED, DATA = "text", "markdown", "notice", "button", "table", "titled", "data"
+DECODE, HEAVY = "decode", "heavy"  # the queue's lanes: quick decoding, and heavy work one at a time (page/wiring.py)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -35,12 +41,41 @@ class Output:
     slow: str = ""  # what it says while it is computed after the click ("" when it answers with the click)
 
 
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask of an endpoint: its cost grows with both."""
+
+    source: int  # source tokens it takes at most (a longer source is refused with a message, never cut)
+    new: int | None = None  # new tokens it decodes at most (the model's own limit, if lower); None: the model's
+
+    def sentence(self) -> str:
+        """The limits as the API's documentation states them."""
+        new = f" and {self.new} new tokens" if self.new is not None else ""
+        return f"At most {self.source} source tokens (a longer text is refused, with a message){new}."
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One endpoint of the JSON API (gradio_client): `/name`."""
+
+    name: str  # its api_name, without the slash
+    fn: Callable[..., Any]  # (request: attention_lab.decoding.request.Request, *arguments) -> its answer
+    returns: type  # the record it answers with (a dataclass whose JSON is the answer), or str
+    description: str  # one line: what it answers
+    limits: Limits
+    lane: str = HEAVY  # DECODE or HEAVY
+
+
 @dataclass
 class Shared:
-    """What every session shares: the models, and the app-wide stores features keep (the training snapshots)."""
+    """What every session shares: the models, and the app-wide stores features keep (the training snapshots), by
+    their type."""
 
     registry: Any  # attention_lab.models.registry.Registry
-    snapshots: Any = None  # attention_lab.snapshots.decodings.Snapshots
+    stores: dict[type, object] = field(default_factory=dict)
+
+    def store(self, kind: type[T]) -> T:
+        return self.stores[kind]
 
 
 @dataclass
@@ -60,15 +95,21 @@ View = Callable[[Screen], dict]  # -> {output name: (key, how to make its value)
 
 @dataclass(frozen=True)
 class Feature:
-    id: str  # its tab's id, and the name its per-run and per-user state is kept under
+    id: str  # its tab's id
     title: str = ""  # its tab's title
-    layout: Callable[..., dict] | None = None  # (page) -> its components by name (every output's among them)
+    layout: Callable[..., dict] | None = None  # (registry, default model) -> its components by name
     outputs: tuple[Output, ...] = ()
     view: View | None = None  # what its outputs show while its tab is open (None: drawn in the page alone)
     wire: Callable[..., None] | None = None  # (components, wiring): its own events
     controls: tuple[str, ...] = ()  # its components every decoding event sends (read from Controls.options)
     needs_run: bool = True  # with no run, its outputs are blank (the Training tab decodes the source itself)
     parts: tuple[Feature, ...] = field(default=())  # features laid out, drawn and wired inside this one's tab
+    endpoints: tuple[Endpoint, ...] = ()
+    stylesheet: Path | None = None  # its CSS, beside its page modules
+    state: type | None = None  # what it keeps of a run (Run.states), made empty when first asked for
+    user_state: type | None = None  # what it keeps for a user across runs (UserState.states)
+    store: Callable[[Any], object] | None = None  # an app-wide store, a type made once from the registry
+    messages: tuple[type, ...] = ()  # the records its page modules are sent
 
     def every(self) -> tuple[Feature, ...]:
         """This feature and its parts."""

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
-from attention_lab.why.attribution import METHODS, attribute
+from attention_lab.attribution.methods import METHODS, attribute
 from benchmarks.browser_speed import LARGE_MODELS, STEP_TEXT, large_model
 from benchmarks.results import put_block
 from transformer import DecodingSession, bundled, load_pretrained

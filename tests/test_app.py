@@ -11,7 +11,7 @@ from attention_lab.app import make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.actions import BEAM_MODE
-from attention_lab.decoding.state import UserState
+from attention_lab.decoding.state import UserState, loop
 from attention_lab.export import feature as export
 from attention_lab.heads import feature as heads_feature
 from attention_lab.models.examples import CURATED, example_for
@@ -375,21 +375,21 @@ def test_the_next_step_is_decoded_ahead_and_taken_by_step_only_while_it_holds(la
     user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
     lab.do(lab.decoding.step, user, c)
     lab.decoding.step_ahead(user)
-    version, forked = user.run.ahead
+    version, forked = loop(user.run).ahead
     assert version == user.run.version and len(forked.steps) == 2 and len(user.run.session.steps) == 1
     stepped = lab.do(lab.decoding.step, user, c)
     assert user.run.session is forked and stepped["steps"]["op"] == "step"  # taken, not decoded again
     plain = DecodingSession(forked.model, forked.src_ids, top_k=8, max_new_tokens=8)
     assert [plain.step().token for _ in range(2)] == user.run.session.tokens
     lab.decoding.step_ahead(user)
-    _, third = user.run.ahead
+    _, third = loop(user.run).ahead
     lab.do(lab.decoding.back, user, c)  # the run changed: what was decoded ahead is dropped
-    assert user.run.ahead is None
+    assert loop(user.run).ahead is None
     lab.do(lab.decoding.step, user, c)
     assert user.run.session is not third and user.run.session.tokens == plain.tokens
     lab.do(lab.decoding.run, user, c)
     lab.decoding.step_ahead(user)
-    assert user.run.ahead is None  # finished: nothing left to decode ahead
+    assert loop(user.run).ahead is None  # finished: nothing left to decode ahead
 
 
 def test_a_lab_that_decodes_ahead_does_it_after_answering_a_step(monkeypatch):
@@ -400,8 +400,8 @@ def test_a_lab_that_decodes_ahead_does_it_after_answering_a_step(monkeypatch):
     user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
     lab.do(lab.decoding.step, user, c)
     lab.ahead.shutdown(wait=True)  # the step decoded ahead has been made
-    assert user.run.ahead is not None and user.run.ahead[0] == user.run.version
+    assert loop(user.run).ahead is not None and loop(user.run).ahead[0] == user.run.version
     lab.ahead = ThreadPoolExecutor(1)
     lab.do(lab.decoding.run, user, c)  # finished: nothing to decode ahead
     lab.ahead.shutdown(wait=True)
-    assert user.run.ahead is None
+    assert loop(user.run).ahead is None

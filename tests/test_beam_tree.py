@@ -81,9 +81,9 @@ def test_a_hypothesis_kept_after_its_end_token_finished_has_its_node(pipelines):
 
 @pytest.fixture(scope="module")
 def api(bundled):
-    from attention_lab.serving.api import Api
+    from attention_lab.app import endpoints, make_lab
 
-    return Api(bundled, None)
+    return endpoints(make_lab(bundled))
 
 
 @pytest.mark.parametrize("model", ["reverse", "de-en"])
@@ -107,9 +107,9 @@ def test_continuing_from_the_first_k_greedy_tokens_gives_the_greedy_output(api, 
     text = {"reverse": "hello42world", "de-en": "Ich muss den Rasen mähen."}[model]
     greedy = api.attention(model, text)["output_tokens"]
     for n in (0, 1, len(greedy) // 2, len(greedy)):
-        assert api.continue_(model, text, greedy[:n])["output_tokens"] == greedy
+        assert api("continue", model, text, greedy[:n])["output_tokens"] == greedy
     beam = api.attention(model, text, "beam", 4)["output_tokens"]
-    assert api.continue_(model, text, [], "beam", 4)["output_tokens"] == beam
+    assert api("continue", model, text, [], "beam", 4)["output_tokens"] == beam
 
 
 def test_continuing_from_a_prefix_the_search_preferred_writes_that_prefix_then_decodes_on(api, bundled):
@@ -121,13 +121,13 @@ def test_continuing_from_a_prefix_the_search_preferred_writes_that_prefix_then_d
     beam = api.attention("de-en", text, "beam", 4)["output_tokens"]
     prefix = beam[:3]
     assert prefix != greedy[:3]
-    on = api.continue_("de-en", text, prefix)["output_tokens"]
+    on = api("continue", "de-en", text, prefix)["output_tokens"]
     assert on[:3] == prefix and on != greedy and on[-1] == "</s>"
     pipeline = bundled.entry("de-en").pipeline
     ids = [pipeline.tokenizer.token_to_id(t) for t in prefix]
     src = torch.tensor([pipeline.tokenizer.encode(text)])
     searched = beam_search(pipeline.model, src, 3, 256, prefix=ids)[0].tokens
-    by_beam = api.continue_("de-en", text, prefix, "beam", 3)["output_tokens"]
+    by_beam = api("continue", "de-en", text, prefix, "beam", 3)["output_tokens"]
     assert by_beam == pipeline.tokenizer.tokens([*searched, pipeline.model.config.eos_id]) and by_beam != on
 
 
@@ -138,6 +138,6 @@ def test_bad_beam_sizes_and_prefixes_get_one_line(api):
         with pytest.raises(InputError, match="Beam size must be a whole number from 1 to 16"):
             api.beam_tree("reverse", "abc", bad)
     with pytest.raises(InputError, match="Unknown token 'zz' in the prefix"):
-        api.continue_("reverse", "abc", ["c", "zz"])
+        api("continue", "reverse", "abc", ["c", "zz"])
     with pytest.raises(InputError, match="The prefix must be a list of tokens"):
-        api.continue_("reverse", "abc", "cba")
+        api("continue", "reverse", "abc", "cba")

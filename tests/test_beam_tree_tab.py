@@ -9,16 +9,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attention_lab.app import make_lab
+from attention_lab.app import endpoints, make_lab
 from attention_lab.attention.record import attention_record
 from attention_lab.beam_tree import feature as tree_tab
 from attention_lab.beam_tree.feature import decode_on, pick
 from attention_lab.beam_tree.record import tree_record
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState, new_run
+from attention_lab.decoding.state import UserState, loop, new_run
 from attention_lab.models.registry import load_models
-from attention_lab.serving.api import Api
+from attention_lab.records import jsonable
 from tests.node import needs_node, run_modules
 from transformer.decoding import length_normalise
 
@@ -38,7 +38,7 @@ def lab(registry):
 
 @pytest.fixture(scope="module")
 def api(registry):
-    return Api(registry, None)
+    return endpoints(make_lab(registry))
 
 
 def opened(lab, source: str, model: str = "de-en", beam: int = 4):
@@ -74,7 +74,7 @@ def test_the_tree_sent_is_the_beam_tree_endpoints_search(lab, model, source):
     """The same search as /beam_tree's under the run's own length limit (the Max length slider; /beam_tree's is
     256): the limit bounds what a live hypothesis can still reach, so it changes where the search stops."""
     user, _, tree = opened(lab, source, model)
-    answer = tree_record(user.run, 4)
+    answer = jsonable(tree_record(user.run, 4))
     assert len(tree["parent"]) == len(answer["nodes"]) and tree["best"] == answer["best"]
     assert tree["text"] == answer["output_text"] and tree["beam"] == 4 and tree["alpha"] == 1.0
     for i, node in enumerate(answer["nodes"]):
@@ -96,7 +96,7 @@ def test_a_clicked_nodes_attention_is_the_export_of_a_decoding_forced_to_its_pre
     run = new_run(entry, DE)
     for token in path:
         run.session.step(force=token)
-    export = attention_record(run.session, entry.pipeline.tokenizer, "de-en")
+    export = jsonable(attention_record(run.session, entry.pipeline.tokenizer, "de-en"))
     data, config = hypothesis["data"], entry.pipeline.model.config
     L, H, S = config.n_decoder_layers, config.n_heads, len(run.session.src_ids)
     assert data["out"]["labels"][-1] and len(data["steps"]) == len(export["steps"]) == len(path)
@@ -135,7 +135,7 @@ def test_decoding_on_from_a_node_is_continue_and_back_undoes_it(lab, api, strate
     answered = lab.do(decode_on(strategy), user, c)
     tokenizer = user.run.pipeline.tokenizer
     prefix = [tokenizer.id_to_token(tree["token"][i]) for i in _path(tree, node)[1:]]
-    expected = api.continue_("de-en", DE, prefix, strategy, 4)
+    expected = api("continue", "de-en", DE, prefix, strategy, 4)
     assert tokenizer.tokens(user.run.session.tokens) == expected["output_tokens"]
     assert answered["output"] == expected["output_text"] != tokenizer.decode(before)
     assert answered["original"] == {"value": tokenizer.decode(before), "label": "Before the branch from the tree"}
@@ -156,7 +156,7 @@ def test_back_undoes_the_branch_only_while_the_decoding_is_as_the_branch_left_it
     lab.do(lab.decoding.force, user, c, step.top_ids[1])  # a what-if after the branch
     forced = list(user.run.session.tokens)
     lab.do(lab.decoding.back, user, c)  # a step back, not back to before the branch
-    assert user.run.session.tokens == forced[:-1] and user.run.undo is not None
+    assert user.run.session.tokens == forced[:-1] and loop(user.run).undo is not None
 
 
 def test_nothing_picked_or_a_node_not_in_the_tree_gets_one_line(lab):

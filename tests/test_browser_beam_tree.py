@@ -45,9 +45,10 @@ def visible_node(page, name: str, step: int) -> dict:
 def test_a_clicked_nodes_attention_is_the_export_of_its_prefix_and_decoding_on_is_undone_by_back(served_app, browser):
     from playwright.sync_api import expect
 
+    from attention_lab.app import endpoints, make_lab
     from attention_lab.attention.record import attention_record
     from attention_lab.decoding.state import new_run
-    from attention_lab.serving.api import Api
+    from attention_lab.records import jsonable
 
     url, registry, _ = served_app
     text = "hello42world"
@@ -68,12 +69,12 @@ def test_a_clicked_nodes_attention_is_the_export_of_its_prefix_and_decoding_on_i
     forced = new_run(entry, text)
     for token in prefix:
         forced.session.step(force=tokenizer.encode(token)[0])
-    export = attention_record(forced.session, tokenizer, "reverse")
+    export = jsonable(attention_record(forced.session, tokenizer, "reverse"))
     for step, row in enumerate(drawn[1]):  # the focused head (layer 2, head 3) at each step of the hypothesis
         assert row == pytest.approx(export["steps"][step]["cross"][1][2], abs=1.5e-4)
     assert page.get_by_label("Output").input_value() == greedy  # a click shows it; the decoding stays
     button(page, "Decode on from here, greedily").click()
-    expected = Api(registry, None).continue_("reverse", text, prefix)["output_text"]
+    expected = endpoints(make_lab(registry))("continue", "reverse", text, prefix)["output_text"]
     expect(page.get_by_label("Output")).to_have_value(expected, timeout=WAIT_MS)
     expect(page.get_by_label("Before the branch from the tree")).to_have_value(greedy)
     button(page, "Back").click()

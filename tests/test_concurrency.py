@@ -13,9 +13,9 @@ from gradio_client import Client
 from attention_lab import cli
 from attention_lab.app import SESSION_CAPACITY, build_demo, launch_options
 from attention_lab.decoding.state import UserState
+from attention_lab.models.cores import available_cores
 from attention_lab.models.registry import Registry
 from attention_lab.page.wiring import CONCURRENCY
-from attention_lab.serving.cores import available_cores
 from benchmarks.load import Request, answers_alone, fingerprint, load_test
 from tests.conftest import free_port
 
@@ -126,8 +126,8 @@ def test_the_queue_decodes_two_requests_at_once_and_no_more(served_app, monkeypa
 def test_each_request_gets_its_share_of_the_cores(monkeypatch, cores, threads):
     import gradio as gr
 
+    from attention_lab.models import cores as cores_module
     from attention_lab.models import registry
-    from attention_lab.serving import cores as cores_module
     from tests.conftest import tiny_pipelines
 
     launched: dict = {}

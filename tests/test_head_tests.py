@@ -6,15 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from attention_lab.app import make_lab
-from attention_lab.attention import payload
+from attention_lab.app import endpoints, make_lab
+from attention_lab.attention import naming, payload, summaries
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState
-from attention_lab.heads import ablation, naming, summaries
+from attention_lab.decoding.state import UserState, loop
+from attention_lab.heads import ablation
 from attention_lab.heads.actions import HeadTests
 from attention_lab.heads.state import HeadsState
-from attention_lab.serving.api import Api
 from tests.node import NODE, run_modules
 from transformer import DecodingSession, Head, Interventions
 
@@ -34,7 +33,7 @@ def tests(lab):
 
 @pytest.fixture(scope="module")
 def api(lab):
-    return Api(lab.registry, lab.shared.snapshots)
+    return endpoints(lab)
 
 
 def entropy(row):
@@ -180,14 +179,14 @@ def test_ablation_in_the_app_keeps_the_original_beside_and_reports_each_step(lab
     assert changes["original"] == {"value": plain, "label": "Before the ablation"}
     assert changes["output"] != plain and "Ablated throughout: all cross-attention heads" in changes["status"]
     assert user.run.session.interventions.ablate == naming.parse_heads(["cross:*:*"], user.run.session.model.config)
-    assert user.run.state("heads", HeadsState).ablated == user.run.session.interventions.ablate
+    assert user.run.states.get(HeadsState).ablated == user.run.session.interventions.ablate
     user.tab = "heads"
     shown = lab.show(user, c)  # the click answers at once, with what is being computed
     assert shown["effects"]["op"] == "computing" and "Measuring" in shown["effects"]["text"]
     filled = lab.fill(user)  # then the slow parts
     effects = filled["effects"]
     assert effects["op"] == "effects" and effects["held"].startswith("Ablated throughout")
-    assert len(effects["steps"]) == len(user.run.before.steps)  # a bar per step of the one before
+    assert len(effects["steps"]) == len(loop(user.run).before.steps)  # a bar per step of the one before
     assert any(step["changed"] for step in effects["steps"]) and effects["steps"][0]["kl"] >= 0
     assert filled["heads"]["op"] == "summary" and filled["heads"]["kinds"] == ["encoder", "decoder_self", "cross"]
     assert lab.fill(user) == {}  # filled once
@@ -250,7 +249,7 @@ def test_a_what_if_after_an_ablation_is_labelled_as_a_what_if(lab, tests):
     c = Controls("reverse", REVERSAL)
     lab.do(lab.decoding.run, user, c)
     lab.do(tests.ablate, user, c, ["cross:1:*"])
-    assert user.run.before.change == "ablation"
+    assert loop(user.run).before.change == "ablation"
     candidate = user.run.session.steps[0].top_ids[1]
     changes = lab.do(lab.decoding.force, user, Controls("reverse", REVERSAL, shown=1), str(candidate))
     assert changes["original"]["label"] == "Before the what-if"

@@ -15,7 +15,8 @@ from transformers import AutoModelForSeq2SeqLM
 
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from attention_lab.adapters.hf.model import HFCache
-from attention_lab.heads import ablation, editing, summaries
+from attention_lab.attention import summaries
+from attention_lab.heads import ablation, editing
 from tests import hf_models
 from tests.tolerance import assert_close
 from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode, load_pretrained
@@ -215,7 +216,7 @@ def test_a_what_if_the_models_rules_forbid_is_refused_and_loses_nothing(family):
     from attention_lab.app import make_lab
     from attention_lab.checks import InputError
     from attention_lab.controls import Controls
-    from attention_lab.decoding.state import UserState
+    from attention_lab.decoding.state import UserState, loop
     from attention_lab.models.registry import Registry
 
     pipeline, _, _ = family
@@ -229,10 +230,10 @@ def test_a_what_if_the_models_rules_forbid_is_refused_and_loses_nothing(family):
     for token in forbidden:
         with pytest.raises(InputError, match="Pick one of the candidate tokens"):
             lab.do(lab.decoding.force, user, Controls("m", TEXTS[2], max_len=LIMIT, shown=1), str(token))
-        assert user.run.session.steps == steps and user.run.before is None
+        assert user.run.session.steps == steps and loop(user.run).before is None
     # eos may be forced at step 2 in every family, BART's too (its decoder starts with eos: bos_id == eos_id there)
     lab.do(lab.decoding.force, user, Controls("m", TEXTS[2], max_len=LIMIT, shown=2), str(config.eos_id))
-    assert user.run.session.tokens == [steps[0].token, config.eos_id] and user.run.before.change == "what-if"
+    assert user.run.session.tokens == [steps[0].token, config.eos_id] and loop(user.run).before.change == "what-if"
 
 
 def test_the_tokenizers_own_special_tokens_count_as_specials_in_the_head_summaries(family):

@@ -17,13 +17,12 @@ import pytest
 import torch
 
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
-from attention_lab.app import make_lab
+from attention_lab.app import endpoints, make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.state import UserState
 from attention_lab.export import feature as export
 from attention_lab.models.registry import load_models
-from attention_lab.serving.api import Api
 from tests import hf_models
 from tests.test_checkpoints import make_hub_cache
 from transformer import CheckpointError, checkpoint, load_pretrained
@@ -173,7 +172,7 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_head_tes
     registry = load_models([name, str(tmp_path / "gpt2")], bundled=tmp_path / "none")
     assert registry.names == [name] and "not an encoder–decoder" in registry.errors[str(tmp_path / "gpt2")]
     lab, user = make_lab(registry), UserState()
-    api = Api(registry, lab.shared.snapshots)
+    api = endpoints(make_lab(registry))
     c = Controls(name, "Wo ist der Bahnhof?", max_len=10)
     changes = lab.do(lab.decoding.run, user, c)
     assert changes["output"] == registry.entry(name).pipeline.generate(["Wo ist der Bahnhof?"], max_new_tokens=10)[0]

@@ -6,13 +6,12 @@ import re
 
 import pytest
 
-from attention_lab.app import make_lab
+from attention_lab.app import endpoints, make_lab
 from attention_lab.assets import in_script
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import Registry
-from attention_lab.serving.api import Api
 from tests.conftest import tiny_pipelines
 from tests.node import NODE, run_modules
 
@@ -78,7 +77,7 @@ def lab():
 
 @pytest.fixture(scope="module")
 def api(lab):
-    return Api(lab.registry, lab.shared.snapshots)
+    return endpoints(lab)
 
 
 def test_there_are_at_least_40_hostile_cases():
@@ -169,5 +168,5 @@ def test_a_character_model_names_its_own_alphabet():
 
 @pytest.mark.parametrize("size", ["²", float("nan"), float("inf"), 2.5, -1, 0, 99, None, "4.0x"])
 def test_an_unusable_beam_size_is_a_clear_message(lab, size, api):
-    with pytest.raises(InputError, match="Beam size must be between 1 and 8"):
+    with pytest.raises(InputError, match="Beam size must be a whole number from 1 to 16"):
         api.translate("reverse", "abc", strategy="beam", beam_size=size)

@@ -24,9 +24,9 @@ def weights16(b64: str, shape) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def api(bundled):
-    from attention_lab.serving.api import Api
+    from attention_lab.app import endpoints, make_lab
 
-    return Api(bundled, None)
+    return endpoints(make_lab(bundled))
 
 
 def test_show_decodes_as_the_app_and_its_json_is_the_attention_export(api):

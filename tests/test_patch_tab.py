@@ -13,7 +13,7 @@ from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import load_models
 from attention_lab.patch import corruption
 from attention_lab.patch import feature as patch_tab
-from attention_lab.patch.feature import NOISE, SWAP, pick, set_corrupted, start_again
+from attention_lab.patch.feature import NOISE, SWAP, PatchState, pick, set_corrupted, start_again
 from tests.node import needs_node, run_modules
 
 SLOW = next(output.slow for output in patch_tab.OUTPUTS if output.name == "patch")
@@ -77,7 +77,7 @@ def test_a_click_on_a_word_adds_or_removes_noise_or_swaps_it_for_a_close_word_of
     clean = user.run.session.src_ids
     swapped = []
     for _ in range(2):
-        answered = lab.do(pick, user, c, 2, SWAP, user.run.states["patch"].corrupted or "")
+        answered = lab.do(pick, user, c, 2, SWAP, user.run.states.get(PatchState).corrupted or "")
         swapped.append(answered["corrupted"])
     tokenizer = user.run.pipeline.tokenizer
     pipeline = user.run.pipeline

@@ -8,6 +8,7 @@ import torch
 
 from attention_lab.attention import payload
 from attention_lab.attention.record import attention_record
+from attention_lab.records import jsonable
 from tests.conftest import tiny_pipelines
 from transformer import DecodingSession
 
@@ -39,7 +40,7 @@ def test_weights_travel_as_16_bits_within_8e_6(decoded):
 
 def test_attention_record_is_json_with_every_head(decoded):
     session, tokenizer = decoded
-    record = json.loads(json.dumps(attention_record(session, tokenizer, "tiny")))
+    record = json.loads(json.dumps(jsonable(attention_record(session, tokenizer, "tiny"))))
     cfg = session.model.config
     assert record["source_tokens"] == tokenizer.tokens(session.src_ids)
     assert len(record["steps"]) == len(session.steps)

@@ -13,12 +13,11 @@ import pytest
 import torch
 from safetensors import safe_open
 
-from attention_lab.app import make_lab
+from attention_lab.app import endpoints, make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import load_models
-from attention_lab.serving.api import Api
 from tests.test_checkpoints import make_hub_cache
 from tests.test_training import TINY, TRAIN, run
 from training.snapshots import plan
@@ -148,7 +147,7 @@ def lab():
 
 @pytest.fixture(scope="module")
 def api(lab):
-    return Api(lab.registry, lab.shared.snapshots)
+    return endpoints(lab)
 
 
 def test_the_training_api_decodes_the_source_with_every_snapshot(lab, api):
@@ -204,7 +203,7 @@ def test_a_corrupt_or_missing_snapshot_is_named_and_the_rest_keep_working(tmp_pa
     (broken.folder / "model.safetensors").write_bytes(b"not safetensors")
     shutil.rmtree(missing.folder)
     lab = make_lab(load_models([], bundled=bundled))
-    api = Api(lab.registry, lab.shared.snapshots)
+    api = endpoints(lab)
     film = api.training("reverse", FIXED)["snapshots"]
     assert f"step {broken.step:,}" in film[2]["error"] and "model.safetensors" in film[2]["error"]
     assert f"step {missing.step:,}" in film[3]["error"] and film[3]["output_text"] is None

@@ -84,13 +84,12 @@ def test_the_files_sent_are_enough_to_run_the_app(tmp_path):
     assert not (tmp_path / "tests").exists() and not (tmp_path / "training").exists()
     code = (
         "import app\n"  # the Space's entry point imports as it is
-        "from attention_lab.app import build_demo, make_lab\n"
+        "from attention_lab.app import build_demo, endpoints, make_lab\n"
         "from attention_lab.models.registry import load_models\n"
-        "from attention_lab.serving.api import Api\n"
         "registry = load_models([])\n"
         "build_demo(registry)\n"
         "print(sorted(registry.names), registry.errors)\n"
-        "print(Api(registry, make_lab(registry).shared.snapshots).translate('reverse', 'abc'))\n"
+        "print(endpoints(make_lab(registry)).translate('reverse', 'abc'))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # only what was sent is importable
     env.update(HF_HUB_OFFLINE="1", GRADIO_ANALYTICS_ENABLED="False")

@@ -36,7 +36,8 @@ MAY_NOT_IMPORT = {  # the parts each must not reach: app -> attention_lab -> ada
 # The app's parts, bottom up: each may import the parts before it in this list, itself, and nothing after it. The
 # page (frame, wiring, Lab) sits below the features: they meet it only through what it hands their `wire`.
 LAB_LAYERS = (
-    *("adapters", "checks", "controls", "feature", "assets", "models", "attention", "decoding", "page"),
+    *("adapters", "checks", "controls", "records", "feature", "assets", "models", "attention", "attribution"),
+    *("decoding", "page"),
     *(
         "heads",
         "why",
@@ -44,14 +45,12 @@ LAB_LAYERS = (
         "trust",
         "beam_tree",
         "snapshots",
-        "serving",
         "survey",
         "compare",
         "beams",
         "export",
-        "notebook",
     ),
-    *("tabs", "app", "cli", "__main__"),  # the tab table, the Blocks built from it, the command
+    *("notebook", "serving", "tabs", "app", "cli", "__main__"),  # the faces over every feature, and the command
 )
 LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why", "adapters"}}  # python -m attention_lab.X and what it runs
 MAX_FUNCTION_LINES = 60  # docstring excluded

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from attention_lab.heads.summaries import head_summaries
+from attention_lab.attention.summaries import head_summaries
 from attention_lab.survey.__main__ import main as survey_main
+from attention_lab.survey.feature import ChosenSurveys
 from attention_lab.survey.report import read_survey
 from training import evaluate
 from training.reversal import reversal_pairs
@@ -272,14 +273,14 @@ def test_the_heads_tab_shows_the_survey_next_to_the_checkpoint_or_the_one_chosen
     chosen.write_text(json.dumps({**saved, "model": "chosen"}), encoding="utf-8")
     choose = chooser(lab.registry)
     redrawn = lab.do(choose, user, c, str(chosen))
-    assert "chosen" in redrawn["survey"]["title"] and user.states["survey"] == {"de-en": str(chosen)}
+    assert "chosen" in redrawn["survey"]["title"] and user.states.get(ChosenSurveys).paths == {"de-en": str(chosen)}
     other = tmp_path / "other.json"
     fewer = {**saved, "heads": {**saved["heads"], "cross": saved["heads"]["cross"][:1]}}  # one cross layer short
     other.write_text(json.dumps(fewer), encoding="utf-8")
     for wrong, message in ((other, "not this model's"), (tmp_path / "missing.json", "not a survey.json")):
         with pytest.raises(InputError, match=message):
             lab.do(choose, user, c, str(wrong))
-    assert user.states["survey"] == {"de-en": str(chosen)}  # a wrong file loses nothing
+    assert user.states.get(ChosenSurveys).paths == {"de-en": str(chosen)}  # a wrong file loses nothing
 
 
 def test_a_broken_survey_file_is_refused_in_one_line(tmp_path):

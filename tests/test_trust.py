@@ -9,12 +9,13 @@ import math
 import numpy as np
 import pytest
 
+from attention_lab.attribution.methods import attribute
 from attention_lab.checks import InputError
+from attention_lab.records import jsonable
 from attention_lab.trust.flags import COLLAPSE, LOW_SOURCE
 from attention_lab.trust.record import MAX_TRANSLATION, checked_method, record, score_record, target_ids
 from attention_lab.trust.score import score
 from attention_lab.trust.sentence import COVERED
-from attention_lab.why.attribution import attribute
 from tests import hf_models
 from transformer import DecodingSession, bundled, load_pretrained
 from transformer.contributions import alti_plus
@@ -83,7 +84,7 @@ def test_a_token_the_rules_forbid_gets_null_and_a_flag(reverse):
     ids = reverse.tokenizer.encode("abc")
     bos = reverse.model.config.bos_id
     tokens = [reverse.tokenizer.token_to_id("c"), bos, reverse.tokenizer.token_to_id("a"), 2]
-    answer = score_record(reverse, ids, tokens, "input_x_gradient")
+    answer = jsonable(score_record(reverse, ids, tokens, "input_x_gradient"))
     assert answer["steps"][1]["logp"] is None and answer["sentence"]["mean_logp"] is None
     assert answer["steps"][1]["source"] == [None] * len(ids) and answer["steps"][0]["logp"] is not None
     forbidden = [f for f in answer["flags"] if f["kind"] == "forbidden"]
@@ -95,7 +96,7 @@ def test_words_the_translation_never_reads_are_uncovered(reverse):
     scored = score(reverse, ids, target_ids(reverse, "fed"), "input_x_gradient")
     assert scored.uncovered == [0, 1] and scored.coverage == pytest.approx(4 / 6)
     assert all(read >= COVERED for read in scored.reads[2:])
-    answer = record(reverse, scored)
+    answer = jsonable(record(reverse, scored))
     assert answer["sentence"]["uncovered"] == ["a", "b"]
     assert [(f["kind"], f["at"]) for f in answer["flags"]] == [("uncovered", 1), ("uncovered", 2)]
     full = score(reverse, ids, target_ids(reverse, "fedcba"), "input_x_gradient")
@@ -142,9 +143,9 @@ def test_bad_methods_and_over_long_translations_get_clear_messages():
 
 
 def test_a_translation_method_or_aggregate_that_is_not_text_gets_a_message(bundled):
-    from attention_lab.serving.api import Api
+    from attention_lab.app import endpoints, make_lab
 
-    api = Api(bundled, None)
+    api = endpoints(make_lab(bundled))
     with pytest.raises(InputError, match="The translation must be text"):
         api.score("reverse", "abc", 5)
     with pytest.raises(InputError, match="Unknown method"):

@@ -7,9 +7,8 @@ import shutil
 import pytest
 import torch
 
-from attention_lab.app import make_lab
+from attention_lab.app import endpoints, make_lab
 from attention_lab.models.registry import load_models
-from attention_lab.serving.api import Api
 from tests.conftest import tiny_pipelines
 from transformer import CheckpointError, Transformer
 from transformer.hub import load_pretrained
@@ -146,7 +145,7 @@ def test_a_broken_model_does_not_take_the_app_down(good, tmp_path):
     registry = load_models([], bundled=bundled)
     assert registry.names == ["works"]
     assert "broken/model.safetensors: not a readable safetensors file" in registry.errors["broken"]
-    api = Api(registry, make_lab(registry).shared.snapshots)
+    api = endpoints(make_lab(registry))
     assert api.translate("works", "abc") is not None
 
 

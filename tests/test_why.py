@@ -12,7 +12,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from attention_lab import faithfulness
-from attention_lab.why.attribution import AGGREGATES, IG_STEPS, METHODS, Scorer, attribute
+from attention_lab.attribution.methods import AGGREGATES, IG_STEPS, METHODS, Scorer, attribute
 from attention_lab.why.deletion import BEST, MEAN, RANDOM, deletion_table, ranking_title
 from tests import hf_models
 from tests.conftest import tiny_pipelines

@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 import torch
 
+from attention_lab.attribution.methods import AGGREGATES, Scorer, attribute, attribute_step
 from attention_lab.checks import InputError
-from attention_lab.why.attribution import AGGREGATES, Scorer, attribute, attribute_step
+from attention_lab.records import jsonable
+from attention_lab.why.api import attribution_record, contrast_record
 from attention_lab.why.contrast import Contrast, ContrastError, contrast_step
-from attention_lab.why.records import attribution_record, contrast_record
 from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close
 from training.reversal import reversal_pairs
@@ -106,7 +107,7 @@ def test_an_unknown_aggregate_is_refused_in_one_line(tiny):
     session.run()
     with pytest.raises(InputError, match="Unknown aggregate 'max': use one of sum, l2."):
         attribution_record(session, pipeline.tokenizer, "occlusion", "max")
-    assert attribution_record(session, pipeline.tokenizer, "occlusion", "l2")["aggregate"] == "l2"
+    assert attribution_record(session, pipeline.tokenizer, "occlusion", "l2").aggregate == "l2"
 
 
 def test_the_contrast_with_the_runner_up_puts_the_mirror_position_first_on_reversal(reverse):
@@ -167,6 +168,6 @@ def test_a_contrast_that_cannot_be_made_says_why(reverse):
     for args, message in bad:
         with pytest.raises(InputError, match=message):
             contrast_record(session, tok, *args)
-    record = contrast_record(session, tok, 1, "</s>", "occlusion", "sum")
+    record = jsonable(contrast_record(session, tok, 1, "</s>", "occlusion", "sum"))
     assert set(record) == {"step", "token", "alternative", "logit_difference", "source", "prefix"}
     assert record["token"] == "c" and record["alternative"] == "</s>" and len(record["prefix"]) == 1

@@ -12,12 +12,12 @@ from scipy.stats import spearmanr
 
 from attention_lab.app import make_lab
 from attention_lab.attention import payload
+from attention_lab.attribution.methods import attribute
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import Registry
 from attention_lab.why import feature as why_tab
-from attention_lab.why.attribution import attribute
 from attention_lab.why.deletion import RANDOM
 from attention_lab.why.feature import ask_deletion
 from tests.conftest import tiny_pipelines

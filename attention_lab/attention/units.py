@@ -16,9 +16,11 @@ special_ids, and arrives here as one flag per piece.
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 from collections.abc import Sequence
 
+from transformer import Seq2SeqPipeline
 from transformer.tokenizer import WORD_BOUNDARY
 
 SPACE = "␣"
@@ -74,3 +76,30 @@ def token_label(tokenizer, token_id: int, special_ids: frozenset[int] = frozense
     """A target token as a label: no "▁"; "##" when it continues a word; a special token as it is."""
     piece = tokenizer.id_to_token(token_id)
     return piece_label(piece, starts_word(piece, character_level=tokenizer.is_character_level), token_id in special_ids)
+
+
+def token_id(tokenizer, spelled: str, vocab_size: int) -> int | None:
+    """The id of the token spelled `spelled` as the candidates spell it (tokenizer.id_to_token), or None."""
+    found = tokenizer.token_to_id(spelled)
+    if found is not None and 0 <= found < vocab_size and tokenizer.id_to_token(found) == spelled:
+        return found
+    # a transformers tokenizer shows some pieces otherwise than it stores them ("Ġ" as "▁", bytes as text)
+    return spellings(tokenizer, vocab_size).get(spelled)
+
+
+@functools.lru_cache(maxsize=8)
+def spellings(tokenizer, vocab_size: int) -> dict[str, int]:
+    """Every token as the candidates spell it -> its (first) id: read once per tokenizer, not once per request."""
+    spelled: dict[str, int] = {}
+    for i in range(vocab_size):
+        spelled.setdefault(tokenizer.id_to_token(i), i)
+    return spelled
+
+
+def source_words(pipeline: Seq2SeqPipeline, ids: list[int]) -> list[list[int]]:
+    """The token positions of each word of a source, its special tokens left out (a character-level model's words
+    are its characters)."""
+    tokenizer, special_ids = pipeline.tokenizer, pipeline.model.special_ids
+    special = [i in special_ids for i in ids]
+    groups = word_groups(tokenizer.tokens(ids), special, tokenizer.is_character_level)
+    return [group for group in groups if not special[group[0]]]

@@ -20,11 +20,12 @@ from ..assets.components import drawn
 from ..attention import payload
 from ..checks import InputError, as_int
 from ..controls import Controls
-from ..decoding.actions import Decoding
-from ..decoding.state import Run, UserState
+from ..decoding.actions import branched, replace
+from ..decoding.search import MAX_BEAM, checked_beam, decoded_on, forced
+from ..decoding.state import Run, UserState, interventions_key
 from ..feature import DATA, Feature, Output, Screen
-from .hypothesis import decoded_on, forced
-from .record import MAX_TREE_BEAM, page_tree, searched
+from .api import ENDPOINTS
+from .record import page_tree, search_tree
 
 NOTE = (
     "The beam search as a tree: at each step, each hypothesis the search kept is extended by its most probable "
@@ -47,7 +48,7 @@ class TreeState:
 
     def tree(self, run: Run, key: tuple, beam: int) -> tuple[SearchTree, str]:
         if self.search is None or self.search[0] != key:
-            tree, text = searched(run.session, run.pipeline.tokenizer, beam)
+            tree, text = search_tree(run.session, run.pipeline.tokenizer, beam)
             self.search = (key, tree, text)
         return self.search[1], self.search[2]
 
@@ -56,25 +57,26 @@ class TreeState:
 
 
 def beam_of(c: Controls) -> int:
-    beam = as_int(c.option("tree_beam", 4))
-    return 4 if beam is None else max(1, min(MAX_TREE_BEAM, beam))
+    return checked_beam(c.option("tree_beam", 4))
 
 
 def key_of(run: Run, beam: int) -> tuple:
-    """What a search depends on: the model, the source, the beam, the length limit and the heads the run holds."""
+    """What a search depends on: the model, the source, the beam, the length limit and the interventions the
+    run holds."""
     session = run.session
-    return (run.serial, run.entry.name, tuple(session.src_ids), beam, session.max_new_tokens, run.held)
+    return (run.entry.name, tuple(session.src_ids), beam, session.max_new_tokens, interventions_key(session))
 
 
 def view(s: Screen) -> dict:
     run, beam = s.run, beam_of(s.controls)
-    state, key = run.state("beam_tree", TreeState), key_of(run, beam)
+    state, key = run.states.get(TreeState), key_of(run, beam)
     node = state.node(key)
 
     def tree() -> dict:
         return page_tree(run, *state.tree(run, key, beam), beam)
 
-    return {"tree": (key, tree), "hypothesis": ((key, node), hypothesis_message(run, state, key, beam, node))}
+    shown = (run.serial, *key)  # the page draws no tree of another run: a new run's is sent again
+    return {"tree": (shown, tree), "hypothesis": ((shown, node), hypothesis_message(run, state, key, beam, node))}
 
 
 def hypothesis_message(run: Run, state: TreeState, key: tuple, beam: int, node: int | None) -> Callable[[], dict]:
@@ -107,7 +109,7 @@ def pick(user: UserState, c: Controls, node: object) -> int | None:
     if user.run is None:
         raise InputError("Run a source first, then click a node of its tree.")
     run, beam = user.run, beam_of(c)
-    key, state = key_of(run, beam), run.state("beam_tree", TreeState)
+    key, state = key_of(run, beam), run.states.get(TreeState)
     tree = state.tree(run, key, beam)[0]
     number = as_int(node)
     if number is None or not 0 <= number < len(tree.nodes):
@@ -123,10 +125,10 @@ def decode_on(strategy: str) -> Callable[[UserState, Controls], int]:
         if user.run is None:
             raise InputError("Run a source first, then click a node of its tree.")
         run = user.run
-        tree, node = picked_node(run, run.state("beam_tree", TreeState), c)
+        tree, node = picked_node(run, run.states.get(TreeState), c)
         path, spell = tree.path(node), run.pipeline.tokenizer.id_to_token
-        session = decoded_on(run.session, path, strategy, beam_of(c), spell)
-        Decoding.replace(run, session, CHANGE)
+        session, _ = decoded_on(run.session, path, strategy, beam_of(c), spell)
+        replace(run, session, branched(run, session, CHANGE), undoable=True)
         return max(1, tree.nodes[node].step)
 
     return action
@@ -136,7 +138,7 @@ def layout(registry, default: str) -> dict:
     c = {}
     gr.Markdown(NOTE, elem_classes="note")
     info = "Hypotheses kept at each step (the decoding options' beam size is for Run)."
-    c["tree_beam"] = gr.Slider(1, MAX_TREE_BEAM, value=4, step=1, label="Beam size of the tree", info=info)
+    c["tree_beam"] = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size of the tree", info=info)
     c["tree"] = drawn("beam_tree/tree.mjs", "beam-tree", classes=("lab-slow",))
     with gr.Row(elem_classes="beam-tree-buttons"):
         c["tree_greedy"] = gr.Button("Decode on from here, greedily", size="md", min_width=160)
@@ -153,5 +155,13 @@ def wire(c: dict, wiring) -> None:
 
 
 BEAM_TREE = Feature(
-    "beam_tree", "Beam tree", layout=layout, outputs=OUTPUTS, view=view, wire=wire, controls=("tree_beam",)
+    "beam_tree",
+    "Beam tree",
+    layout=layout,
+    outputs=OUTPUTS,
+    view=view,
+    wire=wire,
+    controls=("tree_beam",),
+    endpoints=ENDPOINTS,
+    state=TreeState,
 )

@@ -3,55 +3,55 @@
 
 from __future__ import annotations
 
-import torch
+from dataclasses import dataclass
 
-from transformer import DecodingSession, beam_search
+from transformer import DecodingSession
 from transformer.beam_tree import SearchTree
 
-from ..attention.units import token_label
-from ..checks import InputError, as_int, quoted
+from ..attention.units import token_id, token_label
+from ..checks import InputError, quoted
+from ..decoding.search import checked_beam, decoded_on, searched
 from ..decoding.state import Run
-from ..why.contrast import token_id
-from .hypothesis import decoded_on
-
-MAX_TREE_BEAM = 16  # a tree of beam 16 over 64 steps is about 16 × 16 × 64 nodes: what a page can still draw
 
 
-def checked_beam(beam_size: object) -> int:
-    size = as_int(beam_size)
-    if size is None or not 1 <= size <= MAX_TREE_BEAM:
-        raise InputError(f"Beam size must be a whole number from 1 to {MAX_TREE_BEAM} (got {quoted(beam_size)}).")
-    return size
+@dataclass
+class Node:
+    id: int
+    parent: int | None  # null for the root (the start token, step 0)
+    step: int
+    token: str
+    logp: float
+    total: float  # the parent's total plus its logp
+    state: str  # "kept", "pruned" or "finished"
 
 
-def searched(session: DecodingSession, tokenizer, beam: int) -> tuple[SearchTree, str]:
+@dataclass
+class Tree:
+    nodes: list[Node]
+    best: int  # the node the best hypothesis ends at
+    output_text: str
+
+
+@dataclass
+class Continued:
+    output_tokens: list[str]  # the prefix's included, the end token last
+    output_text: str
+
+
+def search_tree(session: DecodingSession, tokenizer, beam: int) -> tuple[SearchTree, str]:
     """The session's source searched with beam size `beam` under its interventions, recorded: the tree and the text
     its best hypothesis writes."""
-    src = torch.tensor([session.src_ids], device=next(session.model.parameters()).device)
-    result = beam_search(
-        session.model, src, beam, session.max_new_tokens, interventions=session.interventions, record_tree=True
-    )[0]
+    result = searched(session, beam, tree=True)
     return result.tree, tokenizer.decode(result.tokens)
 
 
-def tree_record(run: Run, beam_size: object) -> dict:
-    """The run's source searched with beam size `beam_size`, recorded: {"nodes": [{"id", "parent", "step", "token",
-    "logp", "total", "state"}], "best", "output_text"}."""
+def tree_record(run: Run, beam_size: object) -> Tree:
+    """The run's source searched with beam size `beam_size`, recorded."""
     tokenizer = run.pipeline.tokenizer
-    tree, text = searched(run.session, tokenizer, checked_beam(beam_size))
-    nodes = [
-        {
-            "id": n.id,
-            "parent": n.parent,
-            "step": n.step,
-            "token": tokenizer.id_to_token(n.token),
-            "logp": n.logp,
-            "total": n.total,
-            "state": n.state,
-        }
-        for n in tree.nodes
-    ]
-    return {"nodes": nodes, "best": tree.best, "output_text": text}
+    tree, text = search_tree(run.session, tokenizer, checked_beam(beam_size))
+    spell = tokenizer.id_to_token
+    nodes = [Node(n.id, n.parent, n.step, spell(n.token), n.logp, n.total, n.state) for n in tree.nodes]
+    return Tree(nodes, tree.best, text)
 
 
 def page_tree(run: Run, tree: SearchTree, text: str, beam: int) -> dict:
@@ -96,10 +96,9 @@ def prefix_ids(run: Run, prefix: object) -> list[int]:
     return ids
 
 
-def continued(run: Run, prefix: object, strategy: str, beam_size: object) -> dict:
+def continued(run: Run, prefix: object, strategy: str, beam_size: object) -> Continued:
     """The prefix forced first, then decoding on greedily or by beam search: {"output_tokens" (the prefix's
     included, the end token last), "output_text"}."""
     ids, tokenizer = prefix_ids(run, prefix), run.pipeline.tokenizer
-    size = checked_beam(beam_size) if strategy == "beam" else 1
-    session = decoded_on(run.session, ids, strategy, size, tokenizer.id_to_token)
-    return {"output_tokens": tokenizer.tokens(session.tokens), "output_text": tokenizer.decode(session.tokens)}
+    session, _ = decoded_on(run.session, ids, strategy, beam_size, tokenizer.id_to_token)
+    return Continued(tokenizer.tokens(session.tokens), tokenizer.decode(session.tokens))

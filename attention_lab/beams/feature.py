@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..decoding.state import Run
+from ..decoding.state import Run, loop
 from ..feature import TABLE, Feature, Output, Screen
 
 HEADERS = ("step", "rank", "hypothesis", "log-prob")
@@ -16,14 +16,14 @@ def rows(run: Run) -> list[list]:
     decode = run.pipeline.tokenizer.decode
     return [
         [i + 1, rank + 1, decode(tokens), round(score, 3)]
-        for i, beams in enumerate(run.beams)
+        for i, beams in enumerate(loop(run).beams)
         for rank, (tokens, score) in enumerate(beams)
     ]
 
 
 def view(s: Screen) -> dict:
     run = s.run
-    return {"beams": ((run.serial, run.version if run.beams else 0), lambda: rows(run))}
+    return {"beams": ((run.serial, run.version if loop(run).beams else 0), lambda: rows(run))}
 
 
 def layout(registry, default: str) -> dict:

@@ -1,6 +1,7 @@
-"""What Run, Step, Back, Reset and a what-if do to a user's run. Each action changes the run and returns the step
-the page should show (None: the latest); the page works out what to redraw (attention_lab.page.render). Input that
-cannot be used raises InputError, before anything changes."""
+"""What Run, Step, Back, Reset and a what-if do to a user's run, and how another feature changes the decoding (a
+session of the same source put in its place, the one before kept beside it). Each action returns the step the page
+should show (None: the latest); the page works out what to redraw (attention_lab.page.render). Input that cannot be
+used raises InputError, before anything changes."""
 
 from __future__ import annotations
 
@@ -9,12 +10,39 @@ from transformer import DecodingSession
 from ..checks import InputError, as_int
 from ..controls import Controls
 from ..models.registry import Registry
-from .state import Before, Run, Undo, UserState, asks_for, decode_to_end, first_difference, new_run
+from .search import decoded_on
+from .state import Before, Run, Undo, UserState, asks_for, changed, first_difference, loop, new_run
 
 FINISHED = "Finished: use Back, a what-if token, or Reset."
 BEAM_MODE = (
     "Beam mode: Step is off, since it decodes greedily. Run decodes with beam search (the Beams tab lists them)."
 )
+
+
+def decode_to_end(run: Run, strategy: str, beam_size: object) -> None:
+    """Decode the run to the end: greedily from where it is, or by beam search from the start (its best hypothesis
+    replayed through the session, the live beams of each step kept for the Beams tab). The strategy and beam size
+    are checked first: a bad choice leaves the run as it is."""
+    path = run.session.tokens if strategy == "greedy" else []
+    session, search = decoded_on(run.session, path, strategy, beam_size)
+    run.session = session
+    loop(run).beams = search.history if search is not None else []
+
+
+def replace(run: Run, session: DecodingSession, before: Before | None, undoable: bool = False) -> None:
+    """Make `session` (of the run's source) the run's decoding, with `before` compared beside it (None: nothing);
+    if `undoable`, the decoding it replaces is what the next Back restores."""
+    kept = loop(run)
+    undo = Undo(0, run.session, kept.before, kept.beams)
+    run.session, kept.before, kept.beams = session, before, []
+    changed(run)
+    undo.version = run.version
+    kept.undo = undo if undoable else None
+
+
+def branched(run: Run, session: DecodingSession, change: str) -> Before:
+    """The run's decoding as the one before `session`, compared from the first step where they part."""
+    return Before(list(run.session.steps), first_difference(run.session.steps, session.steps), change)
 
 
 class Decoding:
@@ -43,9 +71,9 @@ class Decoding:
         run = self.current(user, c)
         if run.session.finished:
             run.session.reset()
-        run.beams = decode_to_end(run, c.strategy, c.beam_size)
-        run.before = None
-        run.changed()
+        decode_to_end(run, c.strategy, c.beam_size)
+        loop(run).before = None
+        changed(run)
 
     def step(self, user: UserState, c: Controls) -> None:
         """One greedy step: the one decoded ahead, when it was decoded from this version of the run."""
@@ -54,54 +82,53 @@ class Decoding:
         run = self.current(user, c)
         if run.session.finished:
             raise InputError("Decoding has finished: use Back, a what-if token, or Reset.")
-        if run.ahead is not None and run.ahead[0] == run.version:
-            run.session = run.ahead[1]
+        kept = loop(run)
+        if kept.ahead is not None and kept.ahead[0] == run.version:
+            run.session = kept.ahead[1]
         else:
             run.session.step()
-        run.beams = []
-        run.changed("step")
+        kept.beams = []
+        changed(run, "step")
 
     def step_ahead(self, user: UserState) -> None:
         """Decode the user's next greedy step while they look at this one, outside their lock (a click meanwhile
         is not kept waiting); kept for Step if the run has not changed since."""
         with user.lock:
             run = user.run
-            if run is None or run.session.finished or (run.ahead is not None and run.ahead[0] == run.version):
+            if run is None or run.session.finished:
+                return
+            ahead = loop(run).ahead
+            if ahead is not None and ahead[0] == run.version:
                 return
             version, forked = run.version, run.session.fork()
         forked.step()
         with user.lock:
             if user.run is run and run.version == version:
-                run.ahead = (version, forked)
+                loop(run).ahead = (version, forked)
 
     def back(self, user: UserState, c: Controls) -> None:
         """One step back; right after a decoding was replaced whole (`replace`), back to the one it replaced."""
         run = user.run
-        if run is not None and run.undo is not None and run.undo.version == run.version:
-            undo, run.undo = run.undo, None
-            run.session, run.before, run.beams = undo.session, undo.before, undo.beams
-            run.changed()
+        kept = loop(run) if run is not None else None
+        if kept is not None and kept.undo is not None and kept.undo.version == run.version:
+            undo, kept.undo = kept.undo, None
+            run.session, kept.before, kept.beams = undo.session, undo.before, undo.beams
+            changed(run)
             return
         if run is None or not run.session.steps:
             raise InputError("Nothing to go back to: this is step 0.")
-        user.run.session.back()
-        user.run.beams = []  # the beam table described the finished decoding, not this one
-        user.run.changed("back")
+        run.session.back()
+        kept.beams = []  # the beam table described the finished decoding, not this one
+        changed(run, "back")
 
     def reset(self, user: UserState, c: Controls) -> None:
         user.run = None
 
-    @staticmethod
-    def replace(run: Run, session: DecodingSession, change: str) -> None:
-        """Make `session` (of the run's source) the run's decoding; the one it replaces is compared beside it from
-        the first step they differ at (as the `change`, e.g. "branch from the tree") and is what the next Back
-        restores."""
-        undo = Undo(0, run.session, run.before, run.beams)
-        run.before = Before(list(run.session.steps), first_difference(run.session.steps, session.steps), change)
-        run.session, run.beams = session, []
-        run.changed()
-        undo.version = run.version
-        run.undo = undo
+    def switch(self, user: UserState, c: Controls) -> None:
+        """Another model chosen: the run of the model before is dropped (a run of the chosen one is kept, as when
+        a Run of it was answered first)."""
+        if user.run is not None and user.run.entry.name != c.model:
+            user.run = None
 
     def force(self, user: UserState, c: Controls, candidate: object) -> int:
         """What if: take the chosen candidate (a token id) at the shown step instead, and decode on greedily from
@@ -115,10 +142,10 @@ class Decoding:
         token = -1 if token is None else token
         if not session.can_write(token, step):  # pad, bos, or what the model's rules forbid at this step
             raise InputError("Pick one of the candidate tokens listed for this step.")
-        run.before = Before(list(session.steps), step, "what-if")
+        loop(run).before = Before(list(session.steps), step, "what-if")
         session.rewind(step - 1)  # checked first, so a bad choice loses nothing
         session.step(force=token)
         session.run()
-        run.beams = []
-        run.changed()
+        loop(run).beams = []
+        changed(run)
         return step

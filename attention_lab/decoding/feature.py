@@ -1,10 +1,22 @@
-"""The step loop as a feature: its column, its outputs and their view, its events."""
+"""The step loop as a feature: its column, its outputs and their view, its events, its endpoint, its stylesheet and
+what it keeps of a run."""
 
 from __future__ import annotations
 
 from ..feature import Feature
+from .api import TRANSLATE
 from .events import wire
 from .layout import layout
+from .state import LoopState
 from .view import OUTPUTS, view
 
-LOOP = Feature("decoding", "Decoding", layout=layout, outputs=OUTPUTS, view=view, wire=wire)
+LOOP = Feature(
+    "decoding",
+    "Decoding",
+    layout=layout,
+    outputs=OUTPUTS,
+    view=view,
+    wire=wire,
+    endpoints=(TRANSLATE,),
+    state=LoopState,
+)

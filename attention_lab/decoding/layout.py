@@ -15,7 +15,7 @@ import gradio as gr
 from ..assets.components import drawn
 from ..models.examples import examples_for_page, first_example
 from ..models.registry import Registry
-from .state import MAX_BEAM, STRATEGIES
+from .search import MAX_BEAM, STRATEGIES
 
 
 def layout(registry: Registry, default: str) -> dict:

@@ -4,7 +4,7 @@ attention_lab.attention.payload). The page draws every view from what it holds; 
 from __future__ import annotations
 
 from ..attention import payload
-from .state import Run
+from .state import Run, loop
 
 
 def key(run: Run | None) -> str:
@@ -24,5 +24,5 @@ def message(run: Run | None, held: str | None, shown: int) -> dict:
         return {"op": "step", "key": now, "after": held, "shown": shown, **payload.step_delta(session, tokenizer)}
     if follows and run.last_change == "back":
         return {"op": "back", "key": now, "after": held, "shown": shown, "steps": len(session.steps)}
-    data = payload.full(session, tokenizer, run.entry.name, run.before)
+    data = payload.full(session, tokenizer, run.entry.name, loop(run).before)
     return {"op": "full", "key": now, "shown": shown, "data": data}

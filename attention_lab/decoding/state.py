@@ -1,5 +1,7 @@
-"""One user's decoding: the run they are stepping through (it carries its model), what each feature keeps of it,
-and decoding it to the end (greedy, or beam search replayed through the session)."""
+"""One user's decoding: the run they are stepping through (the decoding, with its model, source and options), what
+each feature keeps of it and of the user (a typed object per feature, written by that feature alone), and what the
+step loop itself keeps of a run (the decoding before the last change, Back's undo, the beams, a step decoded ahead).
+"""
 
 from __future__ import annotations
 
@@ -9,27 +11,66 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-import torch
-
-from transformer import DecodingSession, Seq2SeqPipeline, beam_search
+from transformer import DecodingSession, Head, Interventions, Seq2SeqPipeline
 from transformer.decoding import Step
 
-from ..checks import InputError, as_int, check_source, quoted
+from ..attention.naming import describe_heads
+from ..attention.units import word_label
+from ..checks import check_source
 from ..controls import Controls
 from ..models.registry import ModelEntry
 
-MAX_BEAM = 8
-STRATEGIES = ("greedy", "beam")
 T = TypeVar("T")
+
+
+class States:
+    """What each feature keeps, one object per feature, by its type (the `state` or `user_state` its Feature
+    declares): made empty the first time it is asked for."""
+
+    def __init__(self) -> None:
+        self._kept: dict[type, object] = {}
+
+    def get(self, kind: Callable[[], T]) -> T:
+        if kind not in self._kept:
+            self._kept[kind] = kind()
+        return self._kept[kind]
+
+    def clear(self, kind: type) -> None:
+        """Forget what `kind`'s feature kept: it starts empty again."""
+        self._kept.pop(kind, None)
+
+    def kinds(self) -> list[type]:
+        return list(self._kept)
+
+
+@dataclass
+class Run:
+    """A decoding the user steps through: the model it decodes with, the source as typed, the options it was started
+    with, and the session; `version` counts the changes to the session's steps."""
+
+    entry: ModelEntry
+    text: str
+    session: DecodingSession
+    top_k: int = 8
+    max_len: int = 64
+    notice: str = ""  # e.g. "the source was truncated"
+    serial: int = 0  # its number in the user's session (UserState.run), telling runs apart for redrawing
+    version: int = 0
+    last_change: str = "any"  # what the last change did: "step" (one step more), "back" (one fewer), or "any"
+    states: States = field(default_factory=States)  # what each feature keeps of this run
+
+    @property
+    def pipeline(self) -> Seq2SeqPipeline:
+        return self.entry.pipeline
 
 
 @dataclass
 class Before:
-    """The decoding before the last what-if, ablation or edit, kept to compare with."""
+    """The decoding before the last what-if, ablation, edit or branch from the tree, kept to compare with."""
 
     steps: list[Step]
-    at: int  # the step (1-based) that the what-if forced, or the edit or ablation first changed
-    change: str  # "what-if", "ablation" or "edit"
+    at: int  # the step (1-based) that the what-if forced, or the change first changed
+    change: str  # "what-if", "ablation", "edit" or "branch from the tree"
 
 
 @dataclass
@@ -43,43 +84,24 @@ class Undo:
 
 
 @dataclass
-class Run:
-    """A decoding the user steps through, and its history: what each control did to it."""
+class LoopState:
+    """What the step loop keeps of a run."""
 
-    entry: ModelEntry  # the model it decodes with
-    text: str  # the source as the user typed it
-    session: DecodingSession
-    top_k: int = 8  # the options the run was started with, as the user asked for them
-    max_len: int = 64
-    notice: str = ""  # e.g. "the source was truncated"
     beams: list[list] = field(default_factory=list)  # beam search's live beams at each step, when it ran
     before: Before | None = None
-    # The interventions the session holds, in words (said in the notice while they last), and the decoding without
-    # them (the head summary describes it; it stays put while heads are tested); None while it holds none.
-    held: str = ""
-    plain: DecodingSession | None = None
-    # The next greedy step, decoded while the page showed this version (Decoding.step_ahead): a Step takes it.
-    ahead: tuple[int, DecodingSession] | None = None
     undo: Undo | None = None  # the decoding Back restores, while the run is as a replacement left it
-    serial: int = 0  # its number in the user's session (UserState.run), telling runs apart for redrawing
-    version: int = 0  # bumped by every change to the session's steps
-    last_change: str = "any"  # what the last change did: "step" (one step more), "back" (one fewer), or "any"
-    states: dict[str, object] = field(default_factory=dict)  # what each feature keeps of this run, by feature id
+    ahead: tuple[int, DecodingSession] | None = None  # the next greedy step, decoded while the page showed this version
 
-    @property
-    def pipeline(self) -> Seq2SeqPipeline:
-        return self.entry.pipeline
 
-    def changed(self, how: str = "any") -> None:
-        self.version += 1
-        self.last_change = how
-        self.ahead = None
+def loop(run: Run) -> LoopState:
+    return run.states.get(LoopState)
 
-    def state(self, feature: str, make: Callable[[], T]) -> T:
-        """What the feature `feature` keeps of this run, made by `make` the first time it asks."""
-        if feature not in self.states:
-            self.states[feature] = make()
-        return self.states[feature]
+
+def changed(run: Run, how: str = "any") -> None:
+    """The run's session changed: `how` is "step" (one step more), "back" (one fewer) or "any"."""
+    run.version += 1
+    run.last_change = how
+    loop(run).ahead = None
 
 
 def first_difference(before: list[Step], after: list[Step]) -> int:
@@ -106,6 +128,43 @@ def asks_for(run: Run | None, c: Controls, max_len: int | None) -> bool:
     return run is not None and (run.entry.name, run.text, run.top_k, run.max_len) == wanted
 
 
+def interventions_key(session: DecodingSession) -> tuple:
+    """What the session's interventions change, as a value to key a cache on: the heads ablated, and each edit's
+    layer, heads, step and weights."""
+    held = session.interventions
+    if not held:
+        return ()
+    edits = tuple((e.layer, e.heads, e.step, tuple(e.weights.tolist())) for e in held.edits)
+    return (tuple(sorted(held.ablate)), edits)
+
+
+def interventions_text(run: Run) -> str:
+    """The interventions the run's decoding holds, in words: "ablated throughout: …" or "edited: at step 3, … looked
+    only at “x”; still ablated: …"; "" for none."""
+    interventions: Interventions | None = run.session.interventions
+    if not interventions:
+        return ""
+    config, pieces = run.pipeline.model.config, run.pipeline.tokenizer.tokens(run.session.src_ids)
+    ablated = describe_heads(interventions.ablate, config) if interventions.ablate else ""
+    if not interventions.edits:
+        return f"ablated throughout: {ablated}"
+    pointed: dict[tuple[int, tuple[int, ...]], set[Head]] = {}  # (step, source positions) -> the heads pointed there
+    for edit in interventions.edits:
+        where = (edit.step, tuple(edit.weights.nonzero().flatten().tolist()))
+        pointed.setdefault(where, set()).update(Head("cross", edit.layer, h) for h in edit.heads)
+    edits = [
+        f"at step {step}, {describe_heads(heads, config)} looked only at “{word_label([pieces[p] for p in positions])}”"
+        for (step, positions), heads in sorted(pointed.items())
+    ]
+    return "edited: " + "; ".join(edits) + (f"; still ablated: {ablated}" if ablated else "")
+
+
+def held(run: Run) -> str:
+    """The interventions the run's decoding holds, as the step loop says them while they last; "" for none."""
+    text = interventions_text(run)
+    return f"{text[0].upper()}{text[1:]} (Reset to undo)." if text else ""
+
+
 class UserState:
     """One browser session's decoding. Events of a session may overlap (Step clicked while Run works), so they take
     the lock and read `run` from here rather than from a value captured when the event was queued."""
@@ -118,7 +177,7 @@ class UserState:
         self.shown: int | None = None  # the step the page was last told to show (None: the latest)
         self.drawn: dict[str, object] = {}  # what the page shows now, per output, as a key: unchanged ones are skipped
         self.answered: Controls | None = None  # the controls the last action was answered for (what fill makes)
-        self.states: dict[str, object] = {}  # what each feature keeps for this user across runs, by feature id
+        self.states = States()  # what each feature keeps for this user across runs
 
     @property
     def run(self) -> Run | None:
@@ -132,14 +191,13 @@ class UserState:
             run.serial = next(self._serials)
         self._run = run
 
-    def state(self, feature: str, make: Callable[[], T]) -> T:
-        """What the feature `feature` keeps for this user, made by `make` the first time it asks."""
-        if feature not in self.states:
-            self.states[feature] = make()
-        return self.states[feature]
-
     def __deepcopy__(self, memo) -> UserState:  # gradio copies the initial value into each new session
         return UserState()
+
+
+def opened(user: UserState, tab: str) -> None:
+    """The page opens `tab` with this answer (its outputs are drawn with it)."""
+    user.tab = tab
 
 
 def shown_step(session: DecodingSession, step: int | None) -> int:
@@ -150,44 +208,3 @@ def shown_step(session: DecodingSession, step: int | None) -> int:
         ends_with_eos = n > 1 and session.steps[-1].token == session.model.config.eos_id
         return n - 1 if ends_with_eos else n
     return max(0, min(int(step), n))
-
-
-def replay_beam(run: Run, beam_size: int) -> list[list]:
-    """Beam search, then the best hypothesis replayed through the session so the attention drawn is its own.
-
-    Returns the beam history (the live beams and their scores at each step) for the beam view.
-    """
-    session = run.session
-    src = torch.tensor([session.src_ids], device=next(session.model.parameters()).device)
-    result = beam_search(
-        session.model, src, beam_size, session.max_new_tokens, record_history=True, interventions=session.interventions
-    )[0]
-    session.reset()
-    replayed(session, result.tokens)
-    return result.history
-
-
-def replayed(session: DecodingSession, tokens: list[int]) -> DecodingSession:
-    """The session's steps forced on through `tokens` (those it has not written yet) and the end token, until it
-    finishes: a search's hypothesis decoded by the session, so that the attention drawn is that hypothesis's own."""
-    for token in [*tokens[len(session.steps) :], session.model.config.eos_id]:
-        if session.finished:
-            break
-        session.step(force=token)
-    return session
-
-
-def decode_to_end(run: Run, strategy: str, beam_size: object) -> list[list]:
-    """Decode the run to the end with "greedy" or "beam" search; returns the beam history (empty for greedy).
-
-    The strategy and beam size are checked before the session is decoded: a bad choice leaves its steps as they are.
-    """
-    if strategy not in STRATEGIES:
-        raise InputError(f'Strategy must be "greedy" or "beam" (got {quoted(strategy)}).')
-    if strategy == "beam":
-        size = as_int(beam_size)
-        if size is None or not 1 <= size <= MAX_BEAM:
-            raise InputError(f"Beam size must be between 1 and {MAX_BEAM} (got {quoted(beam_size)}).")
-        return replay_beam(run, size)
-    run.session.run()
-    return []

@@ -9,7 +9,7 @@ from ..feature import BUTTON, DATA, NOTICE, TEXT, TITLED, Output, Screen
 from .actions import BEAM_MODE, FINISHED
 from .messages import key as decoding_key
 from .messages import message
-from .state import Run, asks_for
+from .state import Run, asks_for, held, loop
 
 OUTPUTS = (
     Output("output", TEXT),
@@ -25,15 +25,15 @@ def view(s: Screen) -> dict:
     """Every output of the step loop, as name -> (key, how to make it)."""
     run, c = s.run, s.controls
     beam_note = BEAM_MODE if c.strategy == "beam" else ""
-    held = s.user.drawn.get("steps")
-    held = held[0] if held else None
+    drawn = s.user.drawn.get("steps")
+    page_key = drawn[0] if drawn else None
     if run is None:
         return blank(beam_note)
     session, tokenizer = run.session, run.pipeline.tokenizer
-    status = " ".join(filter(None, [run.notice, run.held, FINISHED if session.finished else "", beam_note]))
+    status = " ".join(filter(None, [run.notice, held(run), FINISHED if session.finished else "", beam_note]))
     n, output = len(session.steps), tokenizer.decode(session.tokens)
     can_step = not beam_note and (not session.finished or not asks_for(run, c, s.max_len))
-    before = run.before
+    before = loop(run).before
     original = tokenizer.decode(step.token for step in before.steps) if before else None
     titled = {"value": original, "label": f"Before the {before.change}" if before else ""}
     return {
@@ -42,7 +42,7 @@ def view(s: Screen) -> dict:
         "step": (can_step, lambda: can_step),
         "back": (n > 0, lambda: n > 0),
         "original": ((original, titled["label"]), lambda: titled),
-        "steps": ((decoding_key(run), s.shown), lambda: message(run, held, s.shown)),
+        "steps": ((decoding_key(run), s.shown), lambda: message(run, page_key, s.shown)),
     }
 
 

@@ -8,11 +8,13 @@ import json
 import gradio as gr
 
 from ..attention import payload
+from ..attention.lesson import look_of, page, written
 from ..attention.record import attention_record
 from ..checks import InputError
-from ..decoding.state import Run, UserState, shown_step
+from ..decoding.state import Run, UserState, loop, shown_step
 from ..feature import Feature
-from .html import look_of, page, written
+from ..records import jsonable
+from .api import ATTENTION_EXPORT
 
 # How the page looks as the export is asked for: sent in place of the views' value by the page itself.
 LOOKED = "(user, views) => [user, {look: attentionLab.look, shown: attentionLab.shown, kind: attentionLab.kind}]"
@@ -33,7 +35,7 @@ def as_html(user: UserState, sent: object) -> str:
     with user.lock:
         run = decoded(user)
         session, tokenizer = run.session, run.pipeline.tokenizer
-        data = payload.full(session, tokenizer, run.entry.name, run.before)
+        data = payload.full(session, tokenizer, run.entry.name, loop(run).before)
         output, shown = tokenizer.decode(session.tokens), shown_step(session, looked["shown"])
     return written(page(data, looked, shown, run.entry.name, run.text, output), "attention-view.html")
 
@@ -42,7 +44,7 @@ def as_json(user: UserState) -> str:
     """The run's attention record (the /attention API's answer) in a JSON file; its path."""
     with user.lock:
         run = decoded(user)
-        record = attention_record(run.session, run.pipeline.tokenizer, run.entry.name)
+        record = jsonable(attention_record(run.session, run.pipeline.tokenizer, run.entry.name))
     return written(json.dumps(record), "attention.json")
 
 
@@ -67,4 +69,4 @@ def wire(c: dict, wiring) -> None:
     wiring.listen(c["export_json"].click, file(as_json), [wiring.state], [c["export_file"]])
 
 
-EXPORT = Feature("export", "Export", layout=layout, wire=wire)
+EXPORT = Feature("export", "Export", layout=layout, wire=wire, endpoints=(ATTENTION_EXPORT,))

@@ -12,7 +12,7 @@ from transformer import DecodingSession, Head, Interventions, Seq2SeqModel
 from transformer.config import KINDS, n_layers
 from transformer.decoding import next_token_logits
 
-from .naming import all_heads
+from ..attention.naming import all_heads
 
 
 @dataclass

@@ -1,19 +1,29 @@
 """Testing heads on a user's run: Ablate (heads removed throughout, the plain decoding kept beside) and an edit (at
-the shown step, cross heads pointed at a clicked source word). Each returns the step the page should show."""
+the shown step, cross heads pointed at a clicked source word). Each changes the decoding through the step loop's
+`replace` and returns the step the page should show."""
 
 from __future__ import annotations
 
 import re
 
-from ..attention.units import word_label
+from transformer import DecodingSession
+
+from ..attention.naming import parse_heads
 from ..checks import InputError
 from ..controls import Controls
-from ..decoding.actions import Decoding
-from ..decoding.state import Before, Run, UserState, asks_for, first_difference
+from ..decoding.actions import Decoding, replace
+from ..decoding.state import Before, Run, UserState, first_difference
 from .ablation import ablated_session
 from .editing import edit_session, point_weights
-from .naming import describe_heads, parse_heads
 from .state import HeadsState
+
+
+def plain_session(run: Run) -> DecodingSession | None:
+    """The run's decoding without interventions, finished, if the run has one (an Ablate after a Run decodes once,
+    not twice)."""
+    plain = run.states.get(HeadsState).plain or run.session
+    unchanged = not plain.interventions and not any(s.forced for s in plain.steps)
+    return plain if plain.finished and unchanged else None
 
 
 class HeadTests:
@@ -22,33 +32,22 @@ class HeadTests:
     def __init__(self, decoding: Decoding) -> None:
         self.decoding = decoding
 
-    def plain(self, user: UserState, c: Controls) -> Run:
-        """The controls' source decoded greedily to the end with no intervention: the user's own, when it is that
-        (an Ablate after a Run decodes once, not twice), else decoded now."""
-        run = user.run
-        if run is not None and asks_for(run, c, self.decoding.max_len(c)):
-            plain = run.plain or run.session
-            if plain.finished and not plain.interventions and not any(s.forced for s in plain.steps):
-                return Run(run.entry, run.text, plain, run.top_k, run.max_len, run.notice)
-        plain = self.decoding.start(c)
-        plain.session.run()
-        return plain
-
     def ablate(self, user: UserState, c: Controls, heads: object) -> None:
         """Decode with `heads` ablated throughout, beside the plain decoding; per step, what the ablation changed."""
-        plain = self.plain(user, c)
-        session = plain.session
-        chosen = parse_heads(heads, session.model.config)
+        run = self.decoding.current(user, c)
+        chosen = parse_heads(heads, run.pipeline.model.config)  # checked first: a bad choice changes nothing
+        state = run.states.get(HeadsState)
+        plain = plain_session(run)
+        if plain is None:
+            plain = self.decoding.start(c).session
+            plain.run()
         if not chosen:  # nothing ablated: the plain decoding, as Run gives it
-            user.run = plain
+            replace(run, plain, None)
+            state.plain, state.ablated = None, None
             return
-        ablated = ablated_session(session, chosen)
-        run = Run(plain.entry, c.source, ablated, plain.top_k, plain.max_len, plain.notice)
-        run.before = Before(list(session.steps), first_difference(session.steps, ablated.steps), "ablation")
-        run.plain = session
-        run.held = f"Ablated throughout: {describe_heads(chosen, session.model.config)} (Reset to undo)."
-        run.state("heads", HeadsState).ablated = chosen
-        user.run = run
+        ablated = ablated_session(plain, chosen)
+        replace(run, ablated, Before(list(plain.steps), first_difference(plain.steps, ablated.steps), "ablation"))
+        state.plain, state.ablated = plain, chosen
 
     def edit(self, user: UserState, c: Controls, picked: object, heads: object) -> int:
         """At the shown step, point the chosen cross heads at the clicked source word (its pieces share weight 1),
@@ -65,18 +64,9 @@ class HeadTests:
             raise InputError("Click one of the source words shown for this step.")
         step = max(1, min(int(c.shown or 1), len(session.steps)))
         edited = edit_session(session, step, point_weights(len(session.src_ids), positions), chosen)
-        word = word_label(run.pipeline.tokenizer.tokens([session.src_ids[p] for p in positions]))
-        config = session.model.config
-        held = session.interventions.ablate if session.interventions else None
-        run.before = Before(list(session.steps), step, "edit")
-        run.held = (
-            f"Edited: at step {step}, {describe_heads(chosen, config)} looked only at “{word}”"
-            + (f"; still ablated: {describe_heads(held, config)}" if held else "")
-            + " (Reset to undo)."
-        )
-        if run.plain is None:
-            run.plain = session
-        run.session = edited
-        run.state("heads", HeadsState).ablated = None  # the chart described an ablation's steps, not these
-        run.changed()
+        state = run.states.get(HeadsState)
+        if state.plain is None:
+            state.plain = session
+        state.ablated = None  # the chart described an ablation's steps, not these
+        replace(run, edited, Before(list(session.steps), step, "edit"))
         return step

@@ -12,15 +12,17 @@ from functools import partial
 import gradio as gr
 
 from ..assets.components import drawn
+from ..attention.grids import summary_data
+from ..attention.naming import head_choices
+from ..attention.summaries import head_summaries
 from ..attention.units import token_label
-from ..decoding.state import Run
+from ..decoding.state import Run, held, loop
 from ..feature import DATA, Feature, Output, Screen
 from .ablation import ablation_effects, importance
 from .actions import HeadTests
-from .naming import head_choices
+from .api import ENDPOINTS
+from .effects import NO_EFFECTS, effects_data
 from .state import HeadsState
-from .summaries import head_summaries
-from .summary import NO_EFFECTS, effects_data, summary_data
 
 NOTE = (
     "Every head of every kind, summarised over this decoding; click a cell to focus that head in its view. "
@@ -60,13 +62,13 @@ def view(s: Screen) -> dict:
 def summary_key(run: Run) -> tuple:
     """What the summary depends on: the model, the source and the plain decoding's tokens (an Ablate decodes the
     same plain tokens again, and does not redraw it)."""
-    return (run.entry.name, tuple(run.session.src_ids), tuple((run.plain or run.session).tokens))
+    return (run.entry.name, tuple(run.session.src_ids), tuple((run.states.get(HeadsState).plain or run.session).tokens))
 
 
 def summary(run: Run) -> Callable[[], dict]:
     """How to make the summary of the decoding without interventions (after an ablation or edit, the one before
     it), as it stands now: later steps of the run change nothing in it."""
-    session = copy.copy(run.plain or run.session)
+    session = copy.copy(run.states.get(HeadsState).plain or run.session)
     session.steps = list(session.steps)
     alignment = run.entry.alignment
 
@@ -84,13 +86,13 @@ def summary(run: Run) -> Callable[[], dict]:
 def effects(run: Run) -> Callable[[], dict]:
     """How to make, per step of the decoding before the last ablation, what the ablation changed (a hint while
     there is none)."""
-    ablated = run.state("heads", HeadsState).ablated
-    if not ablated or run.before is None:
+    ablated, before = run.states.get(HeadsState).ablated, loop(run).before
+    if not ablated or before is None:
         return lambda: NO_EFFECTS
     model, src_ids, limit = run.session.model, list(run.session.src_ids), run.session.max_new_tokens
-    tokens, held = [s.token for s in run.before.steps], run.held
+    tokens, holding = [s.token for s in before.steps], held(run)
     label = partial(token_label, run.pipeline.tokenizer, special_ids=model.special_ids)
-    return lambda: effects_data(ablation_effects(model, src_ids, tokens, ablated, 3, limit), label, held)
+    return lambda: effects_data(ablation_effects(model, src_ids, tokens, ablated, 3, limit), label, holding)
 
 
 def wire(c: dict, wiring) -> None:
@@ -107,4 +109,6 @@ def wire(c: dict, wiring) -> None:
     wiring.listen(c["model"].change, choices, [c["model"]], [c["ablate_heads"], c["edit_heads"]])
 
 
-HEADS = Feature("heads", "Heads", layout=layout, outputs=OUTPUTS, view=view, wire=wire)
+HEADS = Feature(
+    "heads", "Heads", layout=layout, outputs=OUTPUTS, view=view, wire=wire, endpoints=ENDPOINTS, state=HeadsState
+)

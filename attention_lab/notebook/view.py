@@ -25,10 +25,11 @@ from transformer.bundled import bundled_names
 
 from ..assets import CSS, bundle, bundle_name, in_script
 from ..attention import payload
+from ..attention.lesson import OFFLINE, PARTS, page
 from ..attention.record import attention_record
-from ..beam_tree.hypothesis import decoded_on
 from ..checks import check_source
-from ..export.html import OFFLINE, PARTS, page
+from ..decoding.search import decoded_on
+from ..records import jsonable
 
 
 def pipeline_of(model: str | Path | Seq2SeqPipeline) -> Seq2SeqPipeline:
@@ -107,8 +108,9 @@ def show(model, source: str, strategy: str = "greedy", beam_size: int = 4, max_n
     pipeline = pipeline_of(model)
     ids, _ = check_source(pipeline, source)
     session = DecodingSession(pipeline.model, ids, top_k=8, max_new_tokens=max_new_tokens)
-    session = decoded_on(session, [], strategy, int(beam_size))
+    session, _ = decoded_on(session, [], strategy, beam_size)
     name = str(model if isinstance(model, str) else getattr(pipeline, "name", "") or "model")
     tokenizer = pipeline.tokenizer
     data = payload.full(session, tokenizer, name)
-    return View(data, name, source, tokenizer.decode(session.tokens), attention_record(session, tokenizer, name))
+    record = jsonable(attention_record(session, tokenizer, name))
+    return View(data, name, source, tokenizer.decode(session.tokens), record)

@@ -18,13 +18,15 @@ import gradio as gr
 
 from ..checks import InputError
 from ..controls import DECODING_CONTROLS, Controls
-from ..feature import BUTTON, NOTICE, TABLE, TITLED, Output
+from ..feature import BUTTON, DECODE, HEAVY, NOTICE, TABLE, TITLED, Output
 from .lab import Action, Lab
 
 logger = logging.getLogger("attention_lab")
 CONCURRENCY = 2  # decoding requests served at once; more would only share the same cores
-DECODE = {"concurrency_id": "decode", "concurrency_limit": CONCURRENCY}
-HEAVY = {"concurrency_id": "heavy", "concurrency_limit": 1}
+LANES = {  # a lane's name (attention_lab.feature: DECODE, HEAVY) -> what gradio's queue is told
+    DECODE: {"concurrency_id": DECODE, "concurrency_limit": CONCURRENCY},
+    HEAVY: {"concurrency_id": HEAVY, "concurrency_limit": 1},
+}
 PRIVATE, QUIET = {"api_visibility": "private"}, {"show_progress": "hidden"}
 # How a value from the Lab becomes its component's update, by the output's kind (attention_lab.feature).
 UPDATES = {
@@ -95,7 +97,7 @@ class Wiring:
             more = [*(data(c, evt._data or {}) if data else ()), *values[n:]]
             return self.answer(user, self.lab.do, action, user, c, *more)
 
-        settings = {**PRIVATE, **QUIET, **DECODE, **options}
+        settings = {**PRIVATE, **QUIET, **LANES[DECODE], **options}
         return self.then_fill(trigger(event, [*self.inputs, *extra], self.targets(), **settings))
 
     @staticmethod
@@ -112,8 +114,8 @@ class Wiring:
     def listen(self, trigger, fn, inputs: list, outputs: list, heavy: bool = False, **options):
         """Wire `trigger` to `fn` in the decoding lane (the heavy one with `heavy`), private and quiet unless
         `options` say otherwise."""
-        return trigger(fn, inputs, outputs, **{**PRIVATE, **QUIET, **(HEAVY if heavy else DECODE), **options})
+        return trigger(fn, inputs, outputs, **{**PRIVATE, **QUIET, **LANES[HEAVY if heavy else DECODE], **options})
 
     def then_fill(self, answered):
         """The slow outputs filled by an event chained after `answered` (an event's Dependency), in the heavy lane."""
-        return answered.then(self.fill, [self.state], self.targets(self.slow), **PRIVATE, **QUIET, **HEAVY)
+        return answered.then(self.fill, [self.state], self.targets(self.slow), **PRIVATE, **QUIET, **LANES[HEAVY])

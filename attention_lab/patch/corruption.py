@@ -11,7 +11,7 @@ import torch
 from transformer import Seq2SeqPipeline
 from transformer.tokenizer import WORD_BOUNDARY
 
-from ..attention.units import word_groups
+from ..attention.units import source_words
 from ..checks import InputError, check_source, is_blank
 
 SWAPS_TRIED = 64  # candidate words tried, nearest first, for one that keeps the source's number of tokens
@@ -22,15 +22,6 @@ class Corruption:
     clean: list[int]  # the clean source's ids
     corrupted: list[int]  # the corrupted source's ids (the clean ones where only noise corrupts)
     noise: list[int]  # 0-based token positions whose embeddings get noise
-
-
-def words(pipeline: Seq2SeqPipeline, ids: list[int]) -> list[list[int]]:
-    """The token positions of each word of a source, its special tokens left out (a character-level model's words
-    are its characters)."""
-    tokenizer, special_ids = pipeline.tokenizer, pipeline.model.special_ids
-    special = [i in special_ids for i in ids]
-    groups = word_groups(tokenizer.tokens(ids), special, tokenizer.is_character_level)
-    return [group for group in groups if not special[group[0]]]
 
 
 def corruption(pipeline: Seq2SeqPipeline, clean: str, corrupted: str | None, noise: list[int]) -> Corruption:
@@ -49,7 +40,7 @@ def corruption(pipeline: Seq2SeqPipeline, clean: str, corrupted: str | None, noi
             f"The corrupted source is {len(corrupted_ids)} tokens and the clean one {len(clean_ids)}: patching "
             "compares them position by position, so they need the same number of tokens."
         )
-    groups = words(pipeline, clean_ids)
+    groups = source_words(pipeline, clean_ids)
     wrong = [w for w in noise if not 0 <= w < len(groups)]
     if wrong:
         raise InputError(
@@ -65,7 +56,7 @@ def swapped(pipeline: Seq2SeqPipeline, ids: list[int], word: int, nth: int = 0, 
     word's own first piece), by cosine similarity of the model's source embeddings, that keeps the text's number of
     tokens (a word of several pieces swaps its first); None when no such piece is found."""
     tokenizer, model = pipeline.tokenizer, pipeline.model
-    groups = words(pipeline, ids)
+    groups = source_words(pipeline, ids)
     if not 0 <= word < len(groups):
         raise InputError(f"There is no word {word + 1}: the source has {len(groups)}.")
     at = groups[word][0]

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 import gradio as gr
 
 from ..assets.components import drawn
-from ..attention.units import token_label, word_label
+from ..attention.units import source_words, token_label, word_label
 from ..checks import InputError
 from ..controls import Controls
-from ..decoding.state import Run, UserState
+from ..decoding.state import Run, UserState, interventions_text
 from ..feature import DATA, TEXT, Feature, Output, Screen
-from .corruption import corruption, swapped, words
+from ..records import jsonable
+from .api import PATCH_ENDPOINT
+from .corruption import corruption, swapped
 from .record import steps_record, sweep
 
 NOTE = (
@@ -49,7 +51,7 @@ class PatchState:
 
 def view(s: Screen) -> dict:
     run = s.run
-    state = run.state("patch", PatchState)
+    state = run.states.get(PatchState)
     corrupted = run.text if state.corrupted is None else state.corrupted
     tokens = tuple(run.session.tokens)
     key = (run.entry.name, run.text, tokens, corrupted, tuple(sorted(state.noise)), run.session.max_new_tokens)
@@ -59,12 +61,12 @@ def view(s: Screen) -> dict:
 def patched(run: Run, corrupted: str) -> Callable[[], dict]:
     """How to make the Patch message of the run as it stands now."""
     pipeline, text, limit = run.pipeline, run.text, run.session.max_new_tokens
-    tokens, noise, src_ids = list(run.session.tokens), sorted(run.state("patch", PatchState).noise), run.session.src_ids
-    held = run.held
+    tokens, noise, src_ids = list(run.session.tokens), sorted(run.states.get(PatchState).noise), run.session.src_ids
+    holding = interventions_text(run)
 
     def make() -> dict:
         tokenizer, special = pipeline.tokenizer, pipeline.model.special_ids
-        groups = words(pipeline, list(src_ids))
+        groups = source_words(pipeline, list(src_ids))
         message = {
             "op": "patch",
             "tokens": tokens,
@@ -90,9 +92,9 @@ def patched(run: Run, corrupted: str) -> Callable[[], dict]:
         message["changed"] = [a != b or p in asked.noise for p, (a, b) in enumerate(zip(asked.clean, asked.corrupted))]
         message["prefix"] = [token_label(tokenizer, pipeline.model.config.bos_id, special), *labels[:-1]]
         message["corrupted_output"] = tokenizer.decode(pair.corrupted_output())
-        message["steps"] = steps_record(patching, labels)
-        if held:
-            message["held"] = f"Patched without the {held}: the model as it is."
+        message["steps"] = jsonable(steps_record(patching, labels))
+        if holding:
+            message["held"] = f"Patched without the output's interventions ({holding}): the model as it is."
         return message
 
     return make
@@ -101,7 +103,7 @@ def patched(run: Run, corrupted: str) -> Callable[[], dict]:
 def state_of(user: UserState) -> PatchState:
     if user.run is None:
         raise InputError("Run a source first, then corrupt it here.")
-    return user.run.state("patch", PatchState)
+    return user.run.states.get(PatchState)
 
 
 def set_corrupted(user: UserState, c: Controls, text: str) -> int | None:
@@ -113,7 +115,7 @@ def set_corrupted(user: UserState, c: Controls, text: str) -> int | None:
 def start_again(user: UserState, c: Controls) -> int | None:
     """The corrupted source back to the clean one, with no noise."""
     state_of(user)
-    user.run.states["patch"] = PatchState()
+    user.run.states.clear(PatchState)
     return user.shown
 
 
@@ -133,7 +135,7 @@ def pick(user: UserState, c: Controls, word, how: str, typed: str) -> int | None
         base = ids if len(ids) == len(base) else base
     nth = state.swaps.get(index, 0)
     clean = list(run.session.src_ids)
-    groups = words(pipeline, clean)
+    groups = source_words(pipeline, clean)
     if not 0 <= index < len(groups):
         raise InputError(f"There is no word {index + 1}: the source has {len(groups)}.")
     text = swapped(pipeline, list(base), index, nth, like=clean[groups[index][0]])
@@ -166,4 +168,6 @@ def wire(c: dict, wiring) -> None:
     wiring.on(c["patch"].select, pick, extra=[c["patch_click"], c["corrupted"]], data=wiring.picked("word"))
 
 
-PATCH = Feature("patch", "Patch", layout=layout, outputs=OUTPUTS, view=view, wire=wire)
+PATCH = Feature(
+    "patch", "Patch", layout=layout, outputs=OUTPUTS, view=view, wire=wire, endpoints=(PATCH_ENDPOINT,), state=PatchState
+)

@@ -18,8 +18,8 @@ from transformer import CheckpointError, DecodingSession, Seq2SeqPipeline, load_
 from transformer.hub import check_compatible
 from transformer.snapshots import NoSnapshots, Snapshot, list_snapshots
 
+from ..attention.summaries import head_summaries
 from ..checks import InputError, check_source
-from ..heads.summaries import head_summaries
 from ..models.registry import Registry
 
 logger = logging.getLogger(__name__)
@@ -44,15 +44,6 @@ class SnapshotDecoding:
     def loss(self) -> float | None:
         return self.snapshot.metrics.get("valid_loss")
 
-    def record(self) -> dict:
-        """The /training API's entry for this snapshot."""
-        entry = {
-            "step": self.snapshot.step,
-            "output_text": self.output_text,
-            "alignment": None if self.alignment is None else round(self.alignment, 6),
-            "loss": self.loss,
-        }
-        return {**entry, "error": self.error} if self.error else entry
 
 
 class Snapshots:

@@ -10,6 +10,7 @@ from ..assets.components import drawn
 from ..attention import payload
 from ..checks import InputError, check_source
 from ..feature import DATA, Feature, Output, Screen
+from .api import TRAINING_ENDPOINT
 from .decodings import SnapshotDecoding, Snapshots
 
 NOTE = (
@@ -21,15 +22,9 @@ NOTE = (
 SCORES = {"exact_match": ("validation exact match", 100), "bleu": ("validation BLEU", 1)}  # name, factor
 
 
-def record(snapshots: Snapshots, model: str, text: str) -> dict:
-    """{"snapshots": [{"step", "output_text", "alignment", "loss"}]} in training order; a snapshot that could not be
-    loaded has null output and alignment, and an "error" naming it."""
-    return {"snapshots": [decoded.record() for decoded in snapshots.decodings(model, text)]}
-
-
 def view(s: Screen) -> dict:
     """The film: every snapshot's decoding of the source, for the page to draw (slow), or why there is none."""
-    c, snapshots = s.controls, s.shared.snapshots
+    c, snapshots = s.controls, s.shared.store(Snapshots)
     try:
         snapshots.listed(c.model)
         check_source(snapshots.registry.entry(c.model).pipeline, c.source)
@@ -88,4 +83,13 @@ def layout(registry, default: str) -> dict:
 
 
 FILM = Output("film", DATA, slow="Decoding this source with every snapshot…")
-TRAINING = Feature("training", "Training", layout=layout, outputs=(FILM,), view=view, needs_run=False)
+TRAINING = Feature(
+    "training",
+    "Training",
+    layout=layout,
+    outputs=(FILM,),
+    view=view,
+    needs_run=False,
+    endpoints=(TRAINING_ENDPOINT,),
+    store=Snapshots,
+)

@@ -3,7 +3,7 @@ the score each head's ablation costs."""
 
 from __future__ import annotations
 
-from ..heads.summary import METRICS, summary_data
+from ..attention.grids import METRICS, summary_data
 
 
 def survey_metrics(score_name: str) -> dict:

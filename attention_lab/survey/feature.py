@@ -4,6 +4,7 @@ click-to-focus. The survey is the one the user chose for the model, else the sur
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import gradio as gr
@@ -20,10 +21,17 @@ from .report import SURVEY_FILE, read_survey
 logger = logging.getLogger(__name__)
 
 
-def survey_path(entry: ModelEntry, chosen: dict[str, str]) -> Path | None:
+@dataclass
+class ChosenSurveys:
+    """What the tab keeps for a user: the survey.json they chose, per model."""
+
+    paths: dict[str, str] = field(default_factory=dict)
+
+
+def survey_path(entry: ModelEntry, chosen: ChosenSurveys) -> Path | None:
     """The survey the user chose for this model, else the one saved next to its checkpoint, else None."""
-    if entry.name in chosen:
-        return Path(chosen[entry.name])
+    if entry.name in chosen.paths:
+        return Path(chosen.paths[entry.name])
     saved = Path(entry.pipeline.folder) / SURVEY_FILE if entry.pipeline.folder else None
     return saved if saved is not None and saved.is_file() else None
 
@@ -48,7 +56,7 @@ def corpus(entry: ModelEntry, path: Path | None) -> dict:
 
 def view(s: Screen) -> dict:
     entry = s.run.entry
-    path = survey_path(entry, s.user.state("survey", dict))
+    path = survey_path(entry, s.user.states.get(ChosenSurveys))
     stamp = path.stat().st_mtime_ns if path is not None and path.is_file() else None
     return {"survey": ((entry.name, str(path), stamp), lambda: corpus(entry, path))}
 
@@ -69,7 +77,7 @@ def chooser(registry):
             raise InputError("Choose a survey.json written by python -m attention_lab.survey.")
         entry = registry.entry(controls.model)
         read_survey(Path(str(path)), entry.pipeline.model.config)  # refused here, before it is kept
-        user.state("survey", dict)[entry.name] = str(path)
+        user.states.get(ChosenSurveys).paths[entry.name] = str(path)
         return user.shown
 
     return choose
@@ -79,4 +87,12 @@ def wire(c: dict, wiring) -> None:
     wiring.on(c["survey_file"].upload, chooser(wiring.lab.registry), extra=[c["survey_file"]])
 
 
-CORPUS = Feature("survey", "Over the corpus", layout=layout, outputs=(Output("survey", DATA),), view=view, wire=wire)
+CORPUS = Feature(
+    "survey",
+    "Over the corpus",
+    layout=layout,
+    outputs=(Output("survey", DATA),),
+    view=view,
+    wire=wire,
+    user_state=ChosenSurveys,
+)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from ..serving.cores import available_cores
+from ..models.cores import available_cores
 
 
 @dataclass(frozen=True)

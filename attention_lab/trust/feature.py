@@ -15,13 +15,14 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ..assets.components import drawn
-from ..attention.units import token_label, word_label
+from ..attention.units import source_words, token_label, word_label
+from ..attribution.methods import no_gradients
 from ..checks import InputError, is_blank
 from ..controls import Controls
-from ..decoding.state import Run, UserState
+from ..decoding.state import Run, UserState, interventions_key, interventions_text
 from ..feature import DATA, Feature, Output, Screen
-from ..patch.corruption import words
-from ..why.attribution import no_gradients
+from ..records import jsonable
+from .api import SCORE
 from .flags import LOW_SOURCE
 from .record import NOTES, TITLES, record, target_ids
 from .score import ALTI, score
@@ -56,9 +57,10 @@ def view(s: Screen) -> dict:
     run = s.run
     method = s.controls.option("trust_method", ALTI)
     method = method if method in TITLES else ALTI
-    pasted = run.state("trust", TrustState).translation
+    pasted = run.states.get(TrustState).translation
     scored = tuple(run.session.tokens) if pasted is None else pasted
-    key = (run.entry.name, tuple(run.session.src_ids), scored, method, run.held, run.session.max_new_tokens)
+    holding = interventions_key(run.session)
+    key = (run.entry.name, tuple(run.session.src_ids), scored, method, holding, run.session.max_new_tokens)
     return {"trust": (key, scored_message(run, pasted, method))}
 
 
@@ -66,7 +68,7 @@ def scored_message(run: Run, pasted: str | None, method: str) -> Callable[[], di
     """How to make the Trust message of the run as it stands now: the output (or `pasted`) scored by `method`."""
     pipeline, session = run.pipeline, run.session
     src_ids, tokens, limit = list(session.src_ids), list(session.tokens), session.max_new_tokens
-    interventions, held = session.interventions, run.held
+    interventions, holding = session.interventions, interventions_text(run)
 
     def make() -> dict:
         tokenizer, special = pipeline.tokenizer, pipeline.model.special_ids
@@ -90,12 +92,12 @@ def scored_message(run: Run, pasted: str | None, method: str) -> Callable[[], di
         except (ValueError, TypeError) as err:  # a model whose sublayers ALTI+ cannot read
             message["hint"] = f"This model cannot be scored by ALTI+: {err}"
             return message
-        message.update(record(pipeline, scored))
+        message.update(jsonable(record(pipeline, scored)))
         message["labels"] = [token_label(tokenizer, i, special) for i in forced]
         message["reads"] = [round(float(r), 4) for r in scored.reads]
         message["uncovered_words"] = scored.uncovered
-        if held and pasted is None:
-            message["held"] = f"Scored with the {held}, as the output was written."
+        if holding and pasted is None:
+            message["held"] = f"Scored as the output was written, with its interventions ({holding})."
         return message
 
     return make
@@ -104,13 +106,13 @@ def scored_message(run: Run, pasted: str | None, method: str) -> Callable[[], di
 def score_words(pipeline, src_ids: list[int]) -> list[dict]:
     """The source's words as the tab shows them: a label and the token positions of its pieces."""
     pieces = pipeline.tokenizer.tokens(src_ids)
-    return [{"label": word_label([pieces[p] for p in g]), "pieces": g} for g in words(pipeline, src_ids)]
+    return [{"label": word_label([pieces[p] for p in g]), "pieces": g} for g in source_words(pipeline, src_ids)]
 
 
 def state_of(user: UserState) -> TrustState:
     if user.run is None:
         raise InputError("Run a source first, then score its translation here.")
-    return user.run.state("trust", TrustState)
+    return user.run.states.get(TrustState)
 
 
 def score_translation(user: UserState, c: Controls, text: str) -> int | None:
@@ -149,4 +151,14 @@ def wire(c: dict, wiring) -> None:
     wiring.on(c["trust_method"].change, lambda user, controls: user.shown)
 
 
-TRUST = Feature("trust", "Trust", layout=layout, outputs=OUTPUTS, view=view, wire=wire, controls=("trust_method",))
+TRUST = Feature(
+    "trust",
+    "Trust",
+    layout=layout,
+    outputs=OUTPUTS,
+    view=view,
+    wire=wire,
+    controls=("trust_method",),
+    endpoints=(SCORE,),
+    state=TrustState,
+)

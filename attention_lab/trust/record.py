@@ -4,6 +4,7 @@ model's target side writes them."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -11,8 +12,8 @@ from attention_lab.adapters.hf.tokenizer import TransformersTokenizer
 from transformer import Seq2SeqPipeline
 
 from ..attention.units import word_label
+from ..attribution.methods import METHODS, no_gradients
 from ..checks import InputError, describe_char, known_characters, quoted
-from ..why.attribution import METHODS, no_gradients
 from .score import ALTI, Score, score
 
 MAX_TRANSLATION = 128  # tokens forced, the end token included: each step costs a method's pass
@@ -65,38 +66,69 @@ def _numbers(values: np.ndarray) -> list[float | None]:
     return [_number(v) for v in values]
 
 
-def record(pipeline: Seq2SeqPipeline, scored: Score) -> dict:
-    """{"source_tokens", "target_tokens", "method", "steps": [{"step", "token", "logp", "source_share", "source",
-    "prefix"}], "sentence": {"mean_logp", "source_share", "coverage", "uncovered"}, "flags": [{"kind", "at",
-    "message"}]}; null for a log p of -inf and for values a method does not give."""
+@dataclass
+class ScoredStep:
+    step: int
+    token: str
+    logp: float | None  # null: the model's rules forbid the token there (log p = -inf)
+    source_share: float | None
+    source: list[float | None]  # a value per source token (null where the method gives none)
+    prefix: list[float | None]  # a value per decoder input
+
+
+@dataclass
+class Sentence:
+    mean_logp: float | None
+    source_share: float | None
+    coverage: float | None
+    uncovered: list[str]  # the source words cross-attention barely read
+
+
+@dataclass
+class FlagRecord:
+    kind: str  # "forbidden", "uncovered", "low_source" or "end_collapse"
+    at: int  # 1-based: the step, or for "uncovered" the source word
+    message: str
+
+
+@dataclass
+class ScoreRecord:
+    """A translation scored token by token (/score's answer, and what the Trust tab draws)."""
+
+    source_tokens: list[str]
+    target_tokens: list[str]
+    method: str
+    steps: list[ScoredStep]
+    sentence: Sentence
+    flags: list[FlagRecord]
+
+
+def record(pipeline: Seq2SeqPipeline, scored: Score) -> ScoreRecord:
+    """`scored` as its record; null for a log p of -inf and for values a method does not give."""
     tokenizer = pipeline.tokenizer
     pieces = tokenizer.tokens(scored.src_ids)
-    return {
-        "source_tokens": pieces,
-        "target_tokens": tokenizer.tokens(scored.tokens),
-        "method": scored.method,
-        "steps": [
-            {
-                "step": s.step,
-                "token": tokenizer.id_to_token(s.token),
-                "logp": _number(s.logp),
-                "source_share": _number(s.source_share),
-                "source": _numbers(s.source),
-                "prefix": _numbers(s.prefix),
-            }
-            for s in scored.steps
-        ],
-        "sentence": {
-            "mean_logp": _number(scored.mean_logp),
-            "source_share": _number(scored.source_share),
-            "coverage": _number(scored.coverage),
-            "uncovered": [word_label([pieces[p] for p in scored.words[w]]) for w in scored.uncovered],
-        },
-        "flags": [{"kind": f.kind, "at": f.at, "message": f.message} for f in scored.flags],
-    }
+    steps = [
+        ScoredStep(
+            step=s.step,
+            token=tokenizer.id_to_token(s.token),
+            logp=_number(s.logp),
+            source_share=_number(s.source_share),
+            source=_numbers(s.source),
+            prefix=_numbers(s.prefix),
+        )
+        for s in scored.steps
+    ]
+    sentence = Sentence(
+        mean_logp=_number(scored.mean_logp),
+        source_share=_number(scored.source_share),
+        coverage=_number(scored.coverage),
+        uncovered=[word_label([pieces[p] for p in scored.words[w]]) for w in scored.uncovered],
+    )
+    flags = [FlagRecord(f.kind, f.at, f.message) for f in scored.flags]
+    return ScoreRecord(pieces, tokenizer.tokens(scored.tokens), scored.method, steps, sentence, flags)
 
 
-def score_record(pipeline: Seq2SeqPipeline, src_ids: list[int], tokens: list[int], method: str, **options) -> dict:
+def score_record(pipeline: Seq2SeqPipeline, src_ids: list[int], tokens: list[int], method: str, **options) -> ScoreRecord:
     """`tokens` scored by `method` as the /score answer; InputError for a model autograd cannot differentiate."""
     checked_method(method)
     try:

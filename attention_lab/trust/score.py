@@ -23,8 +23,8 @@ from transformer import Interventions, Seq2SeqModel, Seq2SeqPipeline
 from transformer.contributions import alti_plus
 from transformer.decoding import next_token_logits
 
-from ..patch.corruption import words
-from ..why.attribution import attribute, source_share
+from ..attention.units import source_words
+from ..attribution.methods import attribute, source_share
 from .flags import find_flags
 from .sentence import Score, StepScore
 
@@ -102,7 +102,7 @@ def score(
         StepScore(t + 1, token, float(logps[t]), share, source, prefix)
         for t, (token, (source, prefix, share)) in enumerate(zip(tokens, per_step))
     ]
-    groups = words(pipeline, src_ids)
+    groups = source_words(pipeline, src_ids)
     reads = np.array([cross[:, group].sum() for group in groups])
     result = Score(list(src_ids), list(tokens), method, steps, cross, groups, reads)
     result.flags = find_flags(pipeline, result)

@@ -9,7 +9,6 @@ differs. A positive value ("sum") pushed the model towards the token written rat
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +16,7 @@ import torch
 
 from transformer import Interventions, Seq2SeqModel
 
-from .attribution import IG_STEPS, Scorer, aggregated, check_aggregate, per_dimension
+from ..attribution.methods import IG_STEPS, Scorer, aggregated, check_aggregate, per_dimension
 
 
 class ContrastError(ValueError):
@@ -77,21 +76,3 @@ def contrast_step(
     parts, delta = per_dimension(scorer, step, method, ig_steps)
     source, prefix = aggregated(parts, method, aggregate)
     return Contrasted(step, tokens[step - 1], alternative, source, prefix, difference, delta)
-
-
-def token_id(tokenizer, spelled: str, vocab_size: int) -> int | None:
-    """The id of the token spelled `spelled` as the candidates spell it (tokenizer.id_to_token), or None."""
-    found = tokenizer.token_to_id(spelled)
-    if found is not None and 0 <= found < vocab_size and tokenizer.id_to_token(found) == spelled:
-        return found
-    # a transformers tokenizer shows some pieces otherwise than it stores them ("Ġ" as "▁", bytes as text)
-    return spellings(tokenizer, vocab_size).get(spelled)
-
-
-@functools.lru_cache(maxsize=8)
-def spellings(tokenizer, vocab_size: int) -> dict[str, int]:
-    """Every token as the candidates spell it -> its (first) id: read once per tokenizer, not once per request."""
-    spelled: dict[str, int] = {}
-    for i in range(vocab_size):
-        spelled.setdefault(tokenizer.id_to_token(i), i)
-    return spelled

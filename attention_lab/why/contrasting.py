@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..attention.units import token_label
-from ..decoding.state import Run
-from .attribution import AGGREGATES, METHODS, no_gradients, titled
+from ..attribution.methods import AGGREGATES, METHODS, no_gradients, titled
+from ..decoding.state import Run, interventions_key
 from .contrast import ContrastError, contrast_step
 
 logger = logging.getLogger("attention_lab")
@@ -32,7 +32,7 @@ def contrast_view(run: Run, method: str, aggregate: str, asked: Asked | None) ->
     session = run.session
     if asked is None or tuple(session.tokens[: asked.step]) != asked.written:
         return None, lambda: None
-    held = (id(session.interventions), session.max_new_tokens)
+    held = (interventions_key(session), session.max_new_tokens)
     key = (run.serial, run.entry.name, tuple(session.src_ids), asked, method, aggregate, held)
     return key, contrast_message(run, method, aggregate, asked)
 

@@ -24,7 +24,7 @@ import torch
 
 from transformer import DecodingSession, Seq2SeqPipeline
 
-from .attribution import AGGREGATE_TITLES, AGGREGATES, METHODS, Scorer, aggregated, per_dimension
+from ..attribution.methods import AGGREGATE_TITLES, AGGREGATES, METHODS, Scorer, aggregated, per_dimension
 
 REMOVED = (1, 2, 3)
 MEAN, BEST, RANDOM = "attention, mean of cross heads", "attention, best cross head", "random"

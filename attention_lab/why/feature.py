@@ -22,16 +22,25 @@ from transformer.lens import decoder_lens
 
 from ..assets.components import drawn
 from ..attention.units import token_label
+from ..attribution.methods import (
+    AGGREGATES,
+    METHODS,
+    WORDS_NOTE,
+    Scorer,
+    StepAttribution,
+    attribute_step,
+    no_gradients,
+    titled,
+)
 from ..checks import InputError, as_int
 from ..controls import Controls
 from ..decoding.messages import key as decoding_key
-from ..decoding.state import Run, UserState
+from ..decoding.state import Run, UserState, interventions_key, opened
 from ..feature import DATA, MARKDOWN, Feature, Output, Screen
-from .attribution import AGGREGATES, METHODS, WORDS_NOTE, Scorer, StepAttribution, attribute_step, no_gradients, titled
+from .api import ENDPOINTS, LENS_TOP_K
 from .contrasting import SLOW as CONTRAST_SLOW
 from .contrasting import Asked, contrast_view
 from .deletion import deletion_table
-from .records import LENS_TOP_K
 
 DEFAULT_METHOD, DEFAULT_AGGREGATE = "input_x_gradient", "sum"
 NOTE = (
@@ -80,7 +89,7 @@ def view(s: Screen) -> dict:
     aggregate = s.controls.option("aggregate", DEFAULT_AGGREGATE)
     method = method if method in METHODS else DEFAULT_METHOD
     aggregate = aggregate if aggregate in AGGREGATES else DEFAULT_AGGREGATE
-    state = run.state("why", WhyState)
+    state = run.states.get(WhyState)
     asked = state.deletion_asked
     return {
         "why": ((decoding_key(run), len(run.session.steps), method, aggregate), explain(run, method, aggregate)),
@@ -93,7 +102,7 @@ def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callab
     """How to make the Why message of the run as it stands now (what it needs is taken now, under the user's lock;
     the making can run after, while the user goes on)."""
     session, tokenizer, key = run.session, run.pipeline.tokenizer, decoding_key(run)
-    made = run.state("why", WhyState).attributions
+    made = run.states.get(WhyState).attributions
     src_ids, tokens = list(session.src_ids), list(session.tokens)
     model, limit, interventions = session.model, session.max_new_tokens, session.interventions
 
@@ -144,8 +153,8 @@ def _attributions(
     """Every step's attribution, the ones this run already made (`made`) taken as they are. A step's attribution
     depends on the source, the tokens up to it, and the session's model, limit and interventions: the run keeps one
     session's (and its forks', which share them: a step decoded ahead) and starts again after an edit."""
-    held = (session.interventions, session.max_new_tokens)
-    if made.get("held") is None or made["held"][0] is not held[0] or made["held"][1] != held[1]:
+    held = (interventions_key(session), session.max_new_tokens)
+    if made.get("held") != held:
         made.clear()
         made["held"] = held
     scorer = None
@@ -203,7 +212,7 @@ def ask_deletion(user: UserState, c: Controls) -> int | None:
     shown stays."""
     if user.run is None:
         raise InputError("Run a source first, then run the deletion test on it.")
-    user.run.state("why", WhyState).deletion_asked = True
+    user.run.states.get(WhyState).deletion_asked = True
     return user.shown
 
 
@@ -216,8 +225,8 @@ def ask_contrast(user: UserState, c: Controls, alternative: object) -> int | Non
     step = max(1, min(int(c.shown or 1), len(run.session.steps)))
     if token == run.session.tokens[step - 1]:
         raise InputError("That is the token written: ask about another candidate.")
-    run.state("why", WhyState).contrast = Asked(step, token, tuple(run.session.tokens[:step]))
-    user.tab = "why"  # the tab's outputs are drawn with this answer, whichever of it and the tab's own event is first
+    run.states.get(WhyState).contrast = Asked(step, token, tuple(run.session.tokens[:step]))
+    opened(user, "why")  # the tab's outputs are drawn with this answer, whichever of it and its own event is first
     return step
 
 
@@ -245,4 +254,14 @@ def wire(c: dict, wiring) -> None:
     wiring.on(c["candidates"].click, ask_contrast, data=wiring.picked("alternative"))  # its "why not this?"
 
 
-WHY = Feature("why", "Why", layout=layout, outputs=OUTPUTS, view=view, wire=wire, controls=("method", "aggregate"))
+WHY = Feature(
+    "why",
+    "Why",
+    layout=layout,
+    outputs=OUTPUTS,
+    view=view,
+    wire=wire,
+    controls=("method", "aggregate"),
+    endpoints=ENDPOINTS,
+    state=WhyState,
+)

@@ -8,8 +8,8 @@ import re
 from transformer import Head
 from transformer.config import KINDS, ModelConfig, n_layers
 
-from ..attention.kinds import NAMES
 from ..checks import InputError, quoted
+from .kinds import NAMES
 
 
 def head_name(head: Head) -> str:

@@ -1,6 +1,5 @@
-"""The Heads tab's data, for the page to draw (heads/summary.mjs, heads/effects.mjs): every head of every kind
-summarised, one row of grids per measure, and what an ablation changed at each step. Pure functions over numbers
-and labels."""
+"""Every head of every kind summarised as the page draws it (the Heads tab's summary and the survey over a corpus):
+one row of grids per measure, layers down and heads across. A pure function over numbers and labels."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..attention.kinds import NAMES
+from .kinds import NAMES
 
 # Each row of the summary: its name, what it means, and how it is coloured ("share": 0 to 100%; "size": white to the
 # row's largest value; "signed": blue below zero, red above).
@@ -64,22 +63,3 @@ def _pad(grid: np.ndarray, n_layers: int) -> np.ndarray:
     z = np.full((n_layers, grid.shape[1]), np.nan)
     z[: grid.shape[0]] = grid
     return z
-
-
-NO_EFFECTS = {"op": "none", "text": "Choose heads to ablate and press Ablate: each step's change shows here."}
-
-
-def effects_data(effects: list, label, held: str) -> dict:
-    """KL(original ‖ ablated) at each step of the original decoding (teacher-forced, so every step sees the original
-    prefix), whether the top token changes, and the ablated top 3. `label` names a token."""
-    steps = [
-        {
-            "step": e.step,
-            "label": label(e.token),
-            "kl": round(e.kl, 4),
-            "changed": bool(e.changed),
-            "top": [[label(t), round(p, 6)] for t, p in zip(e.top_ids, e.top_probs)],
-        }
-        for e in effects
-    ]
-    return {"op": "effects", "held": held, "steps": steps}

@@ -9,8 +9,8 @@ import tempfile
 from pathlib import Path
 
 from ..assets import CSS, PACKAGE, offline_page
-from ..attention.kinds import PAGE_ORDER
-from ..attention.looks import READINGS, SCALES
+from .kinds import PAGE_ORDER
+from .looks import READINGS, SCALES
 
 OFFLINE = PACKAGE / "export" / "offline.mjs"
 PARTS = ("lab-steps", "now", "candidates", "views")  # the views an export holds (offline.mjs's PARTS)
