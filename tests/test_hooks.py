@@ -252,3 +252,28 @@ def test_a_hook_must_keep_the_shape_and_be_callable():
         model.encode(torch.tensor([[4, 5, 6]]))
     with pytest.raises(TypeError, match="a hook is"), using([("encoder.hook_embed", None)]):
         pass
+
+
+def test_a_pre_ln_bart_like_model_reads_its_mid_streams_and_refuses_to_replace_them():
+    """mBART's layers keep the stream between sublayers in a local variable: the adapter reads it at the next norm's
+    input (every name still fires once), and a hook that returns another tensor there is an error, not ignored."""
+    from transformers import MBartConfig, MBartForConditionalGeneration
+
+    from attention_lab.adapters.hf.model import HFSeq2Seq
+
+    torch.manual_seed(0)
+    shape = {"encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4, "decoder_attention_heads": 4}
+    shape |= {"encoder_ffn_dim": 32, "decoder_ffn_dim": 32, "max_position_embeddings": 64}
+    config = MBartConfig(vocab_size=40, d_model=16, pad_token_id=1, eos_token_id=2, decoder_start_token_id=2, **shape)
+    model = HFSeq2Seq(MBartForConditionalGeneration(config).eval(), "mbart")
+    assert model.sublayer("cross", 0).norm is None  # the load probe saw the norms run first: pre-LN
+    src, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[2, 8, 9]])
+    with torch.no_grad():
+        enc = [None]
+        seen = fired(model, lambda: enc.__setitem__(0, model.encode(src)))
+        seen.update(fired(model, lambda: model.decode(tgt, enc[0].memory, enc[0].src_mask)))
+        assert list(seen) == hook_names(model.config)
+        for name in ("encoder.layers.1.hook_resid_mid", "decoder.layers.0.hook_resid_mid_cross"):
+            with pytest.raises(ValueError, match="can be read but not replaced"), using([(name, lambda x, at: 2 * x)]):
+                model.decode(tgt, enc[0].memory, enc[0].src_mask)
+                model.encode(src)
