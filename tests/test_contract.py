@@ -12,6 +12,7 @@ from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close
 from transformer import NextTokenRules, Seq2SeqModel, Seq2SeqTokenizer, Transformer
 from transformer.contract import Cache, ModelConfig
+from transformer.hooks import recording, using
 
 MODELS = ["ours", "ours-pre-ln", *sorted(hf_models.FAMILIES)]
 # the contract's logits against the model's own forward: float32 eps of the largest logit (tests/tolerance.py); they
@@ -30,6 +31,14 @@ def pipeline(request, tmp_path_factory):
             pipeline.model = Transformer(config).eval()
         return pipeline
     return hf_models.loaded(request.param, tmp_path_factory)
+
+
+def decode_states(model, *args, **kwargs):
+    """model.decode(*args, **kwargs), and each decoder layer's output as recorded at its hook_resid_post."""
+    names = [f"decoder.layers.{layer}.hook_resid_post" for layer in range(model.config.n_decoder_layers)]
+    with recording(names) as states:
+        dec = model.decode(*args, **kwargs)
+    return dec, tuple(states[name] for name in names if name in states)
 
 
 def batch(pipeline) -> torch.Tensor:
@@ -70,17 +79,20 @@ def test_the_source_mask_is_bool_true_at_real_tokens(pipeline):
 def test_the_last_layer_state_through_final_norm_and_project_gives_the_models_logits(pipeline):
     model, src, tgt = pipeline.model, batch(pipeline), prefix(pipeline)
     enc = model.encode(src)
-    dec = model.decode(tgt, enc.memory, enc.src_mask, output_layer_states=True)
-    assert len(dec.layer_states) == model.config.n_decoder_layers
-    assert all(state.shape == dec.hidden.shape for state in dec.layer_states)
-    torch.testing.assert_close(model.final_norm(dec.layer_states[-1]), dec.hidden, atol=1e-6, rtol=0)
+    dec, layer_states = decode_states(model, tgt, enc.memory, enc.src_mask)
+    assert len(layer_states) == model.config.n_decoder_layers
+    assert all(state.shape == dec.hidden.shape for state in layer_states)
+    torch.testing.assert_close(model.final_norm(layer_states[-1]), dec.hidden, atol=1e-6, rtol=0)
     if isinstance(model, Transformer):
         expected = model(src, tgt).logits
     else:  # transformers' own forward, with its own output layer (bias, T5's scaling)
         expected = model.hf(input_ids=src, attention_mask=(src != model.config.pad_id).long(), decoder_input_ids=tgt)
         expected = expected.logits
     assert_close(model.project(dec.hidden), expected, ulps=LOGIT_ULPS, what="logits")
-    assert not model.decode(tgt, enc.memory, enc.src_mask).layer_states  # only when asked for
+    with recording(["decoder.layers.0.hook_resid_post"]) as states:
+        pass
+    model.decode(tgt, enc.memory, enc.src_mask)
+    assert not states  # only when asked for
 
 
 def test_given_embeddings_stand_for_the_tokens_and_carry_gradients(pipeline):
@@ -92,16 +104,19 @@ def test_given_embeddings_stand_for_the_tokens_and_carry_gradients(pipeline):
     tgt_embeds = model.embed_target(tgt).detach().requires_grad_()
     assert src_embeds.shape == (*src.shape, model.config.d_model)
     assert tgt_embeds.shape == (*tgt.shape, model.config.d_model)
-    given = model.encode(src, src_embeds=src_embeds)
-    out = model.decode(tgt, given.memory, given.src_mask, tgt_embeds=tgt_embeds)
+    with using([("encoder.hook_embed", lambda x, at: src_embeds)]):
+        given = model.encode(src)
+    with using([("decoder.hook_embed", lambda x, at: tgt_embeds)]):
+        out = model.decode(tgt, given.memory, given.src_mask)
     torch.testing.assert_close(given.memory, enc.memory, atol=1e-6, rtol=0)
     torch.testing.assert_close(out.hidden, dec.hidden, atol=1e-6, rtol=0)
     model.project(out.hidden)[0, -1].max().backward()
     assert src_embeds.grad[0].abs().sum() > 0 and tgt_embeds.grad[0].abs().sum() > 0
     assert src_embeds.grad[1].abs().sum() == 0  # row 1 is not in the output differentiated
     # other embeddings change the output: they are read, not ignored (a random change: LayerNorm removes a shift)
-    with torch.no_grad():
-        moved = model.encode(src, src_embeds=src_embeds + torch.randn_like(src_embeds)).memory
+    shifted = src_embeds + torch.randn_like(src_embeds)
+    with torch.no_grad(), using([("encoder.hook_embed", lambda x, at: shifted)]):
+        moved = model.encode(src).memory
     assert not torch.allclose(moved, enc.memory, atol=1e-3)
 
 
@@ -109,17 +124,15 @@ def test_given_embeddings_stand_for_the_tokens_and_carry_gradients(pipeline):
 def test_the_cache_steps_as_the_whole_prefix_and_cuts_back_and_reorders_without_change(pipeline):
     model, src, tgt = pipeline.model, batch(pipeline), prefix(pipeline)
     enc = model.encode(src)
-    whole = model.decode(tgt, enc.memory, enc.src_mask, output_layer_states=True)
+    whole, whole_states = decode_states(model, tgt, enc.memory, enc.src_mask)
     cache, rows = None, []
     for t in range(tgt.size(1)):
-        step = model.decode(
-            tgt[:, t : t + 1], enc.memory, enc.src_mask, cache, use_cache=True, output_layer_states=True
-        )
+        step, step_states = decode_states(model, tgt[:, t : t + 1], enc.memory, enc.src_mask, cache, use_cache=True)
         cache = step.cache
-        rows.append(step.layer_states[0][:, -1])
+        rows.append(step_states[0][:, -1])
     assert isinstance(cache, Cache) and cache.length == tgt.size(1)
     torch.testing.assert_close(step.hidden[:, -1], whole.hidden[:, -1], atol=1e-5, rtol=1e-4)
-    torch.testing.assert_close(torch.stack(rows, 1), whole.layer_states[0], atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(torch.stack(rows, 1), whole_states[0], atol=1e-5, rtol=1e-4)
     shorter = cache.truncate(2)
     assert shorter.length == 2 and cache.length == tgt.size(1)  # the old cache is left as it was
     again = model.decode(tgt[:, 2:3], enc.memory, enc.src_mask, shorter)

@@ -13,8 +13,7 @@ import attention_lab.adapters  # noqa: F401 - transformers models load through l
 from tests import hf_models
 from training.reversal import reversal_pairs
 from transformer import Head, Interventions, Transformer, TransformerConfig, bundled, greedy_decode, load_pretrained
-from transformer.contributions import alti_plus, closeness, through_norm
-from transformer.interventions import Mixing
+from transformer.contributions import Mixing, alti_plus, closeness, through_norm
 
 
 def test_closeness_by_hand():
@@ -199,10 +198,10 @@ def test_a_transformers_model_is_decomposed_as_its_own_modules_compute(family):
     ]
     mixing = Mixing()
     try:
-        with torch.no_grad():
-            enc = model.encode(torch.tensor([src_ids]), interventions=Interventions(mixing=mixing))
+        with torch.no_grad(), mixing.reading(model):
+            enc = model.encode(torch.tensor([src_ids]))
             tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]])
-            model.decode(tgt, enc.memory, enc.src_mask, interventions=Interventions(mixing=mixing))
+            model.decode(tgt, enc.memory, enc.src_mask)
     finally:
         for hook in hooks:
             hook.remove()
@@ -224,7 +223,8 @@ def test_the_residual_read_through_the_adapter_is_transformers_own(family):
     src = torch.tensor([pipeline.tokenizer.encode("ein kleiner Test hier")])
     mixing = Mixing()
     with torch.no_grad():
-        model.encode(src, interventions=Interventions(mixing=mixing))
+        with mixing.reading(model):
+            model.encode(src)
         theirs = model.hf.get_encoder()(input_ids=src, output_hidden_states=True).hidden_states
     for layer in range(model.config.n_encoder_layers):
         sublayer = mixing.sublayers[("encoder", layer)]

@@ -7,9 +7,9 @@ import torch
 
 from tests.conftest import tiny_config
 from tests.tolerance import assert_close
-from transformer import DecodingSession, Transformer, greedy_decode
-from transformer.attention import HeadControl, MultiHeadAttention
-from transformer.interventions import KINDS, CrossEdit, Head, Interventions
+from transformer import DecodingSession, Transformer, greedy_decode, hooks
+from transformer.attention import MultiHeadAttention
+from transformer.interventions import KINDS, CrossEdit, Head, Interventions, held
 from transformer.readings import rollout, value_weighted
 
 TOL = {"rtol": 0, "atol": 1e-5}  # weights and probabilities in [0, 1]: 84 float32 eps of 1
@@ -190,11 +190,14 @@ def test_rollout_multiplies_residual_mixed_layers_and_rows_stay_distributions():
 def test_a_control_that_keeps_every_head_changes_nothing_bit_for_bit():
     torch.manual_seed(0)
     attn = MultiHeadAttention(d_model=16, n_heads=4, dropout=0.0).eval()
+    attn.hook_z.name = "encoder.layers.0.self_attn.hook_z"  # as a model names it (hooks.name_points)
     x = torch.randn(2, 5, 16)
     q, k, v = attn.project_qkv(x)
     plain, weights = attn.attend(q, k, v, need_weights=True)
     for keep in (torch.ones(4), torch.ones(2, 4)):
-        kept, kept_weights = attn.attend(q, k, v, need_weights=True, control=HeadControl(keep=keep))
+        with hooks.using([(attn.hook_z.name, lambda z, at, keep=keep: z * keep.view(*keep.shape, 1, 1))]):
+            kept, kept_weights = attn.attend(q, k, v, need_weights=True)
         assert torch.equal(plain, kept) and torch.equal(weights, kept_weights)
-    with pytest.raises(ValueError, match="one row of kept heads per batch row"):
-        attn.attend(q, k, v, control=HeadControl(keep=torch.ones(3, 4)))
+    three_rows = Interventions(rows=(frozenset({Head("encoder", 0, 0)}),) * 3)
+    with pytest.raises(ValueError, match="one row of kept heads per batch row"), held(three_rows):
+        attn.attend(q, k, v)

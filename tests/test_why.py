@@ -18,6 +18,7 @@ from tests import hf_models
 from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close
 from transformer import DecodingSession, load_pretrained
+from transformer.hooks import recording
 from transformer.lens import decoder_lens
 
 MODELS = ["ours", *sorted(hf_models.FAMILIES)]
@@ -67,7 +68,9 @@ def test_the_lens_reads_earlier_layers_through_the_final_norm_and_output_layer(d
     with torch.no_grad():
         enc = model.encode(torch.tensor([ids]))
         tgt = torch.tensor([[model.config.bos_id, *session.tokens[:-1]]])
-        first = model.decode(tgt, enc.memory, enc.src_mask, output_layer_states=True).layer_states[0][0]
+        with recording(["decoder.layers.0.hook_resid_post"]) as states:
+            model.decode(tgt, enc.memory, enc.src_mask)
+        first = states["decoder.layers.0.hook_resid_post"][0]
         logits = model.rules.apply(model.project(model.final_norm(first)), None, LIMIT)
     assert torch.allclose(lens.top_probs[0], logits.softmax(-1).topk(3).values, atol=1e-5)
 

@@ -11,63 +11,12 @@ Masked cells get a weight of exactly 0.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-@dataclass
-class HeadControl:
-    """Changes to one attention call's heads, built by transformer.interventions for one module and one call.
-
-    keep: (H,) or (B, H): 1.0 keeps a head's output and 0.0 removes it, before the output projection.
-    weights: (B|1, H, T, S) weights that replace the computed ones where they are not NaN (attention editing).
-    restore: (B, H) bool: in row b, head h's output is `clean`'s (1, H, T, K) (activation patching).
-    record: called with the head outputs (B, H, T, K) as they go into the output projection.
-    mixing: filled with what the call mixed, key by key (transformer.contributions reads it).
-    """
-
-    keep: torch.Tensor | None = None
-    weights: torch.Tensor | None = None
-    restore: torch.Tensor | None = None
-    clean: torch.Tensor | None = None
-    record: Callable[[torch.Tensor], None] | None = None
-    mixing: Sublayer | None = None
-
-
-@dataclass
-class Sublayer:
-    """One attention sublayer's call, as the contributions of each key to each query are read from it: the
-    sublayer writes norm(residual + sum_j parts[:, :, j] + bias), or residual + sum_j parts[:, :, j] + bias when
-    its norm comes first (pre-LN: norm None here; the values were read from the normed input).
-
-    The attention fills weights (ablated heads' set to 0), values and the output projection; the layer fills the
-    residual stream the sublayer adds to and the norm after the sum.
-    """
-
-    weights: torch.Tensor | None = None  # (B, H, T, S)
-    values: torch.Tensor | None = None  # (B, H, S, K)
-    w_o: torch.Tensor | None = None  # (D, H * K)
-    b_o: torch.Tensor | None = None  # (D,) or None
-    residual: torch.Tensor | None = None  # (B, T, D)
-    norm: nn.Module | None = None  # a LayerNorm after the residual sum (post-LN), None before (pre-LN)
-
-    def attended(self, weights: torch.Tensor, values: torch.Tensor, out_proj: nn.Module, keep: torch.Tensor | None):
-        """What the attention computed: its weights (with the kept heads, (H,) or (B, H), applied) and values."""
-        if keep is not None:
-            weights = weights * keep.to(weights).view(*keep.shape, 1, 1)
-        self.weights, self.values = weights.detach(), values.detach()
-        self.w_o, self.b_o = out_proj.weight.detach(), None if out_proj.bias is None else out_proj.bias.detach()
-
-    def parts(self) -> torch.Tensor:
-        """(B, T, S, D): what key j adds to query i's output, every head's a_ij^h v_j^h W_o^h summed."""
-        H, K = self.values.size(1), self.values.size(3)
-        by_head = self.w_o.view(self.w_o.size(0), H, K)
-        moved = torch.einsum("bhsk,dhk->bhsd", self.values.to(by_head), by_head)  # (B, H, S, D)
-        return torch.einsum("bhts,bhsd->btsd", self.weights.to(moved), moved)
+from .hooks import HookPoint
 
 
 class MultiHeadAttention(nn.Module):
@@ -101,6 +50,12 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.in_proj = nn.Linear(d_model, 3 * d_model)
         self.out_proj = nn.Linear(d_model, d_model)
+        # named by the model that holds this module (hooks.name_points): encoder.layers.0.self_attn.hook_v, ...
+        self.hook_v, self.hook_pattern, self.hook_z = (
+            HookPoint("hook_v"),
+            HookPoint("hook_pattern"),
+            HookPoint("hook_z"),
+        )
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, T, D = x.shape
@@ -129,29 +84,28 @@ class MultiHeadAttention(nn.Module):
         v: torch.Tensor,
         mask: torch.Tensor | None = None,
         need_weights: bool = False,
-        control: HeadControl | None = None,
+        start: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """softmax(q k^T / sqrt(K)) v for projected heads, then the output projection.
 
-        q (B, H, T, K), k and v (B, H, S, K), mask (True = may attend) broadcastable to (B, H, T, S).
-        Returns output (B, T, D) and, if need_weights, the weights (B, H, T, S) that were used (edited ones included);
-        otherwise SDPA's fused kernel runs. `control` ablates heads or replaces weights (see HeadControl).
+        q (B, H, T, K), k and v (B, H, S, K), mask (True = may attend) broadcastable to (B, H, T, S); `start` is the
+        first query position (hooks tied to positions read it). The values, the weights and the head outputs pass
+        through hook_v, hook_pattern and hook_z. Returns output (B, T, D) and, if need_weights, the weights
+        (B, H, T, S) that were used (a hook's included); otherwise, and with no hook at the pattern, SDPA's fused
+        kernel runs.
         """
         dropout_p = self.dropout if self.training else 0.0
-        edited = control is not None and control.weights is not None
-        mixing = control.mixing if control is not None else None
-        if need_weights or edited or mixing is not None:
+        v = self.hook_v(v, start)
+        if need_weights or self.hook_pattern.active():
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, S)
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
-            weights = edit_weights(scores.softmax(dim=-1), control)
+            weights = self.hook_pattern(scores.softmax(dim=-1), start)
             heads = F.dropout(weights, dropout_p, self.training) @ v  # (B, H, T, K)
         else:
             weights = None
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-        if mixing is not None:
-            mixing.attended(weights, v, self.out_proj, control.keep)
-        heads = patch_heads(keep_heads(heads, control), control)
+        heads = self.hook_z(heads, start)
         B, H, T, K = heads.shape
         return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights if need_weights else None
 
@@ -176,37 +130,6 @@ class MultiHeadAttention(nn.Module):
             q = self.project_q(x)
             k, v = self.project_kv(memory)
         return self.attend(q, k, v, mask, need_weights)
-
-
-def edit_weights(weights: torch.Tensor, control: HeadControl | None) -> torch.Tensor:
-    """Attention weights (B, H, T, S) with the control's replacement weights where they are not NaN."""
-    if control is None or control.weights is None:
-        return weights
-    return torch.where(control.weights.isnan(), weights, control.weights.to(weights))
-
-
-def keep_heads(heads: torch.Tensor, control: HeadControl | None) -> torch.Tensor:
-    """Head outputs (B, H, T, K) with the ablated heads' set to zero, so that they add nothing to W_o's input."""
-    if control is None or control.keep is None:
-        return heads
-    keep = control.keep.to(heads)
-    if keep.dim() == 2 and keep.size(0) != heads.size(0):
-        raise ValueError(f"one row of kept heads per batch row is needed (got {keep.size(0)} for {heads.size(0)})")
-    return heads * keep.view(*keep.shape, 1, 1)
-
-
-def patch_heads(heads: torch.Tensor, control: HeadControl | None) -> torch.Tensor:
-    """Head outputs (B, H, T, K) with the restored heads' taken from the clean run, handed to the control's record."""
-    if control is None:
-        return heads
-    if control.restore is not None:
-        if control.restore.size(0) != heads.size(0):
-            raise ValueError(f"one row of restored heads per batch row is needed (got {control.restore.size(0)})")
-        restore = control.restore.to(heads.device)[:, :, None, None]
-        heads = torch.where(restore, control.clean.to(heads), heads)
-    if control.record is not None:
-        control.record(heads)
-    return heads
 
 
 def value_norms(v: torch.Tensor, w_o: torch.Tensor) -> torch.Tensor:

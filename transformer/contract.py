@@ -4,7 +4,8 @@ Decoding (greedy, beam search, the step-by-step session), Seq2SeqPipeline and th
 `Seq2SeqModel` and `Seq2SeqTokenizer`, never against one implementation, so a field means the same for every model.
 Our `Transformer` and `Tokenizer` meet the contract natively; adapters for other model families (the app's
 `attention_lab.adapters`) wrap them to meet it. Each member says why it exists: who calls it, or what it is for
-(the token embeddings and the per-layer states are there for gradient attribution and a layer-by-layer lens).
+(the token embeddings are there for gradient attribution). What happens inside encode and decode is read and
+changed at named hook points (transformer.hooks), whose names every model shares.
 
 Dimension key: B batch, H heads, S source positions, T target positions in this call, P cached target positions,
 D model width, K head width (D // H), V target vocabulary.
@@ -18,17 +19,15 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import torch
 
 from .config import KINDS, ModelConfig, n_layers
 
-if TYPE_CHECKING:
-    from .interventions import Interventions
-
 __all__ = [
     "KINDS",
+    "AttentionSublayer",
     "Cache",
     "DecoderOutput",
     "EncoderOutput",
@@ -126,7 +125,17 @@ class DecoderOutput:
     self_attentions: tuple[torch.Tensor, ...]  # per decoder layer: (B, H, T, P+T), empty unless asked for
     cross_attentions: tuple[torch.Tensor, ...]  # per decoder layer: (B, H, T, S), empty unless asked for
     cache: Cache | None  # covers every position so far, when a cache was given or asked for
-    layer_states: tuple[torch.Tensor, ...] = ()  # per decoder layer: (B, T, D) after it, before any final norm
+
+
+@dataclass(frozen=True)
+class AttentionSublayer:
+    """What an attention sublayer adds to the residual stream beyond its hook points: its output projection, and
+    the norm after the residual sum. The sublayer writes norm(residual + z W_o^T + b_o) (post-LN), or
+    residual + z W_o^T + b_o when its norm comes first (pre-LN: `norm` is None)."""
+
+    w_o: torch.Tensor  # (D, H * K): head h's output meets columns h*K..(h+1)*K-1
+    b_o: torch.Tensor | None  # (D,), or None for a projection without bias
+    norm: torch.nn.Module | None  # the LayerNorm after the residual sum (post-LN); None for pre-LN
 
 
 @runtime_checkable
@@ -139,20 +148,11 @@ class Seq2SeqModel(Protocol):
     # token, which stands for text): the views hide them on request and the head summary measures their weight
     rules: NextTokenRules  # what decoding may write at each step (see NextTokenRules)
 
-    def encode(
-        self,
-        src: torch.Tensor,
-        output_attentions: bool = False,
-        interventions: Interventions | None = None,
-        src_embeds: torch.Tensor | None = None,
-    ) -> EncoderOutput:
+    def encode(self, src: torch.Tensor, output_attentions: bool = False) -> EncoderOutput:
         """src (B, S) ids, padded with pad_id -> memory, the source mask, and per-layer weights and values if asked.
 
-        Every decoding starts here. `interventions` ablates encoder heads (the head tests), and records or restores
-        each encoder layer's output and each encoder head's output (patching), and fills each encoder sublayer's mixing
-        record (transformer.contributions: the weights, values, output projection, residual stream and post-norm
-        of each attention call). `src_embeds` (B, S, D), when
-        given, is read in place of embed_source(src): gradient attribution differentiates with respect to it.
+        Every decoding starts here. Its hook points (encoder.*, transformer.hooks) are where the head tests ablate,
+        patching restores, attribution puts embeddings of its own and the contributions read each sublayer.
         """
 
     def decode(
@@ -163,20 +163,17 @@ class Seq2SeqModel(Protocol):
         cache: Cache | None = None,
         use_cache: bool = False,
         output_attentions: bool = False,
-        interventions: Interventions | None = None,
-        tgt_embeds: torch.Tensor | None = None,
-        output_layer_states: bool = False,
     ) -> DecoderOutput:
         """The decoder over tgt (B, T): a whole prefix starting with bos_id, or with `cache` the positions after it.
 
         Self-attention is causal and hides target padding; cross-attention hides the source's (src_mask). Decoding
-        steps with the cache; the head tests and the decoder's lens run whole prefixes. `interventions` ablates
-        decoder heads, applies cross-attention edits whose step falls in this call, and records or restores each
-        decoder layer's output and each decoder head's output at this call's positions (patching), and fills each
-        decoder sublayer's mixing record for a whole prefix (contributions). `tgt_embeds`
-        (B, T, D) replaces embed_target(tgt) for attribution; `output_layer_states` returns the hidden state after
-        every layer (the layer-by-layer lens).
+        steps with the cache; the head tests and the decoder's lens run whole prefixes. Its hook points (decoder.*)
+        are called with start = the cache's length, so a hook tied to a position acts the same either way.
         """
+
+    def sublayer(self, kind: str, layer: int) -> AttentionSublayer:
+        """The output projection and post-norm of the attention of `kind` (one of KINDS) in `layer`: what source
+        and target contributions (ALTI+) need beside the weights, values and residual streams read at hook points."""
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """Hidden states (..., D) after the final norm -> next-token logits (..., V): the model's own output layer
@@ -190,10 +187,11 @@ class Seq2SeqModel(Protocol):
 
     def embed_source(self, src: torch.Tensor) -> torch.Tensor:
         """src (B, S) ids -> (B, S, D) token embeddings as the encoder reads them, before positions are added: what
-        gradient attribution takes as the source's input."""
+        encoder.hook_embed sees, and what gradient attribution takes as the source's input."""
 
     def embed_target(self, tgt: torch.Tensor) -> torch.Tensor:
-        """tgt (B, T) ids -> (B, T, D) token embeddings as the decoder reads them, before positions are added."""
+        """tgt (B, T) ids -> (B, T, D) token embeddings as the decoder reads them, before positions are added
+        (what decoder.hook_embed sees)."""
 
     def encoder_value_norms(self, enc: EncoderOutput) -> list[torch.Tensor]:
         """Per encoder layer (B, H, S): ||v_j W_o^h|| for the values encode(output_attentions=True) recorded (the

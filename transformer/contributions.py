@@ -15,22 +15,25 @@ the source tokens. In the decoder, self-attention mixes the prefix positions' co
 mixes the residual's (the prefix's) with the encoder outputs' (the source's). Each step's row adds up to 1: its
 source part is the source's share of the prediction, its prefix part the target prefix's.
 
-The terms are read from the model's own forward pass (Interventions(mixing=...)), so any model that meets the
-contract (transformer.contract) gets them: ours, and other families through the adapters beside this library.
+The terms are read from the model's own forward pass, at its hook points (transformer.hooks: each attention's
+hook_pattern and hook_v, the residual stream at hook_resid_pre or hook_resid_mid), with the output projection and the
+post-norm from the contract's `sublayer`, so any model that meets the contract (transformer.contract) gets them: ours,
+and other families through the adapters beside this library.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
-from .attention import Sublayer
-from .config import n_layers
+from . import hooks
+from .config import KINDS, n_layers
 from .contract import Seq2SeqModel
-from .interventions import Interventions, Mixing
+from .interventions import Head, Interventions, held
 
 
 @dataclass
@@ -45,6 +48,68 @@ class Contributions:
     def source_share(self) -> torch.Tensor:
         """(T,): the source's share of each step's prediction (the prefix has the rest)."""
         return self.source.sum(dim=-1)
+
+
+@dataclass
+class Sublayer:
+    """One attention sublayer's call, as the contributions of each key to each query are read from it: the
+    sublayer writes norm(residual + sum_j parts[:, :, j] + bias), or residual + sum_j parts[:, :, j] + bias when
+    its norm comes first (pre-LN: norm None here; the values were read from the normed input)."""
+
+    weights: torch.Tensor | None = None  # (B, H, T, S), ablated heads' set to 0
+    values: torch.Tensor | None = None  # (B, H, S, K)
+    w_o: torch.Tensor | None = None  # (D, H * K)
+    b_o: torch.Tensor | None = None  # (D,) or None
+    residual: torch.Tensor | None = None  # (B, T, D)
+    norm: nn.Module | None = None  # a LayerNorm after the residual sum (post-LN), None before (pre-LN)
+
+    def parts(self) -> torch.Tensor:
+        """(B, T, S, D): what key j adds to query i's output, every head's a_ij^h v_j^h W_o^h summed."""
+        H, K = self.values.size(1), self.values.size(3)
+        by_head = self.w_o.view(self.w_o.size(0), H, K)
+        moved = torch.einsum("bhsk,dhk->bhsd", self.values.to(by_head), by_head)  # (B, H, S, D)
+        return torch.einsum("bhts,bhsd->btsd", self.weights.to(moved), moved)
+
+
+@dataclass
+class Mixing:
+    """What every attention sublayer of one encode and one whole-prefix decode mixed: (kind, layer) -> Sublayer,
+    filled by the calls made while `reading` holds its hooks."""
+
+    sublayers: dict[tuple[str, int], Sublayer] = field(default_factory=dict)
+
+    @contextlib.contextmanager
+    def reading(self, model: Seq2SeqModel, ablated: frozenset[Head] = frozenset()) -> Iterator[Mixing]:
+        """Hold hooks that read each sublayer's weights (the `ablated` heads' as 0: they add nothing), values and
+        residual stream; its output projection and post-norm come from model.sublayer."""
+        found = []
+        for kind in KINDS:
+            residual = "hook_resid_pre" if kind != "cross" else "hook_resid_mid"
+            side = "encoder" if kind == "encoder" else "decoder"
+            for layer in range(n_layers(model.config, kind)):
+                sublayer = self.sublayers.setdefault((kind, layer), Sublayer())
+                part = model.sublayer(kind, layer)
+                sublayer.w_o, sublayer.norm = part.w_o.detach(), part.norm
+                sublayer.b_o = None if part.b_o is None else part.b_o.detach()
+                gone = [h.head for h in ablated if h.kind == kind and h.layer == layer]
+                found.append((hooks.attention_name(kind, layer, "hook_pattern"), _keep(sublayer, "weights", gone)))
+                found.append((hooks.attention_name(kind, layer, "hook_v"), _keep(sublayer, "values")))
+                found.append((f"{side}.layers.{layer}.{residual}", _keep(sublayer, "residual")))
+        with hooks.using(found):
+            yield self
+
+
+def _keep(sublayer: Sublayer, name: str, ablated: list[int] = ()):
+    """A hook that keeps what it sees as `sublayer`.name, with the `ablated` heads (of dim 1) set to 0."""
+
+    def keep(x: torch.Tensor, at: hooks.At) -> None:
+        x = x.detach()
+        if ablated:
+            x = x.clone()
+            x[:, ablated] = 0.0
+        setattr(sublayer, name, x)
+
+    return keep
 
 
 def closeness(terms: torch.Tensor) -> torch.Tensor:
@@ -95,12 +160,12 @@ def alti_plus(
         raise ValueError("contributions read one run as it is: restored activations and per-row ablations are not read")
     device = next(model.parameters()).device
     mixing = Mixing()
-    held = dataclasses.replace(interventions or Interventions(), mixing=mixing)
     src = torch.tensor([src_ids], device=device)
     tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]], device=device)
-    with torch.no_grad():
-        enc = model.encode(src, interventions=held)
-        model.decode(tgt, enc.memory, enc.src_mask, interventions=held)
+    ablated = interventions.ablate if interventions is not None else frozenset()
+    with torch.no_grad(), held(interventions), mixing.reading(model, ablated):
+        enc = model.encode(src)
+        model.decode(tgt, enc.memory, enc.src_mask)
     S, T = src.size(1), tgt.size(1)
     rows = torch.eye(S, dtype=torch.float64, device=device)
     for layer in range(n_layers(model.config, "encoder")):

@@ -9,9 +9,11 @@
   chosen layer states at chosen positions and chosen heads' outputs (`restore=Restore(...)`; transformer.patching
   sweeps it).
 
-An Interventions value is an argument of Transformer.encode / decode / forward, greedy_decode, beam_search and
-DecodingSession. It
-goes through the same code and the same KV cache as ordinary decoding: nothing is re-implemented on the side.
+Each is a hook at a named point (transformer.hooks): ablation and restored or recorded heads at `hook_z`, edits at
+the cross-attention's `hook_pattern`, restored or recorded layer outputs at `hook_resid_post`. An Interventions
+value is an argument of Transformer.forward, greedy_decode, beam_search and DecodingSession, which hold its hooks
+around their model calls (`with held(interventions):` does it around any other). It goes through the same code and
+the same KV cache as ordinary decoding: nothing is re-implemented on the side.
 
 Heads are named by Head(kind, layer, head), 0-based, with kind one of KINDS. An edit is tied to a target position
 (step t of decoding is position t - 1), so it acts at that step only, whether the decoder runs one position at a time
@@ -31,14 +33,15 @@ Examples:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import torch
 
-from .attention import HeadControl, Sublayer
+from . import hooks as hook_points
 from .config import KINDS, ModelConfig, n_layers
-from .layers import StateControl
+from .hooks import At, Hook, attention_name
 
 
 @dataclass(frozen=True, order=True)
@@ -81,26 +84,6 @@ class Activations:
     # head's output as it goes into the output projection (T is S for the encoder's)
 
 
-@dataclass
-class Mixing:
-    """What every attention sublayer of one encode and one whole-prefix decode mixed, key by key, as
-    `Interventions(mixing=...)` fills it: (kind, layer) -> Sublayer (transformer.contributions reads it)."""
-
-    sublayers: dict[tuple[str, int], Sublayer] = field(default_factory=dict)
-
-    def sublayer(self, kind: str, layer: int) -> Sublayer:
-        return self.sublayers.setdefault((kind, layer), Sublayer())
-
-
-def keeper(where: dict, key) -> Callable[[torch.Tensor], None]:
-    """A record for a control: keeps what it is given in `where`[key]."""
-
-    def keep(tensor: torch.Tensor) -> None:
-        where[key] = tensor.detach()
-
-    return keep
-
-
 @dataclass(frozen=True)
 class Restore:
     """Activation patching: in row b of the batch, what the masks mark is taken from `clean` (a batch-1 run of the
@@ -123,8 +106,8 @@ class Interventions:
     """Heads to ablate throughout, and cross-attention edits tied to steps. The default changes nothing.
 
     `rows` tests many ablations in one batched pass: row b of the batch also ablates the heads in rows[b].
-    `record` is filled with the pass's activations; `restore` patches activations from a clean run, per row;
-    `mixing` is filled with what each attention sublayer mixed (transformer.contributions).
+    `record` is filled with the pass's activations; `restore` patches activations from a clean run, per row.
+    `hooks()` gives all of it as hooks at named points.
     """
 
     ablate: frozenset[Head] = frozenset()
@@ -132,11 +115,9 @@ class Interventions:
     rows: tuple[frozenset[Head], ...] = ()
     record: Activations | None = None
     restore: Restore | None = None
-    mixing: Mixing | None = None
 
     def __bool__(self) -> bool:
-        recorded = self.record is not None or self.mixing is not None
-        return bool(self.ablate or self.edits or any(self.rows) or recorded or self.restore)
+        return bool(self.ablate or self.edits or any(self.rows) or self.record is not None or self.restore)
 
     def check(self, config: ModelConfig) -> None:
         """Raise ValueError naming the first head, layer or step that this model does not have."""
@@ -177,97 +158,125 @@ class Interventions:
         if len({m.size(0) for m in (r.encoder_states, r.decoder_states, *r.heads.values()) if m is not None}) > 1:
             raise ValueError("every restored mask must have the same number of rows")
 
-    def encoder_controls(self, config: ModelConfig) -> list[HeadControl | None] | None:
-        """One HeadControl (or None) per encoder layer; None when nothing changes in the encoder."""
-        if not any(h.kind == "encoder" for h in self.ablate.union(*self.rows)) and not self._touches("encoder"):
-            return None
-        return [self._control("encoder", layer, config.n_heads) for layer in range(config.n_encoder_layers)]
+    def hooks(self) -> list[Hook]:
+        """The hooks that carry this out: per attention, its ablation, restored heads and record at hook_z; per
+        decoder layer, its edits at the cross hook_pattern; per layer, its restored states and record at
+        hook_resid_post. In that order at a name, so a record sees what ablation and restoring left."""
+        found: list[Hook] = []
+        for kind in KINDS:
+            heads = self.ablate.union(*self.rows)
+            for layer in sorted({h.layer for h in heads if h.kind == kind}):
+                found.append((attention_name(kind, layer, "hook_z"), self._ablation(kind, layer)))
+            restore = self.restore.heads.get(kind) if self.restore else None
+            for layer in range(restore.size(1) if restore is not None else 0):
+                if restore[:, layer].any():
+                    clean = self.restore.clean.heads[(kind, layer)]
+                    found.append((attention_name(kind, layer, "hook_z"), restoring(restore[:, layer], clean, 2)))
+        for layer in sorted({edit.layer for edit in self.edits}):
+            found.append((attention_name("cross", layer, "hook_pattern"), self._editing(layer)))
+        for side in ("encoder", "decoder"):
+            restore = getattr(self.restore, f"{side}_states") if self.restore else None
+            for layer in range(restore.size(1) if restore is not None else 0):
+                if restore[:, layer].any():
+                    clean = getattr(self.restore.clean, f"{side}_states")[layer]
+                    found.append((f"{side}.layers.{layer}.hook_resid_post", restoring(restore[:, layer], clean, 1)))
+        if self.record is not None:
+            found += self._recording(self.record)
+        return found
 
-    def encoder_states(self, config: ModelConfig) -> list[StateControl | None] | None:
-        """One StateControl (or None) per encoder layer: what is recorded or restored after it; None if nothing."""
-        return self._states("encoder_states", config.n_encoder_layers, slice(None))
-
-    def decoder_states(self, config: ModelConfig, start: int, n_queries: int) -> list[StateControl | None] | None:
-        """Per decoder layer, the StateControl for a call over target positions start..start+n_queries-1."""
-        return self._states("decoder_states", config.n_decoder_layers, slice(start, start + n_queries))
-
-    def _states(self, name: str, layers: int, positions: slice) -> list[StateControl | None] | None:
-        """Per layer of a stack, what is recorded or restored after it (`name`: the Restore and Activations field),
-        at the call's `positions`; None when nothing is."""
-        restore = getattr(self.restore, name) if self.restore else None
-        if self.record is None and restore is None:
-            return None
-        controls: list[StateControl | None] = []
-        for layer in range(layers):
-            control = StateControl()
-            if restore is not None and restore[:, layer].any():
-                control.restore = restore[:, layer, positions]
-                control.clean = getattr(self.restore.clean, name)[layer][:, positions]
-            if self.record is not None:
-                control.record = keeper(getattr(self.record, name), layer)
-            controls.append(control if control.restore is not None or control.record is not None else None)
-        return controls
-
-    def _touches(self, kind: str) -> bool:
-        """Whether heads of `kind` are recorded or restored."""
-        restored = self.restore is not None and kind in self.restore.heads
-        return self.record is not None or self.mixing is not None or restored
-
-    def decoder_controls(
-        self, config: ModelConfig, start: int, n_queries: int, n_source: int
-    ) -> list[tuple[HeadControl | None, HeadControl | None]] | None:
-        """Per decoder layer, the (self, cross) controls for a call over target positions start..start+n_queries-1."""
-        if not self:
-            return None
-        controls = []
-        positions = slice(start, start + n_queries)
-        for layer in range(config.n_decoder_layers):
-            self_control = self._control("decoder_self", layer, config.n_heads, positions)
-            cross_control = self._control("cross", layer, config.n_heads, positions)
-            weights = self._edited_weights(layer, config.n_heads, start, n_queries, n_source)
-            if weights is not None:
-                cross_control = cross_control or HeadControl()
-                cross_control.weights = weights
-            controls.append((self_control, cross_control))
-        return controls
-
-    def _control(self, kind: str, layer: int, n_heads: int, positions: slice = slice(None)) -> HeadControl | None:
-        """keep (H,) for the heads ablated in every row, or (B, H) when `rows` adds some per row; the heads restored
-        from the clean run's outputs at the call's `positions`, and the record."""
-        control = HeadControl()
+    def _ablation(self, kind: str, layer: int) -> Callable[[torch.Tensor, At], torch.Tensor]:
+        """Head outputs (B, H, T, K) with this layer's ablated heads' set to zero: in every row (`ablate`), and in
+        row b those of rows[b]."""
         here = lambda heads: [h.head for h in heads if h.kind == kind and h.layer == layer]
         removed, per_row = here(self.ablate), [here(row) for row in self.rows]
-        if removed or any(per_row):
-            keep = torch.ones(len(self.rows), n_heads) if self.rows else torch.ones(n_heads)
-            keep[..., removed] = 0.0
+
+        def ablate(z: torch.Tensor, at: At) -> torch.Tensor:
+            keep = torch.ones(len(self.rows) if self.rows else 1, z.size(1), dtype=z.dtype, device=z.device)
+            keep[:, removed] = 0.0
             for b, heads in enumerate(per_row):
                 keep[b, heads] = 0.0
-            control.keep = keep
-        restore = self.restore.heads.get(kind) if self.restore else None
-        if restore is not None and restore[:, layer].any():
-            control.restore = restore[:, layer]
-            control.clean = self.restore.clean.heads[(kind, layer)][:, :, positions]
-        if self.record is not None:
-            control.record = keeper(self.record.heads, (kind, layer))
-        if self.mixing is not None:
-            control.mixing = self.mixing.sublayer(kind, layer)
-        unchanged = control.keep is None and control.restore is None and control.record is None
-        unchanged = unchanged and control.mixing is None
-        return None if unchanged else control
+            if self.rows and keep.size(0) != z.size(0):
+                raise ValueError(f"one row of kept heads per batch row is needed (got {keep.size(0)} for {z.size(0)})")
+            return z * keep[:, :, None, None]
 
-    def _edited_weights(self, layer: int, n_heads: int, start: int, n_queries: int, n_source: int):
-        """(1, H, T, S) replacement weights, NaN where the computed ones stay; None if no edit falls in this call."""
-        weights = None
-        for edit in self.edits:
-            row = edit.step - 1 - start
-            if edit.layer != layer or not 0 <= row < n_queries:
-                continue
-            if edit.weights.numel() != n_source:
-                raise ValueError(f"the edit has {edit.weights.numel()} source weights, the source has {n_source}")
-            if weights is None:
-                weights = torch.full((1, n_heads, n_queries, n_source), float("nan"))
-            weights[0, list(edit.heads), row] = edit.weights
-        return weights
+        return ablate
+
+    def _editing(self, layer: int) -> Callable[[torch.Tensor, At], torch.Tensor]:
+        """Cross weights (B, H, T, S) with this layer's edits put in at their steps' rows (step t is position t-1)."""
+        edits = [edit for edit in self.edits if edit.layer == layer]
+
+        def edit_weights(weights: torch.Tensor, at: At) -> torch.Tensor:
+            T, S = weights.size(2), weights.size(3)
+            here = [(edit, edit.step - 1 - at.start) for edit in edits if 0 <= edit.step - 1 - at.start < T]
+            if not here:
+                return weights
+            weights = weights.clone()
+            for edit, row in here:
+                if edit.weights.numel() != S:
+                    raise ValueError(f"the edit has {edit.weights.numel()} source weights, the source has {S}")
+                weights[:, list(edit.heads), row] = edit.weights.to(weights)
+            return weights
+
+        return edit_weights
+
+    @staticmethod
+    def _recording(record: Activations) -> list[Hook]:
+        """Hooks that keep every head's output and every layer's output in `record`."""
+
+        found: list[Hook] = []
+        for kind, pattern in hook_points.ATTENTION.items():
+            prefix, suffix = pattern.split("{}")
+            found.append((_layer_point(prefix, suffix + ".hook_z"), lambda x, at, k=kind: _keep_head(record, k, x, at)))
+        for side, states in (("encoder", record.encoder_states), ("decoder", record.decoder_states)):
+            found.append(
+                (_layer_point(f"{side}.layers.", ".hook_resid_post"), lambda x, at, s=states: _keep_state(s, x, at))
+            )
+        return found
+
+
+def restoring(mask: torch.Tensor, clean: torch.Tensor, dims: int) -> Callable[[torch.Tensor, At], torch.Tensor]:
+    """A hook that puts `clean` (1, ..., positions, ...) in place of what `mask` marks: (B, H) heads (dims 2: the
+    positions are dim 2 of (B, H, T, K)) or (B, positions) states (dims 1: of (B, T, D)), at the call's positions."""
+
+    def restore(x: torch.Tensor, at: At) -> torch.Tensor:
+        if mask.size(0) != x.size(0):
+            what = "heads" if dims == 2 else "positions"
+            raise ValueError(f"one row of restored {what} per batch row is needed (got {mask.size(0)})")
+        positions = slice(at.start, at.start + x.size(dims))
+        if dims == 2:
+            where, theirs = mask.to(x.device)[:, :, None, None], clean[:, :, positions]
+        else:
+            where, theirs = mask[:, positions].to(x.device)[..., None], clean[:, positions]
+        return torch.where(where, theirs.to(x), x)
+
+    return restore
+
+
+def _layer_point(prefix: str, suffix: str) -> Callable[[str], bool]:
+    """A predicate on names: prefix, a layer number, suffix."""
+    return lambda name: name.startswith(prefix) and name.endswith(suffix) and name[len(prefix) : -len(suffix)].isdigit()
+
+
+def _layer_of(name: str) -> int:
+    return int(name.split(".")[2])
+
+
+def _keep_head(record: Activations, kind: str, z: torch.Tensor, at: At) -> None:
+    record.heads[(kind, _layer_of(at.name))] = z.detach()
+
+
+def _keep_state(states: dict, x: torch.Tensor, at: At) -> None:
+    states[_layer_of(at.name)] = x.detach()
+
+
+@contextlib.contextmanager
+def held(interventions: Interventions | None) -> Iterator[None]:
+    """Hold the hooks of `interventions` (None or an empty one: nothing) for the scope."""
+    if not interventions:
+        yield
+        return
+    with hook_points.using(interventions.hooks()):
+        yield
 
 
 def _check_index(name: str, value: int, size: int) -> None:

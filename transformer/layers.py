@@ -6,14 +6,14 @@ Masks follow the package convention (bool, True = may attend; see attention.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from .attention import HeadControl, MultiHeadAttention
+from .attention import MultiHeadAttention
 from .config import TransformerConfig
+from .hooks import HookPoint
 
 
 class FeedForward(nn.Module):
@@ -27,34 +27,6 @@ class FeedForward(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))
-
-
-@dataclass
-class StateControl:
-    """Changes to one layer's output (the residual stream after it) in one call, built by transformer.interventions.
-
-    restore: (B, T) bool: in row b, position t's state is `clean`'s (1, T, D) (activation patching).
-    record: called with the layer's output (B, T, D).
-    """
-
-    restore: torch.Tensor | None = None
-    clean: torch.Tensor | None = None
-    record: Callable[[torch.Tensor], None] | None = None
-
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        if self.restore is not None:
-            if self.restore.size(0) != x.size(0):
-                raise ValueError(f"one row of restored positions per batch row is needed (got {self.restore.size(0)})")
-            x = torch.where(self.restore.to(x.device)[..., None], self.clean.to(x), x)
-        if self.record is not None:
-            self.record(x)
-        return x
-
-
-def fill_mixing(control: HeadControl | None, residual: torch.Tensor, norm: nn.Module | None) -> None:
-    """Tell a sublayer's mixing record (if any) the residual stream it adds to and the norm after the sum."""
-    if control is not None and control.mixing is not None:
-        control.mixing.residual, control.mixing.norm = residual.detach(), norm
 
 
 @dataclass
@@ -78,17 +50,24 @@ class EncoderStackOutput:
 
 @dataclass
 class DecoderStackOutput:
-    """What the decoder stack gives: its output, each layer's weights when asked for, the caches, and each layer's
-    output before the final LayerNorm when asked for."""
+    """What the decoder stack gives: its output, each layer's weights when asked for, and the caches."""
 
     hidden: torch.Tensor  # (B, T, D), after the final LayerNorm
     self_attentions: tuple[torch.Tensor, ...]  # per layer (B, H, T, P+T), or () unless asked for
     cross_attentions: tuple[torch.Tensor, ...]  # per layer (B, H, T, S), or () unless asked for
     caches: list[LayerCache]  # per layer, covering every position so far
-    layer_states: tuple[torch.Tensor, ...] = ()  # per layer (B, T, D), or () unless asked for
+
+
+def points(module: nn.Module, names: tuple[str, ...]) -> None:
+    """Give `module` a HookPoint per name (hooks.name_points prefixes each with the module's path)."""
+    for name in names:
+        setattr(module, name, HookPoint(name))
 
 
 class EncoderLayer(nn.Module):
+    """Self-attention then feed-forward, each with a residual and a LayerNorm (after the sum, or before: norm_first).
+    Hook points: hook_resid_pre, hook_attn_out, hook_resid_mid, hook_ff_out, hook_resid_post (see transformer.hooks)."""
+
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.norm_first = config.norm_first
@@ -97,29 +76,34 @@ class EncoderLayer(nn.Module):
         self.ff = FeedForward(config.d_model, config.d_ff, config.dropout)
         self.ff_norm = nn.LayerNorm(config.d_model)
         self.dropout = nn.Dropout(config.dropout)
+        points(self, ("hook_resid_pre", "hook_attn_out", "hook_resid_mid", "hook_ff_out", "hook_resid_post"))
 
     def forward(
-        self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False, control: HeadControl | None = None
+        self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
         """x (B, S, D), mask (B, 1, 1, S) -> x (B, S, D), weights (B, H, S, S) or None, values (B, H, S, K)."""
-        fill_mixing(control, x, None if self.norm_first else self.self_attn_norm)
+        x = self.hook_resid_pre(x)
         if self.norm_first:
-            h, weights, v = self._self_attn_block(self.self_attn_norm(x), mask, need_weights, control)
-            x = x + h
-            x = x + self.dropout(self.ff(self.ff_norm(x)))
+            h, weights, v = self._self_attn_block(self.self_attn_norm(x), mask, need_weights)
+            x = self.hook_resid_mid(x + h)
+            x = x + self.dropout(self.hook_ff_out(self.ff(self.ff_norm(x))))
         else:
-            h, weights, v = self._self_attn_block(x, mask, need_weights, control)
-            x = self.self_attn_norm(x + h)
-            x = self.ff_norm(x + self.dropout(self.ff(x)))
-        return x, weights, v
+            h, weights, v = self._self_attn_block(x, mask, need_weights)
+            x = self.hook_resid_mid(self.self_attn_norm(x + h))
+            x = self.ff_norm(x + self.dropout(self.hook_ff_out(self.ff(x))))
+        return self.hook_resid_post(x), weights, v
 
-    def _self_attn_block(self, x, mask, need_weights, control):
+    def _self_attn_block(self, x, mask, need_weights):
         q, k, v = self.self_attn.project_qkv(x)
-        out, weights = self.self_attn.attend(q, k, v, mask, need_weights, control)
-        return self.dropout(out), weights, v
+        out, weights = self.self_attn.attend(q, k, v, mask, need_weights)
+        return self.dropout(self.hook_attn_out(out)), weights, v
 
 
 class DecoderLayer(nn.Module):
+    """Self-attention, cross-attention, then feed-forward, each with a residual and a LayerNorm. Hook points:
+    hook_resid_pre, hook_attn_out, hook_resid_mid, hook_cross_attn_out, hook_resid_mid_cross, hook_ff_out,
+    hook_resid_post (see transformer.hooks)."""
+
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.norm_first = config.norm_first
@@ -130,6 +114,8 @@ class DecoderLayer(nn.Module):
         self.ff = FeedForward(config.d_model, config.d_ff, config.dropout)
         self.ff_norm = nn.LayerNorm(config.d_model)
         self.dropout = nn.Dropout(config.dropout)
+        points(self, ("hook_resid_pre", "hook_attn_out", "hook_resid_mid", "hook_cross_attn_out"))
+        points(self, ("hook_resid_mid_cross", "hook_ff_out", "hook_resid_post"))
 
     def forward(
         self,
@@ -139,78 +125,65 @@ class DecoderLayer(nn.Module):
         cross_mask: torch.Tensor,
         cache: LayerCache | None = None,
         need_weights: bool = False,
-        controls: tuple[HeadControl | None, HeadControl | None] = (None, None),
     ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, LayerCache]:
         """x (B, T, D) new target positions, memory (B, S, D), self_mask (B|1, 1, T, P+T), cross_mask (B, 1, 1, S).
 
-        `controls` changes the (self-attention, cross-attention) heads for this call (see HeadControl).
         Returns x (B, T, D), self weights (B, H, T, P+T), cross weights (B, H, T, S), and the cache extended by T.
+        Hooks see `start` = P, the first position of this call.
         """
-        self_control, cross_control = controls
-        fill_mixing(self_control, x, None if self.norm_first else self.self_attn_norm)
+        P = cache.self_k.size(2) if cache is not None else 0
+        x = self.hook_resid_pre(x, P)
         if self.norm_first:
-            h, self_weights, self_kv = self._self_attn_block(
-                self.self_attn_norm(x), self_mask, cache, need_weights, self_control
-            )
-            x = x + h
-            fill_mixing(cross_control, x, None)
+            h, self_weights, self_kv = self._self_attn_block(self.self_attn_norm(x), self_mask, cache, need_weights)
+            x = self.hook_resid_mid(x + h, P)
             h, cross_weights, cross_kv = self._cross_attn_block(
-                self.cross_attn_norm(x), memory, cross_mask, cache, need_weights, cross_control
+                self.cross_attn_norm(x), memory, cross_mask, cache, need_weights, P
             )
-            x = x + h
-            x = x + self.dropout(self.ff(self.ff_norm(x)))
+            x = self.hook_resid_mid_cross(x + h, P)
+            x = x + self.dropout(self.hook_ff_out(self.ff(self.ff_norm(x)), P))
         else:
-            h, self_weights, self_kv = self._self_attn_block(x, self_mask, cache, need_weights, self_control)
-            x = self.self_attn_norm(x + h)
-            fill_mixing(cross_control, x, self.cross_attn_norm)
-            h, cross_weights, cross_kv = self._cross_attn_block(
-                x, memory, cross_mask, cache, need_weights, cross_control
-            )
-            x = self.cross_attn_norm(x + h)
-            x = self.ff_norm(x + self.dropout(self.ff(x)))
-        return x, self_weights, cross_weights, LayerCache(*self_kv, *cross_kv)
+            h, self_weights, self_kv = self._self_attn_block(x, self_mask, cache, need_weights)
+            x = self.hook_resid_mid(self.self_attn_norm(x + h), P)
+            h, cross_weights, cross_kv = self._cross_attn_block(x, memory, cross_mask, cache, need_weights, P)
+            x = self.hook_resid_mid_cross(self.cross_attn_norm(x + h), P)
+            x = self.ff_norm(x + self.dropout(self.hook_ff_out(self.ff(x), P)))
+        return self.hook_resid_post(x, P), self_weights, cross_weights, LayerCache(*self_kv, *cross_kv)
 
-    def _self_attn_block(self, x, mask, cache, need_weights, control):
+    def _self_attn_block(self, x, mask, cache, need_weights):
         q, k, v = self.self_attn.project_qkv(x)
+        P = 0
         if cache is not None:  # earlier positions come from the cache: each step costs one position
+            P = cache.self_k.size(2)
             k = torch.cat([cache.self_k, k], dim=2)
             v = torch.cat([cache.self_v, v], dim=2)
-        out, weights = self.self_attn.attend(q, k, v, mask, need_weights, control)
-        return self.dropout(out), weights, (k, v)
+        out, weights = self.self_attn.attend(q, k, v, mask, need_weights, P)  # the cache keeps the un-hooked values
+        return self.dropout(self.hook_attn_out(out, P)), weights, (k, v)
 
-    def _cross_attn_block(self, x, memory, mask, cache, need_weights, control):
+    def _cross_attn_block(self, x, memory, mask, cache, need_weights, P):
         q = self.cross_attn.project_q(x)
         if cache is not None:  # the memory does not change while decoding, so its projection is done once
             k, v = cache.cross_k, cache.cross_v
         else:
             k, v = self.cross_attn.project_kv(memory)
-        out, weights = self.cross_attn.attend(q, k, v, mask, need_weights, control)
-        return self.dropout(out), weights, (k, v)
+        out, weights = self.cross_attn.attend(q, k, v, mask, need_weights, P)
+        return self.dropout(self.hook_cross_attn_out(out, P)), weights, (k, v)
 
 
 class Encoder(nn.Module):
-    """A stack of encoder layers with a final LayerNorm, as in torch.nn.Transformer (needed by pre-LN)."""
+    """A stack of encoder layers with a final LayerNorm, as in torch.nn.Transformer (needed by pre-LN). Its
+    hook_embed point reads the token embeddings before positions (Transformer.encode calls it)."""
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_encoder_layers))
         self.norm = nn.LayerNorm(config.d_model)
+        self.hook_embed = HookPoint("hook_embed")
 
-    def forward(
-        self,
-        x: torch.Tensor,
-        mask: torch.Tensor,
-        need_weights: bool = False,
-        controls: list[HeadControl | None] | None = None,
-        state_controls: list[StateControl | None] | None = None,
-    ) -> EncoderStackOutput:
-        """x (B, S, D) -> x (B, S, D), and if need_weights each layer's weights (B, H, S, S) and values (B, H, S, K).
-        `state_controls` change or record each layer's output (see StateControl)."""
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = False) -> EncoderStackOutput:
+        """x (B, S, D) -> x (B, S, D), and if need_weights each layer's weights (B, H, S, S) and values (B, H, S, K)."""
         attentions, values = [], []
-        for i, layer in enumerate(self.layers):
-            x, weights, v = layer(x, mask, need_weights, controls[i] if controls else None)
-            if state_controls and state_controls[i] is not None:
-                x = state_controls[i](x)
+        for layer in self.layers:
+            x, weights, v = layer(x, mask, need_weights)
             attentions.append(weights)
             values.append(v)
         if not need_weights:
@@ -219,12 +192,13 @@ class Encoder(nn.Module):
 
 
 class Decoder(nn.Module):
-    """A stack of decoder layers with a final LayerNorm, as in torch.nn.Transformer."""
+    """A stack of decoder layers with a final LayerNorm, as in torch.nn.Transformer; hook_embed as the Encoder's."""
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_decoder_layers))
         self.norm = nn.LayerNorm(config.d_model)
+        self.hook_embed = HookPoint("hook_embed")
 
     def forward(
         self,
@@ -234,26 +208,15 @@ class Decoder(nn.Module):
         cross_mask: torch.Tensor,
         caches: list[LayerCache] | None = None,
         need_weights: bool = False,
-        controls: list[tuple[HeadControl | None, HeadControl | None]] | None = None,
-        keep_states: bool = False,
-        state_controls: list[StateControl | None] | None = None,
     ) -> DecoderStackOutput:
-        """x (B, T, D) -> the output norm(x), the weights if need_weights, the caches, and if keep_states each
-        layer's output (B, T, D) before the final norm. `state_controls` change or record each layer's output."""
-        self_attentions, cross_attentions, new_caches, states = [], [], [], []
+        """x (B, T, D) -> the output norm(x), the weights if need_weights, and the caches."""
+        self_attentions, cross_attentions, new_caches = [], [], []
         for i, layer in enumerate(self.layers):
             cache = caches[i] if caches is not None else None
-            layer_controls = controls[i] if controls else (None, None)
-            x, self_weights, cross_weights, new_cache = layer(
-                x, memory, self_mask, cross_mask, cache, need_weights, layer_controls
-            )
-            if state_controls and state_controls[i] is not None:
-                x = state_controls[i](x)
+            x, self_weights, cross_weights, new_cache = layer(x, memory, self_mask, cross_mask, cache, need_weights)
             self_attentions.append(self_weights)
             cross_attentions.append(cross_weights)
             new_caches.append(new_cache)
-            states.append(x)
-        kept = tuple(states) if keep_states else ()
         if not need_weights:
-            return DecoderStackOutput(self.norm(x), (), (), new_caches, kept)
-        return DecoderStackOutput(self.norm(x), tuple(self_attentions), tuple(cross_attentions), new_caches, kept)
+            return DecoderStackOutput(self.norm(x), (), (), new_caches)
+        return DecoderStackOutput(self.norm(x), tuple(self_attentions), tuple(cross_attentions), new_caches)

@@ -3,7 +3,8 @@
 Each decoder layer's hidden state is read as the model reads its last one: through its own final norm (the identity
 for a model without one) and its own output layer (with its bias and scaling), then the same next-token rules as
 decoding, so the last layer's reading is the model's own next-token distribution (nostalgebraist 2020, "interpreting
-GPT: the logit lens", here for an encoder-decoder's decoder). It runs the decoder once over the whole prefix.
+GPT: the logit lens", here for an encoder-decoder's decoder). It runs the decoder once over the whole prefix, recording each layer's output at its hook point
+(decoder.layers.{l}.hook_resid_post, transformer.hooks).
 
 Dimension key: L decoder layers, T steps, k tokens shown per layer.
 """
@@ -16,7 +17,8 @@ import torch
 
 from .contract import Seq2SeqModel
 from .decoding import next_token_logits
-from .interventions import Interventions
+from .hooks import recording
+from .interventions import Interventions, held
 
 
 @dataclass
@@ -48,12 +50,14 @@ def decoder_lens(
     cfg = model.config
     src = torch.tensor([src_ids], device=device)
     tgt = torch.tensor([[cfg.bos_id, *tokens[:-1]]], device=device)
-    enc = model.encode(src, interventions=interventions)
-    dec = model.decode(tgt, enc.memory, enc.src_mask, interventions=interventions, output_layer_states=True)
+    names = [f"decoder.layers.{layer}.hook_resid_post" for layer in range(cfg.n_decoder_layers)]
+    with held(interventions), recording(names) as states:
+        enc = model.encode(src)
+        model.decode(tgt, enc.memory, enc.src_mask)
     written = torch.tensor(tokens, device=device)
     limit = max_new_tokens or cfg.max_new_tokens
     top_ids, top_probs, written_probs = [], [], []
-    for state in dec.layer_states:  # one layer at a time: (T, V) at most, whatever the vocabulary
+    for state in (states[name] for name in names):  # one layer at a time: (T, V) at most, whatever the vocabulary
         probs = next_token_logits(model, model.final_norm(state[0]), None, limit).softmax(dim=-1)
         best_probs, best_ids = probs.topk(min(k, probs.size(-1)))
         top_ids.append(best_ids)

@@ -20,8 +20,9 @@ from torch import nn
 from . import checkpoint
 from .attention import MultiHeadAttention
 from .config import TransformerConfig
-from .contract import DecoderOutput, EncoderOutput, NextTokenRules
-from .interventions import Interventions
+from .contract import KINDS, AttentionSublayer, DecoderOutput, EncoderOutput, NextTokenRules
+from .hooks import name_points
+from .interventions import Interventions, held
 from .layers import Decoder, Encoder, LayerCache
 from .masks import causal_mask, padding_mask
 
@@ -120,6 +121,7 @@ class Transformer(
         self._init_weights()
         if config.tie_output_embeddings:
             self.output_proj.weight = self.tgt_embed.weight
+        name_points(self)  # encoder.layers.0.self_attn.hook_v, ... (transformer.hooks)
 
     def _init_weights(self) -> None:
         # Xavier for every matrix, as torch.nn.Transformer does. Embeddings get std D^-0.5 so that, scaled by sqrt(D),
@@ -195,24 +197,33 @@ class Transformer(
 
     # Encode / decode / forward ---------------------------------------------------------------------------------------
 
-    def encode(
-        self,
-        src: torch.Tensor,
-        output_attentions: bool = False,
-        interventions: Interventions | None = None,
-        src_embeds: torch.Tensor | None = None,
-    ) -> EncoderOutput:
+    def sublayer(self, kind: str, layer: int) -> AttentionSublayer:
+        """The attention sublayer of `kind` (one of KINDS) in `layer`: its output projection and, post-LN, the
+        LayerNorm after its residual sum (what ALTI+ cannot read from a hook point)."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
+        stack = self.encoder if kind == "encoder" else self.decoder
+        if not 0 <= layer < len(stack.layers):
+            raise ValueError(f"layer must be in 0..{len(stack.layers) - 1} (got {layer})")
+        block = stack.layers[layer]
+        if kind == "cross":
+            attention, norm = block.cross_attn, block.cross_attn_norm
+        else:
+            attention, norm = block.self_attn, block.self_attn_norm
+        proj = attention.out_proj
+        return AttentionSublayer(proj.weight, proj.bias, None if self.config.norm_first else norm)
+
+    # Encode / decode / forward ---------------------------------------------------------------------------------------
+
+    def encode(self, src: torch.Tensor, output_attentions: bool = False) -> EncoderOutput:
         """src (B, S) ids -> memory (B, S, D), the source padding mask, and per-layer attention and values if asked.
 
-        `interventions` ablates encoder heads and records or restores encoder activations (see
-        transformer.interventions); other kinds act in decode.
-        `src_embeds` (B, S, D) is read in place of embed_source(src) (gradient attribution); src still gives the mask.
+        The token embeddings pass through encoder.hook_embed (a hook may put other embeddings in their place), each
+        layer through its hook points (transformer.hooks).
         """
         src_mask = padding_mask(src, self.config.pad_id)
-        controls = interventions.encoder_controls(self.config) if interventions else None
-        states = interventions.encoder_states(self.config) if interventions else None
-        tokens = self.embed_source(src) if src_embeds is None else src_embeds
-        stack = self.encoder(self.add_positions(tokens), src_mask, output_attentions, controls, states)
+        tokens = self.encoder.hook_embed(self.embed_source(src))
+        stack = self.encoder(self.add_positions(tokens), src_mask, output_attentions)
         return EncoderOutput(stack.hidden, src_mask, stack.attentions, stack.values)
 
     def decode(
@@ -223,28 +234,19 @@ class Transformer(
         cache: KVCache | None = None,
         use_cache: bool = False,
         output_attentions: bool = False,
-        interventions: Interventions | None = None,
-        tgt_embeds: torch.Tensor | None = None,
-        output_layer_states: bool = False,
     ) -> DecoderOutput:
         """Run the decoder over tgt (B, T): the whole prefix, or with `cache` only the new positions after it.
 
         The self-attention mask is causal and hides target padding; cross-attention hides source padding (src_mask).
-        With `cache` or `use_cache`, the returned cache covers every position so far. `interventions` ablates
-        decoder self- and cross-attention heads and applies cross-attention edits whose step falls in this call.
-        `tgt_embeds` (B, T, D) is read in place of embed_target(tgt); `output_layer_states` also returns the hidden
-        state after each layer, before the final LayerNorm.
+        With `cache` or `use_cache`, the returned cache covers every position so far. Hook points see start = the
+        cache's length (decoder.hook_embed reads the token embeddings before positions).
         """
         start = cache.length if cache is not None else 0
-        controls = states = None
-        if interventions:
-            controls = interventions.decoder_controls(self.config, start, tgt.size(1), memory.size(1))
-            states = interventions.decoder_states(self.config, start, tgt.size(1))
         tgt_key_mask = tgt != self.config.pad_id  # (B, T)
         if cache is not None:
             tgt_key_mask = torch.cat([cache.tgt_key_mask, tgt_key_mask], dim=1)  # (B, P+T)
         self_mask = causal_mask(tgt.size(1), tgt_key_mask.size(1), tgt.device) & tgt_key_mask[:, None, None, :]
-        tokens = self.embed_target(tgt) if tgt_embeds is None else tgt_embeds
+        tokens = self.decoder.hook_embed(self.embed_target(tgt), start)
         stack = self.decoder(
             self.add_positions(tokens, start),
             memory,
@@ -252,12 +254,9 @@ class Transformer(
             src_mask,
             cache.layers if cache is not None else None,
             output_attentions,
-            controls,
-            output_layer_states,
-            states,
         )
         new_cache = KVCache(stack.caches, tgt_key_mask) if (use_cache or cache is not None) else None
-        return DecoderOutput(stack.hidden, stack.self_attentions, stack.cross_attentions, new_cache, stack.layer_states)
+        return DecoderOutput(stack.hidden, stack.self_attentions, stack.cross_attentions, new_cache)
 
     def forward(
         self,
@@ -270,10 +269,9 @@ class Transformer(
 
         `interventions` ablates heads and edits cross-attention in this pass (see transformer.interventions).
         """
-        enc = self.encode(src, output_attentions, interventions)
-        dec = self.decode(
-            tgt, enc.memory, enc.src_mask, output_attentions=output_attentions, interventions=interventions
-        )
+        with held(interventions):
+            enc = self.encode(src, output_attentions)
+            dec = self.decode(tgt, enc.memory, enc.src_mask, output_attentions=output_attentions)
         attentions = None
         if output_attentions:
             attentions = Attentions(enc.attentions, dec.self_attentions, dec.cross_attentions)

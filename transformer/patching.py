@@ -32,7 +32,8 @@ import torch
 from .config import KINDS, n_layers
 from .contract import Seq2SeqModel
 from .decoding import _max_new_tokens, greedy_decode, next_token_logits
-from .interventions import Activations, Interventions, Restore
+from .hooks import using
+from .interventions import Activations, Interventions, Restore, held
 
 NOTHING_TO_RESTORE = 0.1  # nats: a step whose clean and corrupted log p differ by less has no r
 NOISE_SCALE = 3.0  # the noise's standard deviation, in embedding standard deviations (ROME's)
@@ -113,14 +114,21 @@ class Pair:
             self.embeds = noisy_embeddings(model, self.corrupted_src, noise, seed)
             self.clean = Activations()
             self.clean_logp = self._run(self.src, None, Interventions(record=self.clean))[0]
-            enc = model.encode(self.corrupted_src, src_embeds=self.embeds)
+            with self._embedded(self.embeds):
+                enc = model.encode(self.corrupted_src)
             self.memory, self.src_mask = enc.memory, enc.src_mask
             self.corrupted_logp = self._decode(self.memory, self.src_mask, None)[0]
 
     @torch.no_grad()
     def corrupted_output(self) -> list[int]:
         """What the model writes, greedily, from the corrupted source."""
-        return greedy_decode(self.model, self.corrupted_src, self.limit, src_embeds=self.embeds)[0]
+        with self._embedded(self.embeds):
+            return greedy_decode(self.model, self.corrupted_src, self.limit)[0]
+
+    @staticmethod
+    def _embedded(embeds: torch.Tensor | None):
+        """Hold a hook that reads `embeds` (B, S, D) in place of the source's token embeddings (none: nothing)."""
+        return using([("encoder.hook_embed", lambda x, at: embeds)] if embeds is not None else [])
 
     def _log_probs(self, hidden: torch.Tensor) -> torch.Tensor:
         """(B, T, D) decoder output -> (B, T): the log p of each clean token, under decoding's rules."""
@@ -133,10 +141,12 @@ class Pair:
         """(B, T) log p of the clean tokens, the decoder reading `memory` (B, S, D)."""
         B = memory.size(0)
         tgt, src_mask = self.tgt.expand(B, -1), src_mask.expand(B, -1, -1, -1)
-        return self._log_probs(self.model.decode(tgt, memory, src_mask, interventions=interventions).hidden)
+        with held(interventions):
+            return self._log_probs(self.model.decode(tgt, memory, src_mask).hidden)
 
     def _run(self, src: torch.Tensor, embeds: torch.Tensor | None, interventions: Interventions) -> torch.Tensor:
-        enc = self.model.encode(src, interventions=interventions, src_embeds=embeds)
+        with held(interventions), self._embedded(embeds):
+            enc = self.model.encode(src)
         return self._decode(enc.memory, enc.src_mask, interventions)
 
     @torch.no_grad()

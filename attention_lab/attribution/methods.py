@@ -34,6 +34,8 @@ from captum.attr import InputXGradient, IntegratedGradients, Occlusion
 
 from transformer import Interventions, Seq2SeqModel
 from transformer.decoding import next_token_logits
+from transformer.hooks import using
+from transformer.interventions import held
 
 IG_STEPS = 50
 
@@ -123,24 +125,20 @@ class Scorer:
     def __call__(self, src_embeds: torch.Tensor, tgt_embeds: torch.Tensor, step: int) -> torch.Tensor:
         B, T = src_embeds.size(0), tgt_embeds.size(1)
         src, tgt = self.src.expand(B, -1), self.tgt[:, :T].expand(B, -1)
-        enc = self.model.encode(src, interventions=self.interventions, src_embeds=src_embeds)
-        if self.cached:  # one position at a time through the cache, as decoding reads it
-            cache = None
-            for t in range(T):
-                dec = self.model.decode(
-                    tgt[:, t : t + 1],
-                    enc.memory,
-                    enc.src_mask,
-                    cache,
-                    use_cache=True,
-                    interventions=self.interventions,
-                    tgt_embeds=tgt_embeds[:, t : t + 1],
-                )
-                cache = dec.cache
-        else:
-            dec = self.model.decode(
-                tgt, enc.memory, enc.src_mask, interventions=self.interventions, tgt_embeds=tgt_embeds
-            )
+        # the embeddings are read at the hook points before positions; a cached call covers positions start..
+        given = [
+            ("encoder.hook_embed", lambda x, at: src_embeds),
+            ("decoder.hook_embed", lambda x, at: tgt_embeds[:, at.start : at.start + x.size(1)]),
+        ]
+        with held(self.interventions), using(given):
+            enc = self.model.encode(src)
+            if self.cached:  # one position at a time through the cache, as decoding reads it
+                cache = None
+                for t in range(T):
+                    dec = self.model.decode(tgt[:, t : t + 1], enc.memory, enc.src_mask, cache, use_cache=True)
+                    cache = dec.cache
+            else:
+                dec = self.model.decode(tgt, enc.memory, enc.src_mask)
         return self.score(next_token_logits(self.model, dec.hidden[:, -1], step - 1, self.limit), step)
 
     def score(self, logits: torch.Tensor, step: int) -> torch.Tensor:

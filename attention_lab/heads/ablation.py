@@ -11,6 +11,7 @@ import torch
 from transformer import DecodingSession, Head, Interventions, Seq2SeqModel
 from transformer.config import KINDS, n_layers
 from transformer.decoding import next_token_logits
+from transformer.interventions import held
 
 from ..attention.naming import all_heads
 
@@ -45,8 +46,9 @@ def next_token_log_probs(
     device = next(model.parameters()).device
     src = torch.tensor([src_ids], device=device).expand(batch, -1)
     tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]], device=device).expand(batch, -1)
-    enc = model.encode(src, interventions=interventions)
-    dec = model.decode(tgt, enc.memory, enc.src_mask, interventions=interventions)
+    with held(interventions):
+        enc = model.encode(src)
+        dec = model.decode(tgt, enc.memory, enc.src_mask)
     return next_token_logits(model, dec.hidden, None, limit).log_softmax(dim=-1).cpu()
 
 

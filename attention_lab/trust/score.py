@@ -22,6 +22,7 @@ import torch
 from transformer import Interventions, Seq2SeqModel, Seq2SeqPipeline
 from transformer.contributions import alti_plus
 from transformer.decoding import next_token_logits
+from transformer.interventions import held
 
 from ..attention.units import source_words
 from ..attribution.methods import attribute, source_share
@@ -38,22 +39,22 @@ def forced(
     """`tokens` forced one step at a time, as DecodingSession.step decodes: log p of each (T,), under the rules
     for a decoding of at most `limit` steps, and the cross-attention (T, S), mean over layers and heads."""
     device = next(model.parameters()).device
-    enc = model.encode(torch.tensor([src_ids], device=device), interventions=interventions)
-    cache, logps, cross = None, [], []
-    for t, previous in enumerate([model.config.bos_id, *tokens[:-1]]):
-        dec = model.decode(
-            torch.tensor([[previous]], device=device),
-            enc.memory,
-            enc.src_mask,
-            cache,
-            use_cache=True,
-            output_attentions=True,
-            interventions=interventions,
-        )
-        cache = dec.cache
-        logp = next_token_logits(model, dec.hidden[0, -1], t, limit).log_softmax(dim=-1)
-        logps.append(float(logp[tokens[t]]))
-        cross.append(torch.stack([w[0, :, -1] for w in dec.cross_attentions]).float().mean(dim=(0, 1)).cpu())
+    with held(interventions):
+        enc = model.encode(torch.tensor([src_ids], device=device))
+        cache, logps, cross = None, [], []
+        for t, previous in enumerate([model.config.bos_id, *tokens[:-1]]):
+            dec = model.decode(
+                torch.tensor([[previous]], device=device),
+                enc.memory,
+                enc.src_mask,
+                cache,
+                use_cache=True,
+                output_attentions=True,
+            )
+            cache = dec.cache
+            logp = next_token_logits(model, dec.hidden[0, -1], t, limit).log_softmax(dim=-1)
+            logps.append(float(logp[tokens[t]]))
+            cross.append(torch.stack([w[0, :, -1] for w in dec.cross_attentions]).float().mean(dim=(0, 1)).cpu())
     return np.array(logps), torch.stack(cross).numpy().astype(np.float64)
 
 

@@ -4,7 +4,8 @@ model, so that the lab decodes, draws and tests them as it does ours.
     load        fetch and check a checkpoint (safetensors only, no remote code): load_transformers, which
                 load_pretrained calls for a transformers checkpoint
     model       HFSeq2Seq: transformers' own forward behind transformer.contract.Seq2SeqModel
-    calls       the hooks inside that forward: attention recorded and changed, embeddings, layer states
+    points      where each of the library's hook points (transformer.hooks) stands in the family's modules
+    calls       the hooks inside that forward that carry those points: attention, embeddings, layers, sublayers
     config      the model's facts and generate()'s rules in the contract's terms
     tokenizer   TransformersTokenizer: the family's tokenizer behind Seq2SeqTokenizer
 

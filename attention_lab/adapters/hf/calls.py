@@ -1,15 +1,17 @@
-"""What one encode or decode call asks of transformers' forward pass, and the hooks that carry it out.
+"""The library's hook points (transformer.hooks) inside transformers' own forward pass, and the hooks that carry
+them.
 
-transformers runs its own forward; these hooks are how the adapter reads and changes what happens inside it:
-- one attention function, registered with transformers' AttentionInterface, runs each family's own eager attention,
-  then records the values and applies Interventions (ablated heads, edited weights, restored or recorded head
-  outputs) through the same helpers our own attention uses;
-- a forward hook on each token-embedding module puts given embeddings in place of the lookup (attribution);
-- a forward hook on each encoder and decoder layer restores or records its output (patching), and keeps the decoder
-  layers' outputs (the layer-by-layer lens);
-- a forward hook on each attention module and a pre-hook on the norm beside it keep the attention's output and what
-  the norm read, when a call asks for what each sublayer mixed (contributions): the norm read the residual stream
-  if it ran first (pre-LN), or the residual plus the attention's output if it ran after (post-LN).
+transformers runs its own forward; these are how the adapter reads and changes what happens inside it, at the
+same names as our model's (attention_lab.adapters.hf.points puts a HookPoint on each module):
+- one attention function, registered with transformers' AttentionInterface, runs each family's own eager attention
+  with its values, weights and head outputs passed through the module's hook_v, hook_pattern and hook_z;
+- a forward hook on each token-embedding module passes its output through encoder.hook_embed or decoder.hook_embed
+  (a shared module: the side the call is on);
+- a forward pre-hook and a forward hook on each encoder and decoder layer: hook_resid_pre and hook_resid_post;
+- a forward hook on a module whose output is a point (the attention modules: hook_attn_out, hook_cross_attn_out;
+  the feed-forward's last module: hook_ff_out; the stream after a sublayer where a module gives it: hook_resid_mid);
+- a forward pre-hook on a norm whose input is a point that no module gives (a pre-LN BART-like layer's stream
+  between sublayers, which it keeps in a local variable): read, never replaced.
 
 Outside a call (a plain transformers forward or generate()), every hook leaves the model as transformers made it.
 The call lives in a context variable, so concurrent requests on one shared model never see each other's.
@@ -27,25 +29,17 @@ from torch import nn
 from transformers import AttentionInterface
 from transformers.masking_utils import AttentionMaskInterface, eager_mask
 
-from transformer.attention import HeadControl, edit_weights, keep_heads, patch_heads
-from transformer.layers import StateControl
-
 ATTENTION = "attention_lab"  # the attn_implementation these models are loaded with
 
 
 @dataclass
 class Call:
-    """One encode or decode call's instructions to the hooks, keyed by module, and what they recorded."""
+    """One encode or decode call: its side, the first query position it covers, and what it recorded."""
 
-    controls: dict[int, HeadControl] = field(default_factory=dict)
-    states: dict[int, StateControl] = field(default_factory=dict)  # by layer module: its output restored or recorded
-    values: dict[int, torch.Tensor] | None = None  # filled when the call records values
-    embeds: torch.Tensor | None = None  # (B, T, D) in place of the token-embedding lookup
-    layer_states: list[torch.Tensor] | None = None  # filled, layer by layer, when the call keeps them
+    side: str = "encoder"  # "encoder" or "decoder": which hook_embed a shared embedding module passes through
+    start: int = 0  # P, the positions the decoder's cache held before this call
+    values: dict[int, torch.Tensor] | None = None  # filled, by attention module, when the call records values
     seen: set[int] = field(default_factory=set)  # the modules whose attention ran through the attention function
-    mixing_reads: dict[int, tuple[int, torch.Tensor]] | None = (
-        None  # by attention or norm module: (order, what it gave/read)
-    )
 
 
 _current: contextvars.ContextVar[Call | None] = contextvars.ContextVar("attention_lab_call", default=None)
@@ -53,8 +47,8 @@ _current: contextvars.ContextVar[Call | None] = contextvars.ContextVar("attentio
 
 @contextlib.contextmanager
 def calling(call: Call):
-    """Run transformers' forward with `call`'s instructions. Inside another call, the modules seen are counted in
-    both (the load probe runs whole encode and decode calls inside one)."""
+    """Run transformers' forward as `call`. Inside another call, the modules seen are counted in both (the load
+    probe runs whole encode and decode calls inside one)."""
     outer = _current.get()
     if outer is not None:
         call.seen = outer.seen
@@ -66,25 +60,26 @@ def calling(call: Call):
 
 
 def attention(module: nn.Module, query, key, value, attention_mask, **kwargs):
-    """The family's own eager attention, then what the current call asks for; outside a call, eager unchanged."""
+    """The family's own eager attention, its values, weights and head outputs through the module's hook points;
+    outside a call, eager unchanged. value (B, H, S, K) holds every key so far (transformers' cache is updated
+    before this runs, and keeps the un-hooked values)."""
     eager = sys.modules[type(module).__module__].eager_attention_forward
-    output, weights = eager(module, query, key, value, attention_mask, **kwargs)  # (B, T, H, K), (B, H, T, S)
     call = _current.get()
     if call is None:
-        return output, weights
+        return eager(module, query, key, value, attention_mask, **kwargs)
     call.seen.add(id(module))
     if call.values is not None:
         call.values[id(module)] = value
-    control = call.controls.get(id(module))
-    if control is None:
-        return output, weights
-    weights = edit_weights(weights, control)
-    if control.mixing is not None:
-        control.mixing.attended(
-            weights, value, module.out_proj if hasattr(module, "out_proj") else module.o, control.keep
-        )
-    heads = weights.to(value) @ value if control.weights is not None else output.transpose(1, 2)  # (B, H, T, K)
-    return patch_heads(keep_heads(heads, control), control).transpose(1, 2).contiguous(), weights
+    hook_v, hook_pattern, hook_z = module._attention_lab_points
+    value = hook_v(value, call.start)
+    output, weights = eager(module, query, key, value, attention_mask, **kwargs)  # (B, T, H, K), (B, H, T, S)
+    if hook_pattern.active():
+        hooked = hook_pattern(weights, call.start)
+        if hooked is not weights:  # what the head uses is what the hook gave
+            output, weights = (hooked.to(value) @ value).transpose(1, 2), hooked
+    if hook_z.active():
+        output = hook_z(output.transpose(1, 2), call.start).transpose(1, 2)
+    return output.contiguous(), weights
 
 
 AttentionInterface.register(ATTENTION, attention)
@@ -92,62 +87,75 @@ AttentionInterface.register(ATTENTION, attention)
 AttentionMaskInterface.register(ATTENTION, eager_mask)
 
 
-def install(embeddings: list[nn.Module], layers: list[nn.Module], sublayers: list[tuple[nn.Module, nn.Module]]) -> None:
-    """Put the hooks on a model's token-embedding modules, its encoder and decoder layers, and each attention
-    module and the norm beside it (`sublayers`), once however often it is wrapped."""
-    for module, hook in [
-        *((m, replace_embeddings) for m in embeddings),
-        *((m, layer_output) for m in layers),
-        *((attention, attention_output) for attention, _ in sublayers),
-    ]:
-        if not getattr(module, "_attention_lab_hook", False):
-            module.register_forward_hook(hook)
-            module._attention_lab_hook = True
-    for _, norm in sublayers:
-        if not getattr(norm, "_attention_lab_hook", False):
-            norm.register_forward_pre_hook(norm_input)
-            norm._attention_lab_hook = True
-
-
-def attention_output(module: nn.Module, args, output) -> None:
-    """Keep an attention module's output (B, T, D), its output projection's bias included, for the call's mixing."""
+def embedded(module: nn.Module, args, output: torch.Tensor) -> torch.Tensor:
+    """A token-embedding module's output through the hook_embed of the call's side."""
     call = _current.get()
-    if call is not None and call.mixing_reads is not None:
-        call.mixing_reads[id(module)] = (
-            len(call.mixing_reads),
-            (output[0] if isinstance(output, tuple) else output).detach(),
-        )
-
-
-def norm_input(module: nn.Module, args) -> None:
-    """Keep what a sublayer's norm reads (B, T, D) for the call's mixing."""
-    call = _current.get()
-    if call is not None and call.mixing_reads is not None and args:
-        call.mixing_reads[id(module)] = (len(call.mixing_reads), args[0].detach())
-
-
-def replace_embeddings(module: nn.Module, args, output: torch.Tensor) -> torch.Tensor:
-    """A token-embedding module's output, or the current call's embeddings in its place."""
-    call = _current.get()
-    if call is None or call.embeds is None:
+    if call is None:
         return output
-    if call.embeds.shape != output.shape:
-        raise ValueError(f"embeddings of shape {tuple(call.embeds.shape)} given for {tuple(output.shape)} tokens")
-    return call.embeds.to(output.dtype)
+    return module._attention_lab_embed[call.side](output, call.start)
+
+
+def layer_input(module: nn.Module, args, kwargs):
+    """A layer's input (B, T, D) through its hook_resid_pre."""
+    call = _current.get()
+    if call is None:
+        return None
+    point = module._attention_lab_layer[0]
+    if args:
+        x = args[0]
+        changed = point(x, call.start)
+        return None if changed is x else ((changed, *args[1:]), kwargs)
+    x = kwargs["hidden_states"]
+    changed = point(x, call.start)
+    return None if changed is x else (args, {**kwargs, "hidden_states": changed})
 
 
 def layer_output(module: nn.Module, args, output):
-    """A layer's output (B, T, D) restored or recorded as the current call's StateControl for it says, and kept when
-    the call asks for the (decoder) layer states; outside a call, as it was."""
+    """A layer's output (B, T, D) through its hook_resid_post."""
+    return _through(module._attention_lab_layer[1], output)
+
+
+def module_output(module: nn.Module, args, output):
+    """A module's output (B, T, D) (the first of a tuple) through the point it gives (_attention_lab_out)."""
+    return _through(module._attention_lab_out, output)
+
+
+def _through(point, output):
     call = _current.get()
     if call is None:
         return output
     state = output[0] if isinstance(output, tuple) else output
-    control = call.states.get(id(module))
-    if control is not None:
-        state = control(state)
-    if call.layer_states is not None:
-        call.layer_states.append(state)
-    if control is None:
+    changed = point(state, call.start)
+    if changed is state:
         return output
-    return (state, *output[1:]) if isinstance(output, tuple) else state
+    return (changed, *output[1:]) if isinstance(output, tuple) else changed
+
+
+def read_input(module: nn.Module, args) -> None:
+    """A norm's input (B, T, D) read at the point it stands for (_attention_lab_read): the stream a pre-LN layer
+    keeps in a local variable, which a hook can read but not replace."""
+    call = _current.get()
+    if call is None or not args:
+        return
+    point = module._attention_lab_read
+    if point(args[0], call.start) is not args[0]:
+        raise ValueError(
+            f"{point.name} can be read but not replaced on this model: its pre-LN layers keep the stream there in a "
+            "local variable of transformers' forward"
+        )
+
+
+def install(module: nn.Module, kind: str) -> None:
+    """Put the hook of `kind` on a module ("embed", "layer", "out" or "read"), once however often it is wrapped."""
+    if kind in getattr(module, "_attention_lab_hooks", set()):
+        return
+    if kind == "embed":
+        module.register_forward_hook(embedded)
+    elif kind == "layer":
+        module.register_forward_pre_hook(layer_input, with_kwargs=True)
+        module.register_forward_hook(layer_output)
+    elif kind == "out":
+        module.register_forward_hook(module_output)
+    else:
+        module.register_forward_pre_hook(read_input)
+    module._attention_lab_hooks = getattr(module, "_attention_lab_hooks", set()) | {kind}

@@ -1,11 +1,13 @@
 """A transformers encoder–decoder (Marian/opus-mt, BART, mBART, M2M100/NLLB, T5) as the library's contract
 (transformer.contract.Seq2SeqModel) describes a model.
 
-The forward pass is transformers' own encoder and decoder with its eager attention; the hooks of attention_lab.adapters.hf.calls
-record the weights and values, apply Interventions, take given embeddings and keep each decoder layer's state. The
-output layer is the family's own (its bias and scaling included). One probe step at load checks that all of this
-holds for the model at hand: every attention module ran through the hooks, and the decoder's output through
-`final_norm` and `project` gives the model's own logits. A model that fails it is refused rather than drawn wrong.
+The forward pass is transformers' own encoder and decoder with its eager attention; the library's hook points
+(transformer.hooks) stand in it at the same names as in our model (attention_lab.adapters.hf.points, .calls), so
+interventions, patching, attribution, the lens and the contributions work on it as on ours. The output layer is the
+family's own (its bias and scaling included). One probe step at load checks that all of this holds for the model at
+hand: every attention module ran through the hooks, and the decoder's output through `final_norm` and `project`
+gives the model's own logits; it also sees whether each layer's norms come after the residual sums (post-LN) or
+before (pre-LN). A model that fails it is refused rather than drawn wrong.
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ from torch import nn
 from transformers import PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
 
-from transformer.attention import HeadControl, value_norms
+from transformer.attention import value_norms
 from transformer.checkpoint import CheckpointError
-from transformer.contract import DecoderOutput, EncoderOutput
-from transformer.interventions import Interventions
-from transformer.layers import StateControl
+from transformer.config import KINDS
+from transformer.contract import AttentionSublayer, DecoderOutput, EncoderOutput
+from transformer.hooks import recording
 
-from .calls import ATTENTION, Call, calling, install
+from .calls import ATTENTION, Call, calling
 from .config import describe, rules_of
+from .points import put_points
 
 
 def attention_modules(hf: PreTrainedModel) -> dict[str, list[nn.Module]]:
@@ -160,12 +163,26 @@ class HFSeq2Seq(nn.Module):
             self._norms = sublayer_norms(hf)
         except AttributeError:
             self._norms = {kind: [] for kind in self.modules_by_kind}
-        install(
-            [hf.get_encoder().embed_tokens, decoder.embed_tokens],
-            [*self._layers["encoder"], *self._layers["decoder"]],
-            [(m, norm) for kind, ms in self.modules_by_kind.items() for m, norm in zip(ms, self._norms[kind])],
-        )
+        self._post_ln = self._norms_follow()
+        put_points(hf, self.modules_by_kind, self._layers, self._post_ln)
         self._probe(name)
+
+    @torch.no_grad()
+    def _norms_follow(self) -> bool:
+        """Whether the first encoder layer's norm beside its attention runs after it (post-LN: BART, Marian) or
+        before (pre-LN: mBART, NLLB, T5), seen in one plain forward of a two-token source."""
+        order = []
+        attention, norms = self.modules_by_kind["encoder"][0], self._norms["encoder"]
+        if not norms:
+            return False
+        handles = [m.register_forward_hook(lambda *_, m=m: order.append(m)) for m in (attention, norms[0])]
+        try:
+            src = torch.full((1, 2), self.config.eos_id, device=next(self.parameters()).device)
+            self.hf.get_encoder()(input_ids=src)
+        finally:
+            for handle in handles:
+                handle.remove()
+        return order.index(norms[0]) > order.index(attention)
 
     @torch.no_grad()
     def _probe(self, name: str) -> None:
@@ -175,9 +192,10 @@ class HFSeq2Seq(nn.Module):
         device = next(self.parameters()).device
         src = torch.full((1, 2), self.config.eos_id, device=device)
         start = torch.full((1, 1), self.config.bos_id, device=device)
-        with calling(Call()) as call:
+        last = f"decoder.layers.{self.config.n_decoder_layers - 1}.hook_resid_post"
+        with calling(Call()) as call, recording([last]) as states:
             enc = self.encode(src)
-            dec = self.decode(start, enc.memory, enc.src_mask, output_layer_states=True)
+            dec = self.decode(start, enc.memory, enc.src_mask)
         theirs = self.hf(encoder_outputs=BaseModelOutput(last_hidden_state=enc.memory), decoder_input_ids=start).logits
         missed = [m for ms in self.modules_by_kind.values() for m in ms if id(m) not in call.seen]
         if missed:
@@ -185,39 +203,21 @@ class HFSeq2Seq(nn.Module):
                 f"{name}: {self.config.model_type} computes attention outside transformers' attention interface "
                 f"({type(missed[0]).__name__}), so Attention Lab cannot read or change its heads"
             )
-        same = torch.allclose(self.final_norm(dec.layer_states[-1]), dec.hidden, atol=1e-4, rtol=1e-4)
+        same = last in states and torch.allclose(self.final_norm(states[last]), dec.hidden, atol=1e-4, rtol=1e-4)
         if not same or not torch.allclose(self.project(dec.hidden), theirs, atol=1e-4, rtol=1e-4):
             raise CheckpointError(
                 f"{name}: {self.config.model_type} computes its decoder's output or logits in a way Attention Lab "
                 "does not know, so its next-token probabilities would be wrong"
             )
 
-    def _controls(self, kind: str, controls: list[HeadControl | None]) -> dict[int, HeadControl]:
-        return {id(m): c for m, c in zip(self.modules_by_kind[kind], controls) if c is not None}
-
-    def _states(self, stack: str, controls: list[StateControl | None] | None) -> dict[int, StateControl]:
-        return {id(m): c for m, c in zip(self._layers[stack], controls or []) if c is not None}
-
-    def encode(
-        self,
-        src: torch.Tensor,
-        output_attentions: bool = False,
-        interventions: Interventions | None = None,
-        src_embeds: torch.Tensor | None = None,
-    ) -> EncoderOutput:
+    def encode(self, src: torch.Tensor, output_attentions: bool = False) -> EncoderOutput:
         """src (B, S) -> memory (B, S, D), the source mask (B, 1, 1, S), and per-layer weights and values if asked."""
         src_mask = (src != self.config.pad_id)[:, None, None, :]
-        controls = interventions.encoder_controls(self.config) if interventions else None
-        call = Call(self._controls("encoder", controls or []), values={} if output_attentions else None)
-        call.embeds = src_embeds
-        if interventions:
-            call.states = self._states("encoder", interventions.encoder_states(self.config))
-            call.mixing_reads = {} if interventions.mixing is not None else None
+        call = Call("encoder", 0, values={} if output_attentions else None)
         with calling(call):
             out = self.hf.get_encoder()(
                 input_ids=src, attention_mask=src_mask[:, 0, 0].long(), output_attentions=output_attentions
             )
-        self._fill_mixing(call, ("encoder",), interventions)
         if not output_attentions:
             return EncoderOutput(out.last_hidden_state, src_mask, ())
         values = tuple(call.values[id(m)] for m in self.modules_by_kind["encoder"])
@@ -231,21 +231,11 @@ class HFSeq2Seq(nn.Module):
         cache: HFCache | None = None,
         use_cache: bool = False,
         output_attentions: bool = False,
-        interventions: Interventions | None = None,
-        tgt_embeds: torch.Tensor | None = None,
-        output_layer_states: bool = False,
     ) -> DecoderOutput:
         """The decoder over tgt (B, T), after the cached positions if any: its output (B, T, D), before the family's
-        output layer (see project)."""
-        start = cache.length if cache is not None else 0
-        call = Call(embeds=tgt_embeds, layer_states=[] if output_layer_states else None)
-        if interventions:
-            own, cross = zip(*interventions.decoder_controls(self.config, start, tgt.size(1), memory.size(1)))
-            call.controls = {**self._controls("decoder_self", own), **self._controls("cross", cross)}
-            call.states = self._states("decoder", interventions.decoder_states(self.config, start, tgt.size(1)))
-            call.mixing_reads = {} if interventions.mixing is not None else None
+        output layer (see project). Hook points see start = the cache's length."""
         caching = use_cache or cache is not None
-        with calling(call):
+        with calling(Call("decoder", cache.length if cache is not None else 0)):
             out = self.hf.get_decoder()(
                 input_ids=tgt,
                 encoder_hidden_states=memory,
@@ -254,27 +244,22 @@ class HFSeq2Seq(nn.Module):
                 use_cache=caching,
                 output_attentions=output_attentions,
             )
-        self._fill_mixing(call, ("decoder_self", "cross"), interventions)
         attentions = (tuple(out.attentions), tuple(out.cross_attentions)) if output_attentions else ((), ())
         new_cache = HFCache(out.past_key_values) if caching else None
-        return DecoderOutput(out.last_hidden_state, *attentions, new_cache, tuple(call.layer_states or ()))
+        return DecoderOutput(out.last_hidden_state, *attentions, new_cache)
 
-    def _fill_mixing(self, call: Call, kinds: tuple[str, ...], interventions: Interventions | None) -> None:
-        """Give each sublayer's mixing record the residual stream and the norm after the sum, from what the call's
-        hooks kept: a norm that read before its attention ran is a pre-LN's (it read the residual), one that read
-        after is post-LN's (it read the residual plus the attention's output)."""
-        if call.mixing_reads is None:
-            return
-        for kind in kinds:
-            for layer, (attention, norm) in enumerate(zip(self.modules_by_kind[kind], self._norms[kind])):
-                sublayer = interventions.mixing.sublayers.get((kind, layer))
-                if sublayer is None or id(attention) not in call.mixing_reads or id(norm) not in call.mixing_reads:
-                    continue
-                (ran, written), (read_at, read) = call.mixing_reads[id(attention)], call.mixing_reads[id(norm)]
-                if read_at < ran:
-                    sublayer.residual, sublayer.norm = read, None
-                else:
-                    sublayer.residual, sublayer.norm = read - written.to(read), norm
+    def sublayer(self, kind: str, layer: int) -> AttentionSublayer:
+        """The attention of `kind` in `layer`: its output projection (BART's out_proj, T5's o, which has no bias)
+        and, post-LN, the norm after its residual sum (as the load probe saw the norms run)."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)} (got {kind!r})")
+        modules = self.modules_by_kind[kind]
+        if not 0 <= layer < len(modules):
+            raise ValueError(f"layer must be in 0..{len(modules) - 1} (got {layer})")
+        proj = modules[layer].out_proj if hasattr(modules[layer], "out_proj") else modules[layer].o
+        if self._post_ln and not self._norms[kind]:
+            raise ValueError(f"{self.config.model_type}: its norms are laid out in a way Attention Lab does not know")
+        return AttentionSublayer(proj.weight, proj.bias, self._norms[kind][layer] if self._post_ln else None)
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """The family's output layer: T5 scales a tied one by D^-0.5; BART, mBART and Marian add final_logits_bias."""

@@ -1,0 +1,279 @@
+"""Named hook points (transformer.hooks): every name fires once per layer per call with its documented shape, on our
+model and on tiny transformers models through the adapter; a hook that changes nothing changes nothing, one that
+changes a point changes the output; interventions are hooks; hooks are scoped to their thread."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+from tests import hf_models
+from tests.conftest import tiny_config, tiny_pipelines
+from tests.tolerance import assert_close
+from transformer import DecodingSession, Head, Interventions, Transformer, hooks
+from transformer.hooks import hook_names, recording, using
+from transformer.interventions import CrossEdit, held
+from transformer.lens import decoder_lens
+
+MODELS = ["ours", "ours-pre-ln", *sorted(hf_models.FAMILIES)]
+# logits through an identity hook against none: float32 eps of the largest logit (tests/tolerance.py); a hook at a
+# pattern point makes our attention compute explicit weights instead of SDPA's kernel, which sums in another order
+LOGIT_ULPS = 64
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def pipeline(request, tmp_path_factory):
+    if request.param.startswith("ours"):
+        pipeline = tiny_pipelines()["de-en"]
+        if request.param == "ours-pre-ln":
+            torch.manual_seed(1)
+            config = pipeline.model.config
+            config.norm_first = True
+            pipeline.model = Transformer(config).eval()
+        return pipeline
+    return hf_models.loaded(request.param, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def marian(tmp_path_factory):
+    return hf_models.loaded("marian", tmp_path_factory)
+
+
+def inputs(pipeline):
+    """Two sources of different lengths (the shorter padded), and (2, 4) decoder inputs of no one's special tokens."""
+    model = pipeline.model
+    src = pipeline.encode_batch(["Ich habe Hunger.", "Das Haus ist alt."])
+    words = [t for t in range(model.config.tgt_vocab_size) if t not in model.special_ids][5:11]
+    tgt = torch.tensor([[model.config.bos_id, *words[:3]], [model.config.bos_id, *words[3:]]])
+    return src, tgt
+
+
+def logits(model, src, tgt):
+    with torch.no_grad():
+        enc = model.encode(src)
+        return model.project(model.decode(tgt, enc.memory, enc.src_mask).hidden)
+
+
+def expected_shape(name: str, config, B: int, S: int, T: int, P: int) -> tuple[int, ...]:
+    """The shape transformer.hooks documents for `name` in a call over T queries after P cached positions."""
+    H, D = config.n_heads, config.d_model
+    K = D // H
+    encoder = name.startswith("encoder")
+    queries, point = (S if encoder else T), name.rsplit(".", 1)[1]
+    keys = S if encoder or ".cross_attn." in name else P + T
+    shapes = {"hook_v": (B, H, keys, K), "hook_pattern": (B, H, queries, keys), "hook_z": (B, H, queries, K)}
+    return shapes.get(point, (B, queries, D))
+
+
+def fired(model, call) -> dict[str, list[tuple]]:
+    """name -> the shape of each tensor seen there, at every point, while `call()` runs."""
+    seen: dict[str, list[tuple]] = {}
+    with using([(lambda name: True, lambda x, at: seen.setdefault(at.name, []).append((tuple(x.shape), at.start)))]):
+        call()
+    return seen
+
+
+@torch.no_grad()
+def test_every_name_fires_once_per_call_with_its_documented_shape(pipeline):
+    model = pipeline.model
+    config, (src, tgt) = model.config, inputs(pipeline)
+    names = hook_names(config)
+    B, S, T = src.size(0), src.size(1), tgt.size(1)
+    encoded = []
+    seen = fired(model, lambda: encoded.append(model.encode(src)))
+    assert list(seen) == [n for n in names if n.startswith("encoder")]  # in order, and each once
+    enc = encoded[0]
+    whole = fired(model, lambda: model.decode(tgt, enc.memory, enc.src_mask))
+    assert list(whole) == [n for n in names if n.startswith("decoder")]
+    cache = model.decode(tgt[:, :3], enc.memory, enc.src_mask, use_cache=True).cache
+    step = fired(model, lambda: model.decode(tgt[:, 3:], enc.memory, enc.src_mask, cache))
+    assert list(step) == list(whole)
+    for name in names:
+        for calls, length, P in ((seen, T, 0), (whole, T, 0), (step, 1, 3)):
+            if name in calls:
+                assert calls[name] == [(expected_shape(name, config, B, S, length, P), P)], name
+
+
+def test_the_names_of_our_model_and_the_adapter_are_the_same(marian):
+    ours = Transformer(tiny_config()).eval()
+    assert hook_names(ours.config) == hook_names(marian.model.config)
+    src, tgt = inputs(marian)
+    with torch.no_grad():
+        enc = [None]
+        seen = fired(marian.model, lambda: enc.__setitem__(0, marian.model.encode(src)))
+        seen.update(fired(marian.model, lambda: marian.model.decode(tgt, enc[0].memory, enc[0].src_mask)))
+    assert list(seen) == hook_names(ours.config)
+
+
+def test_a_hook_that_returns_its_input_changes_nothing(pipeline):
+    model, (src, tgt) = pipeline.model, inputs(pipeline)
+    plain = logits(model, src, tgt)
+    with using([(lambda name: True, lambda x, at: x)]):
+        same = logits(model, src, tgt)
+    assert_close(same, plain, ulps=LOGIT_ULPS, what="logits through identity hooks")
+
+
+def test_every_point_can_be_replaced(pipeline):
+    """A hook that moves the tensor at any one point moves the logits (on the adapter, pre-LN mids are read-only)."""
+    model, (src, tgt) = pipeline.model, inputs(pipeline)
+    plain = logits(model, src, tgt)
+
+    def shift(x, at):
+        return x + 0.5 * torch.randn(x.shape, generator=torch.Generator().manual_seed(0)).to(x)
+
+    def first_key(weights, at):  # still weights: every query's weight moved to the first key
+        return torch.zeros_like(weights).index_fill(-1, torch.tensor([0]), 1.0)
+
+    for name in hook_names(model.config):
+        with using([(name, first_key if name.endswith("hook_pattern") else shift)]):
+            moved = logits(model, src, tgt)
+        assert not torch.allclose(moved, plain, atol=1e-4), name
+
+
+@torch.no_grad()
+def test_zeroing_a_head_at_hook_z_is_ablating_it(pipeline):
+    model, (src, tgt) = pipeline.model, inputs(pipeline)
+
+    def zero_head_1(z, at):
+        z = z.clone()
+        z[:, 1] = 0.0
+        return z
+
+    for kind, name in (
+        ("cross", "decoder.layers.1.cross_attn.hook_z"),
+        ("encoder", "encoder.layers.0.self_attn.hook_z"),
+    ):
+        with using([(name, zero_head_1)]):
+            by_hook = logits(model, src, tgt)
+        with held(Interventions(ablate=frozenset({Head(kind, int(name.split(".")[2]), 1)}))):
+            ablated = logits(model, src, tgt)
+        assert torch.equal(by_hook, ablated), kind
+        assert not torch.allclose(by_hook, logits(model, src, tgt), atol=1e-4), kind
+
+
+@torch.no_grad()
+def test_an_edit_at_hook_pattern_acts_at_its_step_cached_or_over_the_whole_prefix(pipeline):
+    """Step 3's cross weights in layer 0 put on the last source token, through a hook tied to its position: the
+    same stepping through the cache as over the whole prefix, and the same as a CrossEdit."""
+    model, (src, tgt) = pipeline.model, inputs(pipeline)
+    src, tgt = src[:1], tgt[:1]
+    S, step = src.size(1), 3
+
+    def look_at_last(weights, at):
+        row = step - 1 - at.start
+        if not 0 <= row < weights.size(2):
+            return None
+        weights = weights.clone()
+        weights[:, :, row] = 0.0
+        weights[:, :, row, S - 1] = 1.0
+        return weights
+
+    edit = [("decoder.layers.0.cross_attn.hook_pattern", look_at_last)]
+    with using(edit):
+        enc = model.encode(src)
+        whole = model.project(model.decode(tgt, enc.memory, enc.src_mask).hidden)[0]
+        cache, rows = None, []
+        for t in range(tgt.size(1)):
+            dec = model.decode(tgt[:, t : t + 1], enc.memory, enc.src_mask, cache, use_cache=True)
+            cache = dec.cache
+            rows.append(model.project(dec.hidden)[0, -1])
+    assert_close(torch.stack(rows), whole, ulps=LOGIT_ULPS, what="edited logits, cached and whole")
+    crossed = CrossEdit.point(
+        layer=0, heads=tuple(range(model.config.n_heads)), step=step, position=S - 1, source_length=S
+    )
+    with held(Interventions(edits=(crossed,))):
+        by_edit = model.project(model.decode(tgt, enc.memory, enc.src_mask).hidden)[0]
+    assert torch.equal(by_edit, whole)
+    plain = logits(model, src, tgt)[0]
+    assert_close(whole[: step - 1], plain[: step - 1], ulps=LOGIT_ULPS, what="the steps before the edit")
+    assert not torch.allclose(plain[step - 1], whole[step - 1], atol=1e-4)
+
+
+def test_recording_hook_resid_post_gives_the_lens_layer_states(pipeline):
+    model, (src, tgt) = pipeline.model, inputs(pipeline)
+    ids = [i for i in src[0].tolist() if i != model.config.pad_id]
+    tokens = tgt[0, 1:].tolist() + [model.config.eos_id]
+    lens = decoder_lens(model, ids, tokens, k=3)
+    names = [f"decoder.layers.{layer}.hook_resid_post" for layer in range(model.config.n_decoder_layers)]
+    with torch.no_grad(), recording(names) as states:
+        enc = model.encode(torch.tensor([ids]))
+        model.decode(tgt[:1], enc.memory, enc.src_mask)
+    assert list(states) == names
+    for layer, name in enumerate(names):
+        logits = model.rules.apply(model.project(model.final_norm(states[name][0])), None, model.config.max_new_tokens)
+        assert torch.allclose(lens.top_probs[layer], logits.softmax(-1).topk(3).values, atol=1e-6), layer
+
+
+def test_hooks_set_in_one_thread_are_not_seen_by_a_call_in_another(pipeline):
+    model, (src, tgt) = pipeline.model, inputs(pipeline)
+    plain = logits(model, src, tgt)
+    callers, together, results = [], threading.Barrier(2, timeout=30), {}
+
+    def zero_everything(x, at):
+        callers.append(threading.get_ident())
+        return torch.zeros_like(x) if at.name.endswith("hook_z") else None
+
+    def hooked():
+        with using([(lambda name: True, zero_everything)]):
+            together.wait()  # both threads are inside their calls' scopes at once
+            results["hooked"] = logits(model, src, tgt)
+            together.wait()
+
+    def plain_call():
+        together.wait()
+        results["plain"] = logits(model, src, tgt)
+        together.wait()
+
+    threads = [threading.Thread(target=hooked), threading.Thread(target=plain_call)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert set(callers) == {threads[0].ident}
+    assert torch.equal(results["plain"], plain) and not torch.allclose(results["hooked"], plain)
+
+
+def test_decoding_holds_its_interventions_hooks_and_leaves_none_behind(pipeline):
+    model, (src, _) = pipeline.model, inputs(pipeline)
+    ids = [i for i in src[0].tolist() if i != model.config.pad_id]
+    gone = Interventions(ablate=frozenset({Head("cross", 0, 0)}))
+    session = DecodingSession(model, ids, max_new_tokens=3, interventions=gone)
+    session.run()
+    assert hooks._active.get() is None
+
+
+def test_a_hook_must_keep_the_shape_and_be_callable():
+    model = Transformer(tiny_config()).eval()
+    shorter = using([("encoder.hook_embed", lambda x, at: x[:, :2])])
+    with pytest.raises(ValueError, match=r"encoder.hook_embed returned \(1, 2, 16\) for \(1, 3, 16\)"), shorter:
+        model.encode(torch.tensor([[4, 5, 6]]))
+    with pytest.raises(TypeError, match="a hook is"), using([("encoder.hook_embed", None)]):
+        pass
+
+
+def test_a_pre_ln_bart_like_model_reads_its_mid_streams_and_refuses_to_replace_them():
+    """mBART's layers keep the stream between sublayers in a local variable: the adapter reads it at the next norm's
+    input (every name still fires once), and a hook that returns another tensor there is an error, not ignored."""
+    from transformers import MBartConfig, MBartForConditionalGeneration
+
+    from attention_lab.adapters.hf.model import HFSeq2Seq
+
+    torch.manual_seed(0)
+    shape = {"encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4, "decoder_attention_heads": 4}
+    shape |= {"encoder_ffn_dim": 32, "decoder_ffn_dim": 32, "max_position_embeddings": 64}
+    config = MBartConfig(vocab_size=40, d_model=16, pad_token_id=1, eos_token_id=2, decoder_start_token_id=2, **shape)
+    model = HFSeq2Seq(MBartForConditionalGeneration(config).eval(), "mbart")
+    assert model.sublayer("cross", 0).norm is None  # the load probe saw the norms run first: pre-LN
+    src, tgt = torch.tensor([[5, 6, 7, 2]]), torch.tensor([[2, 8, 9]])
+    with torch.no_grad():
+        enc = [None]
+        seen = fired(model, lambda: enc.__setitem__(0, model.encode(src)))
+        seen.update(fired(model, lambda: model.decode(tgt, enc[0].memory, enc[0].src_mask)))
+        assert list(seen) == hook_names(model.config)
+        for name in ("encoder.layers.1.hook_resid_mid", "decoder.layers.0.hook_resid_mid_cross"):
+            with pytest.raises(ValueError, match="can be read but not replaced"), using([(name, lambda x, at: 2 * x)]):
+                model.decode(tgt, enc[0].memory, enc[0].src_mask)
+                model.encode(src)
