@@ -59,9 +59,9 @@ def serve(argv: list[str]) -> None:
 
     from .app import build_demo, launch_options
     from .checks import InputError
+    from .models.cores import available_cores
     from .models.registry import load_models
     from .page.wiring import CONCURRENCY
-    from .models.cores import available_cores
 
     args = serve_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

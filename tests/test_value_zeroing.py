@@ -15,8 +15,9 @@ from transformer import DecodingSession, Head, Interventions, bundled, greedy_de
 from transformer.value_zeroing import value_zeroing
 
 # falls in log p and cosine distances against transformers' own forward, in float32 eps (tests/tolerance.py) of the
-# largest log p, or of 1 for a distance: the falls were equal to the bit where measured, the distances 1.3 eps apart
-ULPS = 16
+# largest log p, or of 1 for a distance: the falls were equal to the bit where measured at one thread, the distances
+# 1.3 eps apart; with two threads torch sums in another order, and the falls were 50 eps apart
+ULPS = 64
 
 
 @pytest.fixture(scope="module")

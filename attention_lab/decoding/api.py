@@ -14,6 +14,4 @@ def translate(request: Request, model: str, text: str, strategy: str = "greedy",
     return run.pipeline.tokenizer.decode(run.session.tokens)
 
 
-TRANSLATE = Endpoint(
-    "translate", translate, str, "Decode `text` with `model`.", Limits(256, 256), lane=DECODE
-)
+TRANSLATE = Endpoint("translate", translate, str, "Decode `text` with `model`.", Limits(256, 256), lane=DECODE)

@@ -73,7 +73,9 @@ def ablate(request: Request, model: str, text: str, heads: list[str]) -> Ablatio
     tokens = session.run()
     effects = ablation_effects(session.model, session.src_ids, tokens, chosen, session.top_k, session.max_new_tokens)
     steps = [
-        AblatedStep(e.step, tokenizer.id_to_token(e.token), round(e.kl, 6), top_k_record(tokenizer, e.top_ids, e.top_probs))
+        AblatedStep(
+            e.step, tokenizer.id_to_token(e.token), round(e.kl, 6), top_k_record(tokenizer, e.top_ids, e.top_probs)
+        )
         for e in effects
     ]
     return Ablation(tokenizer.decode(ablated_session(session, chosen).tokens), steps)
@@ -91,7 +93,9 @@ def edit(request: Request, model: str, text: str, step: int, position: int, head
     n_steps, n_source = len(session.steps), len(session.src_ids)
     at, where = as_int(step), as_int(position)
     if at is None or not 1 <= at <= n_steps:
-        raise InputError(f"Step must be a whole number from 1 to {n_steps}, this decoding's steps (got {quoted(step)}).")
+        raise InputError(
+            f"Step must be a whole number from 1 to {n_steps}, this decoding's steps (got {quoted(step)})."
+        )
     if where is None or not 1 <= where <= n_source:
         raise InputError(
             f"Position must be a whole number from 1 to {n_source}, the source tokens (got {quoted(position)})."
@@ -103,7 +107,9 @@ def edit(request: Request, model: str, text: str, step: int, position: int, head
 
 
 ENDPOINTS = (
-    Endpoint("heads", heads, HeadSummaries, "Every head of every kind summarised over the greedy decoding.", Limits(64, 64)),
+    Endpoint(
+        "heads", heads, HeadSummaries, "Every head of every kind summarised over the greedy decoding.", Limits(64, 64)
+    ),
     Endpoint("ablate", ablate, Ablation, "What ablating heads throughout changes, step by step.", Limits(64, 64)),
     Endpoint("edit", edit, Edit, "Cross heads pointed at one source token at one step.", Limits(64, 64)),
 )

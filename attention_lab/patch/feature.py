@@ -169,5 +169,12 @@ def wire(c: dict, wiring) -> None:
 
 
 PATCH = Feature(
-    "patch", "Patch", layout=layout, outputs=OUTPUTS, view=view, wire=wire, endpoints=(PATCH_ENDPOINT,), state=PatchState
+    "patch",
+    "Patch",
+    layout=layout,
+    outputs=OUTPUTS,
+    view=view,
+    wire=wire,
+    endpoints=(PATCH_ENDPOINT,),
+    state=PatchState,
 )

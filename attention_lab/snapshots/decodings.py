@@ -45,7 +45,6 @@ class SnapshotDecoding:
         return self.snapshot.metrics.get("valid_loss")
 
 
-
 class Snapshots:
     """The snapshots of the registry's models, loaded on first use, and their decodings of recent sources."""
 

@@ -128,7 +128,9 @@ def record(pipeline: Seq2SeqPipeline, scored: Score) -> ScoreRecord:
     return ScoreRecord(pieces, tokenizer.tokens(scored.tokens), scored.method, steps, sentence, flags)
 
 
-def score_record(pipeline: Seq2SeqPipeline, src_ids: list[int], tokens: list[int], method: str, **options) -> ScoreRecord:
+def score_record(
+    pipeline: Seq2SeqPipeline, src_ids: list[int], tokens: list[int], method: str, **options
+) -> ScoreRecord:
     """`tokens` scored by `method` as the /score answer; InputError for a model autograd cannot differentiate."""
     checked_method(method)
     try:

@@ -118,7 +118,9 @@ def lens_record(session: DecodingSession, tokenizer: Seq2SeqTokenizer, k: int = 
 
     def layer(t: int, number: int) -> LensLayer:
         ids, probs = lens.top_ids[number, t], lens.top_probs[number, t]
-        return LensLayer(number + 1, [TopToken(tokenizer.id_to_token(int(i)), round(float(p), 6)) for i, p in zip(ids, probs)])
+        return LensLayer(
+            number + 1, [TopToken(tokenizer.id_to_token(int(i)), round(float(p), 6)) for i, p in zip(ids, probs)]
+        )
 
     return Lens(
         [
