@@ -16,7 +16,7 @@ import torch
 
 from transformer import Interventions, Seq2SeqModel
 
-from ..attribution.methods import IG_STEPS, Scorer, aggregated, check_aggregate, per_dimension
+from ..attribution.methods import IG_STEPS, METHODS, Scorer, aggregated, check_aggregate, per_dimension
 
 
 class ContrastError(ValueError):
@@ -63,6 +63,10 @@ def contrast_step(
     ContrastError if the step is not one of the decoding's, the alternative is the token written, or the model's
     rules forbid it there (`name`: how the message names the alternative)."""
     check_aggregate(aggregate)
+    if method in METHODS and not METHODS[method].contrasts:
+        raise ContrastError(
+            f"{METHODS[method].title} reads log p, not the difference of two logits: contrast with another method."
+        )
     if not 1 <= step <= len(tokens):
         raise ContrastError(f"Step must be from 1 to {len(tokens)}, this decoding's steps (got {step}).")
     if alternative == tokens[step - 1]:
