@@ -25,11 +25,13 @@ from .scorer import (
     no_gradients,
     source_share,
 )
+from .value_zeroing import VALUE_ZEROING
 
 METHODS: dict[str, Method] = {
     "input_x_gradient": INPUT_X_GRADIENT,
     "integrated_gradients": INTEGRATED_GRADIENTS,
     "occlusion": OCCLUSION,
+    "value_zeroing": VALUE_ZEROING,
 }
 WORDS_NOTE = "In words, a word's value is the sum over its pieces."
 __all__ = [  # what the method modules define, read from here by those who attribute
