@@ -10,6 +10,7 @@ import pytest
 
 from attention_lab.app import build_demo, endpoints, make_lab
 from attention_lab.checks import InputError
+from attention_lab.decoding.events import TAKE_PROPOSED
 from attention_lab.feature import DECODE, HEAVY, Limits
 from attention_lab.models.registry import Registry
 from attention_lab.serving.api import documentation
@@ -100,6 +101,7 @@ def test_heavy_work_has_its_own_lane_and_looking_never_reaches_the_server():
     # and the one listener that runs in the browser alone is the examples menu's.
     labels = {getattr(block, "label", None) for block in demo.blocks.values()}
     assert not labels & {"Show step", "Focus head", "Merge pieces into words", "Colour scale", "Reading", "Snapshot"}
-    browser_only = [fn for fn in demo.fns.values() if fn.fn is None]
-    assert len(browser_only) == 1 and re.search(r"JSON\.parse\(example\)", browser_only[0].js or "")
+    browser_only = sorted(fn.js or "" for fn in demo.fns.values() if fn.fn is None)
+    assert len(browser_only) == 2  # the examples menu's, and a model switch's example taken only if nothing was typed
+    assert re.search(r"JSON\.parse\(example\)", browser_only[0]) and browser_only[1] == TAKE_PROPOSED
     assert not any(isinstance(block, (gr.Plot, gr.Timer, gr.JSON)) for block in demo.blocks.values())

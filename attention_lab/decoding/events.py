@@ -1,10 +1,16 @@
 """The step loop's events: Run, Step, Back and Reset; a click on a candidate (what if?); another model or example;
-a new source or option, which redraws."""
+a new source or option, which redraws. No answer overwrites what a person typed after the event it answers."""
 
 from __future__ import annotations
 
+import json
+
 from ..models.examples import example_for
 from .actions import Decoding
+
+TAKE_PROPOSED = (
+    "(proposal, now) => { const p = JSON.parse(proposal || '{}'); return p.sent === now ? p.proposed : now; }"
+)
 
 
 def wire(c: dict, wiring) -> None:
@@ -26,11 +32,14 @@ def wire(c: dict, wiring) -> None:
     )
 
     def another_model(user, *values):
-        """A new model: start over, with one of its examples unless the text suits it; every other control as the
-        page has it."""
+        """A new model: the run of the one before is dropped; the source it was sent with stays if the model can
+        read it, else the page is offered the model's first example (`proposed`)."""
         controls = wiring.controls_of(values)
-        controls.source = example_for(wiring.lab.registry, controls.model, controls.source)
-        return (*wiring.answer(user, wiring.lab.do, decoding.reset, user, controls), controls.source)
+        sent, controls.source = controls.source, example_for(wiring.lab.registry, controls.model, controls.source)
+        answer = wiring.answer(user, wiring.lab.do, decoding.switch, user, controls)
+        return (*answer, json.dumps({"sent": sent, "proposed": controls.source}, ensure_ascii=False))
 
-    outputs = [*wiring.targets(), c["source"]]
-    wiring.then_fill(wiring.listen(c["model"].change, another_model, wiring.inputs, outputs))
+    switched = wiring.listen(c["model"].change, another_model, wiring.inputs, [*wiring.targets(), c["proposed"]])
+    # What a person typed while the answer was on its way is theirs: the example replaces only what was sent.
+    switched.then(None, [c["proposed"], c["source"]], [c["source"]], js=TAKE_PROPOSED)
+    wiring.then_fill(switched)

@@ -28,6 +28,7 @@ def layout(registry: Registry, default: str) -> dict:
         c["examples"] = gr.Dropdown(choices, value=None, label="Examples", scale=2, min_width=160, elem_id="examples")
     start = first_example(registry, default)
     c["source"] = gr.Textbox(label="Source", lines=2, max_lines=6, value=start, elem_id="lab-source")
+    c["proposed"] = gr.Textbox(visible=False, show_label=False, elem_id="lab-proposed")  # a model switch's example
     with gr.Row(elem_classes="lab-buttons"):
         c["run"] = gr.Button("Run", variant="primary", min_width=60, elem_id="lab-run")
         c["step"] = gr.Button("Step", min_width=60, elem_id="lab-step")

@@ -1,0 +1,45 @@
+"""In Chromium, with every request to the server delayed as a distant Space delays it: what a person types while a
+model switch is answered is theirs. Ten times, the model is switched and a sentence typed within 0.1 s, then Run:
+the Run decodes what was typed, and the Source still holds it after every answer has come."""
+
+import pytest
+
+from tests.browser import WAIT_MS, button, opened
+from transformer import greedy_decode
+
+pytestmark = pytest.mark.slow
+
+LATENCY_MS = 400  # each request's round trip, as a Space far away answers it
+# Typed right after each switch: a text the model can read, and not the example the switch would offer.
+TYPED = {"reverse": "typed{}abc", "de-en": "Das Haus ist alt und {} Jahre."}
+
+
+def expected(registry, model: str, text: str) -> str:
+    pipeline = registry.entry(model).pipeline
+    return pipeline.tokenizer.decode(greedy_decode(pipeline.model, pipeline.encode_batch([text]))[0])
+
+
+def test_a_model_switch_never_overwrites_what_was_typed_after_it(served_app, browser):
+    from playwright.sync_api import expect
+
+    url, registry, _ = served_app
+    page = opened(browser, url)
+    network = page.context.new_cdp_session(page)
+    network.send("Network.enable")
+    conditions = {"offline": False, "latency": LATENCY_MS, "downloadThroughput": -1, "uploadThroughput": -1}
+    network.send("Network.emulateNetworkConditions", conditions)
+    source, output = page.get_by_label("Source"), page.get_by_label("Output")
+    for i in range(10):
+        model = ("reverse", "de-en")[i % 2]
+        text = TYPED[model].format(i + 2)
+        page.get_by_label("Model").click()
+        page.get_by_role("option", name=model, exact=True).click()
+        page.wait_for_timeout(50)  # typed within 0.1 s of the switch, long before its answer comes
+        source.fill(text)
+        button(page, "Run").click()
+        expect(output).to_have_value(expected(registry, model, text), timeout=WAIT_MS)
+        page.settle()
+        page.wait_for_timeout(2 * LATENCY_MS)  # every answer of the switch has come (and its example was offered)
+        expect(source).to_have_value(text)
+        expect(output).to_have_value(expected(registry, model, text))
+    page.close()
