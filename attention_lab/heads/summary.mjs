@@ -2,10 +2,11 @@
 // each cell's value written in it and coloured as the measure says. A click on a cell focuses that head in the
 // Attention tab and opens it on that kind. The survey over a corpus (survey/corpus.mjs) is drawn the same way.
 
-import {el, onVisible, openAttentionTab, root, shown} from "../assets/dom.mjs";
+import {el, openAttentionTab, root} from "../assets/dom.mjs";
 import {STYLE, focusLabel, focusOf} from "../assets/look.mjs";
 import {escapeToken, wrapped} from "../assets/labels.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
+import {slowView} from "../assets/slow.mjs";
 import {setKind, setLook} from "../assets/store.mjs";
 
 /** A value as its cell writes it: a share in percent, a size or a signed size with as many digits as it needs. */
@@ -107,30 +108,27 @@ export function focusCell(where) {
   openAttentionTab();
 }
 
-/** Draw a summary (or the text of a placeholder) into `box` when it is on screen, and again when it comes into view. */
-export function drawSummary(box, value) {
-  if (!shown(box)) return;
-  if (!value || value.op !== "summary") {
-    draw(box, emptyFigure(value && value.text ? value.text : "Run or Step to decode.", 120));
+/** Draw a summary (`message`, or what the placeholder `computing` or a message with none says) into `box`. */
+export function drawSummary(box, {message, computing}) {
+  if (computing || !message || message.op !== "summary") {
+    draw(box, emptyFigure(computing || (message && message.text) || "Run or Step to decode.", 120));
     return;
   }
-  const gd = draw(box, summaryFigure(value, box.clientWidth || undefined));
+  const gd = draw(box, summaryFigure(message, box.clientWidth || undefined));
   if (gd && !gd.__cells) {
     gd.__cells = true;
     gd.on("plotly_click", (event) => focusCell(event.points && event.points[0] && event.points[0].customdata));
   }
 }
 
-/** How a component showing a summary under `label` mounts: this sentence's here, the corpus's (survey/corpus.mjs). */
+/** How a component showing a summary under `label` mounts: this sentence's here, the corpus's (survey/corpus.mjs),
+ * drawn when it is on screen, and again when it comes into view. */
 export function summaryView(label) {
-  return ({element, props, watch}) => {
-    const box = root(element);
+  return (component) => {
+    const box = root(component.element);
     const figure = el("div", "summary-figure");
     box.replaceChildren(el("div", "lab-label", label), figure);
-    const redraw = () => drawSummary(figure, props.value);
-    watch("value", redraw);
-    onVisible(figure, redraw);
-    redraw();
+    slowView(component, figure, (view) => drawSummary(figure, view), {on: () => false});
   };
 }
 

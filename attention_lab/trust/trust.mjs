@@ -5,8 +5,9 @@
 // on a flag or a bar shows that step: through the page's shown step when the output is scored, within the tab for a
 // pasted translation (its steps are not the decoding's).
 
-import {el, onVisible, root, shown} from "../assets/dom.mjs";
-import {page, show, watch} from "../assets/store.mjs";
+import {el, root} from "../assets/dom.mjs";
+import {slowView} from "../assets/slow.mjs";
+import {page, show} from "../assets/store.mjs";
 
 const FROM_SOURCE = "#2166ac", FROM_PREFIX = "#f4a582", FLAGGED = "#b2182b";
 const FLAG_TITLES = {forbidden: "Never written there", uncovered: "Barely read", low_source: "Written from the prefix",
@@ -165,23 +166,26 @@ function heading(text) {
   return h;
 }
 
-export function mount({element, props, watch: watchProp}) {
-  const box = root(element);
+export function mount(component) {
+  const box = root(component.element);
   const busy = el("div", "trust-busy"), body = el("div", "trust-body");
   box.replaceChildren(busy, body);
-  let message = null, computing = "", own = null;
+  let own = null;
   const pick = (place) => {
     if (place.word !== undefined) {
       const word = box.querySelector(`.trust-words [data-word="${place.word}"]`);
       if (word) word.scrollIntoView({block: "nearest"});
       return;
     }
-    if (scoresOutput(message, page.decoding)) show(place.step);
+    if (scoresOutput(view.message, page.decoding)) show(place.step);
     own = place.step;
-    redraw();
+    view.redraw();
   };
-  const redraw = () => {
-    if (!shown(box)) return;
+  const take = (value, last) => {
+    if (!last || last.pasted !== value.pasted) own = null;
+    return value.op === "trust" ? value : null;
+  };
+  const view = slowView(component, box, ({message, computing}) => {
     busy.textContent = computing;
     busy.style.cssText = computing ? "font-style: italic; opacity: 0.75; padding: 4px;" : "";
     if (!message) {
@@ -202,19 +206,5 @@ export function mount({element, props, watch: watchProp}) {
     body.replaceChildren(top, scoresView(message), heading("Source words (dashed: barely read; shaded: the shown step's "
       + "values)"), wordsView(message, focus), heading("Flags"), flagsView(message, pick),
     heading("Where each token comes from"), legend, barsView(message, focus, pick), note);
-  };
-  const receive = () => {
-    const value = props.value;
-    if (!value) [message, computing] = [null, ""];
-    else if (value.op === "computing") computing = value.text;
-    else {
-      if (!message || message.pasted !== value.pasted) own = null;
-      [message, computing] = [value.op === "trust" ? value : null, ""];
-    }
-    redraw();
-  };
-  watchProp("value", receive);
-  watch((what) => (what !== "kind" && what !== "look" ? redraw() : null));
-  onVisible(box, redraw);
-  receive();
+  }, {take, on: (what) => what !== "kind" && what !== "look"});
 }
