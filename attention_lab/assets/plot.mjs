@@ -21,6 +21,19 @@ export function draw(container, fig) {
   return gd;
 }
 
+const clickable = new WeakSet(); // figures whose clicks are taken: a redraw keeps the figure and its listeners
+
+/** Call `fn(point)` with the first point of every click on the figure `gd` (what draw returns; none if null), bound
+ * once however often the figure is drawn again. */
+export function onClick(gd, fn) {
+  if (!gd || clickable.has(gd)) return;
+  clickable.add(gd);
+  gd.on("plotly_click", (event) => {
+    const point = event.points && event.points[0];
+    if (point) fn(point);
+  });
+}
+
 const MESSAGE_CHAR_PX = 7.6; // a character of a message, at 14 px
 
 function messageAt(message, container) {

@@ -8,7 +8,7 @@
 
 import {el, labelled, root} from "../assets/dom.mjs";
 import {escapeToken} from "../assets/labels.mjs";
-import {draw, emptyFigure} from "../assets/plot.mjs";
+import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";
 
@@ -218,11 +218,11 @@ export function mount(component) {
     const made = treeFigure(message, nodes, view, figure.clientWidth || 800);
     rows = made.rows;
     const gd = draw(figure, made);
-    if (gd && !gd.__tree) {
-      gd.__tree = true;
+    onClick(gd, (point) => choose(point.customdata)); // a tap
+    if (gd && !gd.__hover) {
+      gd.__hover = true;
       gd.on("plotly_hover", (event) => { hovered = (event.points && event.points[0] && event.points[0].customdata) || null; });
       gd.on("plotly_unhover", () => { hovered = null; });
-      gd.on("plotly_click", (event) => choose(event.points && event.points[0] && event.points[0].customdata)); // a tap
     }
     summary.textContent = treeSummary(message, nodes);
   };

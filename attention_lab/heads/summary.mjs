@@ -5,7 +5,7 @@
 import {el, openAttentionTab, root} from "../assets/dom.mjs";
 import {STYLE, focusLabel, focusOf} from "../assets/look.mjs";
 import {escapeToken, wrapped} from "../assets/labels.mjs";
-import {draw, emptyFigure} from "../assets/plot.mjs";
+import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {setKind, setLook} from "../assets/store.mjs";
 
@@ -114,11 +114,7 @@ export function drawSummary(box, {message, computing}) {
     draw(box, emptyFigure(computing || (message && message.text) || "Run or Step to decode.", 120));
     return;
   }
-  const gd = draw(box, summaryFigure(message, box.clientWidth || undefined));
-  if (gd && !gd.__cells) {
-    gd.__cells = true;
-    gd.on("plotly_click", (event) => focusCell(event.points && event.points[0] && event.points[0].customdata));
-  }
+  onClick(draw(box, summaryFigure(message, box.clientWidth || undefined)), (point) => focusCell(point.customdata));
 }
 
 /** How a component showing a summary under `label` mounts: this sentence's here, the corpus's (survey/corpus.mjs),

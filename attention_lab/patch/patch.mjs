@@ -7,7 +7,7 @@
 import {el, root} from "../assets/dom.mjs";
 import {axisLabels, escapeToken} from "../assets/labels.mjs";
 import {STYLE} from "../assets/look.mjs";
-import {draw, outline} from "../assets/plot.mjs";
+import {draw, onClick, outline} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";
 
@@ -173,16 +173,10 @@ export function mount(component) {
     legend.textContent = LEGEND;
     const rooms = Object.fromEntries(Object.entries(boxes).map(([site, b]) => [site, b.clientWidth]));
     for (const [site, figure] of stepFigures(record, message, picked, rooms)) {
-      const gd = draw(boxes[site], figure);
-      if (gd && !gd.__patch) {
-        gd.__patch = true;
-        gd.on("plotly_click", (event) => {
-          const point = event.points && event.points[0];
-          if (!point) return;
-          picked = {site, layer: point.y, index: point.x};
-          again();
-        });
-      }
+      onClick(draw(boxes[site], figure), (point) => {
+        picked = {site, layer: point.y, index: point.x};
+        again();
+      });
     }
     if (picked) draw(trace, traceFigure(message, picked));
     else trace.replaceChildren(el("div", "patch-note", "Click a cell to see that part's r at every step."));

@@ -5,7 +5,7 @@
 
 import {el, root} from "../assets/dom.mjs";
 import {STYLE} from "../assets/look.mjs";
-import {draw, outline, shade} from "../assets/plot.mjs";
+import {draw, onClick, outline, shade} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page, setLook} from "../assets/store.mjs";
 import {stepRow} from "../assets/units.mjs";
@@ -130,13 +130,7 @@ export function mount(component) {
       [selfBox, state.agreement.decoder_self, "Decoder self heads vs the prefix's"]];
     for (const [figure, grid, title] of figures) {
       const gd = draw(figure, agreementFigure(grid, title, page.look.focus));
-      if (gd && !gd.__heads) {
-        gd.__heads = true;
-        gd.on("plotly_click", (event) => {
-          const point = event.points && event.points[0];
-          if (point) setLook({focus: [point.y, point.x]});
-        });
-      }
+      onClick(gd, (point) => setLook({focus: [point.y, point.x]})); // a click on a head focuses it
     }
   });
 }

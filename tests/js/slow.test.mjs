@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
+import {onClick} from "../../attention_lab/assets/plot.mjs";
 import {slowView} from "../../attention_lab/assets/slow.mjs";
 import {setKind, setLook} from "../../attention_lab/assets/store.mjs";
 
@@ -68,4 +69,16 @@ test("later: drawn after what else the same answer updates", async () => {
   assert.equal(drawn, 0);
   await new Promise((done) => setTimeout(done, 0));
   assert.equal(drawn, 1);
+});
+
+test("a figure's clicks are bound once however often it is drawn, and give their first point", () => {
+  const handlers = [], points = [];
+  const gd = {on: (name, fn) => handlers.push([name, fn])};
+  onClick(gd, (point) => points.push(point.x));
+  onClick(gd, (point) => points.push(-point.x));
+  onClick(null, () => points.push("none"));
+  assert.deepEqual(handlers.map(([name]) => name), ["plotly_click"]);
+  handlers[0][1]({points: [{x: 3}, {x: 4}]});
+  handlers[0][1]({points: []});
+  assert.deepEqual(points, [3]);
 });
