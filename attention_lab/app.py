@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import gradio as gr
 
-from .assets import CSS, static_files
+from .assets import static_files, stylesheets
 from .checks import InputError
 from .feature import Shared
 from .models.registry import Registry
@@ -46,10 +46,10 @@ HEAVY_API = (
 
 def launch_options() -> dict:
     """What demo.launch() takes besides the address: the session cap, a compact theme (the step loop and the views
-    share one screen) and the page's stylesheet. (The page modules and plotly.js are served as they are: set in
+    share one screen) and the page's stylesheets. (The page modules and plotly.js are served as they are: set in
     build_demo.)"""
     theme = gr.themes.Default(spacing_size=gr.themes.sizes.spacing_sm, radius_size=gr.themes.sizes.radius_sm)
-    return {"state_session_capacity": SESSION_CAPACITY, "css_paths": [CSS], "theme": theme}
+    return {"state_session_capacity": SESSION_CAPACITY, "css_paths": stylesheets(), "theme": theme}
 
 
 def shown_to_user(fn: Callable) -> Callable:

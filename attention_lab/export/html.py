@@ -8,7 +8,7 @@ import html
 import tempfile
 from pathlib import Path
 
-from ..assets import CSS, PACKAGE, offline_page
+from ..assets import PACKAGE, offline_page, styles
 from ..attention.kinds import PAGE_ORDER
 from ..attention.looks import READINGS, SCALES
 
@@ -46,7 +46,7 @@ def page(data: dict, looked: dict, shown: int, model_name: str, source: str, out
         f"<p><b>Source:</b> {html.escape(source)}</p><p><b>Output:</b> {html.escape(output)}</p>{parts}"
     )
     title = "Attention Lab export"
-    return offline_page(title, body, OFFLINE, state, style=CSS.read_text(encoding="utf-8"), body_class="lab-export")
+    return offline_page(title, body, OFFLINE, state, style=styles(), body_class="lab-export")
 
 
 def written(text: str, name: str) -> str:

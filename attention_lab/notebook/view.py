@@ -23,7 +23,7 @@ from plotly.offline import get_plotlyjs
 from transformer import DecodingSession, Seq2SeqPipeline, bundled, load_pretrained
 from transformer.bundled import bundled_names
 
-from ..assets import CSS, bundle, bundle_name, in_script
+from ..assets import bundle, bundle_name, in_script, styles
 from ..attention import payload
 from ..attention.record import attention_record
 from ..beam_tree.hypothesis import decoded_on
@@ -68,7 +68,7 @@ class View:
         plotly = f"<script>if (!window.Plotly) {{ {get_plotlyjs()} }}</script>" if with_plotly else ""
         start = f"{bundle_name(OFFLINE)}.start({in_script(self.state())}, document.getElementById({json.dumps(cell)}));"
         return (
-            f"<div id='{cell}' class='attention-lab-cell'><style>{CSS.read_text(encoding='utf-8')}</style>{plotly}"
+            f"<div id='{cell}' class='attention-lab-cell'><style>{styles()}</style>{plotly}"
             f"{heading}{parts}<script>(() => {{\n{bundle(OFFLINE)}\n{start}\n}})();</script></div>"
         )
 
