@@ -85,9 +85,9 @@ export function spikes() {
   return {showspikes: true, spikemode: "across", spikethickness: 1, spikecolor: STYLE.highlight, spikedash: "solid"};
 }
 
-/** A weight's shade for a word: dark blue for 1, white for 0 (red for a negative `signed` value). */
+/** A weight's shade for a word, as decoding/decoding.css draws it: its strength (0 white to 1 dark blue, to 3
+ * decimals), whether it is red (a negative `signed` value) and whether it is deep enough for white text. */
 export function shade(share, signed = false) {
   const a = Math.min(1, Math.abs(share));
-  const colour = signed && share < 0 ? `rgba(203, 24, 29, ${a.toFixed(3)})` : `rgba(8, 81, 156, ${a.toFixed(3)})`;
-  return {background: colour, color: a > 0.55 ? "#fff" : "#111"};
+  return {strength: a.toFixed(3), negative: signed && share < 0, deep: a > 0.55};
 }

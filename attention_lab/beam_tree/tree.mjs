@@ -187,7 +187,7 @@ function legend() {
   for (const [colour, text] of [[COLOURS.best, "best hypothesis"], [COLOURS.k, "kept"], [COLOURS.f, "finished"],
     [COLOURS.p, "pruned"], [COLOURS.current, "the decoding (ringed)"]]) {
     const swatch = el("span", "beam-tree-swatch");
-    swatch.style.background = colour;
+    swatch.style.setProperty("--swatch", colour);
     row.append(swatch, el("span", "", text));
   }
   return row;
