@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from attention_lab.assets import PACKAGE, bundle, bundle_name, modules, styles
+from attention_lab.assets import PACKAGE, PAGE_CSS, bundle, bundle_name, modules, styles, stylesheets
 from attention_lab.attention import payload
 from attention_lab.attention.kinds import NAMES, PAGE_ORDER
 from attention_lab.attention.looks import FOCUS_MEAN, READINGS, SCALES
@@ -77,6 +77,13 @@ def test_modules_write_no_inline_style_but_custom_properties_the_stylesheets_use
     assert not found, "inline styles set from scripts:\n" + "\n".join(found)
     css = styles()
     assert not [name for name in sorted(used) if f"var({name}" not in css], "custom properties no stylesheet reads"
+
+
+def test_the_stylesheets_are_the_page_wide_rules_then_each_features_beside_its_modules():
+    sheets = stylesheets()
+    assert sheets[0] == PAGE_CSS and sheets[1:] == sorted(sheets[1:]) and set(sheets) == set(PACKAGE.rglob("*.css"))
+    assert all(any(sheet.parent.glob("*.mjs")) for sheet in sheets)  # each beside the modules whose views it draws
+    assert styles() == "\n".join(sheet.read_text(encoding="utf-8") for sheet in sheets)  # what offline pages inline
 
 
 def test_the_page_names_what_the_server_names():
