@@ -92,7 +92,8 @@ function wordsView(message, focus) {
     span.dataset.word = String(i);
     const v = values[i];
     if (v !== null && v !== undefined && most > 0) { // shaded by its value, red if negative (trust.css)
-      span.classList.add("shaded", ...(v < 0 ? ["negative"] : []));
+      span.classList.add("shaded");
+      span.classList.toggle("negative", v < 0);
       span.style.setProperty("--shade", Math.abs(v) / most);
     }
     span.title = `Read for ${message.reads[i].toFixed(2)} of a step over the whole translation`
