@@ -14,7 +14,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from .assets import CSS, static_files
+from .assets import PAGE_CSS, static_files
 from .feature import Feature, Shared
 from .models.registry import Registry
 from .page import frame
@@ -30,8 +30,8 @@ SESSION_CAPACITY = 128
 
 
 def stylesheets(tabs: tuple[Feature, ...] = TABS) -> list[Path]:
-    """The page's stylesheet, then each feature's, in the table's order."""
-    return [CSS, *(f.stylesheet for f in features(tabs) if f.stylesheet is not None)]
+    """The page's stylesheets (its shared rules, its frame), then each feature's, in the table's order."""
+    return [PAGE_CSS, frame.STYLESHEET, *(f.stylesheet for f in features(tabs) if f.stylesheet is not None)]
 
 
 def launch_options(tabs: tuple[Feature, ...] = TABS) -> dict:

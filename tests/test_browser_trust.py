@@ -32,10 +32,12 @@ def test_the_output_and_a_pasted_translation_are_scored(served_app, browser, vie
     expect(bars).to_have_count(7, timeout=WAIT_MS)  # f e d c b a and the end token
     expect(page.locator("#trust-view .trust-what")).to_contain_text("The model's translation, scored by ALTI+")
     expect(page.locator("#trust-view .trust-flags")).to_contain_text("No flags")
-    widths = page.evaluate(
-        "() => [...document.querySelectorAll('#trust-view .trust-bar')].map((b) => b.firstChild.style.width)"
+    # each bar's share from the source (a custom property), drawn by trust.css as that part of the bar's width
+    shares = page.evaluate(
+        "() => [...document.querySelectorAll('#trust-view .trust-bar')].map((b) => [b.style.getPropertyValue('--share'),"
+        " b.firstChild.getBoundingClientRect().width / b.getBoundingClientRect().width])"
     )
-    assert all(w.endswith("%") and 0 < float(w[:-1]) <= 100 for w in widths), widths
+    assert all(0 < float(share) <= 1 and abs(drawn - float(share)) < 0.01 for share, drawn in shares), shares
     shot(page, f"own-{viewport['width']}")
     page.get_by_label("Translation to score").fill("fed")
     page.get_by_label("Translation to score").press("Enter")
@@ -47,9 +49,10 @@ def test_the_output_and_a_pasted_translation_are_scored(served_app, browser, vie
     expect(page.locator("#trust-view .trust-scores")).to_contain_text("67% (barely read: “a”, “b”)")
     flags.first.click()
     page.locator("#trust-view .trust-bar").nth(1).click()  # a pasted translation's step, shown within the tab
-    outline = "(i) => document.querySelectorAll('#trust-view .trust-bar')[i].style.outline"
-    page.wait_for_function(f"() => ({outline})(1).includes('2px')", timeout=WAIT_MS)
-    assert page.evaluate(f"() => ({outline})(0)") == ""
+    outline = "(i) => { const s = getComputedStyle(document.querySelectorAll('#trust-view .trust-bar')[i]); "
+    outline += "return `${s.outlineStyle} ${s.outlineWidth}`; }"
+    page.wait_for_function(f"() => ({outline})(1) === 'solid 2px'", timeout=WAIT_MS)
+    assert page.evaluate(f"() => ({outline})(0)").startswith("none")
     expect(page.locator("#trust-view .trust-words .word").first).to_have_attribute("title", re.compile("at step 2: "))
     shot(page, f"pasted-{viewport['width']}")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]

@@ -14,10 +14,14 @@ import numpy as np
 import pytest
 import torch
 
-from attention_lab.assets import PACKAGE, bundle, bundle_name, modules
+from attention_lab.app import stylesheets
+from attention_lab.assets import PACKAGE, PAGE_CSS, bundle, bundle_name, modules, styles
 from attention_lab.attention import payload
 from attention_lab.attention.kinds import NAMES, PAGE_ORDER
 from attention_lab.attention.looks import FOCUS_MEAN, READINGS, SCALES
+from attention_lab.decoding.lesson import STYLESHEETS as LESSON
+from attention_lab.page.frame import STYLESHEET as FRAME
+from attention_lab.tabs import features
 from tests.conftest import tiny_pipelines
 from tests.node import NODE, needs_node, run_modules, run_script
 from tests.units_reference import Units, in_units
@@ -47,6 +51,45 @@ def test_every_module_is_short_and_defines_each_helper_once():
             if name not in ("mount", "start"):  # a drawn component's module mounts; an offline page's starts
                 assert name not in defined, f"{name} in {path.name} and {defined[name]}"
                 defined[name] = path.name
+
+
+# A style written from a script: node.style.x = ..., node.style = ..., node.style["x"] = ..., style.cssText,
+# Object.assign(node.style, ...), setAttribute("style", ...), markup with a style attribute, or setProperty of
+# anything but a custom property (--name).
+INLINE_STYLE = re.compile(
+    r"\.style(?:\.(?!setProperty\b|getPropertyValue\b|removeProperty\b)[\w$]+|\s*\[[^\]]*\])?\s*[-+]?=(?!=)"
+    r"|style\.cssText|Object\.assign\(\s*[\w$.]+\.style\b|setAttribute\(\s*[\"'`]style[\"'`]"
+    r"|<[^>]*\sstyle\s*=|\.style\.setProperty\(\s*(?![\"'`]--)"
+)
+CUSTOM_PROPERTY = re.compile(r"\.style\.setProperty\(\s*[\"'`](--[\w-]+)")
+
+
+def test_modules_write_no_inline_style_but_custom_properties_the_stylesheets_use():
+    """How the page looks is in the stylesheets beside the modules: a module writes no inline style, only the custom
+    properties of data-driven values (a bar's share, a word's shade), each read by a stylesheet."""
+    bad = ['a.style.width = "3px";', "a.style.cssText = s;", "Object.assign(span.style, shade(w));", "a.style = s;",
+           'a.setAttribute("style", s);', 'a.style["color"] = c;', 'a.style.setProperty("width", w);',
+           "box.innerHTML = `<b style='color: red'>`;"]  # fmt: skip
+    good = ['a.style.setProperty("--share", v);', "if (a.style.width === w) {}", 'a.style.getPropertyValue("--share")']
+    assert all(INLINE_STYLE.search(line) for line in bad) and not any(INLINE_STYLE.search(line) for line in good)
+    found, used = [], set()
+    for path in modules():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if INLINE_STYLE.search(line):
+                found.append(f"{path.relative_to(PACKAGE)}:{number}: {line.strip()}")
+            used.update(CUSTOM_PROPERTY.findall(line))
+    assert not found, "inline styles set from scripts:\n" + "\n".join(found)
+    css = styles(sorted(PACKAGE.rglob("*.css")))
+    assert not [name for name in sorted(used) if f"var({name}" not in css], "custom properties no stylesheet reads"
+
+
+def test_the_stylesheets_are_the_page_wide_rules_then_each_features_beside_its_modules():
+    sheets = stylesheets()
+    declared = [feature.stylesheet for feature in features() if feature.stylesheet is not None]
+    assert sheets == [PAGE_CSS, FRAME, *declared] and len(declared) >= 8  # the features', in the table's order
+    assert set(sheets) | set(LESSON) == set(PACKAGE.rglob("*.css"))  # every stylesheet is the page's or a lesson's
+    assert all(any(sheet.parent.glob("*.mjs")) for sheet in sheets)  # each beside the modules whose views it draws
+    assert all(sheet.is_file() for sheet in LESSON)
 
 
 def test_the_page_names_what_the_server_names():

@@ -1,7 +1,8 @@
 """The page's own code: ES modules, one per view, in the feature folder they draw for (decoding/now.mjs,
 attention/views.mjs, why/why.mjs...), and the shared ones here (the page's state, the decoding it holds, units and
 readings, plotly helpers, the keys). The server sends data; these draw it, with the plotly.js that ships with
-plotly.py.
+plotly.py. Its look: the page-wide rules here (page.css) and each feature's stylesheet beside its modules
+(`stylesheets`).
 
 `mount` is how a component loads the module that draws it (assets.components.drawn makes such a component); `bundle`
 joins modules into one script, and `offline_page` makes a page with no server of it (the HTML export, survey.html).
@@ -19,13 +20,18 @@ from plotly.offline import get_plotlyjs
 
 PACKAGE = Path(__file__).resolve().parent.parent  # attention_lab/
 PLOTLY = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
-CSS = Path(__file__).resolve().parent / "page.css"
+PAGE_CSS = Path(__file__).resolve().parent / "page.css"  # the rules the whole page shares
 EMPTY = "<div class='lab-drawn'></div>"
 
 
 def modules() -> list[Path]:
     """Every page module of the app."""
     return sorted(PACKAGE.rglob("*.mjs"))
+
+
+def styles(sheets: list[Path]) -> str:
+    """The stylesheets' text, in their order: what a page with no server inlines."""
+    return "\n".join(path.read_text(encoding="utf-8") for path in sheets)
 
 
 def static_files() -> list[Path]:

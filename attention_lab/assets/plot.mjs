@@ -21,6 +21,19 @@ export function draw(container, fig) {
   return gd;
 }
 
+const clickable = new WeakSet(); // figures whose clicks are taken: a redraw keeps the figure and its listeners
+
+/** Call `fn(point)` with the first point of every click on the figure `gd` (what draw returns; none if null), bound
+ * once however often the figure is drawn again. */
+export function onClick(gd, fn) {
+  if (!gd || clickable.has(gd)) return;
+  clickable.add(gd);
+  gd.on("plotly_click", (event) => {
+    const point = event.points && event.points[0];
+    if (point) fn(point);
+  });
+}
+
 const MESSAGE_CHAR_PX = 7.6; // a character of a message, at 14 px
 
 function messageAt(message, container) {
@@ -72,9 +85,9 @@ export function spikes() {
   return {showspikes: true, spikemode: "across", spikethickness: 1, spikecolor: STYLE.highlight, spikedash: "solid"};
 }
 
-/** A weight's shade for a word: dark blue for 1, white for 0 (red for a negative `signed` value). */
+/** A weight's shade for a word, as decoding/decoding.css draws it: its strength (0 white to 1 dark blue, to 3
+ * decimals), whether it is red (a negative `signed` value) and whether it is deep enough for white text. */
 export function shade(share, signed = false) {
   const a = Math.min(1, Math.abs(share));
-  const colour = signed && share < 0 ? `rgba(203, 24, 29, ${a.toFixed(3)})` : `rgba(8, 81, 156, ${a.toFixed(3)})`;
-  return {background: colour, color: a > 0.55 ? "#fff" : "#111"};
+  return {strength: a.toFixed(3), negative: signed && share < 0, deep: a > 0.55};
 }

@@ -3,6 +3,8 @@ holds; nothing here reaches the server."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..assets.components import drawn
 from ..feature import Feature
 
@@ -11,4 +13,4 @@ def layout(registry, default: str) -> dict:
     return {"views": drawn("attention/views.mjs", "views", classes=("attention-view",))}
 
 
-ATTENTION = Feature("attention", "Attention", layout=layout)
+ATTENTION = Feature("attention", "Attention", layout=layout, stylesheet=Path(__file__).with_name("attention.css"))

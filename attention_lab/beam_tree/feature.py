@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 
@@ -164,4 +165,5 @@ BEAM_TREE = Feature(
     controls=("tree_beam",),
     endpoints=ENDPOINTS,
     state=TreeState,
+    stylesheet=Path(__file__).with_name("beam_tree.css"),
 )

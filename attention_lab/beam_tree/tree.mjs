@@ -6,10 +6,11 @@
 // ringed in black. A long sentence pans (drag) rather than shrinks. A click on a node asks the server for its
 // hypothesis's attention (beam_tree/hypothesis.mjs draws it).
 
-import {el, labelled, onVisible, root, shown} from "../assets/dom.mjs";
+import {el, labelled, root} from "../assets/dom.mjs";
 import {escapeToken} from "../assets/labels.mjs";
-import {draw, emptyFigure} from "../assets/plot.mjs";
-import {page, watch} from "../assets/store.mjs";
+import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
+import {slowView} from "../assets/slow.mjs";
+import {page} from "../assets/store.mjs";
 
 export const PICKED_EVENT = "attention-lab-beam-node"; // on document, {detail: {node}}: the hypothesis drawn below
 const STEP_PX = 92, NARROW = 600, ROW_PX = 26, MAX_HEIGHT = 560, MARGIN = {l: 14, r: 14, t: 8, b: 30};
@@ -186,26 +187,25 @@ function legend() {
   for (const [colour, text] of [[COLOURS.best, "best hypothesis"], [COLOURS.k, "kept"], [COLOURS.f, "finished"],
     [COLOURS.p, "pruned"], [COLOURS.current, "the decoding (ringed)"]]) {
     const swatch = el("span", "beam-tree-swatch");
-    swatch.style.background = colour;
+    swatch.style.setProperty("--swatch", colour);
     row.append(swatch, el("span", "", text));
   }
   return row;
 }
 
-export function mount({element, props, watch: watchProp, trigger}) {
-  const box = root(element);
+export function mount(component) {
+  const box = root(component.element);
   const busy = el("div", "beam-tree-busy"), summary = el("div", "beam-tree-summary"), figure = el("div", "beam-tree-figure");
   const fold = Object.assign(el("input"), {type: "checkbox", checked: false});
   const bar = el("div", "beam-tree-bar");
   bar.append(labelled("Fold pruned branches", fold, "check"), legend());
   box.replaceChildren(busy, bar, figure, summary);
-  let message = null, nodes = [], computing = "", picked = null, folded = null, unfolded = new Set(), rows = new Map(), revision = 0;
+  let nodes = [], picked = null, folded = null, unfolded = new Set(), rows = new Map(), revision = 0;
   const ring = () => { // the clicked node ringed: the tree's layout alone changes
     const gd = figure.querySelector(".js-plotly-plot");
-    if (gd && message) globalThis.Plotly.relayout(gd, {shapes: pickedRing(nodes, rows, picked)});
+    if (gd && tree.message) globalThis.Plotly.relayout(gd, {shapes: pickedRing(nodes, rows, picked)});
   };
-  const redraw = () => {
-    if (!shown(box)) return;
+  const redraw = ({message, computing}) => {
     busy.textContent = computing;
     if (!message || !ofRun(message, page.key)) { // a tree of an earlier run is not drawn again as the tab opens
       draw(figure, emptyFigure(computing || message ? "" : "Run a source to search it.", 160));
@@ -218,11 +218,11 @@ export function mount({element, props, watch: watchProp, trigger}) {
     const made = treeFigure(message, nodes, view, figure.clientWidth || 800);
     rows = made.rows;
     const gd = draw(figure, made);
-    if (gd && !gd.__tree) {
-      gd.__tree = true;
+    onClick(gd, (point) => choose(point.customdata)); // a tap
+    if (gd && !gd.__hover) {
+      gd.__hover = true;
       gd.on("plotly_hover", (event) => { hovered = (event.points && event.points[0] && event.points[0].customdata) || null; });
       gd.on("plotly_unhover", () => { hovered = null; });
-      gd.on("plotly_click", (event) => choose(event.points && event.points[0] && event.points[0].customdata)); // a tap
     }
     summary.textContent = treeSummary(message, nodes);
   };
@@ -230,10 +230,10 @@ export function mount({element, props, watch: watchProp, trigger}) {
     const [what, id] = on || [];
     if (what === "mark" && !unfolded.has(id)) {
       unfolded.add(id);
-      redraw();
+      tree.redraw();
     } else if (what === "node" && id !== picked) {
       picked = id;
-      trigger("select", {node: id, shown: page.shown});
+      component.trigger("select", {node: id, shown: page.shown});
       ring();
     }
   };
@@ -258,18 +258,11 @@ export function mount({element, props, watch: watchProp, trigger}) {
     picked = event.detail.node;
     ring();
   });
-  const receive = () => {
-    const value = props.value;
-    if (!value) [message, computing] = [null, ""];
-    else if (value.op === "computing") computing = value.text;
-    else {
-      [message, nodes, computing, picked, unfolded] = [value, treeNodes(value), "", null, new Set()];
-      revision++; // a new tree opens on its first steps
-    }
-    setTimeout(redraw, 0); // after gradio's own updates of this answer: a large tree takes a moment to draw
+  const take = (value) => {
+    [nodes, picked, unfolded] = [treeNodes(value), null, new Set()];
+    revision++; // a new tree opens on its first steps
+    return value;
   };
-  watchProp("value", receive);
-  watch((what) => (what === "decoding" ? redraw() : null));
-  onVisible(figure, redraw);
-  receive();
+  // drawn after gradio's own updates of the answer: a large tree takes a moment to draw
+  const tree = slowView(component, box, redraw, {take, on: (what) => what === "decoding", seen: figure, later: true});
 }

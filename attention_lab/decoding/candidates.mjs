@@ -21,7 +21,7 @@ export function renderCandidates(container, decoding, shown) {
     row.type = "button";
     row.dataset.token = String(id);
     const bar = el("span", "bar");
-    bar.style.width = `${(100 * prob).toFixed(1)}%`;
+    bar.style.setProperty("--share", prob.toFixed(3)); // its width (decoding.css)
     row.append(bar, el("span", "label", label), el("span", "value", percent(prob)));
     const why = el(taken ? "span" : "button", "why-not" + (taken ? " none" : ""), WHY_NOT);
     if (taken) why.setAttribute("aria-hidden", "true"); // keeps the rows' bars in line

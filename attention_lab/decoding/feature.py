@@ -3,6 +3,8 @@ what it keeps of a run."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..feature import Feature
 from .api import TRANSLATE
 from .events import wire
@@ -19,4 +21,5 @@ LOOP = Feature(
     wire=wire,
     endpoints=(TRANSLATE,),
     state=LoopState,
+    stylesheet=Path(__file__).with_name("decoding.css"),
 )

@@ -20,13 +20,16 @@ export function now(decoding, shown, look) {
     hidden: look.hideSpecials};
 }
 
-/** Words shaded by weight, each titled with its weight; `extra(word, span)` may add to each. */
+/** Words shaded by weight (`shadeOf(word)`: its shade()), each titled with its weight; `extra(word, span)` may add
+ * to each. */
 export function shadedWords(words, shadeOf, titleOf, extra = null) {
   const list = el("div", "words");
   words.forEach((w, i) => {
     if (i) list.append(" ");
-    const span = el("span", "word", w.label);
-    Object.assign(span.style, shadeOf(w));
+    const span = el("span", "word shaded", w.label), {strength, negative, deep} = shadeOf(w);
+    span.classList.toggle("negative", negative);
+    span.classList.toggle("deep", deep);
+    span.style.setProperty("--shade", strength);
     span.title = titleOf(w);
     if (extra) extra(w, span);
     list.appendChild(span);

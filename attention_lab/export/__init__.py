@@ -1,7 +1,6 @@
-"""Export: the whole view as one HTML file that works offline (the page's own modules bundled, with plotly.js and the
-decoding inlined), and every head's weights as JSON.
+"""Export, in the Attention tab: the whole view as one HTML file that works offline (the lesson file,
+attention_lab.decoding.lesson), and every head's weights as JSON (/attention).
 
-    html         the offline page, built from export/offline.mjs and what it imports
-    feature      the Attention tab's Export: its buttons and files
-    offline.mjs  the offline page's start: the app's own views on the decoding it holds
+    feature      its buttons and files
+    api          /attention, the JSON export as an endpoint
 """

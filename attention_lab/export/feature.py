@@ -8,9 +8,9 @@ import json
 import gradio as gr
 
 from ..attention import payload
-from ..attention.lesson import look_of, page, written
 from ..attention.record import attention_record
 from ..checks import InputError
+from ..decoding.lesson import look_of, page, written
 from ..decoding.state import Run, UserState, loop, shown_step
 from ..feature import Feature
 from ..records import jsonable

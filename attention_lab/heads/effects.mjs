@@ -1,10 +1,11 @@
 // What an ablation changed, per step of the decoding before it: KL(original ‖ ablated) of the next-token
 // distribution with the original prefix, red where the ablated model's top token is another; hover for its top 3.
 
-import {el, onVisible, root, shown} from "../assets/dom.mjs";
+import {root} from "../assets/dom.mjs";
 import {STYLE, percent} from "../assets/look.mjs";
 import {escapeToken} from "../assets/labels.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
+import {slowView} from "../assets/slow.mjs";
 
 export function effectsFigure(data) {
   const labels = data.steps.map((s) => `${s.step}: ${escapeToken(s.label)}`);
@@ -24,15 +25,9 @@ export function effectsFigure(data) {
     yaxis: {title: {text: "KL (nats)"}, rangemode: "tozero"}}};
 }
 
-export function mount({element, props, watch}) {
-  const box = root(element);
-  const redraw = () => {
-    if (!shown(box)) return;
-    const value = props.value;
-    // what it says before an ablation comes with the component (heads/summary.py's NO_EFFECTS)
-    draw(box, value && value.op === "effects" ? effectsFigure(value) : emptyFigure((value && value.text) || "", 120));
-  };
-  watch("value", redraw);
-  onVisible(box, redraw);
-  redraw();
+export function mount(component) {
+  const box = root(component.element);
+  // what it says before an ablation comes with the component (heads/summary.py's NO_EFFECTS)
+  slowView(component, box, ({message, computing}) => draw(box, !computing && message && message.op === "effects"
+    ? effectsFigure(message) : emptyFigure(computing || (message && message.text) || "", 120)), {on: () => false});
 }

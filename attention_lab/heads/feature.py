@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 
 import gradio as gr
 
@@ -110,5 +111,13 @@ def wire(c: dict, wiring) -> None:
 
 
 HEADS = Feature(
-    "heads", "Heads", layout=layout, outputs=OUTPUTS, view=view, wire=wire, endpoints=ENDPOINTS, state=HeadsState
+    "heads",
+    "Heads",
+    layout=layout,
+    outputs=OUTPUTS,
+    view=view,
+    wire=wire,
+    endpoints=ENDPOINTS,
+    state=HeadsState,
+    stylesheet=Path(__file__).with_name("heads.css"),
 )

@@ -23,11 +23,11 @@ from plotly.offline import get_plotlyjs
 from transformer import DecodingSession, Seq2SeqPipeline, bundled, load_pretrained
 from transformer.bundled import bundled_names
 
-from ..assets import CSS, bundle, bundle_name, in_script
+from ..assets import bundle, bundle_name, in_script, styles
 from ..attention import payload
-from ..attention.lesson import OFFLINE, PARTS, page
 from ..attention.record import attention_record
 from ..checks import check_source
+from ..decoding.lesson import OFFLINE, PARTS, STYLESHEETS, page
 from ..decoding.search import decoded_on
 from ..records import jsonable
 
@@ -69,7 +69,7 @@ class View:
         plotly = f"<script>if (!window.Plotly) {{ {get_plotlyjs()} }}</script>" if with_plotly else ""
         start = f"{bundle_name(OFFLINE)}.start({in_script(self.state())}, document.getElementById({json.dumps(cell)}));"
         return (
-            f"<div id='{cell}' class='attention-lab-cell'><style>{CSS.read_text(encoding='utf-8')}</style>{plotly}"
+            f"<div id='{cell}' class='attention-lab-cell'><style>{styles(STYLESHEETS)}</style>{plotly}"
             f"{heading}{parts}<script>(() => {{\n{bundle(OFFLINE)}\n{start}\n}})();</script></div>"
         )
 

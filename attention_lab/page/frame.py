@@ -3,6 +3,8 @@ the tab table. At a phone's width the columns stack."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gradio as gr
 
 from ..assets.components import drawn
@@ -12,6 +14,7 @@ from ..feature import Feature
 from ..models.registry import Registry
 
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
+STYLESHEET = Path(__file__).with_name("frame.css")  # the header, the columns, presenter mode
 
 
 def build(registry: Registry, default: str, loop: Feature, tabs: tuple[Feature, ...]) -> tuple[dict, gr.State, dict]:

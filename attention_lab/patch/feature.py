@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import gradio as gr
 
@@ -177,4 +178,5 @@ PATCH = Feature(
     wire=wire,
     endpoints=(PATCH_ENDPOINT,),
     state=PatchState,
+    stylesheet=Path(__file__).with_name("patch.css"),
 )

@@ -4,11 +4,12 @@
 // (attention_lab/patch/feature.py); every step is drawn here from what the page holds. A click on a source word asks
 // the server to corrupt it (noise or a swap, as the tab's radio says).
 
-import {el, onVisible, root, shown} from "../assets/dom.mjs";
+import {el, root} from "../assets/dom.mjs";
 import {axisLabels, escapeToken} from "../assets/labels.mjs";
 import {STYLE} from "../assets/look.mjs";
-import {draw, outline} from "../assets/plot.mjs";
-import {page, watch} from "../assets/store.mjs";
+import {draw, onClick, outline} from "../assets/plot.mjs";
+import {slowView} from "../assets/slow.mjs";
+import {page} from "../assets/store.mjs";
 
 export const KIND_TITLES = {encoder: "Encoder self heads", decoder_self: "Decoder self heads", cross: "Cross heads"};
 const SCALE = [[0, "#b2182b"], [0.25, "#ef8a62"], [0.5, "#f7f7f7"], [0.75, "#67a9cf"], [1, "#2166ac"]];
@@ -133,8 +134,8 @@ function sourceWords(message) {
   return list;
 }
 
-export function mount({element, props, watch: watchProp, trigger}) {
-  const box = root(element);
+export function mount(component) {
+  const box = root(component.element);
   const busy = el("div", "patch-busy"), top = el("div", "patch-top"), line = el("div", "patch-summary");
   const states = el("div", "patch-states"), heads = el("div", "patch-heads"), trace = el("div", "patch-trace");
   const boxes = {encoder_states: el("div"), decoder_states: el("div"), encoder: el("div"), decoder_self: el("div"),
@@ -143,13 +144,12 @@ export function mount({element, props, watch: watchProp, trigger}) {
   heads.append(boxes.encoder, boxes.decoder_self, boxes.cross);
   const legend = el("div", "patch-note");
   box.replaceChildren(busy, top, line, legend, states, heads, trace);
-  let message = null, computing = "", picked = null;
+  let picked = null;
   const clear = () => {
     for (const b of Object.values(boxes)) b.replaceChildren();
     trace.replaceChildren();
   };
-  const redraw = () => {
-    if (!shown(box)) return;
+  const redraw = ({message, computing, redraw: again}) => {
     busy.textContent = computing;
     top.replaceChildren();
     if (!message) {
@@ -173,36 +173,21 @@ export function mount({element, props, watch: watchProp, trigger}) {
     legend.textContent = LEGEND;
     const rooms = Object.fromEntries(Object.entries(boxes).map(([site, b]) => [site, b.clientWidth]));
     for (const [site, figure] of stepFigures(record, message, picked, rooms)) {
-      const gd = draw(boxes[site], figure);
-      if (gd && !gd.__patch) {
-        gd.__patch = true;
-        gd.on("plotly_click", (event) => {
-          const point = event.points && event.points[0];
-          if (!point) return;
-          picked = {site, layer: point.y, index: point.x};
-          redraw();
-        });
-      }
+      onClick(draw(boxes[site], figure), (point) => {
+        picked = {site, layer: point.y, index: point.x};
+        again();
+      });
     }
     if (picked) draw(trace, traceFigure(message, picked));
     else trace.replaceChildren(el("div", "patch-note", "Click a cell to see that part's r at every step."));
   };
   box.addEventListener("click", (event) => {
     const word = event.target.closest(".patch-words .word[data-word]");
-    if (word) trigger("select", {word: Number(word.dataset.word), shown: page.shown});
+    if (word) component.trigger("select", {word: Number(word.dataset.word), shown: page.shown});
   });
-  const receive = () => {
-    const value = props.value;
-    if (!value) [message, computing] = [null, ""];
-    else if (value.op === "computing") computing = value.text;
-    else {
-      if (!message || JSON.stringify(message.source) !== JSON.stringify(value.source)) picked = null;
-      [message, computing] = [value.op === "patch" ? value : null, ""];
-    }
-    redraw();
+  const take = (value, last) => {
+    if (!last || JSON.stringify(last.source) !== JSON.stringify(value.source)) picked = null;
+    return value.op === "patch" ? value : null;
   };
-  watchProp("value", receive);
-  watch((what) => (what !== "kind" ? redraw() : null));
-  onVisible(box, redraw);
-  receive();
+  slowView(component, box, redraw, {take});
 }

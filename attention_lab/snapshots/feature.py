@@ -4,6 +4,8 @@ one, plays through them and draws the chart of the measures (snapshots/film.mjs)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import gradio as gr
 
 from ..assets.components import drawn
@@ -92,4 +94,5 @@ TRAINING = Feature(
     needs_run=False,
     endpoints=(TRAINING_ENDPOINT,),
     store=Snapshots,
+    stylesheet=Path(__file__).with_name("snapshots.css"),
 )

@@ -4,9 +4,10 @@
 // server sends once.
 
 import {Decoding} from "../assets/decoding.mjs";
-import {el, labelled, onVisible, root, shown} from "../assets/dom.mjs";
+import {el, labelled, root, shown} from "../assets/dom.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
-import {page, watch} from "../assets/store.mjs";
+import {slowView} from "../assets/slow.mjs";
+import {page} from "../assets/store.mjs";
 import {kindFigures} from "../attention/figures.mjs";
 
 export const PLAY = "▶ Play", PAUSE = "❚❚ Pause";
@@ -45,8 +46,8 @@ export function chartFigure(film, current) {
       fillcolor: COLOURS.mark, opacity: 0.25, line: {width: 0}}]}};
 }
 
-export function mount({element, props, watch: watchProp}) {
-  const box = root(element);
+export function mount(component) {
+  const box = root(component.element);
   const range = Object.assign(el("input"), {type: "range", min: 0, max: 0, step: 1, value: 0, id: "snapshot"});
   const play = Object.assign(el("button", "film-play", PLAY), {type: "button", id: "play"});
   const bar = el("div", "film-bar");
@@ -56,7 +57,7 @@ export function mount({element, props, watch: watchProp}) {
   const figures = el("div", "views-figures film-figures");
   figures.append(focus, grid);
   box.replaceChildren(bar, info, output, chart, figures);
-  let film = null, index = 0, timer = null;
+  let film = null, index = 0, timer = null, from = null; // from: the [message, placeholder] `film` was made of
 
   const stop = () => {
     clearInterval(timer);
@@ -90,24 +91,23 @@ export function mount({element, props, watch: watchProp}) {
     play.textContent = PAUSE;
     timer = setInterval(() => (index >= film.snapshots.length - 1 || !shown(box) ? stop() : at(index + 1)), FRAME_MS);
   });
-  const receive = () => {
+  const load = (message, computing) => { // another film (a placeholder while one is decoded): stopped, and set out
     stop();
-    const value = props.value;
-    if (!value) film = null;
-    else if (value.op === "computing") film = {snapshots: [], message: value.text};
-    else film = {...value, snapshots: value.snapshots.map((s) => ({...s, decoding: s.data ? new Decoding(s.data) : null}))};
+    from = [message, computing];
+    film = computing ? {snapshots: [], message: computing} : message;
     range.max = Math.max(0, film ? film.snapshots.length - 1 : 0);
     range.disabled = !film || film.snapshots.length < 2;
     if (!film || !film.snapshots.length) {
       chart.replaceChildren();
       grid.replaceChildren();
       if (film && film.message) focus.replaceChildren(); // the line above the figures says it
-      else if (shown(box)) draw(focus, emptyFigure("Open this tab to decode the source with every snapshot.", 160));
+      else draw(focus, emptyFigure("Open this tab to decode the source with every snapshot.", 160));
     }
-    at(index);
   };
-  watchProp("value", receive);
-  watch((what) => (what === "look" ? at(index) : null));
-  onVisible(box, () => at(index));
-  receive();
+  const decoded = (s) => ({...s, decoding: s.data ? new Decoding(s.data) : null});
+  const take = (value) => ({...value, snapshots: value.snapshots.map(decoded)});
+  slowView(component, box, ({message, computing}) => {
+    if (!from || from[0] !== message || from[1] !== computing) load(message, computing);
+    at(index);
+  }, {take, on: (what) => what === "look"});
 }

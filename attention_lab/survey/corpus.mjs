@@ -1,6 +1,6 @@
-// The Heads tab's survey over a corpus, drawn as this sentence's summary is (heads/summary.mjs), with the same
+// The Heads tab's survey over a corpus, drawn as this sentence's summary is (attention/grids.mjs), with the same
 // click-to-focus.
 
-import {summaryView} from "../heads/summary.mjs";
+import {summaryView} from "../attention/grids.mjs";
 
 export const mount = summaryView("Over the corpus");

@@ -1,4 +1,4 @@
-"""A survey as the page draws it: every head over the corpus as the head summary's grid (heads/summary.mjs), with
+"""A survey as the page draws it: every head over the corpus as the head summary's grid (attention/grids.mjs), with
 the score each head's ablation costs."""
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import gradio as gr
 
@@ -161,4 +162,5 @@ TRUST = Feature(
     controls=("trust_method",),
     endpoints=(SCORE,),
     state=TrustState,
+    stylesheet=Path(__file__).with_name("trust.css"),
 )

@@ -5,10 +5,10 @@
 // on a flag or a bar shows that step: through the page's shown step when the output is scored, within the tab for a
 // pasted translation (its steps are not the decoding's).
 
-import {el, onVisible, root, shown} from "../assets/dom.mjs";
-import {page, show, watch} from "../assets/store.mjs";
+import {el, root} from "../assets/dom.mjs";
+import {slowView} from "../assets/slow.mjs";
+import {page, show} from "../assets/store.mjs";
 
-const FROM_SOURCE = "#2166ac", FROM_PREFIX = "#f4a582", FLAGGED = "#b2182b";
 const FLAG_TITLES = {forbidden: "Never written there", uncovered: "Barely read", low_source: "Written from the prefix",
   end_collapse: "Attention on the end token"};
 const LEGEND = "Each bar: blue, the share of the prediction that comes from the source (the % beside it); orange, "
@@ -74,13 +74,9 @@ export function trustFocus(message, decoding, shownStep, own) {
 
 function scoresView(message) {
   const box = el("div", "trust-scores");
-  box.style.cssText = "padding: 4px; line-height: 1.4;";
   for (const [name, value, reading] of trustScores(message)) {
-    const line = el("div", "trust-score"), r = el("span", "trust-reading", reading);
-    r.style.cssText = "font-size: 0.85em; opacity: 0.85;";
-    const b = el("b", "", `${name}: `);
-    b.style.fontSize = "1em";
-    line.append(b, el("span", "trust-value", value), " — ", r);
+    const line = el("div", "trust-score");
+    line.append(el("b", "", `${name}: `), el("span", "trust-value", value), " — ", el("span", "trust-reading", reading));
     box.append(line);
   }
   return box;
@@ -88,24 +84,22 @@ function scoresView(message) {
 
 function wordsView(message, focus) {
   const list = el("div", "trust-words");
-  list.style.cssText = "padding: 6px 4px; line-height: 2.2;";
   const {values, most} = focus ? wordValues(message, focus) : {values: [], most: 0};
   const uncovered = new Set(message.uncovered_words);
   message.words.forEach((w, i) => {
     if (i) list.append(" ");
     const span = el("span", "word", w.label);
     span.dataset.word = String(i);
-    span.style.cssText = "padding: 3px 6px; border-radius: 4px; border: 1px solid #c6dbef; white-space: pre;";
     const v = values[i];
-    if (v !== null && v !== undefined && most > 0) {
-      const alpha = Math.abs(v) / most;
-      span.style.background = v >= 0 ? `rgba(33, 102, 172, ${0.6 * alpha})` : `rgba(178, 24, 43, ${0.6 * alpha})`;
+    if (v !== null && v !== undefined && most > 0) { // shaded by its value, red if negative (trust.css)
+      span.classList.add("shaded");
+      span.classList.toggle("negative", v < 0);
+      span.style.setProperty("--shade", Math.abs(v) / most);
     }
     span.title = `Read for ${message.reads[i].toFixed(2)} of a step over the whole translation`
       + (v !== null && v !== undefined ? `; at step ${focus}: ${v.toFixed(3)}` : "");
     if (uncovered.has(i)) {
       span.classList.add("uncovered");
-      span.style.border = `2px dashed ${FLAGGED}`;
       span.title += " (barely read)";
     }
     list.appendChild(span);
@@ -115,25 +109,20 @@ function wordsView(message, focus) {
 
 function barsView(message, focus, pick) {
   const list = el("div", "trust-bars");
-  list.style.cssText = "display: grid; grid-template-columns: max-content minmax(60px, 320px) max-content;"
-    + " gap: 3px 8px; align-items: center; padding: 4px; font-size: 0.9em;";
   for (const row of trustRows(message)) {
     const label = el("span", "trust-token", `${row.step}. ${row.label}`);
-    const bar = el("div", "trust-bar"), text = el("span", "trust-figures");
+    const bar = el("div", "trust-bar"), text = el("span", "trust-figures" + (row.flags.length ? " flagged" : ""));
     bar.dataset.step = String(row.step);
-    bar.style.cssText = "display: flex; height: 14px; background: #eee; border-radius: 2px; cursor: pointer;";
-    if (row.share !== null) {
-      const source = el("div"), prefix = el("div");
-      source.style.cssText = `width: ${100 * row.share}%; background: ${FROM_SOURCE};`;
-      prefix.style.cssText = `width: ${100 * (1 - row.share)}%; background: ${FROM_PREFIX};`;
-      bar.append(source, prefix);
+    if (row.share !== null) { // the source's share, then the prefix's (trust.css)
+      bar.style.setProperty("--share", row.share);
+      bar.append(el("div", "from-source"), el("div", "from-prefix"));
     }
     text.textContent = (row.logp === null ? "never written here" : `${percent(row.share)} · log p ${fixed(row.logp)}`)
       + (row.flags.length ? ` · ${row.flags.map((k) => FLAG_TITLES[k]).join(", ")}` : "");
-    text.style.cssText = "font-size: 0.85em;" + (row.flags.length ? ` color: ${FLAGGED};` : "");
-    for (const part of [label, bar]) part.addEventListener("click", () => pick({step: row.step}));
-    label.style.cursor = "pointer";
-    if (row.step === focus) for (const part of [label, bar]) part.style.outline = `2px solid ${FLAGGED}`;
+    for (const part of [label, bar]) {
+      part.addEventListener("click", () => pick({step: row.step}));
+      if (row.step === focus) part.classList.add("current");
+    }
     list.append(label, bar, text);
   }
   return list;
@@ -141,49 +130,41 @@ function barsView(message, focus, pick) {
 
 function flagsView(message, pick) {
   const list = el("div", "trust-flags");
-  list.style.cssText = "padding: 4px; line-height: 1.4; font-size: 0.9em;";
   if (!message.flags.length) list.textContent = "No flags: every token allowed, every word read, every step reading "
     + "the source.";
   for (const flag of message.flags) {
     const item = el("div", "trust-flag");
     item.dataset.kind = flag.kind;
     item.dataset.at = String(flag.at);
-    item.style.cssText = "cursor: pointer; padding: 1px 0;";
     const where = flag.kind === "uncovered" ? `word ${flag.at}` : `step ${flag.at}`;
-    const b = el("b", "", `${FLAG_TITLES[flag.kind]} (${where}): `);
-    b.style.fontSize = "1em";
-    item.append(b, flag.message);
+    item.append(el("b", "", `${FLAG_TITLES[flag.kind]} (${where}): `), flag.message);
     item.addEventListener("click", () => pick(flagPlace(flag)));
     list.appendChild(item);
   }
   return list;
 }
 
-function heading(text) {
-  const h = el("div", "lab-label", text);
-  h.style.marginTop = "8px";
-  return h;
-}
-
-export function mount({element, props, watch: watchProp}) {
-  const box = root(element);
+export function mount(component) {
+  const box = root(component.element);
   const busy = el("div", "trust-busy"), body = el("div", "trust-body");
   box.replaceChildren(busy, body);
-  let message = null, computing = "", own = null;
+  let own = null;
   const pick = (place) => {
     if (place.word !== undefined) {
       const word = box.querySelector(`.trust-words [data-word="${place.word}"]`);
       if (word) word.scrollIntoView({block: "nearest"});
       return;
     }
-    if (scoresOutput(message, page.decoding)) show(place.step);
+    if (scoresOutput(view.message, page.decoding)) show(place.step);
     own = place.step;
-    redraw();
+    view.redraw();
   };
-  const redraw = () => {
-    if (!shown(box)) return;
+  const take = (value, last) => {
+    if (!last || last.pasted !== value.pasted) own = null;
+    return value.op === "trust" ? value : null;
+  };
+  const view = slowView(component, box, ({message, computing}) => {
     busy.textContent = computing;
-    busy.style.cssText = computing ? "font-style: italic; opacity: 0.75; padding: 4px;" : "";
     if (!message) {
       body.replaceChildren(el("div", "trust-hint", computing ? "" : "Run or Step, or paste a translation to score."));
       return;
@@ -195,26 +176,10 @@ export function mount({element, props, watch: watchProp}) {
       return;
     }
     const focus = trustFocus(message, page.decoding, page.shown, own);
-    const note = el("div", "trust-note", message.note);
-    note.style.cssText = "font-size: 0.85em; opacity: 0.85; padding: 2px 4px;";
-    const legend = el("div", "trust-note", LEGEND);
-    legend.style.cssText = note.style.cssText;
+    const heading = (text) => el("div", "lab-label", text);
     body.replaceChildren(top, scoresView(message), heading("Source words (dashed: barely read; shaded: the shown step's "
       + "values)"), wordsView(message, focus), heading("Flags"), flagsView(message, pick),
-    heading("Where each token comes from"), legend, barsView(message, focus, pick), note);
-  };
-  const receive = () => {
-    const value = props.value;
-    if (!value) [message, computing] = [null, ""];
-    else if (value.op === "computing") computing = value.text;
-    else {
-      if (!message || message.pasted !== value.pasted) own = null;
-      [message, computing] = [value.op === "trust" ? value : null, ""];
-    }
-    redraw();
-  };
-  watchProp("value", receive);
-  watch((what) => (what !== "kind" && what !== "look" ? redraw() : null));
-  onVisible(box, redraw);
-  receive();
+    heading("Where each token comes from"), el("div", "trust-note", LEGEND), barsView(message, focus, pick),
+    el("div", "trust-note", message.note));
+  }, {take, on: (what) => what !== "kind" && what !== "look"});
 }

@@ -3,9 +3,10 @@
 // drawn here, at the top of the Why tab: the source words and the prefix shaded by it, the logit difference, and a
 // way back to the plain attribution below. Redraws (Show step, words, specials) are the page's own.
 
-import {el, onVisible, root, shown} from "../assets/dom.mjs";
+import {el, root} from "../assets/dom.mjs";
 import {shade} from "../assets/plot.mjs";
-import {page, watch} from "../assets/store.mjs";
+import {slowView} from "../assets/slow.mjs";
+import {page} from "../assets/store.mjs";
 import {stepRow} from "../assets/units.mjs";
 import {WHY_NOT_EVENT} from "../decoding/candidates.mjs";
 import {shadedWords} from "../decoding/now.mjs";
@@ -66,31 +67,19 @@ export function renderContrast(container, state, back) {
     row(`Prefix, by ${state.title.toLowerCase()}`, state.prefix), el("div", "why-note", state.notes.aggregate));
 }
 
-export function mount({element, props, watch: watchProp}) {
-  const box = root(element);
-  let message = null, computing = "", closed = false, wanted = null; // wanted: the last asked, {step, token}
+export function mount(component) {
+  const box = root(component.element);
+  let closed = false, wanted = null; // wanted: the last asked, {step, token}
   let reveal = false; // scrolled into view once drawn after a click (at a phone's width the tab is far below)
-  const current = () => !wanted || (message && message.step === wanted.step && message.token_id === wanted.token);
-  const redraw = () => {
-    if (!shown(box)) return;
-    const state = closed || !current() ? null : contrastState(page.decoding, message, page.shown, page.look);
+  const view = slowView(component, box, ({message, computing, redraw}) => {
+    const current = !wanted || (message && message.step === wanted.step && message.token_id === wanted.token);
+    const state = closed || !current ? null : contrastState(page.decoding, message, page.shown, page.look);
     if (state) {
       renderContrast(box, state, () => { closed = true; redraw(); });
       if (reveal) [reveal] = [false, box.scrollIntoView({block: "nearest"})];
     } else if (computing && !closed) box.replaceChildren(el("div", "why-busy", computing));
     else box.replaceChildren();
-  };
-  const receive = () => {
-    const value = props.value;
-    if (!value) [message, computing] = [null, ""];
-    else if (value.op === "computing") computing = value.text;
-    else [message, computing, closed] = [value, "", false];
-    redraw();
-  };
+  }, {take: (value) => { closed = false; return value; }});
   // asked (again): drawn again, and a contrast asked about something else is not drawn meanwhile
-  document.addEventListener(WHY_NOT_EVENT, (event) => { [closed, wanted, reveal] = [false, event.detail, true]; redraw(); });
-  watchProp("value", receive);
-  watch((what) => (what !== "kind" ? redraw() : null));
-  onVisible(box, redraw);
-  receive();
+  document.addEventListener(WHY_NOT_EVENT, (event) => { [closed, wanted, reveal] = [false, event.detail, true]; view.redraw(); });
 }

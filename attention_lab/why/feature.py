@@ -14,6 +14,7 @@ import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import gradio as gr
 
@@ -264,4 +265,5 @@ WHY = Feature(
     controls=("method", "aggregate"),
     endpoints=ENDPOINTS,
     state=WhyState,
+    stylesheet=Path(__file__).with_name("why.css"),
 )

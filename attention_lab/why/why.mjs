@@ -3,10 +3,11 @@
 // and the decoder's lens. The server sends the decoding's attribution and lens once (attention_lab/why/feature.py);
 // every step, head, word and reading is drawn here from what the page holds.
 
-import {el, onVisible, root, shown} from "../assets/dom.mjs";
+import {el, root} from "../assets/dom.mjs";
 import {STYLE} from "../assets/look.mjs";
-import {draw, outline, shade} from "../assets/plot.mjs";
-import {page, setLook, watch} from "../assets/store.mjs";
+import {draw, onClick, outline, shade} from "../assets/plot.mjs";
+import {slowView} from "../assets/slow.mjs";
+import {page, setLook} from "../assets/store.mjs";
 import {stepRow} from "../assets/units.mjs";
 import {now, shadedWords} from "../decoding/now.mjs";
 import {lensFigure} from "./lens.mjs";
@@ -103,16 +104,14 @@ export function usable(message, d) {
     && message.tokens.every((t, i) => i >= d.steps.length || d.steps[i].token === t);
 }
 
-export function mount({element, props, watch: watchProp}) {
-  const box = root(element);
+export function mount(component) {
+  const box = root(component.element);
   const busy = el("div", "why-busy"), words = el("div", "why-text"), note = el("div", "why-agree-note note");
   const crossBox = el("div", "why-cross"), selfBox = el("div", "why-self"), lensBox = el("div", "why-lens");
   const agree = el("div", "why-agree");
   agree.append(crossBox, selfBox);
   box.replaceChildren(busy, words, agree, note, lensBox);
-  let message = null, computing = "";
-  const redraw = () => {
-    if (!shown(box)) return;
+  slowView(component, box, ({message, computing}) => {
     const d = page.decoding, ok = usable(message, d);
     busy.textContent = computing;
     const state = !d ? {empty: "Run or Step to decode."} : ok ? why(d, message, page.shown, page.look)
@@ -131,24 +130,7 @@ export function mount({element, props, watch: watchProp}) {
       [selfBox, state.agreement.decoder_self, "Decoder self heads vs the prefix's"]];
     for (const [figure, grid, title] of figures) {
       const gd = draw(figure, agreementFigure(grid, title, page.look.focus));
-      if (gd && !gd.__heads) {
-        gd.__heads = true;
-        gd.on("plotly_click", (event) => {
-          const point = event.points && event.points[0];
-          if (point) setLook({focus: [point.y, point.x]});
-        });
-      }
+      onClick(gd, (point) => setLook({focus: [point.y, point.x]})); // a click on a head focuses it
     }
-  };
-  const receive = () => {
-    const value = props.value;
-    if (!value) [message, computing] = [null, ""];
-    else if (value.op === "computing") computing = value.text;
-    else [message, computing] = [value, ""];
-    redraw();
-  };
-  watchProp("value", receive);
-  watch((what) => (what !== "kind" ? redraw() : null));
-  onVisible(box, redraw);
-  receive();
+  });
 }

@@ -1,10 +1,10 @@
 // The offline HTML export: the app's own views (Show step and the output, what the model looked at, the candidates,
 // the Attention tab) mounted on a page with no server, on the decoding the export holds, as the page looked when it
-// was exported. attention_lab/export/html.py inlines this, the modules it imports and plotly.js.
+// was exported. attention_lab/decoding/lesson.py inlines this, the modules it imports and plotly.js.
 
-import {mount as candidates} from "../decoding/candidates.mjs";
-import {mount as now} from "../decoding/now.mjs";
-import {mount as steps} from "../decoding/steps.mjs";
+import {mount as candidates} from "./candidates.mjs";
+import {mount as now} from "./now.mjs";
+import {mount as steps} from "./steps.mjs";
 import {mount as views} from "../attention/views.mjs";
 import {receive, setKind, setLook} from "../assets/store.mjs";
 
@@ -20,7 +20,7 @@ function part(root, name) {
 }
 
 /** Draw the export's decoding in `root` (the page, or a notebook's output cell): `state` is {decoding, shown, kind,
- * look} (attention_lab/export/html.py). Each page or cell runs its own copy of the modules, so each holds its own. */
+ * look} (attention_lab/decoding/lesson.py). Each page or cell runs its own copy of the modules, so each holds its own. */
 export function start(state, root = document) {
   (root.body || root).classList.add("lab-offline"); // no server to ask: what asks one is hidden (page.css)
   steps(part(root, "lab-steps"));

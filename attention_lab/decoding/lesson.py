@@ -8,12 +8,15 @@ import html
 import tempfile
 from pathlib import Path
 
-from ..assets import CSS, PACKAGE, offline_page
-from .kinds import PAGE_ORDER
-from .looks import READINGS, SCALES
+from ..assets import PACKAGE, PAGE_CSS, offline_page, styles
+from ..attention.kinds import PAGE_ORDER
+from ..attention.looks import READINGS, SCALES
 
-OFFLINE = PACKAGE / "export" / "offline.mjs"
-PARTS = ("lab-steps", "now", "candidates", "views")  # the views an export holds (offline.mjs's PARTS)
+HERE = Path(__file__).resolve().parent
+OFFLINE = HERE / "lesson.mjs"
+PARTS = ("lab-steps", "now", "candidates", "views")  # the views a lesson holds (lesson.mjs's PARTS)
+# What its views look like: the page-wide rules, the step loop's, the Attention tab's, and the lesson's own
+STYLESHEETS = [PAGE_CSS, HERE / "decoding.css", PACKAGE / "attention" / "attention.css", HERE / "lesson.css"]
 
 
 def look_of(sent: object) -> dict:
@@ -46,7 +49,7 @@ def page(data: dict, looked: dict, shown: int, model_name: str, source: str, out
         f"<p><b>Source:</b> {html.escape(source)}</p><p><b>Output:</b> {html.escape(output)}</p>{parts}"
     )
     title = "Attention Lab export"
-    return offline_page(title, body, OFFLINE, state, style=CSS.read_text(encoding="utf-8"), body_class="lab-export")
+    return offline_page(title, body, OFFLINE, state, style=styles(STYLESHEETS), body_class="lab-export")
 
 
 def written(text: str, name: str) -> str:
