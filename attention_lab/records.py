@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Iterable
-from typing import Any, Union
+from dataclasses import dataclass
+from typing import Any, Literal, Union
 
 import pydantic_core
 from pydantic import Field, TypeAdapter
@@ -30,7 +31,7 @@ def jsonable(value: Any) -> Any:
     """A record (or a list, dict or plain value holding records) as JSON-ready Python: dicts, lists, strings,
     numbers, booleans and None."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _adapter(type(value)).dump_python(value, mode="json")
+        return _adapter(type(value)).dump_python(value, mode="json", by_alias=True)
     return pydantic_core.to_jsonable_python(value)
 
 
@@ -61,3 +62,19 @@ def json_schema(records: Iterable[type], title: str, description: str) -> dict:
     schema = TypeAdapter(union).json_schema(mode="serialization", schema_generator=_Generator)
     _closed(schema)
     return {"$schema": DRAFT, "title": title, "description": description, **schema}
+
+
+@dataclass
+class Computing:
+    """What a slow view says while it is computed after the click that asked for it."""
+
+    text: str
+    op: Literal["computing"] = "computing"
+
+
+@dataclass
+class Nothing:
+    """A view with nothing to draw, and why."""
+
+    text: str
+    op: Literal["none"] = "none"

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from attention_lab.attention.looks import names
+from attention_lab.records import jsonable
+
 PACKAGE = Path(__file__).resolve().parent.parent / "attention_lab"
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (tests/run.sh installs it)")
@@ -17,9 +20,17 @@ needs_node = pytest.mark.skipif(NODE is None, reason="Node.js is not installed (
 
 def run_modules(modules: dict[str, str], body: str, data=None) -> object:
     """`body` (an async function's body, returning a value) run in Node with each of `modules` (name -> path under
-    attention_lab/) imported as that name and `data` as `data`."""
+    attention_lab/) imported as that name and `data` as `data`, on a page that holds the server's names of the kinds
+    and the looks, as the app's page does once it has opened."""
+    store = json.dumps((PACKAGE / "assets" / "store.mjs").as_uri())
     imports = "\n".join(
-        f"const {name} = await import({json.dumps((PACKAGE / path).as_uri())});" for name, path in modules.items()
+        [
+            f"(await import({store})).setNames({json.dumps(jsonable(names()))});",
+            *(
+                f"const {name} = await import({json.dumps((PACKAGE / path).as_uri())});"
+                for name, path in modules.items()
+            ),
+        ]
     )
     script = (
         "import {readFileSync} from 'node:fs';\n"
@@ -29,7 +40,7 @@ def run_modules(modules: dict[str, str], body: str, data=None) -> object:
     )
     done = subprocess.run(
         [NODE, "--input-type=module", "-e", script],
-        input=json.dumps(data),
+        input=json.dumps(jsonable(data)),
         capture_output=True,
         text=True,
         timeout=60,
@@ -43,7 +54,7 @@ def run_script(script: str, data=None) -> object:
     """A classic script (a bundle) run in Node, then `result` read back from JSON."""
     program = f"const data = JSON.parse(require('fs').readFileSync(0, 'utf8'));\n{script}\nprocess.stdout.write(JSON.stringify(result));"
     done = subprocess.run(
-        [NODE, "-e", program], input=json.dumps(data), capture_output=True, text=True, timeout=60, check=False
+        [NODE, "-e", program], input=json.dumps(jsonable(data)), capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

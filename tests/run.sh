@@ -6,11 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Debian packages: Chromium for the browser tests, Node.js to run the page's modules and their tests (tests/js)
-# against the Python definitions, and the Ding dictionary (trans-de-en) for the corpus tests.
+# Debian packages: Chromium for the browser tests, Node.js and npm to run the page's modules and their tests
+# (tests/js) against the Python definitions, and the Ding dictionary (trans-de-en) for the corpus tests.
 missing=()
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 [ -f /usr/share/trans/de-en ] || missing+=(trans-de-en)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
@@ -18,6 +19,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing ${missing[*]} with apt-get"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The page tests' npm packages (package.json: ajv, which checks the page's messages against their schema), as the
+# lock file pins them, when they are missing or the lock file changed since they were installed.
+if [ ! node_modules/.package-lock.json -nt package-lock.json ]; then
+  npm ci --no-audit --no-fund --silent
 fi
 
 # pip only when a pinned package is missing or at another version: its own check takes seconds even then.

@@ -12,6 +12,7 @@ from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.actions import BEAM_MODE
 from attention_lab.decoding.state import UserState, loop
+from attention_lab.records import jsonable
 from attention_lab.export import feature as export
 from attention_lab.heads import feature as heads_feature
 from attention_lab.models.examples import CURATED, example_for
@@ -179,7 +180,7 @@ def test_back_at_step_0_is_refused(lab):
     assert back["back"] is False and back["output"] == ""
     assert back["steps"] == {
         "op": "back",
-        "key": user.drawn["steps"][0],
+        "key": jsonable(user.drawn["steps"][0]),
         "after": stepped["steps"]["key"],
         "shown": 0,
         "steps": 0,
@@ -217,7 +218,7 @@ def test_back_and_what_if(lab):
     assert user.run.session.tokens == session.tokens
     reset = lab.do(lab.decoding.reset, user, c)
     assert reset["output"] == "" and reset["original"] is None and user.run is None
-    assert reset["steps"] == {"op": "clear", "key": "", "shown": 0}
+    assert reset["steps"] == {"op": "clear", "key": None, "shown": 0}
     with pytest.raises(InputError, match="Decode a step first"):
         lab.do(lab.decoding.force, user, Controls("reverse", "hello", shown=1), str(token))
 

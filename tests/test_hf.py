@@ -17,6 +17,7 @@ import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders lo
 from attention_lab.adapters.hf.model import HFCache
 from attention_lab.attention import summaries
 from attention_lab.heads import ablation, editing
+from attention_lab.records import jsonable
 from tests import hf_models
 from tests.tolerance import assert_close
 from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode, load_pretrained
@@ -270,7 +271,7 @@ def test_the_why_tab_explains_a_transformers_models_decoding(family):
 def payload_steps(session, tokenizer) -> list[dict]:
     from attention_lab.attention import payload
 
-    return payload.full(session, tokenizer, "m")["steps"]
+    return jsonable(payload.full(session, tokenizer, "m"))["steps"]
 
 
 @pytest.mark.slow

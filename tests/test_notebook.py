@@ -13,6 +13,7 @@ import pytest
 import attention_lab
 from attention_lab.notebook import view as notebook
 from attention_lab.notebook.lesson import main as export_main
+from attention_lab.records import jsonable
 from transformer import bundled, load_pretrained
 
 PLOTLY_MARK = "plotly.js v"  # in plotly.min.js's banner
@@ -99,8 +100,8 @@ def test_any_encoder_decoders_output_attentions_is_shown_with_our_views(tmp_path
         assert torch.allclose(torch.tensor(mine["cross"]), torch.tensor(theirs["cross"]), atol=2e-5)
         assert torch.allclose(torch.tensor(mine["decoder_self"]), torch.tensor(theirs["decoder_self"]), atol=2e-5)
     assert torch.allclose(torch.tensor(record["encoder"]), torch.tensor(written["encoder"]), atol=2e-5)
-    assert view.data["out"]["labels"][-1] == "…" and PLOTLY_MARK in view._repr_html_() + view.html()
-    drawn = view.data["steps"]  # what the cell draws: each step's rows, as 16-bit weights
+    assert view.data.out.labels[-1] == "…" and PLOTLY_MARK in view._repr_html_() + view.html()
+    drawn = jsonable(view.data)["steps"]  # what the cell draws: each step's rows, as 16-bit weights
     for t, theirs in enumerate(written["steps"]):
         for key, exported in (("cross", theirs["cross"]), ("self", theirs["decoder_self"])):
             shape = torch.tensor(exported).shape

@@ -6,6 +6,7 @@ bundle the offline pages inline runs as the modules do."""
 from __future__ import annotations
 
 import itertools
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -17,10 +18,11 @@ import torch
 from attention_lab.app import stylesheets
 from attention_lab.assets import PACKAGE, PAGE_CSS, bundle, bundle_name, modules, styles
 from attention_lab.attention import payload
-from attention_lab.attention.kinds import NAMES, PAGE_ORDER
-from attention_lab.attention.looks import FOCUS_MEAN, READINGS, SCALES
+from attention_lab.attention.kinds import NAMES
+from attention_lab.attention.looks import FOCUS_MEAN, READINGS, SCALES, names
 from attention_lab.decoding.lesson import STYLESHEETS as LESSON
 from attention_lab.page.frame import STYLESHEET as FRAME
+from attention_lab.records import jsonable
 from attention_lab.tabs import features
 from tests.conftest import tiny_pipelines
 from tests.node import NODE, needs_node, run_modules, run_script
@@ -92,12 +94,20 @@ def test_the_stylesheets_are_the_page_wide_rules_then_each_features_beside_its_m
     assert all(sheet.is_file() for sheet in LESSON)
 
 
-def test_the_page_names_what_the_server_names():
-    names = run_modules({"L": "assets/look.mjs"}, "return {kinds: L.KINDS, order: L.PAGE_ORDER, readings: L.READINGS,"
-                        " scales: L.SCALES, mean: L.FOCUS_MEAN};")  # fmt: skip
-    assert names["order"] == list(PAGE_ORDER) and names["readings"] == READINGS and names["scales"] == SCALES
-    assert names["mean"] == FOCUS_MEAN
-    assert names["kinds"] == {kind: {"title": n.title, "axes": list(n.axes)} for kind, n in NAMES.items()}
+def test_the_page_is_sent_the_names_and_keeps_none_of_its_own():
+    """The names of the kinds and the looks live in Python alone: the page's modules name nothing themselves, and what
+    they draw is named as the server's names say (sent once: the header's value, and a lesson file's state)."""
+    sent = jsonable(names())
+    looks = [name for kind, name in (*READINGS.items(), *SCALES.items()) if name != kind]  # ("linear" is its own id)
+    written = [*(n.title for n in NAMES.values()), *looks, FOCUS_MEAN]
+    kept = [(path.name, text) for path in modules() for text in written if f'"{text}"' in path.read_text("utf-8")]
+    assert not kept, kept
+    drawn = run_modules({"D": "assets/decoding.mjs", "F": "attention/figures.mjs", "S": "assets/store.mjs"}, """
+      const look = {words: true, hideSpecials: false, scale: "linear", focus: null, reading: "value"};
+      const size = {focusHeight: 300, gridWidth: 300, gridHeight: 300};
+      return {names: S.page.names, title: F.kindFigures(new D.Decoding(data), "encoder", 1, look, size).focus.layout.title.text};
+    """, payload.full(forced(tiny_pipelines()["de-en"], 2), tiny_pipelines()["de-en"].tokenizer, "tiny"))  # fmt: skip
+    assert drawn["names"] == sent and drawn["title"].startswith(f"{NAMES['encoder'].title} · {READINGS['value']}")
 
 
 def forced(pipeline, upto: int | None = None) -> DecodingSession:
@@ -277,6 +287,7 @@ def test_the_bundle_of_the_offline_pages_runs_as_the_modules_do(decoded):
     figures = bundle_name(entry)
     script = bundle(entry, reader)
     script += f"""
+    {bundle_name(PACKAGE / "assets" / "store.mjs")}.setNames({json.dumps(jsonable(names()))});
     const look = {{words: true, hideSpecials: true, reading: "value", scale: "row", focus: [0, 1]}};
     const d = new {bundle_name(PACKAGE / "assets" / "decoding.mjs")}.Decoding(data);
     const result = {figures}.kindFigures(d, "decoder_self", 3, look, {{focusHeight: 300, gridWidth: 250, gridHeight: 250}});

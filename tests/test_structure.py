@@ -50,7 +50,7 @@ LAB_LAYERS = (
         "beams",
         "export",
     ),
-    *("notebook", "serving", "tabs", "app", "cli", "__main__"),  # the faces over every feature, and the command
+    *("notebook", "serving", "tabs", "schema", "app", "cli", "__main__"),  # the faces over every feature, the command
 )
 LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why", "adapters"}}  # python -m attention_lab.X and what it runs
 MAX_FUNCTION_LINES = 60  # docstring excluded

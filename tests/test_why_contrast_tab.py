@@ -102,7 +102,7 @@ def test_the_page_draws_the_contrast_in_words_as_python_defines_them(lab):
     data["looks"] = [[words, hide] for words in (True, False) for hide in (True, False)]
     drawn = run_modules({"D": "assets/decoding.mjs", "C": "why/contrast.mjs"}, DRAWN, data)
     special = session.model.special_ids
-    written = payload.full(session, tokenizer, "tiny")["steps"][1]["label"]
+    written = payload.full(session, tokenizer, "tiny").steps[1].label
     for (words, hide), page in zip(data["looks"], drawn):
         labels, source = in_units(message["source"], tokenizer, session.src_ids, special, words, hide)
         inputs = [session.model.config.bos_id, session.tokens[0]]

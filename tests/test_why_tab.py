@@ -67,7 +67,7 @@ def test_the_message_holds_every_steps_attribution_and_the_lens(lab):
     assert len(lens["top"]) == n and len(lens["top"][0][0]) == 5
     np.testing.assert_allclose(lens["written"], reading.written_probs.T.numpy(), atol=1e-4)
     assert lens["settled"] == [None if s is None else s + 1 for s in reading.settled]
-    labels = [s["label"] for s in payload.full(session, user.run.pipeline.tokenizer, "tiny")["steps"]]
+    labels = [s.label for s in payload.full(session, user.run.pipeline.tokenizer, "tiny").steps]
     assert [layers[-1][0][0] for layers in lens["top"]] == labels  # the last layer writes what greedy wrote
     assert message["notes"]["method"].startswith("Input × gradient")
 

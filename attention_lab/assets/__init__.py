@@ -18,6 +18,8 @@ from pathlib import Path
 import plotly
 from plotly.offline import get_plotlyjs
 
+from ..records import jsonable
+
 PACKAGE = Path(__file__).resolve().parent.parent  # attention_lab/
 PLOTLY = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 PAGE_CSS = Path(__file__).resolve().parent / "page.css"  # the rules the whole page shares
@@ -103,7 +105,7 @@ def _scoped(path: Path) -> str:
 def in_script(value) -> str:
     """JSON that can stand inside a <script> element: every "<" written as its escape, so no "</script>" or "<!--"
     in a token ends or bends it."""
-    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
+    return json.dumps(jsonable(value), ensure_ascii=False).replace("<", "\\u003c")
 
 
 def offline_page(title: str, body: str, entry: Path, state: object, style: str = "", body_class: str = "") -> str:

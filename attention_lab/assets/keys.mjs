@@ -3,7 +3,7 @@
 // the kind of attention, and ? lists the keys. Typing never moves anything: a key pressed in a text box, a menu or
 // a slider is theirs.
 
-import {PAGE_ORDER, focusChoices, focusOf} from "./look.mjs";
+import {focusChoices, focusOf} from "./look.mjs";
 import {page, setKind, setLook, show, steps} from "./store.mjs";
 
 export const KEYS = [
@@ -30,7 +30,7 @@ export function typing(target) {
 
 /** The focused head after `delta` steps through the choices (the mean, then every head), from `focus`. */
 export function nextFocus(focus, delta, layers, heads) {
-  const choices = focusChoices(layers, heads).map(focusOf);
+  const choices = focusChoices(layers, heads, null).map(focusOf);
   const at = Math.max(0, choices.findIndex((f) => JSON.stringify(f) === JSON.stringify(focus)));
   return choices[(at + delta + choices.length) % choices.length];
 }
@@ -51,7 +51,7 @@ export function press(key, {step, help}) {
   else if (key === "End") show(n);
   else if (key === "ArrowUp" || key === "ArrowDown") {
     setLook({focus: nextFocus(page.look.focus, key === "ArrowDown" ? 1 : -1, Math.max(d.Le, d.Ld), d.H)});
-  } else if (["1", "2", "3"].includes(key)) setKind(PAGE_ORDER[Number(key) - 1]);
+  } else if (["1", "2", "3"].includes(key) && page.names) setKind(page.names.order[Number(key) - 1]);
   else if (key === "?") help();
   else return false;
   return true;

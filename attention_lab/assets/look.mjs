@@ -1,16 +1,7 @@
-// How the page names and colours what it draws: the kinds of attention, the readings and colour scales, the colours,
-// the Focus head's labels, and probabilities as people read them. tests/test_page_modules.py holds the names equal to
-// the server's (attention_lab.attention.kinds, attention_lab.attention.looks).
+// How the page colours what it draws, the Focus head's labels, and probabilities as people read them. The names of
+// the kinds of attention, the readings, the colour scales and the mean of all heads are the server's, sent once
+// (attention_lab.attention.looks.Names, kept in the page's state: assets/store.mjs).
 
-export const KINDS = {
-  cross: {title: "Cross-attention", axes: ["output (the step that wrote it)", "source"]},
-  encoder: {title: "Encoder self-attention", axes: ["source (from)", "source (to)"]},
-  decoder_self: {title: "Decoder self-attention", axes: ["output (the step that wrote it)", "decoder input"]},
-};
-export const PAGE_ORDER = ["cross", "encoder", "decoder_self"]; // cross first: it links output to source (keys 1, 2, 3)
-export const READINGS = {weights: "Attention weights", value: "Value-weighted ‖α·v·W_o‖", rollout: "Rollout"};
-export const SCALES = {linear: "linear", log: "log", row: "per-row max"};
-export const FOCUS_MEAN = "Mean of all heads";
 export const LOG_FLOOR = 1e-4;
 // White (weight 0) to dark blue (weight 1): plotly's sequential Blues, spelled out (plotly.js's own runs the other way).
 const BLUES = ["#f7fbff", "#deebf7", "#c6dbef", "#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"];
@@ -31,9 +22,10 @@ export function focusOf(label) {
   return found && +found[1] > 0 && +found[2] > 0 ? [+found[1] - 1, +found[2] - 1] : null;
 }
 
-/** The Focus head choices of a decoding with `layers` and `heads`: the mean, then every head of the deepest stack. */
-export function focusChoices(layers, heads) {
-  const out = [FOCUS_MEAN];
+/** The Focus head choices of a decoding with `layers` and `heads`: the mean (named `mean`), then every head of the
+ * deepest stack. */
+export function focusChoices(layers, heads, mean) {
+  const out = [mean];
   for (let l = 0; l < layers; l++) for (let h = 0; h < heads; h++) out.push(focusLabel(l, h));
   return out;
 }

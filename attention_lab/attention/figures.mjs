@@ -2,7 +2,8 @@
 // the mean of all heads, or a layer of the rollout), and every head of every layer as small multiples tiled into one
 // heatmap trace (layers down, heads across). The current step's row is outlined in both.
 
-import {KINDS, READINGS, STYLE} from "../assets/look.mjs";
+import {STYLE} from "../assets/look.mjs";
+import {page} from "../assets/store.mjs";
 import {axisLabels, labelPx} from "../assets/labels.mjs";
 import {colourAxis, emptyFigure, outline, rounded, spikes} from "../assets/plot.mjs";
 import {head, scaled, weights} from "../assets/units.mjs";
@@ -113,10 +114,11 @@ export function kindFigures(decoding, kind, shown, look, size) {
   }
   const rolled = look.reading === "rollout" && kind !== "cross";
   const chosen = head(w.stack, look.focus, rolled);
-  const reading = look.reading !== "weights" ? ` · ${READINGS[look.reading]}` : "";
+  const {kinds, readings} = page.names;
+  const reading = look.reading !== "weights" ? ` · ${readings[look.reading]}` : "";
   const focused = {...chosen, rows: w.rows.labels, cols: w.cols.labels};
-  const focus = focusFigure(focused, look, `${KINDS[kind].title}${reading}: ${chosen.name}`, w.current,
-    KINDS[kind].axes, size.focusHeight);
+  const focus = focusFigure(focused, look, `${kinds[kind].title}${reading}: ${chosen.name}`, w.current,
+    kinds[kind].axes, size.focusHeight);
   const overview = rolled ? "Rollout through each layer (heads averaged)" : "Every head (layers down)";
   // tiled once per weights and scale: the source's attention, the same at every step, only once
   const grid = decoding.remembered(`tiles:${kind}`, `${w.key}|${look.scale}`, () => tiles(w.stack, look.scale));

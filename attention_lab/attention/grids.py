@@ -4,6 +4,8 @@ one row of grids per measure, layers down and heads across. A pure function over
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -23,9 +25,34 @@ METRICS = {
 }
 
 
+Grid = list[list[float | None]]  # [layer][head], None where a head has no value
+
+
+@dataclass
+class Metric:
+    key: str
+    name: str
+    note: str  # what it means, in one line
+    colouring: str  # "share" (0 to 100%), "size" (white to the row's largest) or "signed" (blue below 0, red above)
+    grids: dict[str, Grid]  # per kind
+
+
+@dataclass
+class Summary:
+    """Every head of every kind, one row of grids per measure."""
+
+    title: str
+    kinds: list[str]
+    short: dict[str, str]  # each kind's name above its block
+    layers: int
+    heads: int
+    metrics: list[Metric]
+    op: Literal["summary"] = "summary"
+
+
 def summary_data(
     summaries: dict, importance: dict[str, np.ndarray] | None = None, title: str = "", metrics: dict = METRICS
-) -> dict:
+) -> Summary:
     """One row per metric (by default entropy, special, alignment where known, importance) that has a value, each a
     grid per kind (layers down, heads across, None where a head has none). `importance` gives the importance row's
     grids; otherwise each row reads its cells' values."""
@@ -45,10 +72,9 @@ def summary_data(
         cells = {
             k: [[None if math.isnan(v) else round(float(v), 4) for v in row] for row in g] for k, g in grids.items()
         }
-        rows.append({"key": metric, "name": name, "note": note, "colouring": colouring, "grids": cells})
+        rows.append(Metric(metric, name, note, colouring, cells))
     short = {k: NAMES[k].short for k in kinds}
-    return {"op": "summary", "title": title, "kinds": kinds, "short": short, "layers": n_layers, "heads": n_heads,
-            "metrics": rows}  # fmt: skip
+    return Summary(title, kinds, short, n_layers, n_heads, rows)
 
 
 def _grid(summary: list, metric: str, n_layers: int, n_heads: int) -> np.ndarray:

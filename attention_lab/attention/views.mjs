@@ -3,7 +3,7 @@
 // beside it or under it. All of it is drawn here from the decoding the page holds: no request to the server.
 
 import {el, labelled, onVisible, root, select, shown} from "../assets/dom.mjs";
-import {FOCUS_MEAN, KINDS, PAGE_ORDER, READINGS, SCALES, focusChoices, focusLabel, focusOf} from "../assets/look.mjs";
+import {focusChoices, focusLabel, focusOf} from "../assets/look.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
 import {page, setKind, setLook, watch} from "../assets/store.mjs";
 import {kindFigures, tileAt} from "./figures.mjs";
@@ -33,14 +33,15 @@ export function sizes(figures) {
   return {beside, focusHeight, gridWidth, gridHeight: beside ? focusHeight : Math.min(360, Math.round(0.6 * width))};
 }
 
-/** A button per kind of attention, each of class `className`, that makes it the page's kind. */
-function kindButtons(className) {
+/** A button per kind of attention (`names`: the server's), each of class `className`, that makes it the page's kind. */
+function kindButtons(className, names) {
   const kinds = el("div", "views-kinds");
   kinds.setAttribute("role", "group");
   kinds.setAttribute("aria-label", "Kind of attention");
-  for (const kind of PAGE_ORDER) {
-    const button = el("button", className, KINDS[kind].title);
-    Object.assign(button, {type: "button", title: `${KINDS[kind].title} (${HINTS[kind]})`});
+  for (const kind of names.order) {
+    const title = names.kinds[kind].title;
+    const button = el("button", className, title);
+    Object.assign(button, {type: "button", title: `${title} (${HINTS[kind]})`});
     button.dataset.kind = kind;
     button.addEventListener("click", () => setKind(kind));
     kinds.appendChild(button);
@@ -48,18 +49,18 @@ function kindButtons(className) {
   return kinds;
 }
 
-function controls(box) {
-  const kinds = kindButtons("views-kind");
-  const focus = select([[FOCUS_MEAN, FOCUS_MEAN]], FOCUS_MEAN);
+function controls(names) {
+  const kinds = kindButtons("views-kind", names);
+  const focus = select([[names.focus_mean, names.focus_mean]], names.focus_mean);
   focus.title = "↑ ↓ change the focused head (with no text box focused); or click a head in the grid";
   focus.addEventListener("change", () => setLook({focus: focusOf(focus.value)}));
   const words = Object.assign(el("input"), {type: "checkbox", checked: true});
   words.addEventListener("change", () => setLook({words: words.checked}));
   const specials = Object.assign(el("input"), {type: "checkbox", checked: false});
   specials.addEventListener("change", () => setLook({hideSpecials: specials.checked}));
-  const scale = select(Object.entries(SCALES), "linear");
+  const scale = select(Object.entries(names.scales), "linear");
   scale.addEventListener("change", () => setLook({scale: scale.value}));
-  const reading = select(Object.entries(READINGS), "weights");
+  const reading = select(Object.entries(names.readings), "weights");
   reading.addEventListener("change", () => setLook({reading: reading.value}));
   const png = Object.assign(el("button", "views-download", "PNG"), {type: "button", title: "The focused head as PNG"});
   const svg = Object.assign(el("button", "views-download", "SVG"), {type: "button", title: "The focused head as SVG"});
@@ -68,8 +69,7 @@ function controls(box) {
   const look = el("div", "views-look");
   look.append(labelled("Merge pieces into words", words, "check"), labelled("Hide special tokens", specials, "check"),
     labelled("Colour scale", scale), labelled("Reading", reading));
-  box.append(bar, look);
-  return {kinds, focus, words, specials, scale, reading, png, svg};
+  return {parts: [bar, look], kinds, focus, words, specials, scale, reading, png, svg};
 }
 
 /** The page's own decoding at the step it shows: what the Attention tab draws. */
@@ -77,33 +77,44 @@ const PAGE_SOURCE = {decoding: () => page.decoding, shown: () => page.shown, emp
 
 /** The views drawn into `box` from `source`: {decoding(), shown(), empty (what to say with no decoding), compact},
  * redrawn as the page's kind and look change; returns how to redraw them when the source changes. A compact one has
- * only its kind buttons (class "views-kind-compact"): its focused head and look are the Attention tab's. */
+ * only its kind buttons (class "views-kind-compact"): its focused head and look are the Attention tab's. Its
+ * controls are laid out once the page has the server's names. */
 export function attentionViews(box, source = PAGE_SOURCE) {
-  box.replaceChildren();
-  const c = source.compact ? {kinds: kindButtons("views-kind-compact")} : controls(box);
-  if (source.compact) box.appendChild(c.kinds);
   const figures = el("div", "views-figures");
   const focusBox = el("div", "views-focus"), gridBox = el("div", "views-grid");
   figures.append(focusBox, gridBox);
-  box.appendChild(figures);
-  let shape = "";
+  box.replaceChildren(figures);
+  let shape = "", c = null;
+  const download = (format) => {
+    const gd = focusBox.querySelector(".js-plotly-plot");
+    if (gd && globalThis.Plotly) globalThis.Plotly.downloadImage(gd, {format, filename: "attention-head", width: 900});
+  };
+  const laidOut = () => {
+    if (c || !page.names) return c;
+    c = source.compact ? {kinds: kindButtons("views-kind-compact", page.names), parts: []} : controls(page.names);
+    box.prepend(...(source.compact ? [c.kinds] : c.parts));
+    c.png?.addEventListener("click", () => download("png"));
+    c.svg?.addEventListener("click", () => download("svg"));
+    return c;
+  };
 
   const sync = () => {
+    if (!laidOut()) return;
     for (const button of c.kinds.children) button.setAttribute("aria-pressed", String(button.dataset.kind === page.kind));
     if (source.compact) return;
     const d = source.decoding();
     const now = d ? `${Math.max(d.Le, d.Ld)}x${d.H}` : "";
     if (now !== shape && d) {
       shape = now;
-      c.focus.replaceChildren(...focusChoices(Math.max(d.Le, d.Ld), d.H).map((label) => {
+      c.focus.replaceChildren(...focusChoices(Math.max(d.Le, d.Ld), d.H, page.names.focus_mean).map((label) => {
         const option = el("option", "", label);
         option.value = label;
         return option;
       }));
     }
     const f = page.look.focus;
-    c.focus.value = f ? focusLabel(...f) : FOCUS_MEAN;
-    if (c.focus.value === "") c.focus.value = FOCUS_MEAN; // a head this model does not have
+    c.focus.value = f ? focusLabel(...f) : page.names.focus_mean;
+    if (c.focus.value === "") c.focus.value = page.names.focus_mean; // a head this model does not have
     Object.assign(c.words, {checked: page.look.words});
     Object.assign(c.specials, {checked: page.look.hideSpecials});
     c.scale.value = page.look.scale;
@@ -111,7 +122,7 @@ export function attentionViews(box, source = PAGE_SOURCE) {
   };
   const redraw = () => {
     sync();
-    if (!shown(figures)) return;
+    if (!shown(figures) || !page.names) return;
     const size = sizes(figures);
     figures.classList.toggle("beside", size.beside);
     const d = source.decoding();
@@ -127,12 +138,6 @@ export function attentionViews(box, source = PAGE_SOURCE) {
     const tile = tileAt(gd, event.clientX - rect.left, event.clientY - rect.top);
     if (tile) setLook({focus: tile});
   });
-  const download = (format) => {
-    const gd = focusBox.querySelector(".js-plotly-plot");
-    if (gd && globalThis.Plotly) globalThis.Plotly.downloadImage(gd, {format, filename: "attention-head", width: 900});
-  };
-  c.png?.addEventListener("click", () => download("png"));
-  c.svg?.addEventListener("click", () => download("svg"));
   watch(redraw);
   onVisible(figures, redraw);
   globalThis.addEventListener("resize", redraw);

@@ -26,7 +26,7 @@ from ..decoding.search import MAX_BEAM, checked_beam, decoded_on, forced
 from ..decoding.state import Run, UserState, interventions_key
 from ..feature import DATA, Feature, Output, Screen
 from .api import ENDPOINTS
-from .record import page_tree, search_tree
+from .record import Hypothesis, TreeMessage, page_tree, search_tree
 
 NOTE = (
     "The beam search as a tree: at each step, each hypothesis the search kept is extended by its most probable "
@@ -73,25 +73,24 @@ def view(s: Screen) -> dict:
     state, key = run.states.get(TreeState), key_of(run, beam)
     node = state.node(key)
 
-    def tree() -> dict:
+    def tree() -> TreeMessage:
         return page_tree(run, *state.tree(run, key, beam), beam)
 
     shown = (run.serial, *key)  # the page draws no tree of another run: a new run's is sent again
     return {"tree": (shown, tree), "hypothesis": ((shown, node), hypothesis_message(run, state, key, beam, node))}
 
 
-def hypothesis_message(run: Run, state: TreeState, key: tuple, beam: int, node: int | None) -> Callable[[], dict]:
+def hypothesis_message(run: Run, state: TreeState, key: tuple, beam: int, node: int | None) -> Callable[[], Hypothesis]:
     """How to make what the page draws of the clicked node: its path forced, as the Attention tab's decoding."""
 
-    def make() -> dict:
+    def make() -> Hypothesis:
         if node is None:
-            return {"op": "hypothesis", "node": None}
+            return Hypothesis(None)
         tree, tokenizer = state.tree(run, key, beam)[0], run.pipeline.tokenizer
         path, chosen = tree.path(node), tree.nodes[node]
         session = forced(run.session, path, tokenizer.id_to_token)
         data = payload.full(session, tokenizer, run.entry.name)
-        about = {"step": chosen.step, "text": tokenizer.decode(path), "total": chosen.total, "state": chosen.state}
-        return {"op": "hypothesis", "node": node, **about, "data": data}
+        return Hypothesis(node, chosen.step, tokenizer.decode(path), chosen.total, chosen.state, data)
 
     return make
 
@@ -165,5 +164,6 @@ BEAM_TREE = Feature(
     controls=("tree_beam",),
     endpoints=ENDPOINTS,
     state=TreeState,
+    messages=(TreeMessage, Hypothesis),
     stylesheet=Path(__file__).with_name("beam_tree.css"),
 )

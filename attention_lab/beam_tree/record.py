@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated, Literal
 
 from transformer import DecodingSession
 from transformer.beam_tree import SearchTree
 
+from ..attention.payload import Decoding
 from ..attention.units import token_id, token_label
 from ..checks import InputError, quoted
 from ..decoding.search import checked_beam, decoded_on, searched
 from ..decoding.state import Run
+from ..records import OMITTED
 
 
 @dataclass
@@ -54,26 +57,56 @@ def tree_record(run: Run, beam_size: object) -> Tree:
     return Tree(nodes, tree.best, text)
 
 
-def page_tree(run: Run, tree: SearchTree, text: str, beam: int) -> dict:
-    """The tree as the page draws it (beam_tree/tree.mjs): the run's number, then a column per field, a value per
-    node in id order, log p and totals to 5 decimals, each node's state as one letter (k kept, p pruned, f finished)."""
+@dataclass
+class TreeMessage:
+    """The tree as the page draws it (beam_tree/tree.mjs): a column per field, a value per node in id order."""
+
+    serial: int  # the run it searched: the page draws no tree of another run
+    beam: int
+    alpha: float  # the length penalty's
+    best: int
+    text: str  # what the best hypothesis writes
+    parent: list[int]  # -1 for the root
+    step: list[int]
+    token: list[int]
+    label: list[str]
+    logp: list[float]  # to 5 decimals
+    total: list[float]
+    state: str  # a letter per node: k kept, p pruned, f finished
+    op: Literal["tree"] = "tree"
+
+
+@dataclass
+class Hypothesis:
+    """A clicked node's hypothesis as the page draws it (beam_tree/hypothesis.mjs): its path forced, as a decoding."""
+
+    node: int | None  # null: none clicked (and nothing else is said)
+    step: Annotated[int | None, OMITTED] = None
+    text: Annotated[str | None, OMITTED] = None
+    total: Annotated[float | None, OMITTED] = None
+    state: Annotated[str | None, OMITTED] = None
+    data: Annotated[Decoding | None, OMITTED] = None
+    op: Literal["hypothesis"] = "hypothesis"
+
+
+def page_tree(run: Run, tree: SearchTree, text: str, beam: int) -> TreeMessage:
+    """The tree as the page draws it, log p and totals to 5 decimals."""
     tokenizer, special = run.pipeline.tokenizer, run.pipeline.model.special_ids
     nodes = tree.nodes
-    return {
-        "op": "tree",
-        "serial": run.serial,  # the run it searched: the page draws no tree of another run
-        "beam": beam,
-        "alpha": tree.length_penalty,
-        "best": tree.best,
-        "text": text,
-        "parent": [-1 if n.parent is None else n.parent for n in nodes],
-        "step": [n.step for n in nodes],
-        "token": [n.token for n in nodes],
-        "label": [token_label(tokenizer, n.token, special) for n in nodes],
-        "logp": [round(n.logp, 5) for n in nodes],
-        "total": [round(n.total, 5) for n in nodes],
-        "state": "".join(n.state[0] for n in nodes),
-    }
+    return TreeMessage(
+        serial=run.serial,
+        beam=beam,
+        alpha=tree.length_penalty,
+        best=tree.best,
+        text=text,
+        parent=[-1 if n.parent is None else n.parent for n in nodes],
+        step=[n.step for n in nodes],
+        token=[n.token for n in nodes],
+        label=[token_label(tokenizer, n.token, special) for n in nodes],
+        logp=[round(n.logp, 5) for n in nodes],
+        total=[round(n.total, 5) for n in nodes],
+        state="".join(n.state[0] for n in nodes),
+    )
 
 
 def prefix_ids(run: Run, prefix: object) -> list[int]:

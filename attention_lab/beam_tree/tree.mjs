@@ -169,9 +169,9 @@ export function pickedRing(nodes, rows, picked) {
     yanchor: rows.get(picked), x0: -r, x1: r, y0: -r, y1: r, line: {color: "#000", width: 2.5}}];
 }
 
-/** Whether the tree `message` searched the run whose decoding the page holds (its key: "serial.version"). */
+/** Whether the tree `message` searched the run whose decoding the page holds (`key`: {serial, version}, or null). */
 export function ofRun(message, key) {
-  return String(key).split(".")[0] === String(message.serial);
+  return !!key && key.serial === message.serial;
 }
 
 /** The line under the tree: the beam size, the node count and the best hypothesis. */

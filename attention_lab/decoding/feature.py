@@ -9,6 +9,7 @@ from ..feature import Feature
 from .api import TRANSLATE
 from .events import wire
 from .layout import layout
+from .messages import MESSAGES
 from .state import LoopState
 from .view import OUTPUTS, view
 
@@ -21,5 +22,6 @@ LOOP = Feature(
     wire=wire,
     endpoints=(TRANSLATE,),
     state=LoopState,
+    messages=MESSAGES,
     stylesheet=Path(__file__).with_name("decoding.css"),
 )

@@ -6,7 +6,7 @@ import {mount as candidates} from "./candidates.mjs";
 import {mount as now} from "./now.mjs";
 import {mount as steps} from "./steps.mjs";
 import {mount as views} from "../attention/views.mjs";
-import {receive, setKind, setLook} from "../assets/store.mjs";
+import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
 
 const none = () => {};
 export const PARTS = ["lab-steps", "now", "candidates", "views"]; // each a <div data-part="..."> of the page
@@ -19,15 +19,17 @@ function part(root, name) {
   return {element, props: {value: null}, watch: none, trigger: none};
 }
 
-/** Draw the export's decoding in `root` (the page, or a notebook's output cell): `state` is {decoding, shown, kind,
- * look} (attention_lab/decoding/lesson.py). Each page or cell runs its own copy of the modules, so each holds its own. */
+/** Draw the export's decoding in `root` (the page, or a notebook's output cell): `state` is a Lesson {decoding,
+ * shown, kind, look, names} (attention_lab/decoding/lesson.py). Each page or cell runs its own copy of the modules,
+ * so each holds its own. */
 export function start(state, root = document) {
-  (root.body || root).classList.add("lab-offline"); // no server to ask: what asks one is hidden (page.css)
+  (root.body || root).classList.add("lab-offline"); // no server to ask: what asks one is hidden (lesson.css)
+  setNames(state.names);
   steps(part(root, "lab-steps"));
   now(part(root, "now"));
   candidates(part(root, "candidates"));
   views(part(root, "views"));
   setKind(state.kind);
   setLook(state.look);
-  receive({op: "full", key: "export", shown: state.shown, data: state.decoding});
+  receive({op: "full", key: {serial: 0, version: 0}, shown: state.shown, data: state.decoding});
 }

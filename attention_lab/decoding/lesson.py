@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import html
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from ..assets import PACKAGE, PAGE_CSS, offline_page, styles
 from ..attention.kinds import PAGE_ORDER
-from ..attention.looks import READINGS, SCALES
+from ..attention.looks import READINGS, SCALES, Look, Names
+from ..attention.payload import Decoding
 
 HERE = Path(__file__).resolve().parent
 OFFLINE = HERE / "lesson.mjs"
@@ -19,37 +22,48 @@ PARTS = ("lab-steps", "now", "candidates", "views")  # the views a lesson holds 
 STYLESHEETS = [PAGE_CSS, HERE / "decoding.css", PACKAGE / "attention" / "attention.css", HERE / "lesson.css"]
 
 
-def look_of(sent: object) -> dict:
-    """How the page looked, as it sent it, kept to what the views know (anything else: their default)."""
+@dataclass
+class Lesson:
+    """What a lesson file's views start from: the decoding, the step shown, the kind in view, the look, the names."""
+
+    decoding: Decoding
+    shown: int
+    kind: str
+    look: Look
+    names: Names
+    op: Literal["lesson"] = "lesson"
+
+
+def look_of(sent: object) -> tuple[int | None, str, Look]:
+    """How the page looked, as it sent it, kept to what the views know (anything else: their default): the step
+    shown (None: the latest), the kind and the look."""
     sent = sent if isinstance(sent, dict) else {}
     look = sent.get("look") if isinstance(sent.get("look"), dict) else {}
     focus = look.get("focus")
     focus = focus if isinstance(focus, list) and len(focus) == 2 and all(isinstance(i, int) for i in focus) else None
     shown = sent.get("shown")
-    return {
-        "shown": shown if isinstance(shown, int) and shown >= 0 else None,
-        "kind": sent.get("kind") if sent.get("kind") in PAGE_ORDER else PAGE_ORDER[0],
-        "look": {
-            "words": look.get("words") is not False,
-            "hideSpecials": look.get("hideSpecials") is True,
-            "scale": look.get("scale") if look.get("scale") in SCALES else "linear",
-            "focus": focus,
-            "reading": look.get("reading") if look.get("reading") in READINGS else "weights",
-        },
-    }
+    return (
+        shown if isinstance(shown, int) and shown >= 0 else None,
+        sent.get("kind") if sent.get("kind") in PAGE_ORDER else PAGE_ORDER[0],
+        Look(
+            words=look.get("words") is not False,
+            hide_specials=look.get("hideSpecials") is True,
+            scale=look.get("scale") if look.get("scale") in SCALES else "linear",
+            focus=tuple(focus) if focus else None,
+            reading=look.get("reading") if look.get("reading") in READINGS else "weights",
+        ),
+    )
 
 
-def page(data: dict, looked: dict, shown: int, model_name: str, source: str, output: str) -> str:
-    """The HTML of the views of a decoding (attention_lab.attention.payload.full's `data`) at step `shown`, as the
-    page looked (look_of)."""
-    state = {"decoding": data, "shown": shown, "kind": looked["kind"], "look": looked["look"]}
+def page(lesson: Lesson, model_name: str, source: str, output: str) -> str:
+    """The HTML of a lesson file: the views of its decoding, as it says they look."""
     parts = "".join(f"<div id='{name}' data-part='{name}' class='lab-view'></div>" for name in PARTS)
     body = (
         f"<h1>Attention Lab: {html.escape(model_name)}</h1>"
         f"<p><b>Source:</b> {html.escape(source)}</p><p><b>Output:</b> {html.escape(output)}</p>{parts}"
     )
     title = "Attention Lab export"
-    return offline_page(title, body, OFFLINE, state, style=styles(STYLESHEETS), body_class="lab-export")
+    return offline_page(title, body, OFFLINE, lesson, style=styles(STYLESHEETS), body_class="lab-export")
 
 
 def written(text: str, name: str) -> str:

@@ -1,28 +1,93 @@
 """What the page is sent about a user's run: its whole attention once, then a step more or a step fewer (see
-attention_lab.attention.payload). The page draws every view from what it holds; the key says which decoding that is."""
+attention_lab.attention.payload). The page draws every view from what it holds; the key says which decoding that is.
+
+Messages, each with the key of the decoding it leaves the page with and the step to show:
+    Full    a decoding to draw afresh
+    More    one step more, for a page that holds `after`
+    Fewer   the first `steps` steps kept, for a page that holds `after`
+    Show    the same decoding, another step shown
+    Clear   nothing decoded (no key)
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from ..attention import payload
+from ..attention.payload import Decoding, Piece, StepData
 from .state import Run, loop
 
 
-def key(run: Run | None) -> str:
-    return "" if run is None else f"{run.serial}.{run.version}"
+@dataclass(frozen=True)
+class Key:
+    """Which decoding: the run's number in the user's session, and how many times it changed."""
+
+    serial: int
+    version: int
 
 
-def message(run: Run | None, held: str | None, shown: int) -> dict:
+@dataclass
+class Full:
+    key: Key
+    shown: int
+    data: Decoding
+    op: Literal["full"] = "full"
+
+
+@dataclass
+class More:
+    key: Key
+    after: Key
+    shown: int
+    step: StepData
+    out: Piece
+    cross_norms: str | None  # the cross values' norms, with the first step
+    op: Literal["step"] = "step"
+
+
+@dataclass
+class Fewer:
+    key: Key
+    after: Key
+    shown: int
+    steps: int
+    op: Literal["back"] = "back"
+
+
+@dataclass
+class Show:
+    key: Key
+    shown: int
+    op: Literal["show"] = "show"
+
+
+@dataclass
+class Clear:
+    key: None = None
+    shown: int = 0
+    op: Literal["clear"] = "clear"
+
+
+MESSAGES = (Full, More, Fewer, Show, Clear)
+
+
+def key(run: Run | None) -> Key | None:
+    return None if run is None else Key(run.serial, run.version)
+
+
+def message(run: Run | None, held: Key | None, shown: int) -> Full | More | Fewer | Show | Clear:
     """The message that brings a page holding the decoding `held` (a key, or None) to `run`, shown at step `shown`:
     a step more or fewer when that is all that changed since, the whole decoding otherwise."""
     if run is None:
-        return {"op": "clear", "key": "", "shown": 0}
+        return Clear()
     session, tokenizer, now = run.session, run.pipeline.tokenizer, key(run)
     if held == now:
-        return {"op": "show", "key": now, "shown": shown}
-    follows = held == f"{run.serial}.{run.version - 1}"
+        return Show(now, shown)
+    follows = held == Key(run.serial, run.version - 1)
     if follows and run.last_change == "step" and session.steps:
-        return {"op": "step", "key": now, "after": held, "shown": shown, **payload.step_delta(session, tokenizer)}
+        delta = payload.step_delta(session, tokenizer)
+        return More(now, held, shown, delta.step, delta.out, delta.cross_norms)
     if follows and run.last_change == "back":
-        return {"op": "back", "key": now, "after": held, "shown": shown, "steps": len(session.steps)}
-    data = payload.full(session, tokenizer, run.entry.name, loop(run).before)
-    return {"op": "full", "key": now, "shown": shown, "data": data}
+        return Fewer(now, held, shown, len(session.steps))
+    return Full(now, shown, payload.full(session, tokenizer, run.entry.name, loop(run).before))

@@ -8,9 +8,10 @@ import json
 import gradio as gr
 
 from ..attention import payload
+from ..attention.looks import names
 from ..attention.record import attention_record
 from ..checks import InputError
-from ..decoding.lesson import look_of, page, written
+from ..decoding.lesson import Lesson, look_of, page, written
 from ..decoding.state import Run, UserState, loop, shown_step
 from ..feature import Feature
 from ..records import jsonable
@@ -31,13 +32,13 @@ def layout(registry, default: str) -> dict:
 
 def as_html(user: UserState, sent: object) -> str:
     """The page's views of the user's run, as the page looked (`sent`), in one HTML file; its path."""
-    looked = look_of(sent)
+    shown, kind, look = look_of(sent)
     with user.lock:
         run = decoded(user)
         session, tokenizer = run.session, run.pipeline.tokenizer
         data = payload.full(session, tokenizer, run.entry.name, loop(run).before)
-        output, shown = tokenizer.decode(session.tokens), shown_step(session, looked["shown"])
-    return written(page(data, looked, shown, run.entry.name, run.text, output), "attention-view.html")
+        output, lesson = tokenizer.decode(session.tokens), Lesson(data, shown_step(session, shown), kind, look, names())
+    return written(page(lesson, run.entry.name, run.text, output), "attention-view.html")
 
 
 def as_json(user: UserState) -> str:

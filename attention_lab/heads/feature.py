@@ -13,16 +13,17 @@ from pathlib import Path
 import gradio as gr
 
 from ..assets.components import drawn
-from ..attention.grids import summary_data
+from ..attention.grids import Summary, summary_data
 from ..attention.naming import head_choices
 from ..attention.summaries import head_summaries
 from ..attention.units import token_label
 from ..decoding.state import Run, held, loop
 from ..feature import DATA, Feature, Output, Screen
+from ..records import Nothing
 from .ablation import ablation_effects, importance
 from .actions import HeadTests
 from .api import ENDPOINTS
-from .effects import NO_EFFECTS, effects_data
+from .effects import NO_EFFECTS, Effects, effects_data
 from .state import HeadsState
 
 NOTE = (
@@ -73,9 +74,9 @@ def summary(run: Run) -> Callable[[], dict]:
     session.steps = list(session.steps)
     alignment = run.entry.alignment
 
-    def make() -> dict:
+    def make() -> Summary | Nothing:
         if not session.steps:
-            return {"op": "none", "text": "Step or Run first: every head is summarised over the decoding."}
+            return Nothing("Step or Run first: every head is summarised over the decoding.")
         tokens = [step.token for step in session.steps]
         grid = importance(session.model, session.src_ids, tokens, session.max_new_tokens)
         title = "Every head, over this source's decoding without ablations or edits"
@@ -120,4 +121,5 @@ HEADS = Feature(
     endpoints=ENDPOINTS,
     state=HeadsState,
     stylesheet=Path(__file__).with_name("heads.css"),
+    messages=(Summary, Effects),
 )

@@ -25,9 +25,11 @@ from transformer.bundled import bundled_names
 
 from ..assets import bundle, bundle_name, in_script, styles
 from ..attention import payload
+from ..attention.looks import Look, names
+from ..attention.payload import Decoding
 from ..attention.record import attention_record
 from ..checks import check_source
-from ..decoding.lesson import OFFLINE, PARTS, STYLESHEETS, page
+from ..decoding.lesson import OFFLINE, PARTS, STYLESHEETS, Lesson, page
 from ..decoding.search import decoded_on
 from ..records import jsonable
 
@@ -46,15 +48,14 @@ def pipeline_of(model: str | Path | Seq2SeqPipeline) -> Seq2SeqPipeline:
 class View:
     """A decoding's views, as a notebook shows them (_repr_html_) and as a lesson file (save)."""
 
-    data: dict  # what the page draws a decoding from (attention_lab.attention.payload.full's shape)
+    data: Decoding  # what the page draws a decoding from
     name: str
     source: str
     output: str
     record: dict  # the JSON export (/attention's, for a decoding)
 
-    def state(self) -> dict:
-        look = {"words": True, "hideSpecials": False, "scale": "linear", "focus": None, "reading": "weights"}
-        return {"decoding": self.data, "shown": len(self.data["steps"]), "kind": "cross", "look": look}
+    def state(self) -> Lesson:
+        return Lesson(self.data, len(self.data.steps), "cross", Look(), names())
 
     def to_json(self) -> dict:
         """The decoding's JSON export: tokens, each step's top k, and every head's weights (/attention's)."""
@@ -82,10 +83,7 @@ class View:
     def save(self, path: str | Path) -> Path:
         """The view as one self-contained HTML file (plotly.js and the decoding inlined): a lesson to hand out."""
         path = Path(path)
-        data = self.state()
-        looked = {"kind": data["kind"], "look": data["look"]}
-        text = page(data["decoding"], looked, data["shown"], self.name, self.source, self.output)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(page(self.state(), self.name, self.source, self.output), encoding="utf-8")
         return path
 
 

@@ -23,7 +23,7 @@ import torch
 
 from transformer.readings import rollout
 
-from ..attention.payload import labelled, q16
+from ..attention.payload import Decoding, StepData, Tokens, labelled, q16
 from .view import View
 
 SPECIAL = re.compile(
@@ -32,7 +32,7 @@ SPECIAL = re.compile(
 UNKNOWN = "…"  # the token the last decoder position wrote: not among the decoder's inputs
 
 
-def stacked(layers, name: str, batch_one: bool = True) -> np.ndarray:
+def per_layer(layers, name: str, batch_one: bool = True) -> np.ndarray:
     """Per-layer tensors (1, H, Q, K) as one array (L, H, Q, K); a clear error for anything else."""
     if layers is None or len(layers) == 0:
         raise ValueError(f"{name} is missing: give one tensor per layer, as output_attentions=True returns them")
@@ -46,50 +46,52 @@ def stacked(layers, name: str, batch_one: bool = True) -> np.ndarray:
     return np.stack([a[0] for a in arrays])
 
 
-def sequence(tokens: list[str]) -> dict:
+def tokens_of(tokens: list[str]) -> Tokens:
+    """Tokens given as text, labelled as the views label them (a special token known by its look)."""
     pieces = [str(t) for t in tokens]
     return labelled(pieces, [bool(SPECIAL.match(t)) for t in pieces])
 
 
-def decoding_data(encoder: np.ndarray, decoder: np.ndarray, cross: np.ndarray, src: list[str], dec: list[str]) -> dict:
-    """What the page draws a decoding from (attention_lab.attention.payload.full's shape), from weights alone."""
+def decoding_data(
+    encoder: np.ndarray, decoder: np.ndarray, cross: np.ndarray, src: list[str], dec: list[str]
+) -> Decoding:
+    """What the page draws a decoding from (attention_lab.attention.payload's Decoding), from weights alone."""
     (Le, H, S, _), (Ld, _, T, _) = encoder.shape, decoder.shape
     if cross.shape != (Ld, H, T, S) or len(src) != S or len(dec) != T:
         raise ValueError(
             f"the shapes disagree: encoder {encoder.shape}, decoder {decoder.shape}, cross {cross.shape}, "
             f"{len(src)} encoder tokens, {len(dec)} decoder tokens"
         )
-    written = [*dec[1:], UNKNOWN]
+    written = tokens_of([*dec[1:], UNKNOWN])
     self_rolled = torch.stack(rollout(list(torch.tensor(decoder)))).numpy()  # (Ld, T, T)
     steps = [
-        {
-            "token": -1,
-            "label": sequence(written)["labels"][t],
-            "forced": False,
-            "prob": 0.0,
-            "top": [],
-            "cross": q16(cross[:, :, t]),
-            "self": q16(decoder[:, :, t, : t + 1]),
-            "self_norms": None,
-            "self_rollout": q16(self_rolled[:, t, : t + 1]),
-        }
+        StepData(
+            token=-1,
+            label=written.labels[t],
+            forced=False,
+            prob=0.0,
+            top=[],
+            cross=q16(cross[:, :, t]),
+            self=q16(decoder[:, :, t, : t + 1]),
+            self_norms=None,
+            self_rollout=q16(self_rolled[:, t, : t + 1]),
+        )
         for t in range(T)
     ]
-    return {
-        "model": "output_attentions",
-        "layers": [Le, Ld],
-        "heads": H,
-        "character_level": False,
-        "bos": sequence(dec[:1])["labels"][0],
-        "src": sequence(src),
-        "out": sequence(written),
-        "encoder": q16(encoder),
-        "encoder_norms": None,
-        "encoder_rollout": q16(torch.stack(rollout(list(torch.tensor(encoder)))).numpy()),
-        "cross_norms": None,
-        "steps": steps,
-        "original": None,
-    }
+    return Decoding(
+        model="output_attentions",
+        layers=(Le, Ld),
+        heads=H,
+        character_level=False,
+        bos=tokens_of(dec[:1]).labels[0],
+        src=tokens_of(src),
+        out=written,
+        encoder=q16(encoder),
+        encoder_norms=None,
+        encoder_rollout=q16(torch.stack(rollout(list(torch.tensor(encoder)))).numpy()),
+        cross_norms=None,
+        steps=steps,
+    )
 
 
 def show_attentions(
@@ -105,14 +107,18 @@ def show_attentions(
     name: str = "output_attentions",
 ) -> View:
     """Any encoder–decoder's attention weights (per layer, batch 1) and its tokens, as a view of our own."""
-    encoder = stacked(encoder_attentions if encoder_attentions is not None else encoder_attention, "encoder_attentions")
-    decoder = stacked(decoder_attentions if decoder_attentions is not None else decoder_attention, "decoder_attentions")
-    cross = stacked(cross_attentions if cross_attentions is not None else cross_attention, "cross_attentions")
+    encoder = per_layer(
+        encoder_attentions if encoder_attentions is not None else encoder_attention, "encoder_attentions"
+    )
+    decoder = per_layer(
+        decoder_attentions if decoder_attentions is not None else decoder_attention, "decoder_attentions"
+    )
+    cross = per_layer(cross_attentions if cross_attentions is not None else cross_attention, "cross_attentions")
     if encoder_tokens is None or decoder_tokens is None:
         raise ValueError("encoder_tokens and decoder_tokens are needed: tokenizer.convert_ids_to_tokens(ids)")
     src, dec = [str(t) for t in encoder_tokens], [str(t) for t in decoder_tokens]
     data = decoding_data(encoder, decoder, cross, src, dec)
-    data["model"] = name
+    data.model = name
     record = {
         "source_tokens": src,
         "decoder_tokens": dec,

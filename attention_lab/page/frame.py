@@ -8,10 +8,12 @@ from pathlib import Path
 import gradio as gr
 
 from ..assets.components import drawn
+from ..attention.looks import names
 from ..attention.text import READINGS_NOTE, WORDS_NOTE
 from ..decoding.state import UserState
 from ..feature import Feature
 from ..models.registry import Registry
+from ..records import jsonable
 
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 STYLESHEET = Path(__file__).with_name("frame.css")  # the header, the columns, presenter mode
@@ -19,7 +21,7 @@ STYLESHEET = Path(__file__).with_name("frame.css")  # the header, the columns, p
 
 def build(registry: Registry, default: str, loop: Feature, tabs: tuple[Feature, ...]) -> tuple[dict, gr.State, dict]:
     """Lay the page out, inside a gr.Blocks; returns every component by name, the user's state, and the tabs by id."""
-    components = {"header": drawn("page/header.mjs", "lab-header")}
+    components = {"header": drawn("page/header.mjs", "lab-header", value=jsonable(names()))}  # sent once
     if registry.errors:
         gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
     state = gr.State(UserState(), time_to_live=STATE_TTL_S)  # copied fresh into each session

@@ -3,6 +3,7 @@
 
 import {el, openAttentionTab, root} from "../assets/dom.mjs";
 import {BUTTON_HINTS, KEYS, install} from "../assets/keys.mjs";
+import {setNames} from "../assets/store.mjs";
 
 const PRESENTING = "lab-presenter";
 
@@ -29,7 +30,8 @@ export function present(on, toggle) {
   globalThis.dispatchEvent(new Event("resize")); // the figures take the room they now have
 }
 
-export function mount({element}) {
+export function mount({element, props}) {
+  setNames(props.value); // the server's names of the kinds and the looks, sent once as the page opens
   const box = root(element);
   const hint = Object.assign(el("button", "keys-hint", "Keys: ← → step · ↑ ↓ head · 1 2 3 kind · ? all"), {type: "button"});
   const toggle = Object.assign(el("button", "presenter-toggle", "Presenter mode"), {type: "button"});

@@ -15,6 +15,7 @@ from ..decoding.state import UserState
 from ..decoding.view import goes_on
 from ..feature import Feature, Shared
 from ..models.registry import Registry
+from ..records import jsonable
 from .render import PENDING, Views
 
 Action = Callable[..., int | None]  # (user, controls, *extra) -> the step to show, or None for the latest
@@ -78,7 +79,7 @@ class Lab:
             if c is None:
                 return {}
             todo = self.views.pending(user, c, self.decoding.max_len(c))
-        made = {name: (key, make()) for name, (key, make) in todo.items()}
+        made = {name: (key, jsonable(make())) for name, (key, make) in todo.items()}
         with user.lock:
             found = {}
             for name, (key, value) in made.items():

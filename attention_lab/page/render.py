@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..controls import Controls
 from ..decoding.state import UserState, shown_step
 from ..feature import DATA, MARKDOWN, Feature, Screen, Shared
+from ..records import Computing, jsonable
 
 PENDING = "pending"  # what the page shows of a slow output until the fill sends it
 
@@ -46,7 +47,7 @@ class Views:
         """What a slow output shows while it is computed."""
         output = self.outputs[name]
         if output.kind == DATA:
-            return {"op": "computing", "text": output.slow}
+            return Computing(output.slow)
         return f"*{output.slow}*" if output.kind == MARKDOWN else output.slow
 
     def changes(self, user: UserState, c: Controls, shown: int | None, max_len: int | None) -> tuple[dict, bool]:
@@ -62,10 +63,10 @@ class Views:
                 # after the fill that answers it, and stay), but it is filled again (a fill made while the tab was
                 # shut left it waiting).
                 if drawn != (PENDING, key):
-                    found[name], user.drawn[name] = self.placeholder(name), (PENDING, key)
+                    found[name], user.drawn[name] = jsonable(self.placeholder(name)), (PENDING, key)
                 waiting = True
             else:
-                found[name], user.drawn[name] = make(), key
+                found[name], user.drawn[name] = jsonable(make()), key
         user.answered = c
         return found, waiting
 

@@ -11,19 +11,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Literal
 
 import gradio as gr
 
 from ..assets.components import drawn
+from ..attention.payload import Word
 from ..attention.units import source_words, token_label, word_label
 from ..checks import InputError
 from ..controls import Controls
 from ..decoding.state import Run, UserState, interventions_text
 from ..feature import DATA, TEXT, Feature, Output, Screen
-from ..records import jsonable
+from ..records import OMITTED
 from .api import PATCH_ENDPOINT
 from .corruption import corruption, swapped
-from .record import steps_record, sweep
+from .record import PatchedStep, steps_record, sweep
 
 NOTE = (
     "Attention shows where a head looked; **patching** tests what carries the answer (Meng et al. 2022, causal "
@@ -59,43 +61,56 @@ def view(s: Screen) -> dict:
     return {"corrupted": ((run.serial, corrupted), lambda: corrupted), "patch": (key, patched(run, corrupted))}
 
 
-def patched(run: Run, corrupted: str) -> Callable[[], dict]:
+@dataclass
+class Patch:
+    """The whole decoding patched, as the tab draws it, or a hint why it is not."""
+
+    tokens: list[int]  # the output's, when it was asked
+    source: list[str]  # the clean source's tokens, as labelled
+    words: list[Word]
+    noise: list[int]  # the words (0-based) with noise
+    steps: list[PatchedStep] = field(default_factory=list)
+    hint: Annotated[str | None, OMITTED] = None
+    corrupted: Annotated[list[str] | None, OMITTED] = None  # the corrupted source's tokens, as labelled
+    changed: Annotated[list[bool] | None, OMITTED] = None  # per source position: corrupted
+    prefix: Annotated[list[str] | None, OMITTED] = None  # the decoder's inputs, as labelled
+    corrupted_output: Annotated[str | None, OMITTED] = None  # what the model writes from the corrupted source
+    held: Annotated[str | None, OMITTED] = None  # the interventions the output was written with (not patched)
+    op: Literal["patch"] = "patch"
+
+
+def patched(run: Run, corrupted: str) -> Callable[[], Patch]:
     """How to make the Patch message of the run as it stands now."""
     pipeline, text, limit = run.pipeline, run.text, run.session.max_new_tokens
     tokens, noise, src_ids = list(run.session.tokens), sorted(run.states.get(PatchState).noise), run.session.src_ids
     holding = interventions_text(run)
 
-    def make() -> dict:
+    def make() -> Patch:
         tokenizer, special = pipeline.tokenizer, pipeline.model.special_ids
-        groups = source_words(pipeline, list(src_ids))
-        message = {
-            "op": "patch",
-            "tokens": tokens,
-            "source": [token_label(tokenizer, i, special) for i in src_ids],
-            "words": [{"label": word_label(tokenizer.tokens([src_ids[p] for p in g])), "pieces": g} for g in groups],
-            "noise": noise,
-            "steps": [],
-        }
+        words = [
+            Word(word_label(tokenizer.tokens([src_ids[p] for p in g])), g) for g in source_words(pipeline, src_ids)
+        ]
+        message = Patch(tokens, [token_label(tokenizer, i, special) for i in src_ids], words, noise)
         if not tokens:
-            message["hint"] = "Nothing written yet: Step or Run, and each step is patched here."
+            message.hint = "Nothing written yet: Step or Run, and each step is patched here."
             return message
         try:
             asked = corruption(pipeline, text, corrupted, noise)
         except InputError as err:
-            message["hint"] = str(err)
+            message.hint = str(err)
             return message
         if asked.corrupted == asked.clean and not asked.noise:
-            message["hint"] = "The corrupted source is the clean one: change a word, or click a source word above."
+            message.hint = "The corrupted source is the clean one: change a word, or click a source word above."
             return message
         pair, patching = sweep(pipeline, asked, tokens, limit)
         labels = [token_label(tokenizer, i, special) for i in tokens]
-        message["corrupted"] = [token_label(tokenizer, i, special) for i in asked.corrupted]
-        message["changed"] = [a != b or p in asked.noise for p, (a, b) in enumerate(zip(asked.clean, asked.corrupted))]
-        message["prefix"] = [token_label(tokenizer, pipeline.model.config.bos_id, special), *labels[:-1]]
-        message["corrupted_output"] = tokenizer.decode(pair.corrupted_output())
-        message["steps"] = jsonable(steps_record(patching, labels))
+        message.corrupted = [token_label(tokenizer, i, special) for i in asked.corrupted]
+        message.changed = [a != b or p in asked.noise for p, (a, b) in enumerate(zip(asked.clean, asked.corrupted))]
+        message.prefix = [token_label(tokenizer, pipeline.model.config.bos_id, special), *labels[:-1]]
+        message.corrupted_output = tokenizer.decode(pair.corrupted_output())
+        message.steps = steps_record(patching, labels)
         if holding:
-            message["held"] = f"Patched without the output's interventions ({holding}): the model as it is."
+            message.held = f"Patched without the output's interventions ({holding}): the model as it is."
         return message
 
     return make
@@ -178,5 +193,6 @@ PATCH = Feature(
     wire=wire,
     endpoints=(PATCH_ENDPOINT,),
     state=PatchState,
+    messages=(Patch,),
     stylesheet=Path(__file__).with_name("patch.css"),
 )

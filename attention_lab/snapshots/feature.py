@@ -4,12 +4,15 @@ one, plays through them and draws the chart of the measures (snapshots/film.mjs)
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import gradio as gr
 
 from ..assets.components import drawn
 from ..attention import payload
+from ..attention.payload import Decoding
 from ..checks import InputError, check_source
 from ..feature import DATA, Feature, Output, Screen
 from .api import TRAINING_ENDPOINT
@@ -24,6 +27,29 @@ NOTE = (
 SCORES = {"exact_match": ("validation exact match", 100), "bleu": ("validation BLEU", 1)}  # name, factor
 
 
+@dataclass
+class Frame:
+    """One snapshot's decoding of the source, as the film shows it."""
+
+    step: int  # the training step it was taken at
+    info: str  # one line on it: its step and what was measured there
+    output: str
+    data: Decoding | None  # its attention; null: it could not be loaded or decoded (see error)
+    error: str
+    loss: float | None
+    alignment: float | None
+    scores: dict[str, float | None]  # by their names in the chart
+
+
+@dataclass
+class Film:
+    snapshots: list[Frame]  # in training order
+    model: str = ""
+    factors: dict[str, float] = field(default_factory=dict)  # each score's factor in the chart (100 for a share)
+    message: str = ""  # why there is no film ("" when there is one)
+    op: Literal["film"] = "film"
+
+
 def view(s: Screen) -> dict:
     """The film: every snapshot's decoding of the source, for the page to draw (slow), or why there is none."""
     c, snapshots = s.controls, s.shared.store(Snapshots)
@@ -32,31 +58,30 @@ def view(s: Screen) -> dict:
         check_source(snapshots.registry.entry(c.model).pipeline, c.source)
     except InputError as err:
         message = str(err)
-        return {"film": (("none", message), lambda: {"op": "film", "snapshots": [], "message": message})}
+        return {"film": (("none", message), lambda: Film([], message=message))}
     return {"film": ((c.model, c.source, s.max_len), lambda: film(snapshots, c.model, c.source, s.max_len))}
 
 
-def film(snapshots: Snapshots, model: str, text: str, max_len: int | None) -> dict:
+def film(snapshots: Snapshots, model: str, text: str, max_len: int | None) -> Film:
     """Every snapshot's decoding of the source, as the page draws it: the step it was taken at, its line of
     measures, its output, its attention (attention_lab.attention.payload), or why it has none; and what the chart
     plots."""
     decoded = snapshots.decodings(model, text, max_len)
     tokenizer = snapshots.registry.entries[model].pipeline.tokenizer  # every snapshot shares the model's tokenizer
     frames = [
-        {
-            "step": d.snapshot.step,
-            "info": describe(decoded, i, model),
-            "output": d.output_text or "",
-            "data": payload.full(d.session, tokenizer, model) if d.session is not None else None,
-            "error": d.error,
-            "loss": d.loss,
-            "alignment": d.alignment,
-            "scores": {name: d.snapshot.metrics.get(key) for key, (name, _) in SCORES.items()},
-        }
+        Frame(
+            step=d.snapshot.step,
+            info=describe(decoded, i, model),
+            output=d.output_text or "",
+            data=payload.full(d.session, tokenizer, model) if d.session is not None else None,
+            error=d.error,
+            loss=d.loss,
+            alignment=d.alignment,
+            scores={name: d.snapshot.metrics.get(key) for key, (name, _) in SCORES.items()},
+        )
         for i, d in enumerate(decoded)
     ]
-    factors = {name: factor for name, factor in SCORES.values()}
-    return {"op": "film", "model": model, "snapshots": frames, "factors": factors}
+    return Film(frames, model, {name: factor for name, factor in SCORES.values()})
 
 
 def describe(decoded: list[SnapshotDecoding], i: int, model: str) -> str:
@@ -94,5 +119,6 @@ TRAINING = Feature(
     needs_run=False,
     endpoints=(TRAINING_ENDPOINT,),
     store=Snapshots,
+    messages=(Film,),
     stylesheet=Path(__file__).with_name("snapshots.css"),
 )

@@ -3,7 +3,7 @@ the score each head's ablation costs."""
 
 from __future__ import annotations
 
-from ..attention.grids import METRICS, summary_data
+from ..attention.grids import METRICS, Summary, summary_data
 
 
 def survey_metrics(score_name: str) -> dict:
@@ -25,7 +25,7 @@ def survey_metrics(score_name: str) -> dict:
     }
 
 
-def survey_data(survey: dict) -> dict:
+def survey_data(survey: dict) -> Summary:
     """The survey's head grid; each cell names its head, so a click focuses it."""
     base = survey["score"]["value"]
     cells = {

@@ -10,13 +10,15 @@ from pathlib import Path
 import gradio as gr
 
 from ..assets.components import drawn
+from ..attention.grids import Summary
 from ..checks import InputError
 from ..controls import Controls
 from ..decoding.state import UserState
 from ..feature import DATA, Feature, Output, Screen
 from ..models.registry import ModelEntry
+from ..records import Nothing
 from .data import survey_data
-from .report import SURVEY_FILE, read_survey
+from .report import SURVEY_FILE, Report, read_survey
 
 logger = logging.getLogger(__name__)
 
@@ -36,22 +38,22 @@ def survey_path(entry: ModelEntry, chosen: ChosenSurveys) -> Path | None:
     return saved if saved is not None and saved.is_file() else None
 
 
-def corpus(entry: ModelEntry, path: Path | None) -> dict:
+def corpus(entry: ModelEntry, path: Path | None) -> Summary | Nothing:
     """The corpus survey's grid for the page, or what to do to have one."""
     if path is None:
         text = (
             f"No survey of {entry.name} over a corpus yet: run python -m attention_lab.survey --model {entry.name} "
             "--data FILE --out DIR, then choose its survey.json below."
         )
-        return {"op": "none", "text": text}
+        return Nothing(text)
     try:
         return survey_data(read_survey(path, entry.pipeline.model.config))
     except InputError as err:
         logger.info("survey not shown: %s", err)
-        return {"op": "none", "text": str(err)}
+        return Nothing(str(err))
     except Exception:  # a survey that passed the checks and still cannot be read costs its view, not the page
         logger.exception("survey not read: %s", path)
-        return {"op": "none", "text": f"{path.name} could not be read: see the server log."}
+        return Nothing(f"{path.name} could not be read: see the server log.")
 
 
 def view(s: Screen) -> dict:
@@ -95,4 +97,5 @@ CORPUS = Feature(
     view=view,
     wire=wire,
     user_state=ChosenSurveys,
+    messages=(Summary, Report),
 )

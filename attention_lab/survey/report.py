@@ -14,12 +14,15 @@ from __future__ import annotations
 import html
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal
 
 from transformer.config import KINDS, n_layers
 from transformer.contract import ModelConfig
 
 from ..assets import PACKAGE, offline_page
+from ..attention.grids import Summary
 from ..attention.kinds import NAMES
 from ..checks import InputError
 from .data import survey_data
@@ -30,6 +33,15 @@ SURVEY_FILE = "survey.json"
 HTML_FILE = "survey.html"
 REPORT = PACKAGE / "survey" / "report.mjs"  # draws survey.html, with the app's own summary of heads
 STYLE = "body{font-family:system-ui,sans-serif;max-width:1100px;margin:1em auto;padding:0 1em}"
+
+
+@dataclass
+class Report:
+    """What survey.html draws: the survey (survey.json, its contract above) and its head grid."""
+
+    survey: dict[str, Any]
+    grid: Summary
+    op: Literal["report"] = "report"
 
 
 def write_survey(survey: dict, out: Path) -> list[Path]:
@@ -47,7 +59,7 @@ def survey_html(survey: dict) -> str:
     lines = "".join(f"<li>{_escape(line)}</li>" for line in summary_lines(survey))
     title = f"Head survey: {survey['model']}"
     body = f"<h1>{_escape(title)}</h1><ul>{lines}</ul><div id='pruning'></div><div id='heads'></div>"
-    state = {"survey": survey, "grid": survey_data(survey)}
+    state = Report(survey, survey_data(survey))
     return offline_page(title, body, REPORT, state, style=STYLE)
 
 

@@ -12,20 +12,22 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated, Literal
 
 import gradio as gr
 
 from ..assets.components import drawn
+from ..attention.payload import Word
 from ..attention.units import source_words, token_label, word_label
 from ..attribution.methods import no_gradients
 from ..checks import InputError, is_blank
 from ..controls import Controls
 from ..decoding.state import Run, UserState, interventions_key, interventions_text
 from ..feature import DATA, Feature, Output, Screen
-from ..records import jsonable
+from ..records import OMITTED
 from .api import SCORE
 from .flags import LOW_SOURCE
-from .record import NOTES, TITLES, record, target_ids
+from .record import NOTES, TITLES, FlagRecord, ScoredStep, Sentence, record, target_ids
 from .score import ALTI, score
 from .sentence import COVERED
 
@@ -48,6 +50,40 @@ OUTPUTS = (Output("trust", DATA, slow="Forcing the translation on the decoder an
 
 
 @dataclass
+class Reading:
+    """How to read each sentence score, in one line."""
+
+    mean_logp: str
+    source_share: str
+    coverage: str
+
+
+@dataclass
+class Trust:
+    """A translation scored, as the tab draws it: what was asked, and the score (or a hint why there is none)."""
+
+    pasted: str | None  # the translation pasted, or null: the output as it stands
+    method: str
+    title: str
+    tokens: list[int]  # the output's, when it was asked
+    note: str
+    reading: Reading
+    words: list[Word]
+    source: list[str]  # the source tokens, as labelled
+    hint: Annotated[str | None, OMITTED] = None
+    source_tokens: Annotated[list[str] | None, OMITTED] = None  # the rest: /score's answer, and what the tab adds
+    target_tokens: Annotated[list[str] | None, OMITTED] = None
+    steps: Annotated[list[ScoredStep] | None, OMITTED] = None
+    sentence: Annotated[Sentence | None, OMITTED] = None
+    flags: Annotated[list[FlagRecord] | None, OMITTED] = None
+    labels: Annotated[list[str] | None, OMITTED] = None  # the scored tokens, as labelled
+    reads: Annotated[list[float] | None, OMITTED] = None  # each source word's cross-attention over the translation
+    uncovered_words: Annotated[list[int] | None, OMITTED] = None
+    held: Annotated[str | None, OMITTED] = None  # the interventions it was scored with
+    op: Literal["trust"] = "trust"
+
+
+@dataclass
 class TrustState:
     """What the Trust tab keeps of a run: the translation pasted to score (None: the output as it stands)."""
 
@@ -65,49 +101,50 @@ def view(s: Screen) -> dict:
     return {"trust": (key, scored_message(run, pasted, method))}
 
 
-def scored_message(run: Run, pasted: str | None, method: str) -> Callable[[], dict]:
+def scored_message(run: Run, pasted: str | None, method: str) -> Callable[[], Trust]:
     """How to make the Trust message of the run as it stands now: the output (or `pasted`) scored by `method`."""
     pipeline, session = run.pipeline, run.session
     src_ids, tokens, limit = list(session.src_ids), list(session.tokens), session.max_new_tokens
     interventions, holding = session.interventions, interventions_text(run)
 
-    def make() -> dict:
+    def make() -> Trust:
         tokenizer, special = pipeline.tokenizer, pipeline.model.special_ids
-        groups = score_words(pipeline, src_ids)
-        message = {"op": "trust", "pasted": pasted, "method": method, "title": TITLES[method], "tokens": tokens,
-                   "note": NOTES[method], "reading": READING, "words": groups}  # fmt: skip
-        message["source"] = [token_label(tokenizer, i, special) for i in src_ids]
+        source = [token_label(tokenizer, i, special) for i in src_ids]
+        message = Trust(pasted, method, TITLES[method], tokens, NOTES[method], Reading(**READING), score_words(pipeline, src_ids),
+                        source)  # fmt: skip
         try:
             forced = tokens if pasted is None else target_ids(pipeline, pasted)
             if not forced:
-                message["hint"] = "Nothing written yet: Step or Run, or paste a translation to score."
+                message.hint = "Nothing written yet: Step or Run, or paste a translation to score."
                 return message
             own = pasted is None
             scored = score(pipeline, src_ids, forced, method, limit if own else None, interventions if own else None)
         except InputError as err:
-            message["hint"] = str(err)
+            message.hint = str(err)
             return message
         except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
-            message["hint"] = no_gradients(err)
+            message.hint = no_gradients(err)
             return message
         except (ValueError, TypeError) as err:  # a model whose sublayers ALTI+ cannot read
-            message["hint"] = f"This model cannot be scored by ALTI+: {err}"
+            message.hint = f"This model cannot be scored by ALTI+: {err}"
             return message
-        message.update(jsonable(record(pipeline, scored)))
-        message["labels"] = [token_label(tokenizer, i, special) for i in forced]
-        message["reads"] = [round(float(r), 4) for r in scored.reads]
-        message["uncovered_words"] = scored.uncovered
+        answer = record(pipeline, scored)
+        message.source_tokens, message.target_tokens = answer.source_tokens, answer.target_tokens
+        message.steps, message.sentence, message.flags = answer.steps, answer.sentence, answer.flags
+        message.labels = [token_label(tokenizer, i, special) for i in forced]
+        message.reads = [round(float(r), 4) for r in scored.reads]
+        message.uncovered_words = scored.uncovered
         if holding and pasted is None:
-            message["held"] = f"Scored as the output was written, with its interventions ({holding})."
+            message.held = f"Scored as the output was written, with its interventions ({holding})."
         return message
 
     return make
 
 
-def score_words(pipeline, src_ids: list[int]) -> list[dict]:
+def score_words(pipeline, src_ids: list[int]) -> list[Word]:
     """The source's words as the tab shows them: a label and the token positions of its pieces."""
     pieces = pipeline.tokenizer.tokens(src_ids)
-    return [{"label": word_label([pieces[p] for p in g]), "pieces": g} for g in source_words(pipeline, src_ids)]
+    return [Word(word_label([pieces[p] for p in g]), g) for g in source_words(pipeline, src_ids)]
 
 
 def state_of(user: UserState) -> TrustState:
@@ -162,5 +199,6 @@ TRUST = Feature(
     controls=("trust_method",),
     endpoints=(SCORE,),
     state=TrustState,
+    messages=(Trust,),
     stylesheet=Path(__file__).with_name("trust.css"),
 )

@@ -16,8 +16,7 @@ from ..checks import InputError, as_int, quoted
 from ..decoding.request import Request
 from ..feature import Endpoint, Limits
 from .contrast import ContrastError, contrast_step
-
-LENS_TOP_K = 5
+from .messages import LENS_TOP_K
 
 
 @dataclass

@@ -14,6 +14,7 @@ from ..attention.units import token_label
 from ..attribution.methods import AGGREGATES, METHODS, no_gradients, titled
 from ..decoding.state import Run, interventions_key
 from .contrast import ContrastError, contrast_step
+from .messages import Contrast, ContrastNotes, significant
 
 logger = logging.getLogger("attention_lab")
 SLOW = "Attributing the difference of the two logits…"
@@ -37,30 +38,31 @@ def contrast_view(run: Run, method: str, aggregate: str, asked: Asked | None) ->
     return key, contrast_message(run, method, aggregate, asked)
 
 
-def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Callable[[], dict]:
+def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Callable[[], Contrast]:
     """How to make the contrast's message for the page (what it needs is taken now, under the user's lock)."""
     session, tokenizer = run.session, run.pipeline.tokenizer
     model, src_ids, tokens = session.model, list(session.src_ids), list(session.tokens)
     limit, interventions, special = session.max_new_tokens, session.interventions, session.model.special_ids
 
-    def make() -> dict:
+    def make() -> Contrast:
         label = token_label(tokenizer, asked.alternative, special)
-        message = {"op": "contrast", "step": asked.step, "tokens": list(asked.written), "alternative": label,
-                   "token_id": asked.alternative,
-                   "title": titled(method, aggregate), "aggregate": aggregate,
-                   "notes": {"method": METHODS[method].note, "aggregate": AGGREGATES[aggregate]}}  # fmt: skip
+        notes = ContrastNotes(METHODS[method].note, AGGREGATES[aggregate])
+        message = Contrast(asked.step, list(asked.written), label, asked.alternative, titled(method, aggregate),
+                           aggregate, notes)  # fmt: skip
         try:
             c = contrast_step(model, src_ids, tokens, asked.step, asked.alternative, method, aggregate, limit,
                               interventions, name=f"“{label}”")  # fmt: skip
         except ContrastError as err:
-            return {**message, "error": str(err)}
+            message.error = str(err)
         except RuntimeError as err:
-            return {**message, "error": no_gradients(err)}
+            message.error = no_gradients(err)
         except Exception as err:  # said in the tab, which would otherwise say "computing" for good
             logger.exception("contrast failed")
-            return {**message, "error": f"The contrast failed: {str(err).splitlines()[0] if str(err) else err!r}"}
-        significant = lambda values: [float(f"{float(v):.4g}") for v in values]
-        difference = round(c.difference, 5)
-        return {**message, "difference": difference, "source": significant(c.source), "prefix": significant(c.prefix)}
+            message.error = f"The contrast failed: {str(err).splitlines()[0] if str(err) else err!r}"
+        else:
+            message.difference, message.source, message.prefix = (
+                round(c.difference, 5), significant(c.source), significant(c.prefix)
+            )  # fmt: skip
+        return message
 
     return make

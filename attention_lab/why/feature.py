@@ -11,7 +11,6 @@ decoding is not attributed again, so a Step with the tab open costs one step's a
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,10 +18,8 @@ from pathlib import Path
 import gradio as gr
 
 from transformer import DecodingSession
-from transformer.lens import decoder_lens
 
 from ..assets.components import drawn
-from ..attention.units import token_label
 from ..attribution.methods import (
     AGGREGATES,
     METHODS,
@@ -38,10 +35,11 @@ from ..controls import Controls
 from ..decoding.messages import key as decoding_key
 from ..decoding.state import Run, UserState, interventions_key, opened
 from ..feature import DATA, MARKDOWN, Feature, Output, Screen
-from .api import ENDPOINTS, LENS_TOP_K
+from .api import ENDPOINTS
 from .contrasting import SLOW as CONTRAST_SLOW
 from .contrasting import Asked, contrast_view
 from .deletion import deletion_table
+from .messages import Contrast, Notes, Why, lens_data, why_step
 
 DEFAULT_METHOD, DEFAULT_AGGREGATE = "input_x_gradient", "sum"
 NOTE = (
@@ -99,7 +97,7 @@ def view(s: Screen) -> dict:
     }
 
 
-def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callable[[], dict]:
+def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callable[[], Why]:
     """How to make the Why message of the run as it stands now (what it needs is taken now, under the user's lock;
     the making can run after, while the user goes on)."""
     session, tokenizer, key = run.session, run.pipeline.tokenizer, decoding_key(run)
@@ -107,45 +105,22 @@ def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callab
     src_ids, tokens = list(session.src_ids), list(session.tokens)
     model, limit, interventions = session.model, session.max_new_tokens, session.interventions
 
-    def make() -> dict:
-        title = titled(method, aggregate)
-        message = {"op": "why", "key": key, "method": method, "aggregate": aggregate, "title": title}
-        method_note = f"{METHODS[method].note} {AGGREGATES[aggregate]}"
-        message["notes"] = {"method": method_note, "words": WORDS_NOTE, "agreement": AGREEMENT_NOTE}
-        message["tokens"], message["steps"], message["lens"] = tokens, [], None
+    def make() -> Why:
+        notes = Notes(f"{METHODS[method].note} {AGGREGATES[aggregate]}", WORDS_NOTE, AGREEMENT_NOTE)
+        message = Why(key, method, aggregate, titled(method, aggregate), notes, tokens)
         if not tokens:
             return message
         try:
-            steps = _attributions(made, session, src_ids, tokens, method, aggregate)
-            message["steps"] = [_step_record(a) for a in steps]
-            message["lens"] = _lens_record(model, tokenizer, src_ids, tokens, limit, interventions)
+            message.steps = [why_step(a) for a in _attributions(made, session, src_ids, tokens, method, aggregate)]
+            message.lens = lens_data(model, tokenizer, src_ids, tokens, limit, interventions)
         except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
-            message["error"] = no_gradients(err)
+            message.error = no_gradients(err)
         except Exception as err:  # said in the tab, which would otherwise say "computing" for good
             logger.exception("why this token failed")
-            message["error"] = f"Attribution failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+            message.error = f"Attribution failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
         return message
 
     return make
-
-
-def _lens_record(model, tokenizer, src_ids: list[int], tokens: list[int], limit: int, interventions) -> dict:
-    """The lens for the page: per step and layer the top tokens [[label, probability], ...], the probability of the
-    token written, and the layer (1-based) where it settles."""
-    lens = decoder_lens(model, src_ids, tokens, LENS_TOP_K, limit, interventions)
-    special = model.special_ids
-    return {
-        "layers": lens.top_ids.size(0),
-        "top": [
-            [
-                [[token_label(tokenizer, int(i), special), round(float(p), 4)] for i, p in zip(ids, probs)]
-                for ids, probs in zip(lens.top_ids[:, t].tolist(), lens.top_probs[:, t].tolist())
-            ]
-            for t in range(len(tokens))
-        ],
-        "written": [[round(float(p), 4) for p in lens.written_probs[:, t]] for t in range(len(tokens))],
-        "settled": [None if s is None else s + 1 for s in lens.settled],
-    }
 
 
 def _attributions(
@@ -167,25 +142,6 @@ def _attributions(
             made[key] = attribute_step(scorer, step, method, aggregate=aggregate)
         found.append(made[key])
     return found
-
-
-def _significant(values) -> list[float]:
-    """Four significant figures: a near-certain step's gradients are tiny, and must not round to zero."""
-    return [float(f"{float(v):.4g}") for v in values]
-
-
-def _step_record(a: StepAttribution) -> dict:
-    share = a.source_share
-    record = {
-        "source": _significant(a.source),
-        "prefix": _significant(a.prefix),
-        "source_share": None if math.isnan(share) else round(share, 4),
-        "log_prob": round(a.log_prob, 5),
-    }
-    if a.delta is not None and math.isfinite(a.delta):  # integrated gradients: how far the sum is from the change
-        record["gap"] = round(a.delta, 5)
-        record["total"] = round(float(a.source.sum() + a.prefix.sum()), 5)
-    return record
 
 
 def deletion(run: Run) -> Callable[[], str]:
@@ -265,5 +221,6 @@ WHY = Feature(
     controls=("method", "aggregate"),
     endpoints=ENDPOINTS,
     state=WhyState,
+    messages=(Why, Contrast),
     stylesheet=Path(__file__).with_name("why.css"),
 )

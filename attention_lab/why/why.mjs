@@ -7,7 +7,7 @@ import {el, root} from "../assets/dom.mjs";
 import {STYLE} from "../assets/look.mjs";
 import {draw, onClick, outline, shade} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
-import {page, setLook} from "../assets/store.mjs";
+import {page, sameKey, setLook} from "../assets/store.mjs";
 import {stepRow} from "../assets/units.mjs";
 import {now, shadedWords} from "../decoding/now.mjs";
 import {lensFigure} from "./lens.mjs";
@@ -97,10 +97,9 @@ export function agreementFigure(grid, title, focus) {
  * tokens for the steps both have. */
 export function usable(message, d) {
   if (!d || !message || message.op !== "why") return false;
-  if (message.key === page.key) return true;
-  const at = (key) => String(key).split(".");
-  const [whySerial, whyVersion] = at(message.key), [serial] = at(page.key), [fullSerial, fullVersion] = at(page.fullKey);
-  return whySerial === serial && fullSerial === serial && Number(whyVersion) >= Number(fullVersion)
+  const [why, now, full] = [message.key, page.key, page.fullKey];
+  if (sameKey(why, now)) return true;
+  return !!now && !!full && why.serial === now.serial && full.serial === now.serial && why.version >= full.version
     && message.tokens.every((t, i) => i >= d.steps.length || d.steps[i].token === t);
 }
 

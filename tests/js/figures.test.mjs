@@ -3,7 +3,10 @@ import {test} from "node:test";
 
 import {Decoding} from "../../attention_lab/assets/decoding.mjs";
 import {focusFigure, gridFigure, kindFigures, MIN_ROW_PX, tiles, tileShapes} from "../../attention_lab/attention/figures.mjs";
-import {payload} from "./helpers.mjs";
+import {setNames} from "../../attention_lab/assets/store.mjs";
+import {NAMES, payload} from "./helpers.mjs";
+
+setNames(NAMES);
 
 const look = {words: true, hideSpecials: false, scale: "linear", focus: null, reading: "weights"};
 

@@ -43,3 +43,23 @@ export function payload({S = 4, T = 3, L = 2, H = 2} = {}) {
     encoder: q16(encoder), encoder_norms: f32(Array(L * H * S).fill(1)), encoder_rollout: q16(rollout),
     cross_norms: f32(Array(L * H * S).fill(1)), steps, original: null};
 }
+
+/** Names of the kinds and the looks, as the server sends them once (attention_lab.attention.looks.Names): made up
+ * here, so that the modules are seen to draw whatever names they are given. */
+export const NAMES = {
+  op: "names",
+  kinds: {
+    cross: {title: "Cross (test)", axes: ["written", "source"]},
+    encoder: {title: "Encoder (test)", axes: ["from", "to"]},
+    decoder_self: {title: "Decoder (test)", axes: ["written", "input"]},
+  },
+  order: ["cross", "encoder", "decoder_self"],
+  readings: {weights: "Weights (test)", value: "Value (test)", rollout: "Rollout (test)"},
+  scales: {linear: "lin (test)", log: "log (test)", row: "row (test)"},
+  focus_mean: "Mean (test)",
+};
+
+/** A decoding's key, as the server writes it. */
+export function key(serial, version) {
+  return {serial, version};
+}

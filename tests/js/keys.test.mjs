@@ -2,8 +2,11 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 
 import {nextFocus, press, typing} from "../../attention_lab/assets/keys.mjs";
-import {page, receive, setKind, setLook, show} from "../../attention_lab/assets/store.mjs";
-import {payload} from "./helpers.mjs";
+import {page, receive, setKind, setLook, setNames, show} from "../../attention_lab/assets/store.mjs";
+import {NAMES, payload} from "./helpers.mjs";
+import {valid} from "./messages.mjs";
+
+setNames(NAMES);
 
 const target = (selector) => ({closest: (s) => (s.split(", ").some((part) => part === selector) ? {} : null)});
 
@@ -14,7 +17,7 @@ test("a key pressed in a text box, a menu, a slider or an editable element is th
 });
 
 test("the arrows move the shown step, and → at the last step asks for one more", () => {
-  receive({op: "full", key: "3.1", shown: 2, data: payload({T: 2})});
+  receive(valid({op: "full", key: {serial: 3, version: 1}, shown: 2, data: payload({T: 2})}));
   let stepped = 0, helped = 0;
   const actions = {step: () => stepped++, help: () => helped++};
   assert.ok(press("ArrowLeft", actions));
@@ -34,7 +37,7 @@ test("the arrows move the shown step, and → at the last step asks for one more
 test("up and down go through the focused heads, the mean first; 1 2 3 choose the kind", () => {
   setLook({focus: null});
   setKind("cross");
-  receive({op: "full", key: "4.1", shown: 1, data: payload({L: 2, H: 2})});
+  receive(valid({op: "full", key: {serial: 4, version: 1}, shown: 1, data: payload({L: 2, H: 2})}));
   const actions = {step: () => {}, help: () => {}};
   press("ArrowDown", actions);
   assert.deepEqual(page.look.focus, [0, 0]);
@@ -50,7 +53,7 @@ test("up and down go through the focused heads, the mean first; 1 2 3 choose the
 });
 
 test("with nothing decoded the arrows are the page's to scroll, and → decodes the first step", () => {
-  receive({op: "clear", key: "5.0", shown: 0});
+  receive(valid({op: "clear", key: null, shown: 0}));
   let stepped = 0;
   const actions = {step: () => stepped++, help: () => {}};
   for (const key of ["ArrowLeft", "Home", "End", "ArrowUp", "ArrowDown"]) assert.equal(press(key, actions), false, key);

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {FOCUS_MEAN, focusChoices, focusOf, percent} from "../../attention_lab/assets/look.mjs";
+import {focusChoices, focusOf, percent} from "../../attention_lab/assets/look.mjs";
 import {axisLabels, escapeToken, labelPx, MAX_LABEL, unique, wrapped} from "../../attention_lab/assets/labels.mjs";
 
 test("a focus label reads back as its 0-based layer and head; anything else is the mean", () => {
   assert.deepEqual(focusOf("Layer 2 · Head 3"), [1, 2]);
-  for (const label of [FOCUS_MEAN, "Layer 0 · Head 1", "layer 2 · head 3", null, ""]) assert.equal(focusOf(label), null);
-  assert.deepEqual(focusChoices(2, 2), [FOCUS_MEAN, "Layer 1 · Head 1", "Layer 1 · Head 2", "Layer 2 · Head 1", "Layer 2 · Head 2"]);
+  for (const label of ["Mean (test)", "Layer 0 · Head 1", "layer 2 · head 3", null, ""]) assert.equal(focusOf(label), null);
+  assert.deepEqual(focusChoices(2, 2, "Mean (test)"), ["Mean (test)", "Layer 1 · Head 1", "Layer 1 · Head 2", "Layer 2 · Head 1", "Layer 2 · Head 2"]);
 });
 
 test("a probability reads as people read it", () => {

@@ -2,12 +2,14 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 
 import {largest, restoredGrid, stepFigures, stepOf, summary, traceFigure} from "../../attention_lab/patch/patch.mjs";
+import {valid} from "./messages.mjs";
 
 const record = (step, token, enc, dec, cross) => ({step, token, clean_logp: -0.1, corrupted_logp: -3,
   encoder_states: enc, decoder_states: dec, heads: {encoder: [[0, 0]], decoder_self: [[0, 0]], cross}});
-const message = {tokens: [7, 8], source: ["a", "b", "</s>"], prefix: ["<s>", "b"],
+const message = valid({op: "patch", tokens: [7, 8], source: ["a", "b", "</s>"], prefix: ["<s>", "b"], noise: [],
+  words: [{label: "a", pieces: [0]}, {label: "b", pieces: [1]}],
   steps: [record(1, "b", [[0, 0.95, 0], [0.02, 0.99, -0.01]], [[0.5]], [[0.3, 0.7]]),
-    record(2, "a", [[null, null, null], [null, null, null]], [[null, null]], [[null, null]])]};
+    record(2, "a", [[null, null, null], [null, null, null]], [[null, null]], [[null, null]])]});
 
 test("the largest r and where it is, nulls left out", () => {
   assert.deepEqual(largest([[null, 0.2], [0.9, -1]]), {value: 0.9, row: 1, column: 0});

@@ -3,7 +3,10 @@ import {test} from "node:test";
 
 import {onClick} from "../../attention_lab/assets/plot.mjs";
 import {slowView} from "../../attention_lab/assets/slow.mjs";
-import {setKind, setLook} from "../../attention_lab/assets/store.mjs";
+import {setKind, setLook, setNames} from "../../attention_lab/assets/store.mjs";
+import {NAMES} from "./helpers.mjs";
+
+setNames(NAMES);
 
 const seen = []; // the callbacks of the elements watched for coming into view
 globalThis.ResizeObserver = class {

@@ -1,33 +1,36 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {page, receive, setKind, setLook, show, steps, watch} from "../../attention_lab/assets/store.mjs";
-import {payload} from "./helpers.mjs";
+import {page, receive, setKind, setLook, setNames, show, steps, watch} from "../../attention_lab/assets/store.mjs";
+import {NAMES, payload} from "./helpers.mjs";
+import {valid} from "./messages.mjs";
+
+setNames(NAMES);
 
 test("the page holds what the server's messages bring it to, and leaves a message meant for another decoding", () => {
   const seen = [];
   const stop = watch((what) => seen.push(what));
-  receive({op: "full", key: "1.1", shown: 2, data: payload({T: 2})});
-  assert.deepEqual([page.key, page.shown, steps()], ["1.1", 2, 2]);
+  receive(valid({op: "full", key: {serial: 1, version: 1}, shown: 2, data: payload({T: 2})}));
+  assert.deepEqual([page.key, page.shown, steps()], [{serial: 1, version: 1}, 2, 2]);
   const third = payload({T: 3}).steps[2];
-  receive({op: "step", key: "1.2", after: "1.0", shown: 3, step: third, out: {labels: "o2", words: "o2", group: 2, special: false}});
+  receive(valid({op: "step", key: {serial: 1, version: 2}, after: {serial: 1, version: 0}, shown: 3, step: third, out: {labels: "o2", words: "o2", group: 2, special: false}, cross_norms: null}));
   assert.equal(steps(), 2); // after another decoding than the page holds: left
-  receive({op: "step", key: "1.2", after: "1.1", shown: 3, step: third, out: {labels: "o2", words: "o2", group: 2, special: false}});
-  assert.deepEqual([page.key, page.shown, steps(), page.decoding.out.labels[2]], ["1.2", 3, 3, "o2"]);
-  receive({op: "back", key: "1.3", after: "1.2", shown: 2, steps: 2});
-  assert.deepEqual([page.key, steps()], ["1.3", 2]);
-  receive({op: "show", key: "1.3", shown: 1});
+  receive(valid({op: "step", key: {serial: 1, version: 2}, after: {serial: 1, version: 1}, shown: 3, step: third, out: {labels: "o2", words: "o2", group: 2, special: false}, cross_norms: null}));
+  assert.deepEqual([page.key, page.shown, steps(), page.decoding.out.labels[2]], [{serial: 1, version: 2}, 3, 3, "o2"]);
+  receive(valid({op: "back", key: {serial: 1, version: 3}, after: {serial: 1, version: 2}, shown: 2, steps: 2}));
+  assert.deepEqual([page.key, steps()], [{serial: 1, version: 3}, 2]);
+  receive(valid({op: "show", key: {serial: 1, version: 3}, shown: 1}));
   assert.equal(page.shown, 1);
-  receive({op: "show", key: "9.9", shown: 0});
+  receive(valid({op: "show", key: {serial: 9, version: 9}, shown: 0}));
   assert.equal(page.shown, 1);
-  receive({op: "clear", key: "", shown: 0});
-  assert.deepEqual([page.decoding, steps(), page.fullKey], [null, 0, ""]);
+  receive(valid({op: "clear", key: null, shown: 0}));
+  assert.deepEqual([page.decoding, steps(), page.fullKey], [null, 0, null]);
   assert.deepEqual(seen, ["decoding", "decoding", "decoding", "shown", "decoding"]);
   stop();
 });
 
 test("the shown step stays between 0 and the last; kind and look change only when asked for another", () => {
-  receive({op: "full", key: "2.1", shown: 0, data: payload({T: 3})});
+  receive(valid({op: "full", key: {serial: 2, version: 1}, shown: 0, data: payload({T: 3})}));
   let changes = page.changes;
   show(7);
   assert.equal(page.shown, 3);
@@ -45,15 +48,15 @@ test("the shown step stays between 0 and the last; kind and look change only whe
 });
 
 test("a step's answer that comes before the one it follows waits for it", () => {
-  receive({op: "full", key: "6.1", shown: 1, data: payload({T: 1})});
+  receive(valid({op: "full", key: {serial: 6, version: 1}, shown: 1, data: payload({T: 1})}));
   const [, second, third] = payload({T: 3}).steps;
   const out = (t) => ({labels: `o${t}`, words: `o${t}`, group: t, special: false});
-  receive({op: "step", key: "6.3", after: "6.2", shown: 3, step: third, out: out(2)}); // the later click's answer first
-  assert.deepEqual([page.key, steps()], ["6.1", 1]);
-  receive({op: "step", key: "6.2", after: "6.1", shown: 2, step: second, out: out(1)});
-  assert.deepEqual([page.key, steps(), page.shown, page.decoding.out.labels], ["6.3", 3, 3, ["o0", "o1", "o2"]]);
-  receive({op: "step", key: "6.9", after: "6.8", shown: 9, step: third, out: out(8)}); // follows nothing the page gets
-  receive({op: "full", key: "7.1", shown: 1, data: payload({T: 1})}); // a whole decoding: what waited is dropped
-  receive({op: "full", key: "6.8", shown: 1, data: payload({T: 1})});
-  assert.deepEqual([page.key, steps()], ["6.8", 1]);
+  receive(valid({op: "step", key: {serial: 6, version: 3}, after: {serial: 6, version: 2}, shown: 3, step: third, out: out(2), cross_norms: null})); // the later click's answer first
+  assert.deepEqual([page.key, steps()], [{serial: 6, version: 1}, 1]);
+  receive(valid({op: "step", key: {serial: 6, version: 2}, after: {serial: 6, version: 1}, shown: 2, step: second, out: out(1), cross_norms: null}));
+  assert.deepEqual([page.key, steps(), page.shown, page.decoding.out.labels], [{serial: 6, version: 3}, 3, 3, ["o0", "o1", "o2"]]);
+  receive(valid({op: "step", key: {serial: 6, version: 9}, after: {serial: 6, version: 8}, shown: 9, step: third, out: out(8), cross_norms: null})); // follows nothing the page gets
+  receive(valid({op: "full", key: {serial: 7, version: 1}, shown: 1, data: payload({T: 1})})); // a whole decoding: what waited is dropped
+  receive(valid({op: "full", key: {serial: 6, version: 8}, shown: 1, data: payload({T: 1})}));
+  assert.deepEqual([page.key, steps()], [{serial: 6, version: 8}, 1]);
 });

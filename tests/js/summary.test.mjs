@@ -4,13 +4,14 @@ import {test} from "node:test";
 import {short, summaryFigure} from "../../attention_lab/attention/grids.mjs";
 import {effectsFigure} from "../../attention_lab/heads/effects.mjs";
 import {pruningFigure} from "../../attention_lab/survey/report.mjs";
+import {valid} from "./messages.mjs";
 
 const title = (fig) => fig.layout.annotations.find((a) => a.name === "title").text;
-const data = {op: "summary", title: "<t>", kinds: ["encoder", "cross"], short: {encoder: "enc self", cross: "cross"},
+const data = valid({op: "summary", title: "<t>", kinds: ["encoder", "cross"], short: {encoder: "enc self", cross: "cross"},
   layers: 2, heads: 2, metrics: [
     {key: "entropy", name: "entropy (nats)", note: "low", colouring: "size", grids: {encoder: [[1, 2], [3, 4]], cross: [[0.5, null], [1, 1]]}},
     {key: "offset", name: "offset", note: "signed", colouring: "signed", grids: {encoder: [[-1, 1], [0, 2]], cross: [[1, 1], [1, 1]]}},
-  ]};
+  ]});
 
 test("a cell writes its value as its measure reads", () => {
   assert.equal(short(0.4237, "share"), "42%");
@@ -35,9 +36,9 @@ test("the summary: a row of grids per measure, a block per kind, each cell namin
 });
 
 test("an ablation's effects: red where the top token changes, hover the ablated top 3", () => {
-  const fig = effectsFigure({op: "effects", held: "Ablated: x", steps: [
+  const fig = effectsFigure(valid({op: "effects", held: "Ablated: x", steps: [
     {step: 1, label: "a", kl: 0.1, changed: false, top: [["a", 0.9]]},
-    {step: 2, label: "<b>", kl: 2, changed: true, top: [["c", 0.5]]}]});
+    {step: 2, label: "<b>", kl: 2, changed: true, top: [["c", 0.5]]}]}));
   assert.deepEqual(fig.data.map((t) => t.x), [["1: a"], ["2: &lt;b&gt;"]]);
   assert.match(fig.layout.title.text, /changes at 1 of 2 steps/);
 });

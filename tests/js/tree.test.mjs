@@ -3,13 +3,14 @@ import {test} from "node:test";
 
 import {decodingPath, finishedScore, ofRun, pathTo, pickedRing, treeFigure, treeLayout, treeNodes, treeSummary}
   from "../../attention_lab/beam_tree/tree.mjs";
+import {valid} from "./messages.mjs";
 
 /** A tree message as attention_lab/beam_tree/feature.py sends it (a column per field, a value per node) from rows of
  * [parent, step, token, label, logp, total, state]. */
 function message(rows, extra = {}) {
   const column = (i) => rows.map((row) => row[i]);
-  return {parent: column(0), step: column(1), token: column(2), label: column(3), logp: column(4), total: column(5),
-    state: column(6), beam: 2, alpha: 0.6, best: null, text: "", serial: 3, ...extra};
+  return valid({op: "tree", parent: column(0), step: column(1), token: column(2), label: column(3), logp: column(4),
+    total: column(5), state: column(6).join(""), beam: 2, alpha: 0.6, best: 0, text: "", serial: 3, ...extra});
 }
 
 // Children out of id order, a tie (12 and 14), and pruned leaves under every kind of node. Node 11 ("a e </s>") is
@@ -158,9 +159,9 @@ test("the path to a node, and the nodes the page's decoding passes through until
 });
 
 test("a tree is drawn for its own run only, and its summary counts it and names the best hypothesis", () => {
-  assert.equal(ofRun(SMALL, "3.7"), true);
-  assert.equal(ofRun(SMALL, "4.0"), false);
-  assert.equal(ofRun(SMALL, "33.1"), false);
+  assert.equal(ofRun(SMALL, {serial: 3, version: 7}), true);
+  assert.equal(ofRun(SMALL, {serial: 4, version: 0}), false);
+  assert.equal(ofRun(SMALL, {serial: 33, version: 1}), false);
   assert.equal(treeSummary(SMALL, treeNodes(SMALL)), "Beam size 2: 15 nodes, 7 pruned. Best hypothesis (orange): "
     + "“a e”, total log p −0.350. Finished hypotheses are ranked by total / ((5 + length) / 6)^0.6 (GNMT's length "
     + "penalty).");

@@ -3,17 +3,20 @@ import {test} from "node:test";
 
 import {flagPlace, scoresOutput, trustFocus, trustRows, trustScores, wordValues}
   from "../../attention_lab/trust/trust.mjs";
+import {valid} from "./messages.mjs";
 
 const step = (n, share, logp, source) => ({step: n, token: `t${n}`, logp, source_share: share, source,
   prefix: Array(n).fill(0)});
-const message = {pasted: null, tokens: [7, 8, 2], labels: ["b", "a", "</s>"],
+const message = valid({op: "trust", pasted: null, method: "alti", title: "ALTI+", note: "n", tokens: [7, 8, 2],
+  source: ["a", "b", "c", "</s>"], source_tokens: ["a", "b", "c", "</s>"], target_tokens: ["b", "a", "</s>"],
+  labels: ["b", "a", "</s>"],
   words: [{label: "a", pieces: [0]}, {label: "bc", pieces: [1, 2]}], reads: [0.1, 1.9], uncovered_words: [0],
   steps: [step(1, 0.8, -0.1, [0.1, 0.5, 0.2, 0.0]), step(2, 0.1, null, [null, null, null, null]),
     step(3, 0.5, -2, [-0.4, 0.1, 0.1, 0.2])],
   sentence: {mean_logp: null, source_share: 0.45, coverage: 0.5, uncovered: ["a"]},
   reading: {mean_logp: "how sure", source_share: "from the source", coverage: "words read"},
   flags: [{kind: "forbidden", at: 2, message: "never"}, {kind: "uncovered", at: 1, message: "a"},
-    {kind: "low_source", at: 2, message: "prefix"}]};
+    {kind: "low_source", at: 2, message: "prefix"}]});
 
 test("a bar per step, with the flags that point at its step (an uncovered word points at no step)", () => {
   const rows = trustRows(message);

@@ -7,7 +7,8 @@ import {now} from "../../attention_lab/decoding/now.mjs";
 import {chartFigure} from "../../attention_lab/snapshots/film.mjs";
 import {lensFigure} from "../../attention_lab/why/lens.mjs";
 import {summed, why} from "../../attention_lab/why/why.mjs";
-import {payload} from "./helpers.mjs";
+import {key, payload} from "./helpers.mjs";
+import {valid} from "./messages.mjs";
 
 const look = {words: true, hideSpecials: false, scale: "linear", focus: null, reading: "weights"};
 
@@ -25,9 +26,10 @@ test("what the model looked at: the step's cross-attention over the source words
 test("why: a word's attribution is its pieces' sum, and each head's agreement ranks as attention does", () => {
   const d = new Decoding(payload({S: 4, T: 2}));
   assert.deepEqual(summed([1, 2, 3], [[0, 1], [2]]), [3, 3]);
-  const message = {op: "why", key: "k", title: "Occlusion", notes: {method: "m", words: "w", agreement: "a"},
-    tokens: [10, 11], steps: [{source: [0.1, 0.2, 0.9, 0], prefix: [0.1], source_share: 0.9},
-      {source: [0.1, 0.9, 0.2, 0], prefix: [0.1, 0.2], source_share: 0.8}]};
+  const message = valid({op: "why", key: key(1, 1), method: "occlusion", aggregate: "sum", title: "Occlusion",
+    notes: {method: "m", words: "w", agreement: "a"}, tokens: [10, 11], lens: null,
+    steps: [{source: [0.1, 0.2, 0.9, 0], prefix: [0.1], source_share: 0.9, log_prob: -0.1},
+      {source: [0.1, 0.9, 0.2, 0], prefix: [0.1, 0.2], source_share: 0.8, log_prob: -0.2}]});
   const state = why(d, message, 1, look);
   assert.equal(state.token, "o0");
   // attention [1/6, 1/6, 1/2, 1/6] ranks as [0.1, 0.2, 0.9, 0] does but for its ties: rho = 0.77 for every head

@@ -1,0 +1,57 @@
+"""The JSON Schema of every message the page is sent, generated from the typed records (attention_lab.records)
+that the features declare (Feature.messages) and that every page shares (the decoding's messages, the names, a
+lesson file's state, a slow view's placeholder); the page's modules read exactly these.
+
+    python -m attention_lab.schema           # write attention_lab/assets/messages.schema.json
+    python -m attention_lab.schema --check   # exit 1 if the records and the file differ (tests/test_schema.py)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .assets import PACKAGE
+from .attention.looks import Names
+from .decoding.lesson import Lesson
+from .feature import Feature
+from .records import Computing, Nothing, json_schema
+from .tabs import TABS, features
+
+SCHEMA = PACKAGE / "assets" / "messages.schema.json"
+SHARED = (Names, Lesson, Computing, Nothing)  # what every page may be sent, whichever features it has
+
+
+def page_messages(tabs: tuple[Feature, ...] = TABS) -> tuple[type, ...]:
+    return tuple(dict.fromkeys([*SHARED, *(kind for feature in features(tabs) for kind in feature.messages)]))
+
+
+def page_schema(tabs: tuple[Feature, ...] = TABS) -> dict:
+    description = (
+        "Every message the Attention Lab page is sent, each a record with its own \"op\": generated from the "
+        "typed records of attention_lab (python -m attention_lab.schema); do not edit by hand."
+    )
+    return json_schema(page_messages(tabs), "Attention Lab page messages", description)
+
+
+def text(schema: dict) -> str:
+    return json.dumps(schema, indent=1, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m attention_lab.schema", description=__doc__.split("\n")[0])
+    parser.add_argument("--check", action="store_true", help="only say whether the checked-in schema is current")
+    args = parser.parse_args(argv)
+    wanted = text(page_schema())
+    if args.check:
+        current = SCHEMA.read_text(encoding="utf-8") if SCHEMA.is_file() else ""
+        print(f"{SCHEMA.name}: {'current' if current == wanted else 'out of date'}")
+        return 0 if current == wanted else 1
+    SCHEMA.write_text(wanted, encoding="utf-8")
+    print(f"wrote {SCHEMA}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
