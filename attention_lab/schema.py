@@ -29,7 +29,7 @@ def page_messages(tabs: tuple[Feature, ...] = TABS) -> tuple[type, ...]:
 
 def page_schema(tabs: tuple[Feature, ...] = TABS) -> dict:
     description = (
-        "Every message the Attention Lab page is sent, each a record with its own \"op\": generated from the "
+        'Every message the Attention Lab page is sent, each a record with its own "op": generated from the '
         "typed records of attention_lab (python -m attention_lab.schema); do not edit by hand."
     )
     return json_schema(page_messages(tabs), "Attention Lab page messages", description)
