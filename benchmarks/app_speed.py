@@ -104,6 +104,7 @@ def payload_bench(calls: int) -> dict[str, float]:
     import json
 
     from attention_lab.attention import payload
+    from attention_lab.records import jsonable
     from transformer import DecodingSession, bundled, load_pretrained
 
     pipeline = load_pretrained(bundled("de-en"))
@@ -112,7 +113,7 @@ def payload_bench(calls: int) -> dict[str, float]:
     times = []
     for _ in range(calls):
         start = time.perf_counter()
-        json.dumps(payload.full(session, pipeline.tokenizer, "de-en"))  # as gradio sends it
+        json.dumps(jsonable(payload.full(session, pipeline.tokenizer, "de-en")))  # as gradio sends it
         times.append(time.perf_counter() - start)
     result = {"payload_p50": 1000 * percentile(times, 0.5), "payload_p95": 1000 * percentile(times, 0.95)}
     result.update({f"de_en_{k}": v for k, v in message_sizes(session, pipeline.tokenizer).items()})
@@ -125,14 +126,15 @@ def message_sizes(session, tokenizer) -> dict[str, float]:
     import json
 
     from attention_lab.attention import payload
+    from attention_lab.records import jsonable
     from transformer import DecodingSession
 
-    run = len(json.dumps(payload.full(session, tokenizer, "model")))
+    run = len(json.dumps(jsonable(payload.full(session, tokenizer, "model"))))
     replay = DecodingSession(session.model, session.src_ids, max_new_tokens=session.max_new_tokens)
     steps = []
     for step in session.steps:
         replay.step(force=step.token)
-        steps.append(len(json.dumps(payload.step_delta(replay, tokenizer))))
+        steps.append(len(json.dumps(jsonable(payload.step_delta(replay, tokenizer)))))
     return {"run_bytes": run, "step_bytes": percentile(steps, 0.5), "source": len(session.src_ids), "steps": len(steps)}
 
 

@@ -20,8 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from attention_lab.models.registry import load_models
-from attention_lab.serving.api import Api
-from attention_lab.snapshots.decodings import Snapshots
+from attention_lab.app import endpoints, make_lab
 from benchmarks.results import put_block
 from transformer import DecodingSession
 
@@ -46,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="timed once")
     args = parser.parse_args(argv)
     registry = load_models([])
-    api, pipeline = Api(registry, Snapshots(registry)), registry.entry("de-en").pipeline
+    api, pipeline = endpoints(make_lab(registry)), registry.entry("de-en").pipeline
     model, ids = pipeline.model, pipeline.tokenizer.encode(CLEAN)
     assert len(pipeline.tokenizer.encode(CORRUPTED)) == len(ids)
     tokens = DecodingSession(model, ids).run()

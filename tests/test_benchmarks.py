@@ -42,7 +42,7 @@ def test_the_transformers_benchmark_runs_and_decodes_the_same_tokens_as_generate
 def test_the_why_benchmark_times_every_method_and_the_lens():
     result = quick("why_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "| input_x_gradient | integrated_gradients | occlusion | lens |" in result.stdout
+    assert "| input_x_gradient | integrated_gradients | occlusion | value_zeroing | lens |" in result.stdout
     assert "| de-en |" in result.stdout
 
 
