@@ -48,9 +48,9 @@ def wire_tabs(wiring: Wiring, opened: dict) -> None:
 
         def event(user, *values, tab_id=tab_id):
             c = wiring.controls_of(values)
-            return wiring.answer(user, wiring.lab.open_tab, user, c, tab_id)
+            yield from wiring.streamed(user, wiring.lab.open_tab, user, c, tab_id)
 
-        wiring.then_fill(wiring.listen(tab.select, event, wiring.inputs, wiring.targets()))
+        wiring.listen(tab.select, event, wiring.inputs, wiring.targets())
 
 
 def shared_by(registry: Registry, tabs: tuple[Feature, ...] = TABS) -> Shared:
@@ -59,9 +59,12 @@ def shared_by(registry: Registry, tabs: tuple[Feature, ...] = TABS) -> Shared:
 
 
 def make_lab(registry: Registry, tabs: tuple = TABS, ahead: bool = False) -> Lab:
-    """The Lab of the tab table over `registry`; with `ahead`, the next step is decoded ahead in the background."""
-    executor = ThreadPoolExecutor(1, thread_name_prefix="ahead") if ahead else None
-    return Lab(registry, LOOP, tabs, shared_by(registry, tabs), ahead=executor)
+    """The Lab of the tab table over `registry`; with `ahead`, the next step is decoded ahead in the background, and
+    an answer's slow outputs are begun as soon as it is answered (one at a time, app-wide, as the heavy lane)."""
+    if not ahead:
+        return Lab(registry, LOOP, tabs, shared_by(registry, tabs))
+    step, early = ThreadPoolExecutor(1, thread_name_prefix="ahead"), ThreadPoolExecutor(1, thread_name_prefix="early")
+    return Lab(registry, LOOP, tabs, shared_by(registry, tabs), ahead=step, early=early)
 
 
 def endpoints(lab: Lab, tabs: tuple = TABS) -> Endpoints:

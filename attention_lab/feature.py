@@ -18,8 +18,11 @@ An output's kind says how its value reaches its component (attention_lab.page.wi
     TITLED    {"value", "label"}: a text with its own label, hidden when empty
     DATA      a record for the feature's page module, which draws it (never shown as it is)
 
-A slow output answers a click with a placeholder that says what is being computed, and is filled by the event
-chained after the click, so that the click does not wait for it.
+A slow output does not hold up the click: the click is answered with a placeholder that says what is being computed,
+the output is begun in the background at once, and it follows the answer on the same stream if it is made within
+half a second; otherwise the page asks for it (page/ask.mjs), and a fill in the heavy lane sends it. A view gives a
+slow output that is made already (kept from before, or nothing to compute) as `Ready(value)`: it goes out with the
+answer, with no placeholder.
 """
 
 from __future__ import annotations
@@ -94,6 +97,17 @@ View = Callable[[Screen], dict]  # -> {output name: (key, how to make its value)
 
 
 @dataclass(frozen=True)
+class Ready:
+    """How to make a slow output's value when it is made already (kept from before, or nothing to compute): it
+    goes out with the answer, with no placeholder."""
+
+    value: Any
+
+    def __call__(self) -> Any:
+        return self.value
+
+
+@dataclass(frozen=True)
 class Feature:
     id: str  # its tab's id
     title: str = ""  # its tab's title
@@ -110,6 +124,9 @@ class Feature:
     user_state: type | None = None  # what it keeps for a user across runs (UserState.states)
     store: Callable[[Any], object] | None = None  # an app-wide store, a type made once from the registry
     messages: tuple[type, ...] = ()  # the records its page modules are sent
+    # What to make in the background while its tab is shut, once the user has opened it (so that opening it again
+    # finds it made): (screen) -> how to make it, or None for nothing to make
+    ahead: Callable[[Screen], Callable[[], object] | None] | None = None
 
     def every(self) -> tuple[Feature, ...]:
         """This feature and its parts."""

@@ -73,6 +73,15 @@ class Computing:
 
 
 @dataclass
+class Ask:
+    """The page is to ask for the slow outputs its views still wait for (the fill): they were not made in time to
+    come with the answer. `n` tells one ask from the last."""
+
+    n: int
+    op: Literal["ask"] = "ask"
+
+
+@dataclass
 class Nothing:
     """A view with nothing to draw, and why."""
 

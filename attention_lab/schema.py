@@ -16,11 +16,11 @@ from .assets import PACKAGE
 from .attention.looks import Names
 from .decoding.lesson import Lesson
 from .feature import Feature
-from .records import Computing, Nothing, json_schema
+from .records import Ask, Computing, Nothing, json_schema
 from .tabs import TABS, features
 
 SCHEMA = PACKAGE / "assets" / "messages.schema.json"
-SHARED = (Names, Lesson, Computing, Nothing)  # what every page may be sent, whichever features it has
+SHARED = (Names, Lesson, Computing, Nothing, Ask)  # what every page may be sent, whichever features it has
 
 
 def page_messages(tabs: tuple[Feature, ...] = TABS) -> tuple[type, ...]:

@@ -90,7 +90,7 @@ def why_not(page, step: int, label: str) -> None:
 @pytest.mark.parametrize(("viewport", "start"), [(None, "Attention"), (NARROW, "Why")], ids=["wide", "narrow"])
 def test_why_not_this_draws_the_contrast_in_the_why_tab_with_one_request(served_app, browser, viewport, start):
     """From another tab, the click opens the Why tab (whose own event, and its fill, send nothing new); the click
-    itself is one request and the fill chained after it, as every slow output's."""
+    itself is one request, its contrast sent on the same stream or by the fill the page asks for."""
     from playwright.sync_api import expect
 
     page = opened(browser, served_app[0], viewport or WIDE)
@@ -113,7 +113,8 @@ def test_why_not_this_draws_the_contrast_in_the_why_tab_with_one_request(served_
     assert page.locator(f"{CONTRAST} .why-row").first.locator(".word").count() >= 5  # the source, in words
     page.settle()
     joins = [url for url in sent if "/queue/join" in url]
-    assert len(joins) == (2 if start == "Why" else 4), joins
+    # the click, and the tab's own select from elsewhere; and a fill only if the contrast took longer than SOON_S
+    assert len(joins) - (0 if start == "Why" else 1) in (1, 2), joins
     quiet = watch_requests(page)
     heading.click()
     page.keyboard.press("ArrowRight")  # another step: the contrast (of step 2) is not drawn there

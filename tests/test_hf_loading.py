@@ -216,6 +216,7 @@ print(transformer.load_pretrained("checkpoints/reverse").generate(["abc"])[0])
 """
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_the_library_and_our_models_need_no_transformers():
     result = subprocess.run(
         [sys.executable, "-c", LIGHT_SCRIPT], cwd=REPO, capture_output=True, text=True, timeout=120, check=False

@@ -185,7 +185,8 @@ def test_a_new_feature_is_a_folder_and_its_line_in_the_table(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
     assert found["tabs"][-1] == "Notes"  # its tab, on the page
-    assert found["lane"] == ["heavy", 1] and found["answer"] == "5"  # its endpoint, in its lane, answering (4 characters, </s>)
+    assert found["lane"] == ["heavy", 1]  # its endpoint, in its lane,
+    assert found["answer"] == "5"  # answering (4 characters, </s>)
     assert found["description"].startswith("The source's tokens, counted. At most 12 source tokens")  # its limits
     assert found["css"][-1] == str(copy / "attention_lab" / "notes" / "notes.css") and found["schema"]
     assert found["opened"] == {"text": "pressed 0 times", "op": "note"}  # drawn as its tab opens

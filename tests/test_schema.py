@@ -22,6 +22,7 @@ from attention_lab.export.feature import as_html
 from attention_lab.feature import DATA, Feature, Output
 from attention_lab.heads.actions import HeadTests
 from attention_lab.models.registry import load_models
+from attention_lab.page.lab import ASK
 from attention_lab.records import jsonable
 from attention_lab.survey.report import survey_html
 from attention_lab.tabs import OUTPUTS, TABS
@@ -79,6 +80,9 @@ def every_message(lab) -> list[dict]:
     sent(lab.do(pick, user, c, 2), messages)
     sent(lab.do(HeadTests(lab.decoding).ablate, user, c, ["cross:1:*"]), messages)
     sent(lab.open_tab(user, c, "heads"), messages)
+    sent(lab.fill(user), messages)
+    lab.do(HeadTests(lab.decoding).ablate, user, c, ["cross:2:*"])
+    messages.append(lab.after(user, 0)[ASK.name])  # its effects still awaited: the page is told to ask for them
     sent(lab.fill(user), messages)
     sent(lab.do(lab.decoding.reset, user, c), messages)
     page = Path(as_html(ran(lab), {"shown": 2})).read_text(encoding="utf-8")

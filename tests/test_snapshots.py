@@ -103,6 +103,7 @@ def test_snapshots_are_fetched_from_the_hub_with_their_checkpoint_files_only(mon
     assert not fetched("snapshots/step-000012/optimizer.pt") and not fetched("pytorch_model.bin")
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_snapshots_load_from_a_hub_cache_offline(tmp_path):
     make_hub_cache(tmp_path, "someone/reverse-film", REVERSE)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path), "PYTHONPATH": str(REPO)}

@@ -46,14 +46,16 @@ def url(path: Path) -> str:
     return f"gradio_api/file={path}"
 
 
-def mount(module: str) -> str:
+def mount(module: str, events: tuple[str, ...] = ()) -> str:
     """The js_on_load of a component drawn by `module` (a path under attention_lab/): import it, then mount it on
-    the component with gradio's element, trigger, props and watch. Only paths go into this code, never data."""
+    the component with gradio's element, trigger, props and watch. Only paths go into this code, never data;
+    `events` names the events of its own the module triggers (gradio listens for the names this code quotes)."""
     address = url(PACKAGE / module)
+    named = "".join(f" {json.dumps(name)}" for name in events)
     return (
         f"import(new URL({address!r}, document.baseURI).href)"
         ".then((m) => m.mount({element, trigger, props, watch}))"
-        ".catch((err) => console.error('attention lab: ' + err));"
+        ".catch((err) => console.error('attention lab: ' + err));" + (f" /* its events:{named} */" if events else "")
     )
 
 

@@ -9,12 +9,15 @@ import gradio as gr
 from . import EMPTY, PLOTLY, mount, url
 
 
-def drawn(module: str, elem_id: str, value=None, classes: tuple[str, ...] = (), **options) -> gr.HTML:
-    """A component that `module` draws into from the data the server sends it as its value."""
+def drawn(
+    module: str, elem_id: str, value=None, classes: tuple[str, ...] = (), events: tuple[str, ...] = (), **options
+) -> gr.HTML:
+    """A component that `module` draws into from the data the server sends it as its value (`events`: the events of
+    its own the module triggers, each then a listener of the component: component.fill(...))."""
     return gr.HTML(
         value,
         html_template=EMPTY,
-        js_on_load=mount(module),
+        js_on_load=mount(module, events),
         head=f'<script src="{url(PLOTLY)}"></script>',
         elem_id=elem_id,
         elem_classes=["lab-view", *classes],

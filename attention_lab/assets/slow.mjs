@@ -1,10 +1,20 @@
 // A view filled after its tab opens (a slow output, attention_lab/page/render.py): the click answers with a
-// placeholder, {op: "computing", text}, and the event chained after it sends the message itself; null clears both.
-// The view keeps the last message and the placeholder's text, and draws them when a value arrives, when the page's
-// state changes and when it comes into view, only while it is shown (a hidden figure has no width to draw at).
+// placeholder, {op: "computing", text}, and the message itself follows (on the answer's stream, or the fill the
+// page asks for: page/ask.mjs); null clears both.
+// The view keeps the last message and the placeholder's text, and draws them when a value arrives and when the page's
+// state changes, only while it is shown (a hidden figure has no width to draw at); coming into view, it is drawn
+// again only if something changed while it was hidden, or its width did (what it drew is still there).
 
 import {onVisible, shown} from "./dom.mjs";
 import {watch} from "./store.mjs";
+
+/** Whether two JSON values are equal, whatever the order of their keys. */
+export function equal(a, b) {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || !a || !b || Array.isArray(a) !== Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => equal(a[key], b[key]));
+}
 
 /** Mount a slow output's view on `box` (the element it draws into) for the component's `props` and `watch`.
  * `draw(view)` draws `view.message` (the last message kept, or null) and `view.computing` (the placeholder's text,
@@ -17,9 +27,19 @@ import {watch} from "./store.mjs";
  * Returns the view, {message, computing, redraw}, for the module's own events. */
 export function slowView({props, watch: watchValue}, box, draw, options = {}) {
   const {take = (value) => value, on = (what) => what !== "kind", seen = box, later = false} = options;
-  const view = {message: null, computing: "", redraw: () => (shown(box) ? draw(view) : null)};
+  let missed = true, width = -1; // whether a draw was skipped while hidden; the width it was last drawn at
+  const redraw = () => {
+    missed = !shown(box);
+    if (missed) return;
+    width = box.clientWidth;
+    draw(view);
+  };
+  const view = {message: null, computing: "", redraw};
+  let last = null; // the value last taken: the same value sent again (an answer's stream, then its end) is not redrawn
   const receive = () => {
-    const value = props.value;
+    const value = props.value, same = !!value && equal(value, last);
+    last = value;
+    if (same) return;
     if (!value) [view.message, view.computing] = [null, ""];
     else if (value.op === "computing") view.computing = value.text;
     else [view.message, view.computing] = [take(value, view.message), ""];
@@ -28,7 +48,7 @@ export function slowView({props, watch: watchValue}, box, draw, options = {}) {
   };
   watchValue("value", receive);
   watch((what) => (on(what) ? view.redraw() : null));
-  onVisible(seen, view.redraw);
+  onVisible(seen, () => (missed || box.clientWidth !== width ? redraw() : null));
   receive();
   return view;
 }

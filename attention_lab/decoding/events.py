@@ -36,10 +36,10 @@ def wire(c: dict, wiring) -> None:
         read it, else the page is offered the model's first example (`proposed`)."""
         controls = wiring.controls_of(values)
         sent, controls.source = controls.source, example_for(wiring.lab.registry, controls.model, controls.source)
-        answer = wiring.answer(user, wiring.lab.do, decoding.switch, user, controls)
-        return (*answer, json.dumps({"sent": sent, "proposed": controls.source}, ensure_ascii=False))
+        proposed = json.dumps({"sent": sent, "proposed": controls.source}, ensure_ascii=False)
+        for answer in wiring.streamed(user, wiring.lab.do, decoding.switch, user, controls):
+            yield (*answer, proposed)
 
     switched = wiring.listen(c["model"].change, another_model, wiring.inputs, [*wiring.targets(), c["proposed"]])
     # What a person typed while the answer was on its way is theirs: the example replaces only what was sent.
     switched.then(None, [c["proposed"], c["source"]], [c["source"]], js=TAKE_PROPOSED)
-    wiring.then_fill(switched)

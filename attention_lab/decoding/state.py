@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -178,6 +179,9 @@ class UserState:
         self.drawn: dict[str, object] = {}  # what the page shows now, per output, as a key: unchanged ones are skipped
         self.answered: Controls | None = None  # the controls the last action was answered for (what fill makes)
         self.states = States()  # what each feature keeps for this user across runs
+        self.early: Future | None = None  # the slow outputs of the last answer, being made (attention_lab.page.lab)
+        self.seen: set[str] = {"attention"}  # the tabs the user opened in this session
+        self.prepared: list[Future] = []  # what shut tabs would show, being made ahead (Feature.ahead)
 
     @property
     def run(self) -> Run | None:

@@ -1,12 +1,13 @@
 """Head tests: from looking to testing. Every head summarised over a decoding, heads ablated from the real forward
 pass and cross heads edited to look elsewhere, through the library's Interventions (nothing here computes attention).
+Heads' names and summaries are shared with the survey (attention_lab.attention: naming, summaries, grids).
 
-    naming       "kind:layer:head" (1-based, "*" for all) <-> transformer.Head; labels and choices
-    summaries    entropy, weight on special tokens, gold alignment per head
     ablation     what removing heads changes, step by step; every head's importance in one batched pass
     editing      a cross head pointed at chosen source tokens at one step
-    summary      the tab's data for the page: the summary's grids, an ablation's effects
+    effects      an ablation's effects as the page draws them
+    kept         Summaries: the summaries made, kept for the next user who asks
     actions      Ablate and edit on a user's run; state, what the tab keeps of a run
+    api          /heads, /ablate and /edit
     feature      the Heads tab: its layout, view and events
     summary.mjs  the summary drawn (a click on a cell focuses that head); effects.mjs, what an ablation changed
 """

@@ -18,12 +18,13 @@ from ..attention.naming import head_choices
 from ..attention.summaries import head_summaries
 from ..attention.units import token_label
 from ..decoding.state import Run, held, loop
-from ..feature import DATA, Feature, Output, Screen
+from ..feature import DATA, Feature, Output, Ready, Screen
 from ..records import Nothing
 from .ablation import ablation_effects, importance
 from .actions import HeadTests
 from .api import ENDPOINTS
 from .effects import NO_EFFECTS, Effects, effects_data
+from .kept import Summaries
 from .state import HeadsState
 
 NOTE = (
@@ -57,32 +58,37 @@ def layout(registry, default: str) -> dict:
 
 
 def view(s: Screen) -> dict:
-    run = s.run
-    return {"heads": (summary_key(run), summary(run)), "effects": ((run.serial, run.version), effects(run))}
+    run, kept = s.run, s.shared.store(Summaries)
+    return {"heads": (summary_key(run), summary(run, kept)), "effects": ((run.serial, run.version), effects(run))}
 
 
 def summary_key(run: Run) -> tuple:
-    """What the summary depends on: the model, the source and the plain decoding's tokens (an Ablate decodes the
-    same plain tokens again, and does not redraw it)."""
-    return (run.entry.name, tuple(run.session.src_ids), tuple((run.states.get(HeadsState).plain or run.session).tokens))
+    """What the summary depends on: the model, the source, the plain decoding's tokens (an Ablate decodes the same
+    plain tokens again, and does not redraw it) and its length limit."""
+    plain = run.states.get(HeadsState).plain or run.session
+    return (run.entry.name, tuple(plain.src_ids), tuple(plain.tokens), plain.max_new_tokens)
 
 
-def summary(run: Run) -> Callable[[], dict]:
+def summary(run: Run, kept: Summaries) -> Callable[[], Summary | Nothing]:
     """How to make the summary of the decoding without interventions (after an ablation or edit, the one before
-    it), as it stands now: later steps of the run change nothing in it."""
+    it), as it stands now: later steps of the run change nothing in it. One made already is taken as it is."""
     session = copy.copy(run.states.get(HeadsState).plain or run.session)
     session.steps = list(session.steps)
-    alignment = run.entry.alignment
+    alignment, key = run.entry.alignment, summary_key(run)
 
-    def make() -> Summary | Nothing:
-        if not session.steps:
-            return Nothing("Step or Run first: every head is summarised over the decoding.")
+    def measured() -> Summary:
         tokens = [step.token for step in session.steps]
         grid = importance(session.model, session.src_ids, tokens, session.max_new_tokens)
         title = "Every head, over this source's decoding without ablations or edits"
         return summary_data(head_summaries(session, alignment), grid, title)
 
-    return make
+    def make() -> Summary | Nothing:
+        if not session.steps:
+            return Nothing("Step or Run first: every head is summarised over the decoding.")
+        return kept.made(key, measured)
+
+    made = kept.get(key) if session.steps else None
+    return make if made is None else Ready(made)
 
 
 def effects(run: Run) -> Callable[[], dict]:
@@ -90,7 +96,7 @@ def effects(run: Run) -> Callable[[], dict]:
     there is none)."""
     ablated, before = run.states.get(HeadsState).ablated, loop(run).before
     if not ablated or before is None:
-        return lambda: NO_EFFECTS
+        return Ready(NO_EFFECTS)
     model, src_ids, limit = run.session.model, list(run.session.src_ids), run.session.max_new_tokens
     tokens, holding = [s.token for s in before.steps], held(run)
     label = partial(token_label, run.pipeline.tokenizer, special_ids=model.special_ids)
@@ -122,4 +128,5 @@ HEADS = Feature(
     state=HeadsState,
     stylesheet=Path(__file__).with_name("heads.css"),
     messages=(Summary, Effects),
+    store=Summaries,
 )

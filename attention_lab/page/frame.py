@@ -21,7 +21,10 @@ STYLESHEET = Path(__file__).with_name("frame.css")  # the header, the columns, p
 
 def build(registry: Registry, default: str, loop: Feature, tabs: tuple[Feature, ...]) -> tuple[dict, gr.State, dict]:
     """Lay the page out, inside a gr.Blocks; returns every component by name, the user's state, and the tabs by id."""
-    components = {"header": drawn("page/header.mjs", "lab-header", value=jsonable(names()))}  # sent once
+    components = {
+        "header": drawn("page/header.mjs", "lab-header", value=jsonable(names())),  # the names, sent once
+        "ask": drawn("page/ask.mjs", "lab-ask", events=("fill",)),  # asks for what the views still wait for
+    }
     if registry.errors:
         gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
     state = gr.State(UserState(), time_to_live=STATE_TTL_S)  # copied fresh into each session

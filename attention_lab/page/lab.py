@@ -1,25 +1,28 @@
 """The page's behaviour over the shared models, as plain Python (tested without a server): an action changes the
 user's run under the user's lock, then the page is told only what changed (attention_lab.page.render); what is slow
-to make is filled after, by `fill`, outside the lock; and the next greedy step is decoded ahead in the background
-while the user looks at this one."""
+to make is filled after, by `fill`, outside the lock, and is begun in the background as soon as the action is
+answered (`early`), so that the fill the page then asks for finds it made or under way; and the next greedy step is
+decoded ahead in the background while the user looks at this one."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future, wait
 
 from ..controls import Controls
 from ..decoding.actions import Decoding
 from ..decoding.state import UserState
 from ..decoding.view import goes_on
-from ..feature import Feature, Shared
+from ..feature import DATA, Feature, Output, Shared
 from ..models.registry import Registry
-from ..records import jsonable
+from ..records import Ask, jsonable
 from .render import PENDING, Views
 
 Action = Callable[..., int | None]  # (user, controls, *extra) -> the step to show, or None for the latest
 logger = logging.getLogger("attention_lab")
+ASK = Output("ask", DATA)  # the page's own: it asks for the slow outputs it still waits for (page/ask.mjs)
 
 
 class Lab:
@@ -33,10 +36,12 @@ class Lab:
         tabs: tuple[Feature, ...],
         shared: Shared,
         ahead: Executor | None = None,
+        early: Executor | None = None,
     ) -> None:
         if not registry.entries:
             raise SystemExit("no model could be loaded:\n" + "\n".join(registry.errors.values()))
-        self.registry, self.shared, self.ahead = registry, shared, ahead
+        self.registry, self.shared, self.ahead, self.early = registry, shared, ahead, early
+        self.asked = itertools.count(1)
         self.default = "de-en" if "de-en" in registry.entries else registry.names[0]
         self.views = Views(loop, tabs, shared)
         self.decoding = Decoding(registry)
@@ -46,8 +51,11 @@ class Lab:
         with user.lock:
             shown = action(user, c, *extra)
             max_len = self.decoding.max_len(c)
-            found, _ = self.views.changes(user, c, shown, max_len)
+            found, waiting = self.views.changes(user, c, shown, max_len)
             ahead = goes_on(user.run, c, max_len)
+            if waiting:
+                self._begin(user)
+            self._prepare(user, self.views.aheads(user, c, max_len) if self.early is not None else [])
         if ahead and self.ahead is not None:  # decoded while the user looks at this step: Step then takes it
             self.ahead.submit(self._step_ahead, user)
         return found
@@ -68,8 +76,50 @@ class Lab:
             if tab == user.tab or tab not in self.views.tabs:  # gradio selects the open tab as the page opens
                 return {}
             user.tab = tab
-            found, _ = self.views.changes(user, c, user.shown, self.decoding.max_len(c))
+            user.seen.add(tab)
+            found, waiting = self.views.changes(user, c, user.shown, self.decoding.max_len(c))
+            if waiting:
+                self._begin(user)
             return found
+
+    def _prepare(self, user: UserState, jobs: list) -> None:
+        """Make what shut tabs the user opened before would show, in the background (features' `ahead`); what was
+        prepared for an earlier action and has not started is dropped."""
+        for prepared in user.prepared:
+            prepared.cancel()
+        user.prepared = [self.early.submit(quietly, job) for job in jobs]
+
+    def _begin(self, user: UserState) -> None:
+        """Begin making the slow outputs the user's page waits for, in the background (under the user's lock: what
+        they need is taken now); what an earlier action began and has not started is dropped."""
+        if self.early is None:
+            return
+        c = user.answered
+        todo = self.views.pending(user, c, self.decoding.max_len(c))
+        if user.early is not None:
+            user.early.cancel()
+        user.early = self.early.submit(made, todo)
+
+    def soon(self, user: UserState, wait_s: float) -> dict:
+        """The slow outputs begun with the last answer, if they are made within `wait_s` seconds (they then go out
+        on that answer's own stream, with no request of their own); {} otherwise, and the fill sends them."""
+        begun = user.early
+        if begun is None or not wait([begun], timeout=wait_s).done:
+            return {}
+        return self.fill(user)
+
+    def after(self, user: UserState, wait_s: float) -> dict:
+        """What follows an answer on its stream: the slow outputs begun with it, if they are made within `wait_s`
+        seconds, and, while the page still waits for one, its cue to ask for them (ASK)."""
+        found = self.soon(user, wait_s)
+        if self.waiting(user):
+            found[ASK.name] = jsonable(Ask(next(self.asked)))
+        return found
+
+    def waiting(self, user: UserState) -> bool:
+        """Whether the user's page waits for a slow output (it was answered with its placeholder)."""
+        with user.lock:
+            return any(isinstance(drawn, tuple) and drawn[:1] == (PENDING,) for drawn in user.drawn.values())
 
     def fill(self, user: UserState) -> dict:
         """The slow outputs the last action answered with a placeholder, made now as that action's controls asked,
@@ -79,10 +129,39 @@ class Lab:
             if c is None:
                 return {}
             todo = self.views.pending(user, c, self.decoding.max_len(c))
-        made = {name: (key, jsonable(make())) for name, (key, make) in todo.items()}
+            begun, user.early = user.early, None
+        found = begun_made(begun)
+        found = {name: found[name] for name in todo if name in found and found[name][0] == todo[name][0]}
+        missing = {name: pair for name, pair in todo.items() if name not in found}
+        made_now = {**found, **made(missing)}
         with user.lock:
             found = {}
-            for name, (key, value) in made.items():
+            for name, (key, value) in made_now.items():
                 if user.drawn.get(name) == (PENDING, key):
                     found[name], user.drawn[name] = value, key
             return found
+
+
+def quietly(job) -> None:
+    """A job made ahead: its failure is logged (the tab says it when it is opened, making it again)."""
+    try:
+        job()
+    except Exception:
+        logger.exception("making ahead failed")
+
+
+def made(todo: dict) -> dict:
+    """Each slow output of `todo` (name -> (key, how to make it)) made, as JSON: name -> (key, value)."""
+    return {name: (key, jsonable(make())) for name, (key, make) in todo.items()}
+
+
+def begun_made(begun: Future | None) -> dict:
+    """What a background making gave (waiting for it to end); nothing if there was none, or it failed (the fill
+    then makes it, and says what went wrong as it would have)."""
+    if begun is None or begun.cancelled():
+        return {}
+    try:
+        return begun.result()
+    except Exception:
+        logger.exception("making the slow outputs early failed")
+        return {}

@@ -2,15 +2,15 @@
 values are equal; only the outputs whose key differs from what the user's page shows are sent.
 
 The step loop's outputs (attention_lab.decoding.view) are always shown; a tab's only while it is open. A slow
-output answers with a placeholder, and the event chained after the click fills it (`pending`, then Lab.fill), so
-the click does not wait for it.
+output answers with a placeholder, and is made after the answer (`pending`, then Lab.fill), so the click does not
+wait for it; one the view gives as Ready (made already) goes out with the answer.
 """
 
 from __future__ import annotations
 
 from ..controls import Controls
 from ..decoding.state import UserState, shown_step
-from ..feature import DATA, MARKDOWN, Feature, Screen, Shared
+from ..feature import DATA, MARKDOWN, Feature, Ready, Screen, Shared
 from ..records import Computing, jsonable
 
 PENDING = "pending"  # what the page shows of a slow output until the fill sends it
@@ -43,6 +43,13 @@ class Views:
                 found.update(feature.view(screen))
         return found
 
+    def aheads(self, user: UserState, c: Controls, max_len: int | None) -> list:
+        """What the features of the tabs the user opened before, and shut, would have made ahead now."""
+        screen = self.screen(user, c, user.shown, max_len)
+        shut = [self.tabs[tab] for tab in sorted(user.seen) if tab != user.tab and tab in self.tabs]
+        jobs = [feature.ahead(screen) for tab in shut for feature in tab.every() if feature.ahead is not None]
+        return [job for job in jobs if job is not None]
+
     def placeholder(self, name: str):
         """What a slow output shows while it is computed."""
         output = self.outputs[name]
@@ -58,7 +65,7 @@ class Views:
             drawn = user.drawn.get(name, ())
             if drawn == key:
                 continue
-            if self.outputs[name].slow and key is not None:  # a None key: nothing to compute, sent at once
+            if self.outputs[name].slow and key is not None and not isinstance(make, Ready):  # else: sent at once
                 # Already waiting for this very value: its placeholder is not sent again (it could reach the page
                 # after the fill that answers it, and stay), but it is filled again (a fill made while the tab was
                 # shut left it waiting).

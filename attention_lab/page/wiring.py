@@ -1,5 +1,6 @@
 """How the page's events reach the Lab: every decoding event sends the user's state and every control, answers with
-what changed (attention_lab.page.render), and an event chained after it fills what was slow to make.
+what changed (attention_lab.page.render), then, on the same stream, what was slow to make if it is made within
+SOON_S; the page asks for what is still missing (page/ask.mjs), and the fill answers in the heavy lane.
 
 Two lanes of the queue: decoding, CONCURRENCY requests at once, app-wide (Run, Step, a what-if, /translate...); and
 the heavy work, one at a time, so that it never keeps a Step or a /translate waiting (the slow outputs' fill, the
@@ -19,10 +20,11 @@ import gradio as gr
 from ..checks import InputError
 from ..controls import DECODING_CONTROLS, Controls
 from ..feature import BUTTON, DECODE, HEAVY, NOTICE, TABLE, TITLED, Output
-from .lab import Action, Lab
+from .lab import ASK, Action, Lab
 
 logger = logging.getLogger("attention_lab")
 CONCURRENCY = 2  # decoding requests served at once; more would only share the same cores
+SOON_S = 0.5  # how long an answer's stream waits for the slow outputs it began, before the page asks for them
 LANES = {  # a lane's name (attention_lab.feature: DECODE, HEAVY) -> what gradio's queue is told
     DECODE: {"concurrency_id": DECODE, "concurrency_limit": CONCURRENCY},
     HEAVY: {"concurrency_id": HEAVY, "concurrency_limit": 1},
@@ -49,9 +51,10 @@ class Wiring:
 
     def __init__(self, lab: Lab, components: dict, state: gr.State, options: list[str], outputs: list[Output]):
         self.lab, self.components, self.state = lab, components, state
-        self.options, self.outputs = options, outputs  # the features' controls, after the step loop's
+        self.options, self.outputs = options, [*outputs, ASK]  # the features' controls, after the step loop's
         self.controls = [*DECODING_CONTROLS, *options]
         self.slow = [o for o in outputs if o.slow]
+        components[ASK.name].fill(self.fill, [state], self.targets(self.slow), **PRIVATE, **QUIET, **LANES[HEAVY])
 
     @property
     def inputs(self) -> list:
@@ -80,6 +83,15 @@ class Wiring:
         )
         return (user, *updates)
 
+    def streamed(self, user, make: Callable[..., dict], *args):
+        """The answer (as `answer` gives it), then, on the same stream, the slow outputs it began if they are made
+        within SOON_S: a quick one needs no request of its own; for a slower one the page is told to ask (ASK), and
+        its fill, in the heavy lane, sends it when it is made."""
+        yield self.answer(user, make, *args)
+        soon = self.lab.after(user, SOON_S)
+        if soon:
+            yield self.answer(user, lambda: soon)
+
     def fill(self, user) -> tuple:
         """What a click answered with a placeholder (the head summary, an ablation's effects, the film), made now."""
         return self.answer(user, self.lab.fill, user, outputs=self.slow)
@@ -88,17 +100,16 @@ class Wiring:
         """Wire `trigger` (a component's event, such as button.click) to `action` on the user's run: it sends the
         state, every control and the `extra` components (their values follow the controls' as the action's extra
         arguments); with `data`, the event's data (gr.EventData) goes through data(c, evt) -> extra arguments first.
-        The answer comes at once; the slow outputs are filled by the event chained after it, in the heavy lane.
-        Returns the chained event."""
+        The answer comes at once, and the slow outputs after it (see `streamed`). Returns the event."""
         n = len(self.controls)
 
-        def event(evt: gr.EventData, user, *values) -> tuple:
+        def event(evt: gr.EventData, user, *values):
             c = self.controls_of(values[:n])
             more = [*(data(c, evt._data or {}) if data else ()), *values[n:]]
-            return self.answer(user, self.lab.do, action, user, c, *more)
+            yield from self.streamed(user, self.lab.do, action, user, c, *more)
 
         settings = {**PRIVATE, **QUIET, **LANES[DECODE], **options}
-        return self.then_fill(trigger(event, [*self.inputs, *extra], self.targets(), **settings))
+        return trigger(event, [*self.inputs, *extra], self.targets(), **settings)
 
     @staticmethod
     def picked(name: str) -> Callable[[Controls, dict], list]:
@@ -115,7 +126,3 @@ class Wiring:
         """Wire `trigger` to `fn` in the decoding lane (the heavy one with `heavy`), private and quiet unless
         `options` say otherwise."""
         return trigger(fn, inputs, outputs, **{**PRIVATE, **QUIET, **LANES[HEAVY if heavy else DECODE], **options})
-
-    def then_fill(self, answered):
-        """The slow outputs filled by an event chained after `answered` (an event's Dependency), in the heavy lane."""
-        return answered.then(self.fill, [self.state], self.targets(self.slow), **PRIVATE, **QUIET, **LANES[HEAVY])

@@ -1,6 +1,7 @@
-"""Serving the app: the JSON API (gradio_client), the Hugging Face Space, and the cores a request may use.
+"""Serving the app: the JSON API (gradio_client) built from the features' declared endpoints, and the Hugging
+Face Space.
 
-api      /translate, /attention, /heads, /training, /ablate, /edit, as plain Python over the shared models
+api      what gr.api serves for each endpoint of the tab table (its arguments, documentation, limits and errors);
+         Endpoints: every endpoint as plain Python over the shared models
 space    attention-lab space USER/SPACE (python -m attention_lab.space): upload what a Space runs
-cores    how many cores this process may use (a container's quota included)
 """

@@ -110,6 +110,12 @@ class Snapshots:
                 loaded = self._pipelines.setdefault(key, loaded)
         return loaded
 
+    def kept(self, name: str, text: str, max_len: int | None = None) -> bool:
+        """Whether every snapshot has decoded `text` already (the next `decodings` of it takes no time)."""
+        ids = self.registry.entry(name).pipeline.tokenizer.encode(text)
+        with self._lock:
+            return (name, tuple(self.registry.entries[name].pipeline.truncate(ids)), max_len) in self._decoded
+
     def decodings(self, name: str, text: str, max_len: int | None = None) -> list[SnapshotDecoding]:
         """Every snapshot decoding `text` greedily, in training order (kept for the next call with the same source)."""
         ids, _ = check_source(self.registry.entry(name).pipeline, text)  # the main view's message for a bad source

@@ -14,7 +14,7 @@ from ..assets.components import drawn
 from ..attention import payload
 from ..attention.payload import Decoding
 from ..checks import InputError, check_source
-from ..feature import DATA, Feature, Output, Screen
+from ..feature import DATA, Feature, Output, Ready, Screen
 from .api import TRAINING_ENDPOINT
 from .decodings import SnapshotDecoding, Snapshots
 
@@ -58,8 +58,27 @@ def view(s: Screen) -> dict:
         check_source(snapshots.registry.entry(c.model).pipeline, c.source)
     except InputError as err:
         message = str(err)
-        return {"film": (("none", message), lambda: Film([], message=message))}
-    return {"film": ((c.model, c.source, s.max_len), lambda: film(snapshots, c.model, c.source, s.max_len))}
+        return {"film": (("none", message), Ready(Film([], message=message)))}
+    make = lambda: film(snapshots, c.model, c.source, s.max_len)
+    return {
+        "film": (
+            (c.model, c.source, s.max_len),
+            Ready(make()) if snapshots.kept(c.model, c.source, s.max_len) else make,
+        )
+    }
+
+
+def ahead(s: Screen):
+    """The film of what the controls say, decoded while the tab is shut (the tab opens on it made)."""
+    c, snapshots = s.controls, s.shared.store(Snapshots)
+    try:
+        snapshots.listed(c.model)
+        check_source(snapshots.registry.entry(c.model).pipeline, c.source)
+    except InputError:
+        return None
+    if snapshots.kept(c.model, c.source, s.max_len):
+        return None
+    return lambda: snapshots.decodings(c.model, c.source, s.max_len)
 
 
 def film(snapshots: Snapshots, model: str, text: str, max_len: int | None) -> Film:
@@ -119,6 +138,7 @@ TRAINING = Feature(
     needs_run=False,
     endpoints=(TRAINING_ENDPOINT,),
     store=Snapshots,
+    ahead=ahead,
     messages=(Film,),
     stylesheet=Path(__file__).with_name("snapshots.css"),
 )

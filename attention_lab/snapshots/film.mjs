@@ -46,6 +46,14 @@ export function chartFigure(film, current) {
       fillcolor: COLOURS.mark, opacity: 0.25, line: {width: 0}}]}};
 }
 
+const DECODED = new WeakMap(); // frame -> its decoding, read from its data once (the message itself is left as sent)
+
+/** A frame's decoding, read from its data the first time it is shown (a film holds ten; one is drawn at a time). */
+function decoded(frame) {
+  if (!DECODED.has(frame)) DECODED.set(frame, frame.data ? new Decoding(frame.data) : null);
+  return DECODED.get(frame);
+}
+
 export function mount(component) {
   const box = root(component.element);
   const range = Object.assign(el("input"), {type: "range", min: 0, max: 0, step: 1, value: 0, id: "snapshot"});
@@ -73,12 +81,12 @@ export function mount(component) {
     output.textContent = frame ? `Output of this snapshot: ${frame.output || "∅"}` : "";
     if (!shown(box) || !frame) return;
     draw(chart, chartFigure(film, index));
-    if (!frame.decoding) {
+    if (!decoded(frame)) {
       draw(focus, emptyFigure(frame.error || "No decoding.", 200));
       grid.replaceChildren();
       return;
     }
-    const d = frame.decoding, size = {focusHeight: 420, gridWidth: Math.min(grid.clientWidth || 360, 420), gridHeight: 300};
+    const d = decoded(frame), size = {focusHeight: 420, gridWidth: Math.min(grid.clientWidth || 360, 420), gridHeight: 300};
     const made = kindFigures(d, "cross", d.steps.length, page.look, size);
     draw(focus, made.focus);
     if (made.grid) draw(grid, made.grid);
@@ -104,10 +112,8 @@ export function mount(component) {
       else draw(focus, emptyFigure("Open this tab to decode the source with every snapshot.", 160));
     }
   };
-  const decoded = (s) => ({...s, decoding: s.data ? new Decoding(s.data) : null});
-  const take = (value) => ({...value, snapshots: value.snapshots.map(decoded)});
   slowView(component, box, ({message, computing}) => {
     if (!from || from[0] !== message || from[1] !== computing) load(message, computing);
     at(index);
-  }, {take, on: (what) => what === "look"});
+  }, {on: (what) => what === "look"});
 }

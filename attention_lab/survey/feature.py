@@ -57,7 +57,11 @@ def corpus(entry: ModelEntry, path: Path | None) -> Summary | Nothing:
 
 
 def view(s: Screen) -> dict:
-    entry = s.run.entry
+    """The survey of the model the controls name: it needs no run (a Reset leaves it drawn, a Run does not redraw
+    it)."""
+    entry = s.run.entry if s.run is not None else s.shared.registry.entries.get(s.controls.model)
+    if entry is None:
+        return {"survey": (None, lambda: None)}
     path = survey_path(entry, s.user.states.get(ChosenSurveys))
     stamp = path.stat().st_mtime_ns if path is not None and path.is_file() else None
     return {"survey": ((entry.name, str(path), stamp), lambda: corpus(entry, path))}
@@ -96,6 +100,7 @@ CORPUS = Feature(
     outputs=(Output("survey", DATA),),
     view=view,
     wire=wire,
+    needs_run=False,
     user_state=ChosenSurveys,
     messages=(Summary, Report),
 )
