@@ -19,8 +19,8 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from attention_lab.models.registry import load_models
 from attention_lab.app import endpoints, make_lab
+from attention_lab.models.registry import load_models
 from benchmarks.results import put_block
 from transformer import DecodingSession
 

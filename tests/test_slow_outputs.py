@@ -71,6 +71,7 @@ def test_one_not_made_in_time_is_asked_for_then_filled_and_made_once(lab, measur
     calls, gate = measured
     gate.clear()
     user, answer = ran_with_heads_open(lab)
+    assert answer["heads"]["op"] == "computing"
     after = lab.after(user, 0.05)
     assert set(after) == {ASK.name} and after[ASK.name]["op"] == "ask"  # the page is told to ask for it
     assert lab.after(user, 0)[ASK.name]["n"] != after[ASK.name]["n"]  # each ask is told from the last
@@ -92,7 +93,7 @@ def test_one_made_before_goes_out_with_the_answer(lab, measured):
 
 
 def test_a_stale_background_result_is_not_sent_for_a_later_click(lab, measured):
-    calls, gate = measured
+    _, gate = measured
     gate.clear()
     user, _ = ran_with_heads_open(lab)
     lab.do(lab.decoding.run, user, Controls("de-en", "Wo ist der Bahnhof?", max_len=8))  # a new Run meanwhile
