@@ -100,3 +100,23 @@ def test_readme_patching_example_gives_what_it_says():
     exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - the README's own example
     r = namespace["swept"].encoder_states[-1, :, 2]
     assert float(r[3]) >= 0.99 and float(r[[0, 1, 2, 4, 5, 6]].abs().max()) <= 0.01
+
+
+def endpoint_rows(text: str) -> dict:
+    """The README's endpoint table: name -> (source limit, new limit, lane), as written."""
+    rows = re.findall(r"^\| `/(\w+)` \| .*? \| (\d+) \| (\d+|the model’s own) \| (\w+) \|$", text, flags=re.MULTILINE)
+    return {name: (int(source), None if new.startswith("the") else int(new), lane) for name, source, new, lane in rows}
+
+
+def test_the_readme_lists_every_endpoint_with_its_limits_and_lane():
+    from attention_lab import tabs
+
+    declared = {
+        e.name: (e.limits.source, e.limits.new, e.lane) for feature in tabs.features() for e in feature.endpoints
+    }
+    assert endpoint_rows(README.read_text(encoding="utf-8")) == declared
+    stale = README.read_text(encoding="utf-8").replace(
+        "| `/ablate` | What ablating heads throughout changes, step by step. | 64 |",
+        "| `/ablate` | What ablating heads throughout changes, step by step. | 65 |",
+    )
+    assert endpoint_rows(stale) != declared  # a limit changed in the code and not here is caught
