@@ -82,22 +82,36 @@ def ablation_effects(
 LOGITS_BUDGET = 2**26  # floats of next-token log-probabilities that one batched ablation pass may hold
 
 
+@torch.no_grad()
 def importance(model, src_ids: list[int], tokens: list[int], limit: int | None = None) -> dict[str, np.ndarray]:
     """{kind: (L, H)} the mean KL over the decoding's steps (teacher-forced along `tokens`) when that head alone is
-    ablated. Every head is tested in one batched pass, a batch row per head."""
+    ablated. Every head is tested in one batched pass, a batch row per head. The encoder runs once per encoder it can
+    give (the plain one, and one per encoder head ablated): a decoder head's ablation reads the plain one."""
     config = model.config
     grids = {k: np.zeros((n_layers(config, k), config.n_heads)) for k in KINDS}
     if not tokens:
         return grids
-    heads = all_heads(config)
-    original = next_token_log_probs(model, src_ids, tokens, limit=limit)[0]
+    heads, device = all_heads(config), next(model.parameters()).device
+    encoders = {h: 1 + i for i, h in enumerate(h for h in heads if h.kind == "encoder")}  # 0: the plain encoder
+    with held(Interventions(rows=(frozenset(), *(frozenset({h}) for h in encoders)))):
+        encoded = model.encode(torch.tensor([src_ids], device=device).expand(1 + len(encoders), -1))
+    prefix = torch.tensor([[config.bos_id, *tokens[:-1]]], device=device)
+
+    def log_probs(part: list[Head | None]) -> torch.Tensor:
+        """(rows, steps, V): a row per head of `part` ablated alone (None: nothing ablated)."""
+        index = torch.tensor([encoders.get(h, 0) for h in part], device=device)
+        rows = tuple(frozenset() if h is None or h in encoders else frozenset({h}) for h in part)
+        with held(Interventions(rows=rows)):
+            memory, mask = encoded.memory.index_select(0, index), encoded.src_mask.index_select(0, index)
+            hidden = model.decode(prefix.expand(len(part), -1), memory, mask).hidden
+        return next_token_logits(model, hidden, None, limit).log_softmax(dim=-1).cpu()
+
+    original = log_probs([None])[0]
     # Rows in chunks, so that a large vocabulary (opus-mt's 58k) keeps the batch's logits under about 256 MB.
     chunk = max(1, LOGITS_BUDGET // (len(tokens) * config.tgt_vocab_size))
     for start in range(0, len(heads), chunk):
         part = heads[start : start + chunk]
-        each = Interventions(rows=tuple(frozenset({h}) for h in part))
-        ablated = next_token_log_probs(model, src_ids, tokens, each, batch=len(part), limit=limit)
-        for head, value in zip(part, kl_divergence(original, ablated).mean(dim=-1).tolist()):
+        for head, value in zip(part, kl_divergence(original, log_probs(part)).mean(dim=-1).tolist()):
             grids[head.kind][head.layer, head.head] = value
     return grids
 
