@@ -75,6 +75,11 @@ PARAGRAPH = (  # 60 words
 LARGE_MODELS = Path(tempfile.gettempdir()) / "attention-lab-benchmark-models"
 
 FILM_TEXT = "abcdef12"  # the reversal model's Training tab
+OTHER_TEN_WORDS = (  # new sources for a Run with the Heads tab open: no summary of them made yet
+    "Der Bericht wurde heute von einem neuen Kollegen gelesen und geprüft.",
+    "Das Bild wurde damals von einem alten Freund gemalt und verkauft.",
+    "Die Tür wurde morgens von einem jungen Mann geöffnet und geschlossen.",
+)
 
 
 def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, list[float]]:
@@ -157,10 +162,16 @@ def measure_looks(app, floor, times: dict[str, list[float]], repeats: int) -> No
 
 def measure_head_tests(app, floor, times: dict[str, list[float]]) -> None:
     """The head tests on the 10-word sentence: a Run with the Heads tab open (summary and every head ablated in turn),
-    Ablate (every cross head of layer 3), and an edit (a click on a source word at the shown step)."""
+    after a Reset and with a new sentence each time, Ablate (every cross head of layer 3), and an edit (a click on a
+    source word at the shown step)."""
     times.update(heads_run=[], ablate=[], edit=[], heads_run_answered=[], ablate_answered=[], edit_answered=[])
-    set_source(app, TEN_WORDS)
+    times.update(heads_run_new=[], heads_run_new_answered=[])
     click_ms(app, "Heads")
+    for text in OTHER_TEN_WORDS:
+        set_source(app, text)
+        times["floor"].append(click_ms(floor, "Step"))
+        times["heads_run_new"].append(click_ms(app, "Run", answered=times["heads_run_new_answered"]))
+    set_source(app, TEN_WORDS)
     for _ in range(3):
         click_ms(app, "Reset")
         times["floor"].append(click_ms(floor, "Step"))

@@ -83,16 +83,29 @@ def test_the_browser_table_has_the_trust_contrast_and_beam_tree_rows_with_their_
     rows = {line.split(" | ")[0]: line for line in report(times, "test").splitlines() if line.startswith("| ")}
     assert rows["| Open the Trust tab after a Run, 10 words (the output forced and scored, after the answer)"] == (
         "| Open the Trust tab after a Run, 10 words (the output forced and scored, after the answer) | 100 (900) "
-        "| 0.50 | ✓ ≤ 1.5×; 4–5 server requests a click |"
+        "| 0.50 (4.50) | ✓ ≤ 1.5×; 4–5 server requests a click |"
     )
     assert rows["| Trust tab: Score a pasted translation, 10 words (forced and scored, after the answer)"].endswith(
-        "| 120 (600) | 0.60 | ✓ ≤ 1.5×; 4 server requests a click |"
+        "| 120 (600) | 0.60 (3.00) | ✓ ≤ 1.5×; 4 server requests a click |"
     )
     why_not = next(line for name, line in rows.items() if "why not this?" in name)
-    assert why_not.endswith("| 450 (500) | 2.25 | ✗ ≤ 1.5×; 6 server requests a click |")
+    assert why_not.endswith("| 450 (500) | 2.25 (2.50) | ✗ ≤ 1.5×; 6 server requests a click |")
     tree_open = next(line for name, line in rows.items() if name.startswith("| Open the Beam tree tab"))
-    assert tree_open.endswith("| 250 (700) | 1.25 | ✓ ≤ 1.5×; 4–6 server requests a click |")
+    assert tree_open.endswith("| 250 (700) | 1.25 (3.50) | ✓ ≤ 1.5×; 4–6 server requests a click |")
     tree_node = next(line for name, line in rows.items() if name.startswith("| Beam tree tab: click a node"))
-    assert tree_node.endswith("| 280 (300) | 1.40 | ✓ ≤ 1.5×; 4 server requests a click |")
+    assert tree_node.endswith("| 280 (300) | 1.40 (1.50) | ✓ ≤ 1.5×; 4 server requests a click |")
     show = next(line for name, line in rows.items() if name.startswith("| Move Show step, Trust tab open"))
     assert show.endswith("| 25 | 0.12 | ✗ ≤ 0.35×; 1 server requests |")
+
+
+def test_the_two_slow_fills_are_barred_on_the_pages_last_change():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from browser_table import report
+
+    times = {"floor": [200.0], "step": [150.0], "run": [400.0], "first_run": [900.0], "paragraph": [1500.0]}
+    times.update(heads_run=[380.0], heads_run_answered=[250.0], training_open=[420.0], training_open_answered=[90.0])
+    rows = [line for line in report(times, "test").splitlines() if line.startswith("| ")]
+    heads = next(line for line in rows if line.startswith("| Run, 10 words, Heads tab open"))
+    assert heads.endswith("| 250 (380) | 1.25 (1.90) | ✓ ≤ 1.5×, ✓ ≤ 2.0× filled |")
+    training = next(line for line in rows if line.startswith("| Open the Training tab"))
+    assert training.endswith("| 90 (420) | 0.45 (2.10) | ✓ ≤ 1.5×, ✗ ≤ 2.0× filled |")  # answered at once, filled late
