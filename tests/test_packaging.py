@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import runpy
 import shutil
 import subprocess
 import sys
@@ -42,12 +43,23 @@ def test_every_package_of_the_project_is_installed_under_two_names():
         for top in ("transformer", "attention_lab")
         for init in (REPO / top).rglob("__init__.py")
     }
+    found = set(runpy.run_path(str(REPO / "setup.py"), run_name="packages")["PACKAGES"])
+    assert found == on_disk | {"attention_lab.checkpoints"}
     setuptools = PROJECT["tool"]["setuptools"]
-    listed = set(setuptools["packages"])
-    assert on_disk <= listed and listed - on_disk == {"attention_lab.checkpoints"}
+    assert "packages" not in setuptools  # found on disk (setup.py), never listed by hand
     assert setuptools["package-dir"] == {"attention_lab.checkpoints": "checkpoints"}  # the repository's folder
     assert "py-modules" not in setuptools  # app.py stays in the repository: nothing installed beside the packages
-    assert {name.split(".")[0] for name in listed} == {"transformer", "attention_lab"}
+    assert {name.split(".")[0] for name in found} == {"transformer", "attention_lab"}
+
+
+def test_a_new_feature_folder_is_installed_with_no_entry_for_it(tmp_path, monkeypatch):
+    for package in ("transformer", "attention_lab", "attention_lab/notes", "training", "tests"):
+        (tmp_path / package).mkdir(parents=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    shutil.copy(REPO / "setup.py", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    found = runpy.run_path(str(tmp_path / "setup.py"), run_name="packages")["PACKAGES"]
+    assert sorted(found) == ["attention_lab", "attention_lab.checkpoints", "attention_lab.notes", "transformer"]
 
 
 def test_only_the_checkpoint_files_of_the_bundled_models_are_packaged():
