@@ -13,9 +13,11 @@ WATCH = """() => {
   };
   // Outside the regions filled after the click (and not in a node already taken out of the page, such as a
   // figure gradio replaced, nor in plotly's hidden text-measuring element, which any figure's drawing uses).
+  // Nor gradio's status tracker of an output while it is invisible (an event's streamed answer ending flips it).
   const answer = m => {
     const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
-    return !!el && el.isConnected && !el.closest('.lab-slow, #js-plotly-tester');
+    if (!el || !el.isConnected || el.closest('.lab-slow, #js-plotly-tester')) return false;
+    return !(m.type === 'attributes' && el.matches('.wrap') && getComputedStyle(el).opacity === '0');
   };
   // A dropdown's own menu: its options, the combobox's state, and the menu leaving when it closes.
   const menu = m => {
