@@ -91,7 +91,20 @@ def launched(registry, tabs=None):
     port = free_port()
     demo.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     yield f"http://127.0.0.1:{port}/", registry, demo
-    demo.close()
+    close_app(demo)
+
+
+def close_app(demo) -> None:
+    """Stop a served app. gradio's close sets an asyncio Event from this thread while the server's event loop may be
+    adding a waiter to it (seen once: "deque mutated during iteration"); the flag is set by then, so closing again
+    finishes the rest."""
+    for attempt in range(3):
+        try:
+            demo.close()
+            return
+        except RuntimeError as err:
+            if "mutated during iteration" not in str(err) or attempt == 2:
+                raise
 
 
 @pytest.fixture(scope="session")

@@ -22,6 +22,7 @@ from tests.browser import (
     run,
     shot,
 )
+from tests.conftest import close_app
 
 SPLIT = "Ich muss den Rasen mähen."  # "Rasen" and "mähen" are split into pieces
 SPLIT_WORDS = ["Ich", "muss", "den", "Rasen", "mähen", ".", "&lt;/s&gt;"]  # as plotly gets them: escaped
@@ -333,7 +334,7 @@ def markup_app():
     served = launched(Registry.of({"markup": pipeline}))
     url, _, _ = next(served)
     yield url, pipeline, source
-    served.close()
+    close_app(served)
 
 
 INJECTED = """() => ({

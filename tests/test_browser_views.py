@@ -9,6 +9,7 @@ import pytest
 
 from tests import hf_models
 from tests.browser import DRAWN, FOCUSED, TITLE, WAIT_MS, button, kind, opened, redrawn, run, watch_requests
+from tests.conftest import close_app
 
 pytestmark = pytest.mark.slow
 
@@ -99,7 +100,7 @@ def large_app(tmp_path_factory):
     served = launched(load_models([str(folder)], bundled=folder / "none"))
     url, _, _ = next(served)
     yield url, str(folder)
-    served.close()
+    close_app(served)
 
 
 TILES = "() => { const gd = document.querySelector('#views .views-grid .js-plotly-plot'); "

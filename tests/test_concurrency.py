@@ -17,7 +17,7 @@ from attention_lab.models.cores import available_cores
 from attention_lab.models.registry import Registry
 from attention_lab.page.wiring import CONCURRENCY
 from benchmarks.load import Request, answers_alone, fingerprint, load_test
-from tests.conftest import free_port
+from tests.conftest import close_app, free_port
 
 
 @pytest.mark.slow
@@ -42,7 +42,7 @@ def test_the_load_test_catches_state_shared_between_sessions(served_app, monkeyp
     try:
         result = load_test(f"http://127.0.0.1:{port}/", users=8, requests_per_user=5, expected=expected)
     finally:
-        leaky.close()
+        close_app(leaky)
     assert len(result.failures) + len(result.mismatches) > 0
 
 
