@@ -5,6 +5,7 @@
     attention-lab faithfulness --model M --data FILE                              # the deletion test
     attention-lab space USER/SPACE [--dry-run]                                    # put the app on a Space
     attention-lab export MODEL SOURCE -o lesson.html                              # a lesson file, offline
+    attention-lab export --live MODEL -o FILE.html | DIR/                         # the model decoding in the page
 
 Each command is also `python -m attention_lab.<command>`, with the same flags.
 """
@@ -24,6 +25,7 @@ COMMANDS = {  # name -> (module, what it does)
     "space": ("attention_lab.space", "put the app on a Hugging Face Space"),
     "export": ("attention_lab.notebook.lesson", "a decoding's views as one HTML file that works offline"),
 }
+LIVE = ("attention_lab.export.live", "one of our models decoding in the page: one HTML file, or a folder for a Space")
 
 
 def serve_parser() -> argparse.ArgumentParser:
@@ -79,7 +81,8 @@ def main(argv: list[str] | None = None) -> int | None:
     if argv and argv[0] in COMMANDS:
         import importlib
 
-        module = importlib.import_module(COMMANDS[argv[0]][0])
+        live = argv[0] == "export" and any(a == "--live" or a.startswith("--live=") for a in argv[1:])
+        module = importlib.import_module(LIVE[0] if live else COMMANDS[argv[0]][0])
         return module.main(argv[1:], prog=f"attention-lab {argv[0]}")
     serve(argv)
     return None

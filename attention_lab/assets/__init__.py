@@ -27,8 +27,8 @@ EMPTY = "<div class='lab-drawn'></div>"
 
 
 def modules() -> list[Path]:
-    """Every page module of the app."""
-    return sorted(PACKAGE.rglob("*.mjs"))
+    """Every page module of the app (not the packages a live page carries: export/vendor)."""
+    return sorted(p for p in PACKAGE.rglob("*.mjs") if "vendor" not in p.relative_to(PACKAGE).parts)
 
 
 def styles(sheets: list[Path]) -> str:

@@ -1,5 +1,6 @@
-"""Export, in the Attention tab: the whole view as one HTML file that works offline, and every head's weights as
-JSON. (The focused head as PNG or SVG is the page's own: the buttons beside the Focus head.)"""
+"""Export, in the Attention tab: the whole view as one HTML file that works offline, every head's weights as JSON,
+and for our own models the live page (the model decoding in the browser: export/live.py). (The focused head as PNG
+or SVG is the page's own: the buttons beside the Focus head.)"""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from ..decoding.state import Run, UserState, loop, shown_step
 from ..feature import Feature
 from ..records import jsonable
 from .api import ATTENTION_EXPORT
+from .live import live_page
 
 # How the page looks as the export is asked for: sent in place of the views' value by the page itself.
 LOOKED = "(user, views) => [user, {look: attentionLab.look, shown: attentionLab.shown, kind: attentionLab.kind}]"
@@ -26,6 +28,7 @@ def layout(registry, default: str) -> dict:
     with gr.Accordion("Export", open=False, elem_classes="lab-hide-presenting"), gr.Row():
         c["export_html"] = gr.Button("Whole view as HTML (works offline)", min_width=120)
         c["export_json"] = gr.Button("Attention as JSON", min_width=120)
+        c["export_live"] = gr.Button("Live page: this model in your browser", min_width=120)
     c["export_file"] = gr.File(label="Download", visible=False)
     return c
 
@@ -49,6 +52,15 @@ def as_json(user: UserState) -> str:
     return written(json.dumps(record), "attention.json")
 
 
+def live(registry):
+    def as_live(model: str) -> str:
+        """The live page of the model shown (one HTML file that decodes in the browser); its path. Made once per
+        model."""
+        return live_page(registry.entry(model).pipeline, model)
+
+    return as_live
+
+
 def decoded(user: UserState) -> Run:
     if user.run is None or not user.run.session.steps:
         raise InputError("Nothing to export yet: Run or Step first.")
@@ -68,6 +80,7 @@ def wire(c: dict, wiring) -> None:
 
     wiring.listen(c["export_html"].click, file(as_html), [wiring.state, c["views"]], [c["export_file"]], js=LOOKED)
     wiring.listen(c["export_json"].click, file(as_json), [wiring.state], [c["export_file"]])
+    wiring.listen(c["export_live"].click, file(live(wiring.lab.registry)), [c["model"]], [c["export_file"]])
 
 
 EXPORT = Feature("export", "Export", layout=layout, wire=wire, endpoints=(ATTENTION_EXPORT,))

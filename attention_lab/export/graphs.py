@@ -1,0 +1,190 @@
+"""Our model as two ONNX graphs that a page runs with ONNX Runtime Web: the encoder, and one decoder step with the KV
+cache as inputs and outputs. Each graph gives every head's weights and what the readings need as named outputs
+(ONNX Runtime returns nothing else), so the page draws what the app draws.
+
+    encoder:  source (1, S) ids -> encoder (Le, H, S, S) weights, encoder_norms (Le, H, S) ||v W_o||,
+              encoder_rollout (Le, S, S), cross_k and cross_v (Ld, H, S, K) the memory's keys and values for every
+              decoder layer, cross_norms (Ld, H, S)
+    decoder:  token (1, 1) the previous token, past_k and past_v (Ld, H, P, K) the cache (P may be 0: the first step),
+              cross_k, cross_v -> logits (V) with what the model may not write at -inf, next_k and next_v
+              (Ld, H, P + 1, K), self (Ld, H, P + 1) and cross (Ld, H, S) this step's weights, self_norms (Ld, H)
+              the new key's ||v W_o||
+
+The position of a step is the cache's length. Both graphs are traced from the library's own modules (the same
+encode and decode the app runs), so what they compute is what the library computes; tests/test_live_graphs.py runs
+them with Python's onnxruntime against the library. The weights of both graphs are stored once, in one file of
+float32 tensors beside them (ONNX external data), which the page hands to both sessions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from transformer import Transformer
+from transformer.layers import LayerCache
+from transformer.model import KVCache
+from transformer.readings import rollout
+
+OPSET = 17
+WEIGHTS = "weights.bin"  # the external data both graphs read
+ENCODER_OUTPUTS = ("encoder", "encoder_norms", "encoder_rollout", "cross_k", "cross_v", "cross_norms")
+DECODER_INPUTS = ("token", "past_k", "past_v", "cross_k", "cross_v")
+DECODER_OUTPUTS = ("logits", "next_k", "next_v", "self", "cross", "self_norms")
+
+
+class EncoderGraph(nn.Module):
+    """The encoder as the page runs it (see the module's docstring)."""
+
+    def __init__(self, model: Transformer) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, source: torch.Tensor):
+        model = self.model
+        enc = model.encode(source, output_attentions=True)
+        weights = torch.stack([w[0] for w in enc.attentions])
+        norms = torch.stack([n[0] for n in model.encoder_value_norms(enc)])
+        rolled = torch.stack(rollout([w[0] for w in enc.attentions]))
+        kv = [layer.cross_attn.project_kv(enc.memory) for layer in model.decoder.layers]
+        cross_k, cross_v = torch.stack([k[0] for k, _ in kv]), torch.stack([v[0] for _, v in kv])
+        cross_norms = torch.stack(
+            [layer.cross_attn.value_norms(v)[0] for layer, (_, v) in zip(model.decoder.layers, kv)]
+        )
+        return weights, norms, rolled, cross_k, cross_v, cross_norms
+
+
+class DecoderGraph(nn.Module):
+    """One decoding step with the KV cache as inputs and outputs (see the module's docstring)."""
+
+    def __init__(self, model: Transformer) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, token, past_k, past_v, cross_k, cross_v):
+        model = self.model
+        layers = [
+            LayerCache(past_k[i][None], past_v[i][None], cross_k[i][None], cross_v[i][None]) for i in range(len(past_k))
+        ]
+        cache = KVCache(layers, torch.ones(1, past_k.size(2), dtype=torch.bool))
+        src_mask = torch.ones(1, 1, 1, cross_k.size(2), dtype=torch.bool)
+        dec = model.decode(token, None, src_mask, cache, use_cache=True, output_attentions=True)
+        logits = model.rules.apply(model.project(dec.hidden[0, -1]), 1)
+        next_k = torch.stack([c.self_k[0] for c in dec.cache.layers])
+        next_v = torch.stack([c.self_v[0] for c in dec.cache.layers])
+        self_weights = torch.stack([w[0, :, -1] for w in dec.self_attentions])
+        cross_weights = torch.stack([w[0, :, -1] for w in dec.cross_attentions])
+        norms = torch.stack(
+            [
+                layer.self_attn.value_norms(c.self_v[:, :, -1:])[0, :, 0]
+                for layer, c in zip(model.decoder.layers, dec.cache.layers)
+            ]
+        )
+        return logits, next_k, next_v, self_weights, cross_weights, norms
+
+
+@dataclass
+class Exported:
+    """The two graphs (ONNX bytes whose weights are external data) and the weights they read."""
+
+    encoder: bytes
+    decoder: bytes
+    weights: bytes
+
+
+def exported(model: Transformer) -> Exported:
+    """`model` (ours, in eval mode on the CPU) as the page's two graphs, each weight stored once."""
+    import onnx
+
+    if model.rules.begin_banned or model.rules.forced_first or model.rules.forced_last or model.rules.min_length:
+        raise ValueError("only a model whose rules hold at every step (pad and bos never written) can be exported")
+    cfg = model.config
+    src = torch.tensor([[5, 6, 7, cfg.eos_id]])
+    H, K = cfg.n_heads, cfg.d_model // cfg.n_heads
+    past = torch.zeros(cfg.n_decoder_layers, H, 2, K)
+    with torch.no_grad():
+        kv = EncoderGraph(model)(src)[3:5]
+    axes_s = {"source": {1: "S"}, "cross_k": {2: "S"}, "cross_v": {2: "S"}}
+    encoder = _traced(
+        EncoderGraph(model),
+        (src,),
+        ("source",),
+        ENCODER_OUTPUTS,
+        {
+            **axes_s,
+            "encoder": {2: "S", 3: "S"},
+            "encoder_norms": {2: "S"},
+            "encoder_rollout": {1: "S", 2: "S"},
+            "cross_norms": {2: "S"},
+        },
+    )
+    decoder = _traced(
+        DecoderGraph(model),
+        (torch.tensor([[cfg.bos_id]]), past, past, *kv),
+        DECODER_INPUTS,
+        DECODER_OUTPUTS,
+        {
+            "past_k": {2: "P"},
+            "past_v": {2: "P"},
+            "cross_k": {2: "S"},
+            "cross_v": {2: "S"},
+            "next_k": {2: "P1"},
+            "next_v": {2: "P1"},
+            "self": {2: "P1"},
+            "cross": {2: "S"},
+        },
+    )
+    blob = bytearray()
+    seen: dict[bytes, tuple[int, int]] = {}
+    for graph in (encoder, decoder):
+        for tensor in graph.graph.initializer:
+            raw = tensor.raw_data
+            if len(raw) < 1024:  # small constants stay inside the graph
+                continue
+            digest = hashlib.sha256(raw).digest()
+            if digest not in seen:
+                blob.extend(b"\0" * (-len(blob) % 64))
+                seen[digest] = (len(blob), len(raw))
+                blob.extend(raw)
+            offset, length = seen[digest]
+            onnx.external_data_helper.set_external_data(tensor, WEIGHTS, offset, length)
+            tensor.data_location = onnx.TensorProto.EXTERNAL
+            tensor.ClearField("raw_data")
+    return Exported(encoder.SerializeToString(), decoder.SerializeToString(), bytes(blob))
+
+
+def _traced(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
+    import onnx
+
+    buffer = io.BytesIO()
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's notes on Python values it took as constants
+        torch.onnx.export(
+            module.eval(),
+            args,
+            buffer,
+            input_names=list(inputs),
+            output_names=list(outputs),
+            dynamic_axes=axes,
+            opset_version=OPSET,
+            dynamo=False,
+            do_constant_folding=False,
+        )
+    return onnx.load_from_string(buffer.getvalue())
+
+
+def write(exported: Exported, folder: Path) -> None:
+    """The graphs and their weights into `folder` (encoder.onnx, decoder.onnx, weights.bin); onnx's checker passes."""
+    import onnx
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / WEIGHTS).write_bytes(exported.weights)
+    for name in ("encoder", "decoder"):
+        (folder / f"{name}.onnx").write_bytes(getattr(exported, name))
+        onnx.checker.check_model(str(folder / f"{name}.onnx"), full_check=True)

@@ -1,0 +1,199 @@
+// Our model decoding in the page, with ONNX Runtime Web: the two graphs attention_lab/export/graphs.py exports (the
+// encoder, and one decoder step with the KV cache as inputs and outputs), the tokenizer from the checkpoint's
+// tokenizer.json (@huggingface/tokenizers), and greedy decoding step by step with back and what-if, as the
+// library's DecodingSession does it. The runtime and the tokenizer library are handed in (the page loads them from
+// the file itself, the Node tests from the package), so this module runs the same in both.
+
+import {tokenLabel} from "./pieces.mjs";
+
+const BLANK = /^[\s\p{Cc}\p{Cf}\p{Z}]*$/u; // only white space, control or format characters (checks.is_blank)
+const ALNUM = /^[\p{L}\p{N}]$/u;
+
+/** Input the page cannot use, with a message for the person who typed it (the app's own messages). */
+export class InputError extends Error {}
+
+export class LiveModel {
+  /** `parts`: the graphs' bytes (encoder, decoder) and their weights (Uint8Array each), the tokenizer's JSON, and
+   * `config` (what export wrote: the model's sizes, ids, limits, alphabet and character names). */
+  static async load(ort, Tokenizer, {encoder, decoder, weights, tokenizer, config}) {
+    const options = {
+      executionProviders: ["wasm"],
+      graphOptimizationLevel: "all",
+      externalData: [{path: "weights.bin", data: weights}],
+    };
+    const sessions = [await ort.InferenceSession.create(encoder, options),
+      await ort.InferenceSession.create(decoder, options)];
+    return new LiveModel(ort, sessions, new Tokenizer(tokenizer, {}), config);
+  }
+
+  constructor(ort, [encoder, decoder], tokenizer, config) {
+    Object.assign(this, {ort, encoder, decoder, tokenizer, config});
+    this.special = new Set([config.pad_id, config.bos_id, config.eos_id]);
+  }
+
+  piece(id) {
+    return this.tokenizer.id_to_token(id) ?? "<unk>";
+  }
+
+  label(id) {
+    return tokenLabel(this.piece(id), this.special.has(id), this.config.character_level);
+  }
+
+  /** Ids of `text` as the library's tokenizer gives them (without the end token): the tokenizer library leaves a
+   * word-level vocabulary's unknown character as null, where the library writes <unk>. */
+  ids(text) {
+    return this.tokenizer.encode(text).ids.map((id) => id ?? this.config.unk_id);
+  }
+
+  /** Characters of `text` the model reads as <unk>, in order of first appearance. */
+  unknown(text) {
+    const found = [];
+    for (const char of text) {
+      if (!found.includes(char) && this.ids(char).includes(this.config.unk_id)) found.push(char);
+    }
+    return found;
+  }
+
+  /** The source ids for `text` (the end token last, cut to what the model reads) and a notice; raises InputError
+   * with the app's message (attention_lab/checks.py) for a source it cannot use. */
+  source(text) {
+    if (text == null || BLANK.test(text)) throw new InputError("Type a source text first: it is empty.");
+    const unknown = this.unknown(text);
+    let notice = "";
+    if (unknown.length) {
+      const names = unknown.slice(0, 10).map((c) => this.describe(c)).join(", ") + (unknown.length > 10 ? " …" : "");
+      if (this.config.alphabet) throw new InputError(`This model only knows ${this.config.alphabet}; remove ${names}.`);
+      notice = `Not in the vocabulary (read as <unk>): ${names}. `;
+    }
+    const full = [...this.ids(text), this.config.eos_id];
+    const ids = full.length > this.config.max_len ? [...full.slice(0, this.config.max_len - 1), this.config.eos_id]
+      : full;
+    if (ids.length < full.length) notice += `The source was ${full.length} tokens; only the first ${ids.length - 1} are used.`;
+    return {ids, notice: notice.trim()};
+  }
+
+  /** A character named so that any reader can tell what it is (checks.describe_char): its Unicode name comes from
+   * the table export wrote, which holds the characters a keyboard types; any other is named by its code. */
+  describe(char) {
+    const code = "U+" + char.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+    const name = this.config.names[char] ?? ideograph(char, this.config.ideographs);
+    if (!name) return code;
+    return ALNUM.test(char) ? `'${char}' (${name})` : `${name} (${code})`;
+  }
+
+  /** A decoding of `ids` to step through (see LiveSession). */
+  async start(ids, topK = 5) {
+    const source = new this.ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
+    const out = await this.encoder.run({source});
+    return new LiveSession(this, ids, out, topK);
+  }
+}
+
+/** One source's greedy decoding, a step at a time, with back and what-if (transformer.DecodingSession). */
+export class LiveSession {
+  constructor(model, ids, encoded, topK) {
+    const c = model.config;
+    this.model = model;
+    this.srcIds = ids;
+    this.topK = Math.max(1, Math.min(topK, c.tgt_vocab_size));
+    this.encoder = encoded.encoder.data; // (Le, H, S, S)
+    this.encoderNorms = encoded.encoder_norms.data; // (Le, H, S)
+    this.encoderRollout = encoded.encoder_rollout.data; // (Le, S, S)
+    this.crossNorms = encoded.cross_norms.data; // (Ld, H, S)
+    this.cross = {cross_k: encoded.cross_k, cross_v: encoded.cross_v};
+    const K = c.d_model / c.n_heads;
+    const empty = new model.ort.Tensor("float32", new Float32Array(0), [c.n_decoder_layers, c.n_heads, 0, K]);
+    this.caches = [{past_k: empty, past_v: empty}]; // caches[t]: what step t + 1 reads
+    this.steps = [];
+  }
+
+  get tokens() {
+    return this.steps.map((s) => s.token);
+  }
+
+  get finished() {
+    const n = this.steps.length;
+    return n > 0 && (this.steps[n - 1].token === this.model.config.eos_id || n >= this.model.config.max_new_tokens);
+  }
+
+  /** Whether the model may write `token` at all (never pad or bos, nor an id outside its vocabulary). */
+  canWrite(token) {
+    const c = this.model.config;
+    return Number.isInteger(token) && token >= 0 && token < c.tgt_vocab_size && !c.banned.includes(token);
+  }
+
+  /** Decode one token: the argmax, or `force` (what if the model had written it?). */
+  async step(force = null) {
+    if (this.finished) throw new InputError("Decoding has finished: step back or reset first.");
+    if (force != null && !this.canWrite(force)) {
+      throw new InputError(`The model never writes token ${force} at step ${this.steps.length + 1}.`);
+    }
+    const m = this.model, c = m.config;
+    const previous = this.steps.length ? this.steps.at(-1).token : c.bos_id;
+    const token = new m.ort.Tensor("int64", BigInt64Array.of(BigInt(previous)), [1, 1]);
+    const out = await m.decoder.run({token, ...this.caches.at(-1), ...this.cross});
+    const probs = softmax(out.logits.data);
+    const top = topK(probs, this.topK);
+    const chosen = force ?? top[0];
+    const step = {
+      token: chosen,
+      forced: force != null && force !== top[0],
+      prob: probs[chosen],
+      topIds: top,
+      topProbs: top.map((i) => probs[i]),
+      self: out.self.data, // (Ld, H, t + 1)
+      cross: out.cross.data, // (Ld, H, S)
+      selfNorms: out.self_norms.data, // (Ld, H)
+    };
+    this.caches.push({past_k: out.next_k, past_v: out.next_v});
+    this.steps.push(step);
+    return step;
+  }
+
+  back() {
+    if (!this.steps.length) return;
+    this.steps.pop();
+    this.caches.pop();
+  }
+
+  reset() {
+    while (this.steps.length) this.back();
+  }
+
+  async run() {
+    while (!this.finished) await this.step();
+    return this.tokens;
+  }
+}
+
+/** Probabilities from logits (what the model may not write is -inf: 0), in float32 as torch's softmax. */
+function softmax(logits) {
+  let max = -Infinity;
+  for (const x of logits) if (x > max) max = x;
+  const out = new Float32Array(logits.length);
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) sum += out[i] = Math.exp(logits[i] - max);
+  for (let i = 0; i < out.length; i++) out[i] /= sum;
+  return out;
+}
+
+/** The ids of the k largest values, largest first (the lower id first among equals). */
+function topK(values, k) {
+  const best = [];
+  for (let i = 0; i < values.length; i++) {
+    if (best.length < k || values[i] > values[best.at(-1)]) {
+      let at = best.length;
+      while (at > 0 && values[i] > values[best[at - 1]]) at--;
+      best.splice(at, 0, i);
+      if (best.length > k) best.pop();
+    }
+  }
+  return best;
+}
+
+/** A CJK ideograph's name, by Unicode's rule for the ranges export found ("cjk unified ideograph-4e00"), or null. */
+function ideograph(char, ranges) {
+  const code = char.codePointAt(0);
+  if (!ranges.some(([a, b]) => code >= a && code <= b)) return null;
+  return "cjk unified ideograph-" + code.toString(16).padStart(4, "0");
+}

@@ -1,0 +1,167 @@
+"""The live page in Chromium: the single file opened from disk with the network refused, and the folder served by
+`python -m http.server`. It opens with the app's first example decoded; a typed sentence, Run, Step, Back, Reset,
+the keys and a what-if give the library's tokens; bad input gets the app's one-line messages and loses nothing; no
+request leaves the page."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from attention_lab.checks import check_source
+from attention_lab.export.live import main as export_live
+from tests.conftest import free_port
+from transformer import DecodingSession, bundled, load_pretrained
+
+pytestmark = pytest.mark.slow  # a real browser, and an export of each model
+REPO = Path(__file__).resolve().parent.parent
+SENTENCE = "Ich habe den Verdacht, dass er lügt."
+
+
+def tokens_of(pipeline, text: str, force: tuple[int, int] | None = None) -> list[int]:
+    session = DecodingSession(pipeline.model, check_source(pipeline, text)[0])
+    if force:
+        step, token = force
+        for _ in range(step - 1):
+            session.step()
+        session.step(force=token)
+    return session.run()
+
+
+def settled(page) -> None:
+    page.wait_for_function("document.body.dataset.busy === 'false' && !!window.attentionLabLive", timeout=120_000)
+    page.evaluate("window.attentionLabLive.queue")  # every click taken
+
+
+def live_tokens(page) -> list[int]:
+    settled(page)
+    return page.evaluate("window.attentionLabLive.session.tokens")
+
+
+@pytest.fixture(scope="module")
+def live_file(tmp_path_factory):
+    out = tmp_path_factory.mktemp("live") / "de-en.html"
+    assert export_live(["--live", "de-en", "-o", str(out)]) == 0
+    return out
+
+
+def opened(browser, url: str, width: int = 1280):
+    context = browser.new_context(viewport={"width": width, "height": 800}, offline=True)
+    page = context.new_page()
+    requests, errors = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    settled(page)
+    return context, page, requests, errors
+
+
+def test_the_file_decodes_from_disk_with_no_network(browser, live_file):
+    pipeline = load_pretrained(bundled("de-en"))
+    assert live_file.stat().st_size <= 50e6
+    context, page, requests, errors = opened(browser, live_file.as_uri())
+    try:
+        example = page.input_value("#lab-source")
+        assert example and live_tokens(page) == tokens_of(pipeline, example)  # opens as the app does
+        assert page.input_value("#lab-output") == pipeline.tokenizer.decode(tokens_of(pipeline, example))
+        assert page.locator(".js-plotly-plot").count() >= 2  # the focused head and every head, drawn
+
+        page.fill("#lab-source", SENTENCE)
+        page.click("#lab-run")
+        expected = tokens_of(pipeline, SENTENCE)
+        assert live_tokens(page) == expected
+        assert page.evaluate("attentionLab.shown") == len(expected)
+
+        page.click("#lab-back")
+        assert live_tokens(page) == expected[:-1]
+        page.click("#lab-step")
+        assert live_tokens(page) == expected
+        page.click("#lab-reset")
+        assert live_tokens(page) == [] and page.input_value("#lab-output") == ""
+
+        page.click("body")  # the keys, with no text box focused: → decodes a step at the last one, ← Home End move
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+            settled(page)
+        assert live_tokens(page) == expected[:3]
+        page.keyboard.press("ArrowLeft")
+        assert page.evaluate("attentionLab.shown") == 2
+        page.keyboard.press("Home")
+        assert page.evaluate("attentionLab.shown") == 0
+        page.keyboard.press("End")
+        assert page.evaluate("attentionLab.shown") == 3
+
+        page.click("#lab-run")  # what if, at step 2, the second candidate had been written?
+        settled(page)
+        page.keyboard.press("Home")
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("ArrowRight")
+        other = page.locator(".candidate:not(.taken)").first
+        token = int(other.get_attribute("data-token"))
+        other.click()
+        assert live_tokens(page) == tokens_of(pipeline, SENTENCE, force=(2, token))
+        assert page.locator(".token.forced").count() == 1
+
+        # bad input: the app's one-line messages, and nothing typed or decoded is lost
+        page.fill("#lab-source", "   ")
+        page.click("#lab-run")
+        settled(page)
+        assert page.text_content("#live-message") == "Type a source text first: it is empty."
+        assert page.input_value("#lab-source") == "   " and page.evaluate("attentionLab.decoding.steps.length") > 0
+        page.fill("#lab-source", "Haus " * 200)
+        page.click("#lab-run")
+        settled(page)
+        assert page.text_content("#live-message").startswith("The source was 201 tokens; only the first 127 are used.")
+        assert not errors, errors
+        assert all(url.startswith(("file:", "blob:")) for url in requests), requests
+    finally:
+        context.close()
+
+
+def test_the_folder_is_a_static_space_served_by_http_server(browser, tmp_path):
+    folder = tmp_path / "space"
+    assert export_live(["--live", "reverse", "-o", str(folder)]) == 0
+    assert "sdk: static" in (folder / "README.md").read_text(encoding="utf-8")
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for(port)
+        context = browser.new_context(viewport={"width": 390, "height": 800})
+        page = context.new_page()
+        page.goto(f"http://127.0.0.1:{port}/")
+        pipeline = load_pretrained(bundled("reverse"))
+        assert live_tokens(page) == tokens_of(pipeline, page.input_value("#lab-source"))
+        page.fill("#lab-source", "Hello")  # an upper-case letter: the reversal model's own message
+        page.click("#lab-run")
+        settled(page)
+        assert page.text_content("#live-message") == (
+            "This model only knows lowercase letters and digits; remove 'H' (latin capital letter h)."
+        )
+        page.fill("#lab-source", "hello42world")
+        page.click("#lab-run")
+        assert live_tokens(page) == tokens_of(pipeline, "hello42world")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing scrolls sideways on a phone
+        context.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def wait_for(port: int) -> None:
+    import socket
+
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"http.server did not answer on port {port}")

@@ -1,0 +1,240 @@
+"""The live page (attention_lab/export): our models exported to ONNX and decoded in the page.
+
+- The graphs, run by Python's onnxruntime, give the library's logits and every head's weights (1e-5) and its greedy
+  tokens on the de-en held-out test split and on 500 fresh reversal strings.
+- The page's own decoding (export/model.mjs and messages.mjs, on the runtime and the tokenizer library the page
+  carries) run in Node: the library's tokens and every head's weights (1e-4 of /attention's), the messages the server
+  would send (payload.full: the same labels, words, candidates; weights within 16-bit rounding), valid against the
+  checked-in schema; the app's source ids and one-line messages on a thousand sentences.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from attention_lab.attention import payload
+from attention_lab.attention.looks import names
+from attention_lab.attention.record import attention_record
+from attention_lab.checks import InputError, check_source
+from attention_lab.export.live import config, parts
+from attention_lab.records import jsonable
+from tests.node import NODE, needs_node
+from transformer import DecodingSession, bundled, greedy_decode, load_pretrained
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parent.parent
+DECODE = REPO / "tests" / "js" / "live_decode.mjs"
+ort = pytest.importorskip("onnxruntime")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """Each bundled model's pipeline and a folder of what its live page loads (the parts and config.json)."""
+    out = {}
+    for name in ("de-en", "reverse"):
+        pipeline = load_pretrained(bundled(name))
+        folder = tmp_path_factory.mktemp(name)
+        for file, data in parts(pipeline).items():
+            (folder / file).write_bytes(data)
+        (folder / "config.json").write_text(json.dumps(config(pipeline, name)), encoding="utf-8")
+        out[name] = (pipeline, folder)
+    return out
+
+
+def sessions(folder: Path):
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    return [ort.InferenceSession(str(folder / f"{graph}.onnx"), options) for graph in ("encoder", "decoder")]
+
+
+class Greedy:
+    """A greedy decoding driven by onnxruntime on the exported graphs, step by step."""
+
+    def __init__(self, folder: Path, config: dict):
+        self.encoder, self.decoder = sessions(folder)
+        self.config = config
+
+    def decode(self, ids: list[int]):
+        c = self.config
+        encoded = dict(zip([o.name for o in self.encoder.get_outputs()], self.encoder.run(None, {"source": [ids]})))
+        shape = (c["n_decoder_layers"], c["n_heads"], 0, c["d_model"] // c["n_heads"])
+        past_k = past_v = np.zeros(shape, np.float32)
+        token, steps = c["bos_id"], []
+        while len(steps) < c["max_new_tokens"]:
+            feeds = {"token": [[token]], "past_k": past_k, "past_v": past_v}
+            feeds.update(cross_k=encoded["cross_k"], cross_v=encoded["cross_v"])
+            out = dict(zip([o.name for o in self.decoder.get_outputs()], self.decoder.run(None, feeds)))
+            token = int(np.argmax(out["logits"]))
+            past_k, past_v = out["next_k"], out["next_v"]
+            steps.append(out | {"token": token})
+            if token == c["eos_id"]:
+                break
+        return encoded, steps
+
+
+def test_the_graphs_give_the_librarys_logits_and_every_heads_weights(exported):
+    for name, text in (("de-en", "Ich habe den Verdacht, dass er lügt."), ("reverse", "attention2026")):
+        pipeline, folder = exported[name]
+        model, ids = pipeline.model, pipeline.tokenizer.encode(text)
+        encoded, steps = Greedy(folder, config(pipeline, name)).decode(ids)
+        session = DecodingSession(model, ids)
+        session.run()
+        assert [s["token"] for s in steps] == session.tokens
+        close = {"atol": 1e-5, "rtol": 0}
+        torch.testing.assert_close(torch.tensor(encoded["encoder"]), torch.stack(session.encoder_attention), **close)
+        torch.testing.assert_close(
+            torch.tensor(encoded["encoder_norms"]), torch.stack(session.encoder_value_norms), atol=1e-4, rtol=1e-5
+        )
+        tokens = torch.tensor([[model.config.bos_id, *session.tokens[:-1]]])
+        with torch.no_grad():
+            out = model(torch.tensor([ids]), tokens)
+            logits = model.rules.apply(out.logits[0], None)
+        for t, (graph, step) in enumerate(zip(steps, session.steps)):
+            torch.testing.assert_close(torch.tensor(graph["self"]), torch.stack(step.self_attention), **close)
+            torch.testing.assert_close(torch.tensor(graph["cross"]), torch.stack(step.cross_attention), **close)
+            finite = logits[t].isfinite()
+            assert torch.equal(torch.tensor(graph["logits"]).isfinite(), finite)
+            torch.testing.assert_close(torch.tensor(graph["logits"])[finite], logits[t][finite], atol=1e-5, rtol=0)
+
+
+def test_the_graphs_decode_the_held_out_split_and_500_reversals_as_the_library(exported, tmp_path):
+    from training.data import ding_split
+
+    rng = random.Random(0)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    cases = {
+        "de-en": [de for de, _ in ding_split("test", tmp_path)],
+        "reverse": ["".join(rng.choices(alphabet, k=rng.randint(1, 24))) for _ in range(500)],
+    }
+    for name, texts in cases.items():
+        pipeline, folder = exported[name]
+        greedy, differ = Greedy(folder, config(pipeline, name)), []
+        for text in texts:
+            ids = pipeline.truncate(pipeline.tokenizer.encode(text))
+            tokens = greedy_decode(pipeline.model, torch.tensor([ids]))[0]
+            graph = [s["token"] for s in greedy.decode(ids)[1]]
+            if graph[-1] == pipeline.model.config.eos_id:
+                graph = graph[:-1]
+            if graph != tokens:
+                differ.append(text)
+        assert not differ, f"{name}: {len(differ)} of {len(texts)} differ, such as {differ[:3]}"
+
+
+def node_decode(folder: Path, request: dict, tmp_path: Path) -> dict:
+    asked = tmp_path / "request.json"
+    asked.write_text(json.dumps(request), encoding="utf-8")
+    done = subprocess.run(
+        [NODE, str(DECODE), str(folder), str(asked)], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+def sentences(name: str, n: int, seed: int = 0) -> list[str]:
+    """Sentences to decode: the model's examples and test-like sentences with umlauts, ß, digits and punctuation."""
+    rng = random.Random(seed)
+    if name == "reverse":
+        alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+        return ["".join(rng.choices(alphabet, k=rng.randint(1, 30))) for _ in range(n)]
+    words = WORDS.split(" ")
+    return [" ".join(rng.choices(words, k=rng.randint(2, 15))) for _ in range(n)]
+
+
+def unpack16(text: str) -> np.ndarray:
+    return np.frombuffer(base64.b64decode(text), "<u2").astype(np.float64) / 65535
+
+
+def same_message(ours: dict, theirs: dict) -> None:
+    """A live page's Decoding equals the server's: the same tokens, labels and candidates, probabilities within
+    1e-5, 16-bit weights within two steps of rounding, value norms within 1e-4."""
+    for key in ("model", "layers", "heads", "character_level", "bos", "src", "out"):
+        assert ours[key] == theirs[key], key
+    for key in ("encoder", "encoder_rollout"):
+        np.testing.assert_allclose(unpack16(ours[key]), unpack16(theirs[key]), atol=2 / 65535)
+    for key in ("encoder_norms", "cross_norms"):
+        if theirs[key] is None:
+            assert ours[key] is None
+            continue
+        a, b = (np.frombuffer(base64.b64decode(m[key]), "<f4") for m in (ours, theirs))
+        np.testing.assert_allclose(a, b, atol=1e-4, rtol=1e-5)
+    assert len(ours["steps"]) == len(theirs["steps"])
+    for a, b in zip(ours["steps"], theirs["steps"]):
+        assert (a["token"], a["label"], a["forced"]) == (b["token"], b["label"], b["forced"])
+        assert [c[:2] for c in a["top"]] == [c[:2] for c in b["top"]]
+        np.testing.assert_allclose([c[2] for c in a["top"]], [c[2] for c in b["top"]], atol=1e-5)
+        for key in ("cross", "self", "self_rollout"):
+            np.testing.assert_allclose(unpack16(a[key]), unpack16(b[key]), atol=2 / 65535)
+        a_norms, b_norms = (np.frombuffer(base64.b64decode(m["self_norms"]), "<f4") for m in (a, b))
+        np.testing.assert_allclose(a_norms, b_norms, atol=1e-4, rtol=1e-5)
+
+
+@needs_node
+@pytest.mark.parametrize("name", ["de-en", "reverse"])
+def test_the_page_decodes_as_the_library_in_node(exported, name, tmp_path):
+    pipeline, folder = exported[name]
+    texts = sentences(name, 50)
+    what_if = [[texts[0], 2, pipeline.tokenizer.token_to_id("▁Haus" if name == "de-en" else "x")]]
+    views = []
+    for text in texts[:3]:
+        session = DecodingSession(pipeline.model, check_source(pipeline, text)[0])
+        session.run()
+        views.append(jsonable(payload.full(session, pipeline.tokenizer, name)))
+    request = {"decode": texts, "what_if": what_if, "views": views, "names": jsonable(names())}
+    answer = node_decode(folder, request, tmp_path)
+    # the views draw the page's decoding as they draw the server's: every kind, step, reading, unit and head, to the
+    # three decimals a figure holds (one in the last where the two sides' 16-bit weights round either side of it)
+    for drawn, largest in answer["views"]:
+        assert drawn > 100 and largest <= 0.001 + 1e-9, (drawn, largest)
+    for text, page in zip(texts, answer["decode"]):
+        assert not page["schema"], page["schema"]
+        ids = check_source(pipeline, text)[0]
+        assert page["ids"] == ids, text
+        session = DecodingSession(pipeline.model, ids)
+        session.run()
+        assert page["tokens"] == session.tokens, text
+        record = attention_record(session, pipeline.tokenizer, name)
+        for weights, step in zip(page["weights"], record.steps):
+            np.testing.assert_allclose(weights["cross"], np.ravel(step.cross), atol=1e-4)
+            np.testing.assert_allclose(weights["self"], np.ravel(step.decoder_self), atol=1e-4)
+        np.testing.assert_allclose(page["encoder"], np.ravel(record.encoder), atol=1e-4)
+        same_message(page["full"]["data"], jsonable(payload.full(session, pipeline.tokenizer, name)))
+    text, at, token = what_if[0]
+    session = DecodingSession(pipeline.model, check_source(pipeline, text)[0])
+    for _ in range(at - 1):
+        session.step()
+    session.step(force=token)
+    session.run()
+    assert answer["what_if"][0]["tokens"] == session.tokens
+
+
+WORDS = (
+    "Ich du er sie wir Straße Grüße Mädchen Bäume heißt Öl über für 12 2026 3,5 Haus Hund ist hat war nicht ja und "
+    "oder , . ? ! ( ) « » : ; - schön müde spät früh Fußball Käse Brötchen"
+)
+UNKNOWN = "☃€漢Ωж😀\u200b"
+
+
+@needs_node
+@pytest.mark.parametrize("name", ["de-en", "reverse"])
+def test_the_page_reads_a_source_as_the_app_on_a_thousand_sentences(exported, name, tmp_path):
+    pipeline, folder = exported[name]
+    rng = random.Random(1)
+    texts = sentences("de-en", 1000, seed=2)
+    texts = [t if i % 5 else t + " " + rng.choice(UNKNOWN) for i, t in enumerate(texts)]
+    texts += ["", "   ", "\u200b", "x" * 300, "Straße"]
+    answer = node_decode(folder, {"tokenize": texts}, tmp_path)
+    for text, page in zip(texts, answer["tokenize"]):
+        try:
+            ids, notice = check_source(pipeline, text)
+        except InputError as err:
+            assert page == {"error": str(err)}, text
+            continue
+        assert page == {"ids": ids, "notice": notice}, text
