@@ -90,7 +90,9 @@ def test_the_stylesheets_are_the_page_wide_rules_then_each_features_beside_its_m
     sheets = stylesheets()
     declared = [feature.stylesheet for feature in features() if feature.stylesheet is not None]
     assert sheets == [PAGE_CSS, FRAME, *declared] and len(declared) >= 8  # the features', in the table's order
-    assert set(sheets) | set(LESSON) | set(LIVE) == set(PACKAGE.rglob("*.css"))  # the page's, a lesson's or a live page's
+    assert set(sheets) | set(LESSON) | set(LIVE) == set(
+        PACKAGE.rglob("*.css")
+    )  # the page's, a lesson's or a live page's
     assert all(any(sheet.parent.glob("*.mjs")) for sheet in sheets)  # each beside the modules whose views it draws
     assert all(sheet.is_file() for sheet in LESSON)
 
