@@ -112,10 +112,13 @@ def test_the_file_decodes_from_disk_with_no_network(browser, live_file):
         settled(page)
         assert page.text_content("#live-message") == "Type a source text first: it is empty."
         assert page.input_value("#lab-source") == "   " and page.evaluate("attentionLab.decoding.steps.length") > 0
-        page.fill("#lab-source", "Haus " * 200)
+        long = "Haus " * 200
+        page.fill("#lab-source", long)
         page.click("#lab-run")
         settled(page)
-        assert page.text_content("#live-message").startswith("The source was 201 tokens; only the first 127 are used.")
+        notice = check_source(pipeline, long)[1]
+        assert notice.startswith("The source was") and page.text_content("#live-message") == notice
+        assert live_tokens(page) == tokens_of(pipeline, long)
         assert not errors, errors
         assert all(url.startswith(("file:", "blob:")) for url in requests), requests
     finally:
