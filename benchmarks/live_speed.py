@@ -66,6 +66,8 @@ def live_ms(page, id_: str) -> float:
 
 def heap_mb(page) -> float:
     session = page.context.new_cdp_session(page)
+    session.send("Performance.enable")
+    session.send("HeapProfiler.collectGarbage")
     metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
     return metrics["JSHeapUsedSize"] / 1e6
 
@@ -79,8 +81,6 @@ def measure_page(browser, live: Path, floor_url: str, repeats: int) -> dict:
         times["open"].append(opened * 1000)
         page.context.close()
     page, _ = live_page(browser, live)
-    session = page.context.new_cdp_session(page)
-    session.send("Performance.enable")
     source(page, STEP_TEXT)
     live_ms(page, "lab-reset")
     live_ms(page, "lab-step")  # the first step encodes the source

@@ -117,9 +117,15 @@ def test_the_graphs_decode_the_held_out_split_and_500_reversals_as_the_library(e
     for name, texts in cases.items():
         pipeline, folder = exported[name]
         greedy, differ = Greedy(folder, config(pipeline, name)), []
-        for text in texts:
-            ids = pipeline.truncate(pipeline.tokenizer.encode(text))
-            tokens = greedy_decode(pipeline.model, torch.tensor([ids]))[0]
+        sources = [pipeline.truncate(pipeline.tokenizer.encode(text)) for text in texts]
+        ours = []
+        for start in range(0, len(sources), 128):  # the library's greedy decoding, a padded batch at a time
+            batch = sources[start : start + 128]
+            padded = torch.full((len(batch), max(map(len, batch))), pipeline.model.config.pad_id)
+            for row, ids in enumerate(batch):
+                padded[row, : len(ids)] = torch.tensor(ids)
+            ours += greedy_decode(pipeline.model, padded)
+        for text, ids, tokens in zip(texts, sources, ours):
             graph = [s["token"] for s in greedy.decode(ids)[1]]
             if graph[-1] == pipeline.model.config.eos_id:
                 graph = graph[:-1]

@@ -152,19 +152,34 @@ function controls() {
   };
 }
 
-/** Start the page: `state` is what live.py wrote (the names, the look, the example, the model's config), `parts`
- * what the page needs to decode ({ort, Tokenizer, bytes(name)}). Resolves to the Live once the example is decoded. */
-export async function start(state, {ort, Tokenizer, bytes}) {
-  const ui = controls();
+let opened = null;
+
+/** Mount the views and draw the example the file was made with, as the library decoded it when the file was
+ * exported (`state.first`, the server's own message): the page's first picture, before the model has loaded. The
+ * model then decodes it again, the same, and the page is its own. */
+export function open(state) {
+  if (opened) return opened;
+  const ui = controls(), page = {live: null};
   setNames(state.names);
-  let live = null;
   steps(part("lab-steps"));
   now(part("now"));
-  candidates(part("candidates", (event, data) => event === "select" && live && live.whatIf(data.token, data.shown)));
+  candidates(part("candidates", (event, data) => event === "select" && page.live && page.live.whatIf(data.token, data.shown)));
   views(part("views"));
   setKind(state.kind);
   setLook(state.look);
+  ui.setSource(state.example);
+  receive(state.first);
+  ui.output(state.output);
   ui.say("Loading the model…");
+  opened = {ui, page};
+  return opened;
+}
+
+/** Start the page: `state` is what live.py wrote (the names, the look, the example and its decoding, the model's
+ * config), `parts` what the page needs to decode ({ort, Tokenizer, bytes(name)}). Resolves to the Live once the
+ * example is decoded in the page. */
+export async function start(state, {ort, Tokenizer, bytes}) {
+  const {ui, page} = open(state);
   ort.env.wasm.numThreads = 1;
   ort.env.wasm.wasmBinary = await bytes("ort-wasm-simd-threaded.wasm");
   const [encoder, decoder, weights, tokenizer] = await Promise.all(
@@ -173,7 +188,7 @@ export async function start(state, {ort, Tokenizer, bytes}) {
   const model = await LiveModel.load(ort, Tokenizer, {encoder, decoder, weights,
     tokenizer: JSON.parse(new TextDecoder().decode(tokenizer)), config: state.config});
   performance.mark("live:model");
-  live = new Live(model, ui);
+  const live = (page.live = new Live(model, ui));
   const [run, step, back, reset] = ui.buttons;
   run.addEventListener("click", () => live.run());
   step.addEventListener("click", () => live.step());
@@ -181,7 +196,6 @@ export async function start(state, {ort, Tokenizer, bytes}) {
   reset.addEventListener("click", () => live.reset());
   install(document, {step: () => live.step(), help: () => ui.say(KEYS.map(([k, what]) => `${k}: ${what}`).join(" · "))});
   ui.buttons.forEach((b) => (b.disabled = false));
-  ui.setSource(state.example);
   await live.run();
   await live.act(async () => show(lastWord(live.session))); // as the app opens: on the last word written
   performance.mark("live:example");

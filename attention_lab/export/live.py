@@ -26,14 +26,16 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-from transformer import Seq2SeqPipeline, Transformer, load_pretrained
+from transformer import DecodingSession, Seq2SeqPipeline, Transformer, load_pretrained
 from transformer.bundled import BUNDLED
 from transformer.checkpoint import CheckpointError
 
 from ..assets import PAGE_CSS, bundle, bundle_name, in_script, styles
+from ..attention import payload
 from ..attention.kinds import PAGE_ORDER
 from ..attention.looks import Look, names
-from ..checks import InputError, known_characters
+from ..checks import InputError, check_source, known_characters
+from ..decoding.messages import Full, Key
 from ..models.examples import first_example
 from ..models.registry import Registry, entry_of
 from .graphs import WEIGHTS, exported
@@ -142,11 +144,17 @@ def page(pipeline: Seq2SeqPipeline, name: str, inside: dict[str, bytes] | None =
     """The live page's HTML; `inside`: the parts it carries (one file), or None (a folder: they lie beside it)."""
     from plotly.offline import get_plotlyjs
 
+    text = example(pipeline, name)
+    session = DecodingSession(pipeline.model, check_source(pipeline, text)[0])
+    session.run()
+    words = len(session.steps) - (len(session.steps) > 1 and session.tokens[-1] == pipeline.model.config.eos_id)
     state = {
         "names": names(),
         "kind": PAGE_ORDER[0],
         "look": Look(),
-        "example": example(pipeline, name),
+        "example": text,
+        "first": Full(Key(0, 0), words, payload.full(session, pipeline.tokenizer, name)),  # drawn as the page opens
+        "output": pipeline.tokenizer.decode(session.tokens),
         "config": config(pipeline, name),
     }
     packed = "".join(
@@ -162,8 +170,9 @@ def page(pipeline: Seq2SeqPipeline, name: str, inside: dict[str, bytes] | None =
         f"<script>{get_plotlyjs()}</script></head><body class='lab-export lab-live' data-busy='true'>"
         f"{controls(name)}"
         + "".join(f"<div data-part='{p}' class='lab-view'></div>" for p in ("lab-steps", "now", "candidates", "views"))
-        + f"<script id='state' type='application/json'>{in_script(state)}</script>{packed}"
-        f"<script>{bundle(ENTRY)}</script><script type='module'>{BOOT % bundle_name(ENTRY)}</script></body></html>"
+        + f"<script id='state' type='application/json'>{in_script(state)}</script><script>{bundle(ENTRY)}\n"
+        f"{bundle_name(ENTRY)}.open(JSON.parse(document.getElementById('state').textContent));</script>{packed}"
+        f"<script type='module'>{BOOT % bundle_name(ENTRY)}</script></body></html>"
     )
 
 
