@@ -102,7 +102,8 @@ print(len(blocks), "snippets ran")
 def test_installed_the_command_and_the_readme_snippets_work_from_any_folder(tmp_path):
     source, target, elsewhere = tmp_path / "source", tmp_path / "site", tmp_path / "elsewhere"
     elsewhere.mkdir()
-    left_out = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "data", "runs")
+    # node_modules left out too: what a live page carries comes with the package, not from npm
+    left_out = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "data", "runs", "node_modules")
     shutil.copytree(REPO, source, ignore=left_out)  # a clean copy: setuptools builds inside the folder it is given
     install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
     done = subprocess.run(
@@ -134,3 +135,8 @@ def test_installed_the_command_and_the_readme_snippets_work_from_any_folder(tmp_
     )
     assert theirs.returncode == 0, theirs.stderr
     assert theirs.stdout.split("\n", 1)[1] == ours.stdout.split("\n", 1)[1]  # the same flags (the usage line names it)
+    live = elsewhere / "reverse.html"  # the installed package makes a live page with no Node anywhere
+    command = [str(target / "bin" / "attention-lab"), "export", "--live", "reverse", "-o", str(live)]
+    made = subprocess.run(command, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert made.returncode == 0, made.stderr
+    assert live.stat().st_size > 5e6 and "ort.wasm.bundle.min.mjs" in live.read_text(encoding="utf-8")
