@@ -24,6 +24,7 @@ from attention_lab.attention import payload
 from attention_lab.attention.looks import names
 from attention_lab.attention.record import attention_record
 from attention_lab.checks import InputError, check_source
+from attention_lab.export.graphs import check
 from attention_lab.export.live import config, parts
 from attention_lab.records import jsonable
 from tests.node import NODE, needs_node
@@ -81,6 +82,8 @@ class Greedy:
 
 
 def test_the_graphs_give_the_librarys_logits_and_every_heads_weights(exported):
+    for _, folder in exported.values():
+        check(folder)  # onnx's checker, full check, on both graphs and their external weights
     for name, text in (("de-en", "Ich habe den Verdacht, dass er lügt."), ("reverse", "attention2026")):
         pipeline, folder = exported[name]
         model, ids = pipeline.model, pipeline.tokenizer.encode(text)

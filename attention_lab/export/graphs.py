@@ -179,12 +179,9 @@ def _traced(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
     return onnx.load_from_string(buffer.getvalue())
 
 
-def write(exported: Exported, folder: Path) -> None:
-    """The graphs and their weights into `folder` (encoder.onnx, decoder.onnx, weights.bin); onnx's checker passes."""
+def check(folder: Path) -> None:
+    """onnx's full check of both graphs written into `folder` with their weights beside them; raises if one fails."""
     import onnx
 
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / WEIGHTS).write_bytes(exported.weights)
     for name in ("encoder", "decoder"):
-        (folder / f"{name}.onnx").write_bytes(getattr(exported, name))
         onnx.checker.check_model(str(folder / f"{name}.onnx"), full_check=True)
