@@ -247,3 +247,19 @@ def test_the_page_reads_a_source_as_the_app_on_a_thousand_sentences(exported, na
             assert page == {"error": str(err)}, text
             continue
         assert page == {"ids": ids, "notice": notice}, text
+
+
+def test_export_in_the_app_offers_our_models_live_page_and_refuses_another_librarys(tmp_path_factory):
+    from attention_lab.export.feature import live
+    from attention_lab.models.registry import Registry
+    from tests.hf_models import loaded
+
+    pytest.importorskip("transformers")
+    registry = Registry.of(
+        {"reverse": load_pretrained(bundled("reverse")), "marian": loaded("marian", tmp_path_factory)}
+    )
+    page = Path(live(registry)("reverse"))
+    assert page.suffix == ".html" and "ort.wasm.bundle.min.mjs" in page.read_text(encoding="utf-8")
+    assert live(registry)("reverse") == str(page)  # made once per model
+    with pytest.raises(InputError, match=r"^Only our own models can be exported as a live page"):
+        live(registry)("marian")
