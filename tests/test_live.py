@@ -222,6 +222,8 @@ def test_the_page_decodes_as_the_library_in_node(exported, name, tmp_path):
     session.step(force=token)
     session.run()
     assert answer["what_if"][0]["tokens"] == session.tokens
+    # the decoding after the what-if, every reading included (its steps' rollout rows are the new steps' own)
+    same_message(answer["what_if"][0]["full"]["data"], jsonable(payload.full(session, pipeline.tokenizer, name)))
 
 
 WORDS = (

@@ -36,6 +36,7 @@ from ..attention.kinds import PAGE_ORDER
 from ..attention.looks import Look, names
 from ..checks import InputError, check_source, known_characters
 from ..decoding.messages import Full, Key
+from ..decoding.state import shown_step
 from ..models.examples import first_example
 from ..models.registry import Registry, entry_of
 from .graphs import WEIGHTS, exported
@@ -147,13 +148,14 @@ def page(pipeline: Seq2SeqPipeline, name: str, inside: dict[str, bytes] | None =
     text = example(pipeline, name)
     session = DecodingSession(pipeline.model, check_source(pipeline, text)[0])
     session.run()
-    words = len(session.steps) - (len(session.steps) > 1 and session.tokens[-1] == pipeline.model.config.eos_id)
     state = {
         "names": names(),
         "kind": PAGE_ORDER[0],
         "look": Look(),
         "example": text,
-        "first": Full(Key(0, 0), words, payload.full(session, pipeline.tokenizer, name)),  # drawn as the page opens
+        "first": Full(
+            Key(0, 0), shown_step(session, None), payload.full(session, pipeline.tokenizer, name)
+        ),  # drawn as the page opens
         "output": pipeline.tokenizer.decode(session.tokens),
         "config": config(pipeline, name),
     }

@@ -13,65 +13,25 @@ function base64(bytes) {
   return btoa(text);
 }
 
+/** Numbers in [0, 1] as base64 of little-endian uint16, round(w · 65535) (payload.q16). */
 export function q16(values) {
-  const out = new Uint16Array(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = Math.round(Math.min(1, Math.max(0, values[i])) * SCALE);
-  return base64(new Uint8Array(littleEndian(out).buffer));
+  const view = new DataView(new ArrayBuffer(2 * values.length));
+  for (let i = 0; i < values.length; i++) view.setUint16(2 * i, Math.round(Math.min(1, Math.max(0, values[i])) * SCALE), true);
+  return base64(new Uint8Array(view.buffer));
 }
 
+/** Any numbers as base64 of little-endian float32 (payload.f32). */
 export function f32(values) {
-  return base64(new Uint8Array(littleEndian(Float32Array.from(values)).buffer));
-}
-
-const LITTLE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-function littleEndian(array) {
-  if (LITTLE) return array;
-  const copy = new array.constructor(array.length), view = new DataView(copy.buffer);
-  const set = array instanceof Uint16Array ? "setUint16" : "setFloat32";
-  array.forEach((v, i) => view[set](i * array.BYTES_PER_ELEMENT, v, true));
-  return copy;
+  const view = new DataView(new ArrayBuffer(4 * values.length));
+  for (let i = 0; i < values.length; i++) view.setFloat32(4 * i, values[i], true);
+  return base64(new Uint8Array(view.buffer));
 }
 
 const round6 = (p) => Math.round(p * 1e6) / 1e6;
 
-/** The decoder self-attention's rollout row of step t (Ld, t + 1) from the rows of the steps before it (`rows`:
- * per step, per layer, its row): transformer.readings.rollout, a row at a time (the attention is causal). */
-export function rolloutRow(step, rows, Ld, H) {
-  const t = rows.length, n = t + 1;
-  const row = [];
-  for (let l = 0; l < Ld; l++) {
-    const a = new Float64Array(n);
-    for (let h = 0; h < H; h++) for (let j = 0; j < n; j++) a[j] += step.self[(l * H + h) * n + j] / H;
-    for (let j = 0; j < n; j++) a[j] = 0.5 * a[j] + (j === t ? 0.5 : 0);
-    const sum = a.reduce((x, y) => x + y, 0);
-    for (let j = 0; j < n; j++) a[j] /= sum;
-    if (l === 0) row.push(a);
-    else {
-      const rolled = new Float64Array(n);
-      for (let j = 0; j < n; j++) {
-        const below = j === t ? row[l - 1] : rows[j][l - 1];
-        for (let k = 0; k < below.length; k++) rolled[k] += a[j] * below[k];
-      }
-      row.push(rolled);
-    }
-  }
-  return row;
-}
-
-/** Per step of `session`, its rollout rows (kept with the session: a step adds one, Back drops one). */
-function rollouts(session) {
-  const c = session.model.config;
-  session.rolled ??= [];
-  session.rolled.length = Math.min(session.rolled.length, session.steps.length);
-  while (session.rolled.length < session.steps.length) {
-    session.rolled.push(rolloutRow(session.steps[session.rolled.length], session.rolled, c.n_decoder_layers, c.n_heads));
-  }
-  return session.rolled;
-}
-
 function stepData(session, t) {
   const m = session.model, step = session.steps[t];
-  const row = rollouts(session)[t];
+  const row = step.rollout;
   const flat = new Float64Array(row.length * (t + 1));
   row.forEach((r, l) => flat.set(r, l * (t + 1)));
   return {

@@ -145,6 +145,8 @@ export class LiveSession {
       cross: out.cross.data, // (Ld, H, S)
       selfNorms: out.self_norms.data, // (Ld, H)
     };
+    // its row of the decoder's rollout, which goes with the step (Back drops it, a what-if makes its own)
+    step.rollout = rolloutRow(step.self, this.steps.map((s) => s.rollout), c.n_decoder_layers, c.n_heads);
     this.caches.push({past_k: out.next_k, past_v: out.next_v});
     this.steps.push(step);
     return step;
@@ -164,6 +166,31 @@ export class LiveSession {
     while (!this.finished) await this.step();
     return this.tokens;
   }
+}
+
+/** The decoder self-attention's rollout row of step t (per layer, t + 1 shares) from this step's weights `self`
+ * (Ld, H, t + 1) and the rows of the steps before it (`rows`: per step, per layer): transformer.readings.rollout, a
+ * row at a time (the attention is causal, so a step adds one row and changes none). */
+export function rolloutRow(self, rows, Ld, H) {
+  const t = rows.length, n = t + 1;
+  const row = [];
+  for (let l = 0; l < Ld; l++) {
+    const a = new Float64Array(n);
+    for (let h = 0; h < H; h++) for (let j = 0; j < n; j++) a[j] += self[(l * H + h) * n + j] / H;
+    for (let j = 0; j < n; j++) a[j] = 0.5 * a[j] + (j === t ? 0.5 : 0);
+    const sum = a.reduce((x, y) => x + y, 0);
+    for (let j = 0; j < n; j++) a[j] /= sum;
+    if (l === 0) row.push(a);
+    else {
+      const rolled = new Float64Array(n);
+      for (let j = 0; j < n; j++) {
+        const below = j === t ? row[l - 1] : rows[j][l - 1];
+        for (let k = 0; k < below.length; k++) rolled[k] += a[j] * below[k];
+      }
+      row.push(rolled);
+    }
+  }
+  return row;
 }
 
 /** Probabilities from logits (what the model may not write is -inf: 0), in float32 as torch's softmax. */
