@@ -14,6 +14,7 @@ from .controls import DECODING_CONTROLS
 from .decoding.feature import LOOP
 from .export.feature import EXPORT
 from .feature import Feature, Output
+from .flow.feature import FLOW
 from .heads.feature import HEADS
 from .patch.feature import PATCH
 from .snapshots.feature import TRAINING
@@ -24,6 +25,7 @@ from .why.feature import WHY
 TABS = (
     replace(ATTENTION, parts=(EXPORT,)),
     WHY,
+    FLOW,
     PATCH,
     TRUST,
     replace(HEADS, parts=(CORPUS,)),

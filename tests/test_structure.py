@@ -41,6 +41,7 @@ LAB_LAYERS = (
     *(
         "heads",
         "why",
+        "flow",
         "patch",
         "trust",
         "beam_tree",

@@ -1,0 +1,81 @@
+"""In Chromium: the Flow tab draws the shown step's graph; the threshold redraws it in the page, with no request;
+Show step's keys move it; a click on a head's edge focuses that head in the Attention tab; the tab fits 1440, 1280
+and 390 px with no sideways scroll."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, open_tab, opened, pick_model, run, shot, watch_requests
+
+pytestmark = pytest.mark.slow
+
+FIGURE = "() => document.querySelector('#flow-view .flow-figure .js-plotly-plot')"
+SUMMARY = "() => document.querySelector('#flow-view .flow-summary')?.textContent || ''"
+# The middles of the drawn edges (the trace with customdata): how many, and where the first head edge's is
+MIDDLES = f"""() => {{
+  const gd = ({FIGURE})(), trace = gd.data.find((t) => t.customdata);
+  const box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  const head = trace.hovertext.findIndex((text) => text.includes(" head L"));
+  return {{count: trace.x.length, head: head < 0 ? null : {{x: box.left + xa._offset + xa.l2p(trace.x[head]),
+    y: box.top + ya._offset + ya.l2p(trace.y[head]), text: trace.hovertext[head]}}}};
+}}"""
+SENTENCE = "Bitte schließen Sie das Fenster, wenn es draußen regnet."
+
+
+def flow_opened(browser, url: str, viewport: dict):
+    page = opened(browser, url, viewport)
+    pick_model(page, "de-en")
+    run(page, SENTENCE)
+    open_tab(page, "Flow")
+    page.wait_for_function(f"() => ({SUMMARY})().startsWith('Step ')", timeout=WAIT_MS)
+    page.settle()
+    return page
+
+
+def test_the_threshold_and_the_step_redraw_in_the_page_and_a_head_edge_focuses_its_head(served_app, browser):
+    url = served_app[0]
+    page = flow_opened(browser, url, LAPTOP)
+    last = page.evaluate("() => window.attentionLab.shown")
+    assert page.evaluate(SUMMARY).startswith(f"Step {last} wrote")
+    before = page.evaluate(MIDDLES)["count"]
+    sent = watch_requests(page)
+    slider = page.locator("#flow-view .flow-controls input[type=range]")
+    slider.fill("0.2")  # an input event, as a drag sends
+    page.wait_for_function(f"() => ({SUMMARY})().includes('at or above 0.20')", timeout=WAIT_MS)
+    fewer = page.evaluate(MIDDLES)["count"]
+    assert 0 < fewer < before
+    slider.fill("0.04")
+    page.wait_for_function(f"() => ({SUMMARY})().includes('at or above 0.04')", timeout=WAIT_MS)
+    assert page.evaluate(MIDDLES)["count"] == before
+    page.locator("body").click(position={"x": 5, "y": 5})  # no text box focused: the keys move the shown step
+    page.keyboard.press("ArrowLeft")
+    page.wait_for_function(f"() => ({SUMMARY})().startsWith('Step {last - 1} wrote')", timeout=WAIT_MS)
+    assert not [u for u in sent if "/queue/" in u or "/gradio_api/" in u], sent  # all of it drawn in the page
+
+    head = page.evaluate(MIDDLES)["head"]
+    assert head is not None
+    page.mouse.move(head["x"], head["y"])
+    page.mouse.click(head["x"], head["y"])
+    kinds = {"encoder self": "encoder", "decoder self": "decoder_self", "cross": "cross"}
+    named = next(k for k in kinds if head["text"].startswith(k))
+    layer, number = head["text"].split(" head L")[1].split(":")[0].split(" H")
+    page.wait_for_function(
+        f"() => window.attentionLab.kind === {kinds[named]!r} && JSON.stringify(window.attentionLab.look.focus) === "
+        f"'[{int(layer) - 1},{int(number) - 1}]'",
+        timeout=WAIT_MS,
+    )
+    assert page.get_by_role("tab", name="Attention", exact=True).get_attribute("aria-selected") == "true"
+    page.close()
+
+
+@pytest.mark.parametrize(("size", "viewport"), [("1440", LAPTOP), ("1280", PROJECTOR), ("390", NARROW)])
+def test_the_flow_tab_fits_the_screen(served_app, browser, size, viewport):
+    page = flow_opened(browser, served_app[0], viewport)
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    figure = page.locator("#flow-view .flow-figure")
+    box = figure.bounding_box()
+    assert box["width"] <= viewport["width"] and box["height"] > 300
+    figure.scroll_into_view_if_needed()
+    shot(page, f"flow-{size}", full_page=False)
+    page.close()
