@@ -21,6 +21,9 @@ BARS = {  # ratios to the floor
     "trust_open": 1.5,
     "trust_score": 1.5,
     "trust_show": 0.35,
+    "flow_open": 1.5,
+    "flow_threshold": 0.35,
+    "flow_show": 0.35,
     "tree_open": 1.5,
     "tree_node": 1.5,
     "heads_run": 1.5,
@@ -38,7 +41,18 @@ LAST_CHANGE_BARS = {  # ratios to the floor of the page's last change, once ever
 }
 SHOW_STEP_MS = 50  # a move of Show step, at most, whatever the floor
 TIME_BARS_S = {"first_run": 2.0, "paragraph": 3.0}
-LOOKS = ("show_step", "key", "focus", "focus_menu", "why_show", "patch_show", "trust_show", "snapshot")  # 0 requests
+LOOKS = (
+    "show_step",
+    "key",
+    "focus",
+    "focus_menu",
+    "why_show",
+    "patch_show",
+    "trust_show",
+    "flow_threshold",
+    "flow_show",
+)
+LOOKS += ("snapshot",)  # 0 requests
 
 
 ROWS = (  # (measure, what it is); a row is left out when it was not measured
@@ -59,6 +73,9 @@ ROWS = (  # (measure, what it is); a row is left out when it was not measured
     ("trust_open", "Open the Trust tab after a Run, 10 words (the output forced and scored, after the answer)"),
     ("trust_score", "Trust tab: Score a pasted translation, 10 words (forced and scored, after the answer)"),
     ("trust_show", "Move Show step, Trust tab open (the source words and flags redrawn in the page)"),
+    ("flow_open", "Open the Flow tab after a Run, 10 words (the decoding's contribution graph read, after the answer)"),
+    ("flow_threshold", "Move the Flow tab's threshold (the step's graph pruned and redrawn in the page)"),
+    ("flow_show", "Move Show step, Flow tab open (the step's graph cut, pruned and redrawn in the page)"),
     ("tree_open", "Open the Beam tree tab after a Run, 10 words (beam 4 searched and drawn, after the answer)"),
     ("tree_node", "Beam tree tab: click a node (its prefix forced, its attention drawn; the tree then settled)"),
     ("heads_run_new", "Run, a new 10-word sentence, Heads tab open (summary + every head ablated in turn)"),

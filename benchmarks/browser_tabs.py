@@ -1,5 +1,5 @@
 """The browser benchmark's rows for the tabs beside the attention (benchmarks/browser_speed.py): Why, the contrast a
-candidate's "why not this?" asks for, Patch, Trust and the Beam tree. Each is measured on the page the benchmark holds, its clicks
+candidate's "why not this?" asks for, Patch, Trust, Flow and the Beam tree. Each is measured on the page the benchmark holds, its clicks
 alternated with the floor's, with the server requests its looks send."""
 
 from __future__ import annotations
@@ -130,6 +130,34 @@ NODE_CENTRE = """([name, i]) => {
   return [box.left + full.xaxis._offset + full.xaxis.l2p(trace.x[i]),
           box.top + full.yaxis._offset + full.yaxis.l2p(trace.y[i])];
 }"""
+
+
+MOVE_THRESHOLD = """value => {
+  // the Flow tab's threshold, a control of the page: an input event, as a drag sends
+  const range = document.querySelector('#flow-view .flow-controls input[type=range]');
+  window.__lab.last = 0;
+  window.__lab.t0 = performance.now();
+  range.value = value;
+  range.dispatchEvent(new Event('input', {bubbles: true}));
+}"""
+
+
+def measure_flow(app, floor, times: dict[str, list[float]], text: str, repeats: int) -> None:
+    """The Flow tab on `text` (the 10-word sentence): opened after a Run (the whole decoding's graph read after the
+    answer), moves of its threshold and of Show step with it open (both drawn in the page); the server requests of
+    each."""
+    times.update(flow_open=[], flow_open_answered=[], flow_open_requests=[], flow_threshold=[])
+    times.update(flow_threshold_requests=[], flow_show=[], flow_show_requests=[])
+    set_source(app, text)
+    opened_after_runs(app, floor, times, "Flow", "flow_open")
+    click_ms(app, "Flow")
+    before = len(app.requests)
+    for i in range(max(3, repeats // 2)):
+        times["floor"].append(click_ms(floor, "Step"))
+        times["flow_threshold"].append(click_ms(app, (0.02, 0.08, 0.15)[i % 3], MOVE_THRESHOLD))
+    times["flow_threshold_requests"].append(len(app.requests) - before)
+    show_moves(app, floor, times, "flow", repeats)
+    click_ms(app, "Attention")
 
 
 def measure_beam_tree(app, floor, times: dict[str, list[float]], text: str, repeats: int) -> None:
