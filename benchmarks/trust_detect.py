@@ -7,10 +7,12 @@ benchmarks/sets/hallucination.tsv (built by benchmarks/hallucination_set.py), fo
 Needs scikit-learn (roc_auc_score), pinned in tests/requirements.txt.
 
 Each row's translation is forced through the model (score(pipeline, src_ids, tokens, method)) and every sentence score
-in SCORES is read from the result. All three are read as "lower = more suspicious": a hallucination is expected to
-have a low mean log-probability, a low share of the prediction coming from the source (ALTI+) and few source words
-covered. AUROC is computed with the score negated, so 1.0 means every hallucinated row scores below every other row,
-0.5 is chance, and below 0.5 the score points the wrong way.
+in SCORES is read from the result; a score with a value per decoder layer (Wass-to-Unif, Wass-to-Data) gives one
+column per layer ("wass_to_unif L1", ...). Each score has its reading: "lower" = more suspicious for mean log p (a
+hallucination is expected to be unlikely), the source share (ALTI+: written from the prefix) and coverage (source
+words left unread); "higher" = more suspicious for Guerreiro et al. 2023's distances (attention far from uniform, or
+from correct translations'). AUROC is computed with a "lower" score negated, so 1.0 means every hallucinated row
+scores on the suspicious side of every other row, 0.5 is chance, and below 0.5 the score points the wrong way.
 """
 
 from __future__ import annotations
@@ -26,8 +28,15 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.hallucination_set import COPY, HIGH, LOW, SET_PATH, Row, read_set
 
-# score name -> its reading ("lower" = more suspicious, the only direction used so far)
-SCORES = {"mean_logp": "lower", "source_share": "lower", "coverage": "lower"}
+# score name -> its reading: "lower" or "higher" = more suspicious
+SCORES = {
+    "mean_logp": "lower",
+    "source_share": "lower",
+    "coverage": "lower",
+    "wass_to_unif": "higher",  # one value per decoder layer
+    "wass_to_data": "higher",  # one value per decoder layer
+    "wass_combo": "higher",
+}
 
 # comparison -> which rows it takes; the label of each row is its own
 COMPARISONS: dict[str, Callable[[Row], bool]] = {
@@ -59,15 +68,32 @@ def auroc(labels: Sequence[int], values: Sequence[float], lower_is_suspicious: b
     return float(roc_auc_score(list(labels), [-v if lower_is_suspicious else v for v in values]))
 
 
+def reading(column: str) -> str:
+    """The reading of a column: its score's ("wass_to_unif L2" reads as "wass_to_unif")."""
+    return SCORES[column.split(" ")[0]]
+
+
 def evaluate(rows: Sequence[Row], values: Sequence[dict[str, float]]) -> dict[tuple[str, str], float]:
-    """AUROC per (comparison, score); values[i] holds row i's sentence scores by name."""
+    """AUROC per (comparison, column); values[i] holds row i's sentence scores by column, every row the same."""
     results = {}
     for comparison, takes in COMPARISONS.items():
         picked = [i for i, row in enumerate(rows) if takes(row)]
         labels = [rows[i].label for i in picked]
-        for name, reading in SCORES.items():
-            results[comparison, name] = auroc(labels, [values[i][name] for i in picked], reading == "lower")
+        for column in values[0]:
+            results[comparison, column] = auroc(labels, [values[i][column] for i in picked], reading(column) == "lower")
     return results
+
+
+def columns(result) -> dict[str, float]:
+    """A scored translation's sentence scores by column: one per score, or one per decoder layer ("... L1")."""
+    found = {}
+    for name in SCORES:
+        value = getattr(result, name)
+        if isinstance(value, list):
+            found.update({f"{name} L{layer}": float(v) for layer, v in enumerate(value, 1)})
+        else:
+            found[name] = float(value)
+    return found
 
 
 def forced_scorer(
@@ -84,8 +110,7 @@ def forced_scorer(
     tokenizer = pipeline.tokenizer
 
     def scores(row: Row) -> dict[str, float]:
-        result = score(pipeline, tokenizer.encode(row.source), targets(pipeline, row.translation), method=method)
-        return {name: float(getattr(result, name)) for name in SCORES}
+        return columns(score(pipeline, tokenizer.encode(row.source), targets(pipeline, row.translation), method=method))
 
     return scores
 
@@ -115,6 +140,16 @@ def set_note(rows: Sequence[Row]) -> str:
     )
 
 
+WASS_NOTE = (
+    "Wass-to-Unif, Wass-to-Data and Wass-Combo (Guerreiro et al. 2023, ACL; attention_lab/trust/wasserstein.py): per "
+    "decoder layer, the source attention mass (cross-attention, mean over heads, then over the steps) against the "
+    "uniform distribution (0/1 cost: the total variation) and against correct translations (the mean of the 4 "
+    "smallest distances, tokens at relative positions on [0, 1]): the Ding valid split's 487 reference translations, "
+    "none of them in this set (attention_lab/trust/reference-de-en.npz, built by benchmarks/wass_reference.py). "
+    "Wass-Combo reads the last layer: its Wass-to-Data, or its Wass-to-Unif rescaled onto Wass-to-Data's range "
+    "once that reaches the valid split's 99.9th percentile."
+)
+
 DALE_NOTE = (
     'For context, other data: Dale et al. 2023 (ACL, "Detecting and Mitigating Hallucinations in Machine '
     'Translation: Model Internal Workings Alone Do Well, Sentence Similarity Even Better"), ROC AUC × 100 on '
@@ -130,21 +165,30 @@ def table(rows: Sequence[Row], results: dict[tuple[str, str], float] | None, met
     al.'s numbers."""
     title = (
         f"Sentence scores as hallucination detectors (`python benchmarks/trust_detect.py --write`, method {method}): "
-        "AUROC on benchmarks/sets/hallucination.tsv for the bundled de-en model; every score read as "
-        "lower = more suspicious (1.0: each hallucinated row below each other row; 0.5: chance)."
+        "AUROC on benchmarks/sets/hallucination.tsv for the bundled de-en model, each score read on its suspicious "
+        "side (1.0: each hallucinated row there beyond each other row; 0.5: chance; below 0.5: the wrong way). L1, L2, "
+        "... are the decoder layers, from the embeddings up. The rows (0 / 1) of each comparison are in its header."
     )
     lines = [title, ""]
     if results is None:
         lines.append("Not measured yet: the scores come from attention_lab.trust.score.")
     else:
         counts = sizes(rows)
-        lines += ["| comparison | rows (0 / 1) | " + " | ".join(SCORES) + " |", "|---|---|" + "---|" * len(SCORES)]
-        for comparison in COMPARISONS:
-            cells = " | ".join(f"{results[comparison, name]:.3f}" for name in SCORES)
-            lines.append(f"| {comparison} | {counts[comparison][0]} / {counts[comparison][1]} | {cells} |")
+        names = list(dict.fromkeys(column for _, column in results))
+        lines += [
+            "| score | suspicious when | "
+            + " | ".join(f"{c} ({counts[c][0]} / {counts[c][1]})" for c in COMPARISONS)
+            + " |",
+            "|---|---|" + "---|" * len(COMPARISONS),
+        ]
+        for name in names:
+            cells = " | ".join(f"{results[comparison, name]:.3f}" for comparison in COMPARISONS)
+            lines.append(f"| {name} | {reading(name)} | {cells} |")
     lines += [
         "",
         set_note(rows),
+        "",
+        WASS_NOTE,
         "",
         DALE_NOTE,
         "",

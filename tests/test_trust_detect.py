@@ -84,13 +84,28 @@ def test_the_harness_calls_the_score_with_ids_that_end_with_the_end_token():
 
     def score(pipeline, src_ids, tokens, method="alti"):
         calls.append((src_ids, tokens, method))
-        return SimpleNamespace(mean_logp=-1.5, source_share=0.25, coverage=0.75)
+        return SimpleNamespace(mean_logp=-1.5, source_share=0.25, coverage=0.75, wass_to_unif=[0.3, 0.4],
+                               wass_to_data=[0.02, 0.05], wass_combo=0.05)  # fmt: skip
 
     targets = lambda pipeline, text: tokenizer.encode(text)
     scorer = td.forced_scorer(SimpleNamespace(tokenizer=tokenizer), "occlusion", score=score, targets=targets)
     row = hs.Row("reference", "test", "Guten Morgen", "Good morning all", 0, "")
-    assert scorer(row) == {"mean_logp": -1.5, "source_share": 0.25, "coverage": 0.75}
+    assert scorer(row) == {"mean_logp": -1.5, "source_share": 0.25, "coverage": 0.75, "wass_to_unif L1": 0.3,
+                           "wass_to_unif L2": 0.4, "wass_to_data L1": 0.02, "wass_to_data L2": 0.05,
+                           "wass_combo": 0.05}  # fmt: skip
     assert calls == [([8, 9, 2], [7, 10, 6, 2], "occlusion")]
+
+
+def test_a_distance_reads_higher_as_more_suspicious_in_each_layers_column():
+    rows = rows_of(("reference", "test", 0), ("detached", "test", 1), ("reference", "test", 0), ("detached", "test", 1))
+    # layer 1 far for the detached rows, layer 2 far for the references: the one right, the other the wrong way
+    values = [{"wass_to_unif L1": u1, "wass_to_unif L2": u2} for u1, u2 in [(0.1, 0.9), (0.8, 0.2), (0.2, 0.7),
+                                                                            (0.6, 0.3)]]  # fmt: skip
+    results = td.evaluate(rows, values)
+    assert results["reference vs detached", "wass_to_unif L1"] == 1.0
+    assert results["reference vs detached", "wass_to_unif L2"] == 0.0
+    block = td.table(rows, results, "alti")
+    assert "| wass_to_unif L1 | higher | 1.000 | nan | nan | 1.000 |" in block
 
 
 def test_the_committed_set_parses_and_holds_the_three_groups_with_both_labels():

@@ -15,10 +15,15 @@ def score(request: Request, model: str, source: str, translation: str, method: s
     "alti" (ALTI+: contributions, non-negative, adding up to 1) or one of /attribute's methods. An empty
     `translation` scores the model's own greedy output. {"source_tokens", "target_tokens", "method", "steps":
     [{"step", "token", "logp", "source_share", "source", "prefix"}], "sentence": {"mean_logp", "source_share",
-    "coverage", "uncovered": [source words]}, "flags": [{"kind", "at", "message"}]}: coverage is the share of source
-    words that cross-attention (mean over layers and heads) reads for at least 0.35 of a step over the whole
-    translation; flags are "forbidden", "uncovered" (at: the source word, 1-based), "low_source" and "end_collapse"
-    (at: the step). The translation may be at most 128 tokens, its end token included."""
+    "coverage", "uncovered": [source words], "wass_to_unif": [per decoder layer], "wass_to_data": [per decoder
+    layer], "wass_combo"}, "flags": [{"kind", "at", "message"}]}: coverage is the share of source words that
+    cross-attention (mean over layers and heads) reads for at least 0.35 of a step over the whole translation;
+    wass_to_unif and wass_to_data (Guerreiro et al. 2023) are how far each decoder layer's source attention mass (mean
+    over heads, then over steps) lies from uniform and from correct translations', and wass_combo the two combined
+    for the last layer: higher is more suspicious; wass_to_data and wass_combo are null for a model without correct
+    translations to compare with (only the bundled de-en model has them). Flags are "forbidden", "uncovered" (at: the
+    source word, 1-based), "low_source" and "end_collapse" (at: the step). The translation may be at most 128
+    tokens, its end token included."""
     checked_method(method)
     request.within(model, source)
     if translation is not None and not isinstance(translation, str):

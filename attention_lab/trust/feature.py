@@ -45,6 +45,13 @@ READING = {
     f"{LOW_SOURCE:.0%} is flagged as written from the prefix.",
     "coverage": f"the share of source words that cross-attention (mean of every layer and head) reads for at "
     f"least {COVERED} of a step over the whole translation; a word read less may be missing.",
+    "wass_to_unif": "per decoder layer, how far its cross-attention over the whole translation is from spread evenly "
+    "over the source (0: even; near 1: all on one token). Higher is more suspicious; on de-en's own outputs, "
+    "only the first layer's reads that way.",
+    "wass_to_data": "per decoder layer, how far it is from the cross-attention of the nearest correct translations "
+    "(the de-en model's held-out ones; other models have none). Higher is more suspicious.",
+    "wass_combo": "the last layer's distance to the correct translations, or its distance to even when that is "
+    "beyond any of theirs (Guerreiro et al. 2023). Higher is more suspicious.",
 }
 OUTPUTS = (Output("trust", DATA, slow="Forcing the translation on the decoder and scoring every step…"),)
 
@@ -56,6 +63,9 @@ class Reading:
     mean_logp: str
     source_share: str
     coverage: str
+    wass_to_unif: str
+    wass_to_data: str
+    wass_combo: str
 
 
 @dataclass

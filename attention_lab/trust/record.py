@@ -82,6 +82,9 @@ class Sentence:
     source_share: float | None
     coverage: float | None
     uncovered: list[str]  # the source words cross-attention barely read
+    wass_to_unif: list[float | None]  # per decoder layer (attention_lab.trust.wasserstein)
+    wass_to_data: list[float | None]  # per decoder layer; nulls for a model without correct translations to compare
+    wass_combo: float | None  # the last decoder layer's; null likewise
 
 
 @dataclass
@@ -123,6 +126,9 @@ def record(pipeline: Seq2SeqPipeline, scored: Score) -> ScoreRecord:
         source_share=_number(scored.source_share),
         coverage=_number(scored.coverage),
         uncovered=[word_label([pieces[p] for p in scored.words[w]]) for w in scored.uncovered],
+        wass_to_unif=_numbers(scored.wass_to_unif),
+        wass_to_data=_numbers(scored.wass_to_data),
+        wass_combo=_number(scored.wass_combo),
     )
     flags = [FlagRecord(f.kind, f.at, f.message) for f in scored.flags]
     return ScoreRecord(pieces, tokenizer.tokens(scored.tokens), scored.method, steps, sentence, flags)

@@ -2,13 +2,14 @@
 as decoding steps (through the KV cache, under the model's own next-token rules: transformer.decoding's
 next_token_logits), so that forcing the model's own greedy output gives decoding's own probabilities.
 
-Per step: log p of the forced token (-inf where the rules forbid it there), the cross-attention (mean over layers and
-heads), and a value per source token and per decoder input by `method`: "alti" (ALTI+, Ferrando et al. 2022:
+Per step: log p of the forced token (-inf where the rules forbid it there), the cross-attention (each decoder layer's,
+mean over heads), and a value per source token and per decoder input by `method`: "alti" (ALTI+, Ferrando et al. 2022:
 contributions that are non-negative and add up to 1) or one of attention_lab.why.attribution's METHODS. The source
 share of a step is the source's part of the total (for the attribution methods, of the absolute values).
 
-The sentence scores (Guerreiro et al. 2023's Seq-Logprob, Dale et al. 2023's source contribution, and coverage by
-cross-attention) and the flags (attention_lab.trust.flags) come with it. `score` is plain Python over a pipeline,
+The sentence scores (Guerreiro et al. 2023's Seq-Logprob, Dale et al. 2023's source contribution, coverage by
+cross-attention, and Guerreiro et al. 2023's Wass-to-Unif, Wass-to-Data and Wass-Combo from each decoder layer's source
+attention mass: attention_lab.trust.wasserstein) and the flags (attention_lab.trust.flags) come with it. `score` is plain Python over a pipeline,
 importable without gradio, for a benchmark that scores many sentences.
 """
 
@@ -27,7 +28,9 @@ from transformer.interventions import held
 from ..attention.units import source_words
 from ..attribution.methods import attribute, source_share
 from .flags import find_flags
+from .reference import reference_for
 from .sentence import Score, StepScore
+from .wasserstein import source_mass
 
 ALTI = "alti"
 
@@ -37,7 +40,7 @@ def forced(
     model: Seq2SeqModel, src_ids: list[int], tokens: list[int], limit: int, interventions: Interventions | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """`tokens` forced one step at a time, as DecodingSession.step decodes: log p of each (T,), under the rules
-    for a decoding of at most `limit` steps, and the cross-attention (T, S), mean over layers and heads."""
+    for a decoding of at most `limit` steps, and the cross-attention (T, L, S) of each decoder layer, mean over heads."""
     device = next(model.parameters()).device
     with held(interventions):
         enc = model.encode(torch.tensor([src_ids], device=device))
@@ -54,7 +57,7 @@ def forced(
             cache = dec.cache
             logp = next_token_logits(model, dec.hidden[0, -1], t, limit).log_softmax(dim=-1)
             logps.append(float(logp[tokens[t]]))
-            cross.append(torch.stack([w[0, :, -1] for w in dec.cross_attentions]).float().mean(dim=(0, 1)).cpu())
+            cross.append(torch.stack([w[0, :, -1] for w in dec.cross_attentions]).float().mean(dim=1).cpu())  # (L, S)
     return np.array(logps), torch.stack(cross).numpy().astype(np.float64)
 
 
@@ -96,7 +99,8 @@ def score(
     own by default), with its sentence scores and flags."""
     model = pipeline.model
     limit = limit or model.config.max_new_tokens
-    logps, cross = forced(model, src_ids, tokens, limit, interventions)
+    logps, layers = forced(model, src_ids, tokens, limit, interventions)
+    cross = layers.mean(axis=1)  # (T, S): mean over layers, as coverage and the flags read it
     allowed = [math.isfinite(v) for v in logps]
     per_step = values(model, src_ids, tokens, method, allowed, limit, interventions)
     steps = [
@@ -105,6 +109,7 @@ def score(
     ]
     groups = source_words(pipeline, src_ids)
     reads = np.array([cross[:, group].sum() for group in groups])
-    result = Score(list(src_ids), list(tokens), method, steps, cross, groups, reads)
+    mass = source_mass(layers)
+    result = Score(list(src_ids), list(tokens), method, steps, cross, groups, reads, mass, reference_for(pipeline))
     result.flags = find_flags(pipeline, result)
     return result

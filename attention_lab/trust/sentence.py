@@ -1,11 +1,16 @@
-"""A scored translation: its steps, its sentence scores (mean log p, source share, coverage) and its flags."""
+"""A scored translation: its steps, its sentence scores (mean log p, source share, coverage; Wass-to-Unif and
+Wass-to-Data per decoder layer, and Wass-Combo) and its flags."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
+
+from .reference import Reference
+from .wasserstein import combo, to_unif
 
 # A word read, over the whole output, for at least a third of one step's cross-attention: a translated word takes
 # about a step's worth. On the de-en model's correct examples the least-read word gets 0.39 of a step (a "der" that
@@ -39,6 +44,8 @@ class Score:
     cross: np.ndarray  # (T, S): cross-attention per step, mean over layers and heads
     words: list[list[int]]  # the source's words: token positions of each (special tokens left out)
     reads: np.ndarray  # (W,): each word's cross-attention, summed over its pieces and over the steps
+    mass: np.ndarray  # (L, S): per decoder layer, the source attention mass (mean over heads, then over steps)
+    reference: Reference | None = None  # correct translations of this model to compare with, if it has any
     flags: list[Flag] = field(default_factory=list)
 
     @property
@@ -61,3 +68,22 @@ class Score:
     def coverage(self) -> float:
         """The share of the source's words read for at least COVERED of a step (1 for a source with no words)."""
         return 1 - len(self.uncovered) / len(self.words) if self.words else 1.0
+
+    @cached_property
+    def wass_to_unif(self) -> list[float]:
+        """Per decoder layer, the source attention mass's distance to uniform (attention_lab.trust.wasserstein)."""
+        return [to_unif(m) for m in self.mass]
+
+    @cached_property
+    def wass_to_data(self) -> list[float]:
+        """Per decoder layer, the source attention mass's distance to the correct translations' (NaN without any)."""
+        if self.reference is None:
+            return [math.nan] * len(self.mass)
+        return self.reference.to_data(self.mass, len(self.tokens))
+
+    @cached_property
+    def wass_combo(self) -> float:
+        """Wass-Combo of one layer, the last: the paper combines one layer's (NaN without correct translations)."""
+        if self.reference is None:
+            return math.nan
+        return combo(self.wass_to_unif[-1], self.wass_to_data[-1], self.reference.rules[-1])

@@ -34,6 +34,8 @@ export function trustRows(message) {
 
 const fixed = (v, digits = 2) => (v === null ? "—" : v.toFixed(digits).replace("-", "−"));
 const percent = (v) => (v === null ? "—" : `${Math.round(100 * v)}%`);
+const layers = (values) => (values.every((v) => v === null) ? "— (no correct translations of this model to compare)"
+  : values.map((v, i) => `L${i + 1} ${fixed(v, 3)}`).join(" · "));
 
 /** The sentence scores as [name, value as text, how to read it]. */
 export function trustScores(message) {
@@ -44,6 +46,9 @@ export function trustScores(message) {
       reading.mean_logp],
     ["Source share", percent(s.source_share), reading.source_share],
     ["Coverage", percent(s.coverage) + uncovered, reading.coverage],
+    ["Wass-to-Unif", layers(s.wass_to_unif), reading.wass_to_unif],
+    ["Wass-to-Data", layers(s.wass_to_data), reading.wass_to_data],
+    ["Wass-Combo", fixed(s.wass_combo, 3), reading.wass_combo],
   ];
 }
 

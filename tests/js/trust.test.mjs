@@ -13,8 +13,10 @@ const message = valid({op: "trust", pasted: null, method: "alti", title: "ALTI+"
   words: [{label: "a", pieces: [0]}, {label: "bc", pieces: [1, 2]}], reads: [0.1, 1.9], uncovered_words: [0],
   steps: [step(1, 0.8, -0.1, [0.1, 0.5, 0.2, 0.0]), step(2, 0.1, null, [null, null, null, null]),
     step(3, 0.5, -2, [-0.4, 0.1, 0.1, 0.2])],
-  sentence: {mean_logp: null, source_share: 0.45, coverage: 0.5, uncovered: ["a"]},
-  reading: {mean_logp: "how sure", source_share: "from the source", coverage: "words read"},
+  sentence: {mean_logp: null, source_share: 0.45, coverage: 0.5, uncovered: ["a"], wass_to_unif: [0.25, 0.5],
+    wass_to_data: [null, null], wass_combo: null},
+  reading: {mean_logp: "how sure", source_share: "from the source", coverage: "words read", wass_to_unif: "even",
+    wass_to_data: "correct", wass_combo: "both"},
   flags: [{kind: "forbidden", at: 2, message: "never"}, {kind: "uncovered", at: 1, message: "a"},
     {kind: "low_source", at: 2, message: "prefix"}]});
 
@@ -27,11 +29,22 @@ test("a bar per step, with the flags that point at its step (an uncovered word p
 
 test("the sentence scores read −∞ for a forbidden token and name the words barely read", () => {
   const scores = trustScores(message);
-  assert.deepEqual(scores.map((s) => s[0]), ["Mean log p", "Source share", "Coverage"]);
+  assert.deepEqual(scores.map((s) => s[0]), ["Mean log p", "Source share", "Coverage", "Wass-to-Unif", "Wass-to-Data",
+    "Wass-Combo"]);
   assert.match(scores[0][1], /^−∞/);
   assert.equal(scores[1][1], "45%");
   assert.equal(scores[2][1], "50% (barely read: “a”)");
   assert.equal(scores[2][2], "words read");
+});
+
+test("the distances read one value per decoder layer, and say so when a model has nothing to compare with", () => {
+  const scores = trustScores(message);
+  assert.equal(scores[3][1], "L1 0.250 · L2 0.500");
+  assert.match(scores[4][1], /^— \(no correct translations/);
+  assert.equal(scores[5][1], "—");
+  const compared = {...message, sentence: {...message.sentence, wass_to_data: [0.02, 0.031], wass_combo: 0.031}};
+  assert.equal(trustScores(compared)[4][1], "L1 0.020 · L2 0.031");
+  assert.equal(trustScores(compared)[5][1], "0.031");
 });
 
 test("a flag points at its step, or at a source word (0-based) for an uncovered one", () => {
