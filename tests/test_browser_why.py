@@ -128,3 +128,35 @@ def test_why_not_this_draws_the_contrast_in_the_why_tab_with_one_request(served_
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= (viewport or WIDE)["width"], f"the page is {width} px wide"
     page.close()
+
+
+DECODERLENS_ROWS = "#why-decoderlens .why-decoderlens-table tr"
+
+
+def test_the_decoderlens_shows_each_encoder_layers_text_and_stays_drawn_on_back_and_step(served_app, browser):
+    """One row per encoder layer (and the embeddings), the last the model's own output, marked; Back and Step leave
+    the table as it was drawn (the server sends nothing for it); it fits 390 px."""
+    from playwright.sync_api import expect
+
+    url, registry, _ = served_app
+    config = registry.entry("de-en").pipeline.model.config
+    page = opened(browser, url, NARROW)
+    run(page, SOURCE)
+    open_tab(page, "Why")
+    rows = page.locator(DECODERLENS_ROWS)
+    expect(rows).to_have_count(config.n_encoder_layers + 2, timeout=WAIT_MS)  # the heading row, then each layer
+    output = page.get_by_label("Output").input_value()
+    own = page.locator(f"{DECODERLENS_ROWS}.why-decoderlens-own")
+    expect(own.locator(".why-decoderlens-text")).to_have_text(output)
+    expect(own.locator(".why-decoderlens-mark")).to_have_text("the model's output")
+    expect(rows.nth(1).locator(".why-decoderlens-layer")).to_have_text("0 (embeddings)")
+    page.evaluate("() => { document.querySelector('#why-decoderlens table').dataset.kept = 'yes'; }")
+    n = page.evaluate("() => window.attentionLab.decoding.steps.length")
+    for clicked, steps in (("Back", n - 1), ("Back", n - 2), ("Step", n - 1)):
+        button(page, clicked).click()
+        page.wait_for_function(f"() => window.attentionLab.decoding.steps.length === {steps}", timeout=WAIT_MS)
+    page.settle()
+    assert page.evaluate("() => document.querySelector('#why-decoderlens table').dataset.kept") == "yes"
+    width = page.evaluate("() => document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide at 390 px"
+    page.close()

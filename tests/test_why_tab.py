@@ -16,6 +16,7 @@ from attention_lab.attribution.methods import attribute
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.state import UserState
+from attention_lab.heads.actions import HeadTests
 from attention_lab.models.registry import Registry
 from attention_lab.why import feature as why_tab
 from attention_lab.why.deletion import RANDOM
@@ -114,6 +115,31 @@ def test_after_a_what_if_the_steps_it_changed_are_attributed_anew(lab):
     for record, a in zip(after["steps"], fresh):
         np.testing.assert_allclose(record["source"], a.source, rtol=1e-3, atol=tolerance(a.source, ulps=CACHE_ULPS))
     assert after["steps"][0] == before["steps"][0] and after["steps"][1] != before["steps"][1]
+
+
+def test_the_decoderlens_comes_after_the_click_and_a_step_neither_sends_nor_makes_it_again(lab, monkeypatch):
+    user, c = UserState(), Controls("reverse", "abc123", max_len=10)
+    lab.do(lab.decoding.run, user, c)
+    answered = lab.open_tab(user, c, "why")
+    assert answered["decoderlens"] == {"op": "computing", "text": why_tab.DECODERLENS_SLOW}
+    message = lab.fill(user)["decoderlens"]
+    session, tokenizer = user.run.session, user.run.pipeline.tokenizer
+    labels = [s.label for s in payload.full(session, tokenizer, "tiny").steps]
+    assert message["op"] == "decoderlens" and message["limit"] == 10
+    assert [layer["layer"] for layer in message["layers"]] == list(range(session.model.config.n_encoder_layers + 1))
+    assert message["layers"][-1]["tokens"] == labels  # the last layer: the model's own output, as the page labels it
+    assert message["layers"][-1]["ended"] == (session.tokens[-1] == session.model.config.eos_id)
+    made = []
+    real = why_tab.decoderlens_data
+    monkeypatch.setattr(why_tab, "decoderlens_data", lambda *args: made.append(args) or real(*args))
+    for action in (lab.decoding.back, lab.decoding.back, lab.decoding.step):
+        assert "decoderlens" not in lab.do(action, user, c)  # nothing sent: the page keeps what it has
+        assert "decoderlens" not in lab.fill(user)
+    assert made == []
+    lab.do(HeadTests(lab.decoding).ablate, user, c, ["cross:*:*"])  # other interventions: made anew
+    blind = lab.fill(user)["decoderlens"]
+    assert len(made) == 1 and blind != message
+    assert all(layer["tokens"] == blind["layers"][-1]["tokens"] for layer in blind["layers"])  # the source unseen
 
 
 def test_the_deletion_test_answers_after_the_click(lab):

@@ -6,6 +6,9 @@ decoding, so the last layer's reading is the model's own next-token distribution
 GPT: the logit lens", here for an encoder-decoder's decoder). It runs the decoder once over the whole prefix, recording each layer's output at its hook point
 (decoder.layers.{l}.hook_resid_post, transformer.hooks).
 
+Not the DecoderLens (transformer.decoderlens, Langedijk et al. 2024), which changes what the decoder reads, an earlier
+*encoder* layer's output, and lets the whole decoder write a text from it; this lens reads each *decoder* layer.
+
 Dimension key: L decoder layers, T steps, k tokens shown per layer.
 """
 

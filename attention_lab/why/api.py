@@ -1,5 +1,6 @@
 """Why this token, as endpoints: /attribute (every written token attributed), /contrast (this token and not that
-one) and /lens (the decoder's lens); tokens and steps as in /attention."""
+one), /lens (the decoder's lens) and /decoder_lens (the DecoderLens: the text the decoder writes from each encoder
+layer); tokens and steps as in /attention."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 from dataclasses import dataclass
 
 from transformer import DecodingSession, Seq2SeqTokenizer
+from transformer.decoderlens import decoderlens
 from transformer.lens import decoder_lens
 
 from ..attention.record import TopToken
@@ -64,6 +66,18 @@ class LensStep:
 @dataclass
 class Lens:
     steps: list[LensStep]
+
+
+@dataclass
+class DecoderLensLayer:
+    layer: int  # 0: the embeddings entering encoder layer 1; the last: the model's own greedy output
+    output_tokens: list[str]  # as /attention spells them, the end token last if written within the limit
+    output_text: str
+
+
+@dataclass
+class DecoderLens:
+    layers: list[DecoderLensLayer]
 
 
 def _rounded(values, decimals: int = 6) -> list[float]:
@@ -131,6 +145,15 @@ def lens_record(session: DecodingSession, tokenizer: Seq2SeqTokenizer, k: int = 
             )
             for t, token in enumerate(session.tokens)
         ]
+    )
+
+
+def decoderlens_record(session: DecodingSession, tokenizer: Seq2SeqTokenizer) -> DecoderLens:
+    """The DecoderLens of the session's source, with its limit and interventions: per encoder layer (0: the
+    embeddings), the text the decoder writes greedily from that layer's output."""
+    layers = decoderlens(session.model, session.src_ids, session.max_new_tokens, session.interventions)
+    return DecoderLens(
+        [DecoderLensLayer(out.layer, tokenizer.tokens(out.tokens), tokenizer.decode(out.tokens)) for out in layers]
     )
 
 
@@ -203,14 +226,31 @@ def lens_endpoint(request: Request, model: str, text: str) -> Lens:
     """Decode `text` greedily; per step, per decoder layer (1-based, in order), the 5 tokens the model would write
     if its decoder stopped after that layer (the model's own final norm and output layer): {"steps": [{"step",
     "token", "settled", "layers": [{"layer", "top_k": [{"token", "probability"}]}]}]}; "settled" is the first layer
-    from which on the written token is the top one."""
+    from which on the written token is the top one. Not /decoder_lens, which changes the encoder layer the decoder
+    reads and lets it write a whole text."""
     run = request.run(model, text)
     run.session.run()
     return lens_record(run.session, run.pipeline.tokenizer)
+
+
+def decoderlens_endpoint(request: Request, model: str, text: str) -> DecoderLens:
+    """The DecoderLens (Langedijk et al. 2024): `text` decoded greedily with the decoder reading each encoder layer's
+    output in place of the last one's (through what follows the last layer: the encoder's closing norm, if any):
+    {"layers": [{"layer", "output_tokens", "output_text"}]}, layer 0 the embeddings entering layer 1, the last layer
+    the model's own output. Not /lens, which reads each decoder layer at each step of one decoding."""
+    run = request.run(model, text)
+    return decoderlens_record(run.session, run.pipeline.tokenizer)
 
 
 ENDPOINTS = (
     Endpoint("attribute", attribute_endpoint, Attribution, "Why each token: every step attributed.", Limits(64, 64)),
     Endpoint("contrast", contrast_endpoint, ContrastRecord, "Why this token and not that one.", Limits(64, 64)),
     Endpoint("lens", lens_endpoint, Lens, "The decoder's lens: what each decoder layer would write.", Limits(64, 64)),
+    Endpoint(
+        "decoder_lens",
+        decoderlens_endpoint,
+        DecoderLens,
+        "The DecoderLens: what the decoder writes from each encoder layer.",
+        Limits(64, 64),
+    ),
 )

@@ -1,11 +1,13 @@
-"""The Why tab: every step's written token attributed by the chosen method, the decoder's lens, and, when asked for,
-the deletion test on this sentence.
+"""The Why tab: every step's written token attributed by the chosen method, the decoder's lens, the DecoderLens of
+the source (what the decoder writes from each encoder layer), and, when asked for, the deletion test on this sentence.
 
 The page holds the whole decoding's attribution and lens (one message, like the decoding itself), so Show step,
 Focus head, words or pieces and hiding special tokens redraw it with no request; the page works out each head's
 agreement with the attribution from the attention it already holds (why/why.mjs). Both are slow: they answer a click
 with a placeholder and are filled after it (attention_lab.page.render), and a step already attributed on this
-decoding is not attributed again, so a Step with the tab open costs one step's attribution.
+decoding is not attributed again, so a Step with the tab open costs one step's attribution. The DecoderLens depends
+only on the source, the model, the length limit and the interventions, not on the steps: its own slow output, keyed on
+those, so a Step neither sends nor computes it again, and kept on the run's WhyState.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from .api import ENDPOINTS
 from .contrasting import SLOW as CONTRAST_SLOW
 from .contrasting import Asked, contrast_view
 from .deletion import deletion_table
-from .messages import Contrast, Notes, Why, lens_data, why_step
+from .messages import Contrast, DecoderLensData, Notes, Why, decoderlens_data, lens_data, why_step
 
 DEFAULT_METHOD, DEFAULT_AGGREGATE = "input_x_gradient", "sum"
 NOTE = (
@@ -47,9 +49,11 @@ NOTE = (
     "written token's probability depends on, and the two can disagree (Jain & Wallace 2019). At the shown step: the "
     "source words shaded by attribution (blue raised the token, red lowered it) beside the same words shaded by "
     "attention, the prefix with its share, and how far each head's attention ranks the words as the attribution does. "
-    "Below, the **lens**: what the decoder would write if it stopped after each layer. The deletion test says which "
+    "Below, the **lens**: what the decoder would write if it stopped after each layer; then the **DecoderLens**: "
+    "what the whole decoder writes when it reads an earlier encoder layer's output. The deletion test says which "
     "ranking to trust on this sentence."
 )
+DECODERLENS_SLOW = "Decoding the source from each encoder layer…"
 AGREEMENT_NOTE = (
     "Agreement: Spearman's rank correlation, per head, between its attention at this step (in the Reading chosen "
     "above) and the attribution, over the source words (cross heads) or the prefix (decoder self heads); 1 ranks them "
@@ -68,17 +72,20 @@ OUTPUTS = (
     Output("why", DATA, slow="Attributing every step and reading every layer…"),
     Output("deletion", MARKDOWN, slow=DELETION_SLOW),
     Output("contrast", DATA, slow=CONTRAST_SLOW),
+    Output("decoderlens", DATA, slow=DECODERLENS_SLOW),
 )
 
 
 @dataclass
 class WhyState:
     """What the Why tab keeps of a run: whether the deletion test was asked for on its source, the step
-    attributions made on it (`_attributions`), and the contrast asked for (a candidate's "why not this?")."""
+    attributions made on it (`_attributions`), the contrast asked for (a candidate's "why not this?"), and the
+    DecoderLens made for it (by decoderlens_key)."""
 
     deletion_asked: bool = False
     attributions: dict = field(default_factory=dict)
     contrast: Asked | None = None
+    decoderlens: dict = field(default_factory=dict)
 
 
 def view(s: Screen) -> dict:
@@ -94,6 +101,7 @@ def view(s: Screen) -> dict:
         "why": ((decoding_key(run), len(run.session.steps), method, aggregate), explain(run, method, aggregate)),
         "deletion": ((run.entry.name, run.text) if asked else None, deletion(run) if asked else lambda: DELETION_ASK),
         "contrast": contrast_view(run, method, aggregate, state.contrast),
+        "decoderlens": (decoderlens_key(run), decoderlens(run)),
     }
 
 
@@ -119,6 +127,34 @@ def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callab
             logger.exception("why this token failed")
             message.error = f"Attribution failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
         return message
+
+    return make
+
+
+def decoderlens_key(run: Run) -> tuple:
+    """What the DecoderLens of a run depends on: the model, the source, the length limit and the interventions (not
+    the steps: a Step, a Back or a what-if leaves it as it is)."""
+    session = run.session
+    return (run.entry.name, tuple(session.src_ids), session.max_new_tokens, interventions_key(session))
+
+
+def decoderlens(run: Run) -> Callable[[], DecoderLensData]:
+    """How to make the DecoderLens message of the run (the one made before for the same key, if any)."""
+    session, tokenizer, key = run.session, run.pipeline.tokenizer, decoderlens_key(run)
+    made = run.states.get(WhyState).decoderlens
+    model, src_ids = session.model, list(session.src_ids)
+    limit, interventions = session.max_new_tokens, session.interventions
+
+    def make() -> DecoderLensData:
+        if key not in made:
+            try:
+                made.clear()  # one run keeps one: its source and model do not change, only an edit or the limit
+                made[key] = decoderlens_data(model, tokenizer, src_ids, limit, interventions)
+            except Exception as err:  # said in the tab, which would otherwise say "computing" for good
+                logger.exception("the DecoderLens failed")
+                reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+                return DecoderLensData([], limit, error=f"The DecoderLens failed: {reason}")
+        return made[key]
 
     return make
 
@@ -198,6 +234,7 @@ def layout(registry, default: str) -> dict:
     c["aggregate"] = gr.Radio(aggregates, value=DEFAULT_AGGREGATE, label="Aggregate", info=info)
     c["contrast"] = drawn("why/contrast.mjs", "why-contrast", classes=("lab-slow",))
     c["why"] = drawn("why/why.mjs", "why-view", classes=("lab-slow",))
+    c["decoderlens"] = drawn("why/decoderlens.mjs", "why-decoderlens", classes=("lab-slow",))
     with gr.Row(elem_classes="deletion"):
         c["deletion_run"] = gr.Button("Run the deletion test on this sentence", size="md", min_width=300, scale=0)
     c["deletion"] = gr.Markdown(elem_classes=["why-deletion", "lab-slow"])
@@ -221,6 +258,6 @@ WHY = Feature(
     controls=("method", "aggregate"),
     endpoints=ENDPOINTS,
     state=WhyState,
-    messages=(Why, Contrast),
+    messages=(Why, Contrast, DecoderLensData),
     stylesheet=Path(__file__).with_name("why.css"),
 )

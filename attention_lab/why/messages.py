@@ -1,5 +1,5 @@
-"""What the Why tab's page modules are sent: the decoding's attribution and lens (why.mjs, lens.mjs) and a contrast
-(contrast.mjs), as typed records."""
+"""What the Why tab's page modules are sent: the decoding's attribution and lens (why.mjs, lens.mjs), a contrast
+(contrast.mjs) and the DecoderLens of the source (decoderlens.mjs), as typed records."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
+from transformer.decoderlens import decoderlens
 from transformer.lens import decoder_lens
 
 from ..attention.units import token_label
@@ -54,6 +55,22 @@ class Why:
     lens: LensData | None = None
     error: Annotated[str | None, OMITTED] = None
     op: Literal["why"] = "why"
+
+
+@dataclass
+class DecoderLensText:
+    layer: int  # 0: the embeddings entering encoder layer 1; the last: the model's own greedy output
+    tokens: list[str]  # as labelled, the end token last if written within the limit
+    text: str
+    ended: bool  # whether it wrote the end token within the limit
+
+
+@dataclass
+class DecoderLensData:
+    layers: list[DecoderLensText]  # in order, layer 0 first
+    limit: int  # the most tokens each decoding could write
+    error: Annotated[str | None, OMITTED] = None
+    op: Literal["decoderlens"] = "decoderlens"
 
 
 @dataclass
@@ -113,3 +130,18 @@ def lens_data(model, tokenizer, src_ids: list[int], tokens: list[int], limit: in
         written=[[round(float(p), 4) for p in lens.written_probs[:, t]] for t in range(len(tokens))],
         settled=[None if s is None else s + 1 for s in lens.settled],
     )
+
+
+def decoderlens_data(model, tokenizer, src_ids: list[int], limit: int, interventions) -> DecoderLensData:
+    """The DecoderLens for the page: per encoder layer (0: the embeddings), what the decoder writes greedily from it."""
+    special, eos = model.special_ids, model.config.eos_id
+    layers = [
+        DecoderLensText(
+            out.layer,
+            [token_label(tokenizer, t, special) for t in out.tokens],
+            tokenizer.decode(out.tokens),
+            bool(out.tokens) and out.tokens[-1] == eos,
+        )
+        for out in decoderlens(model, src_ids, limit, interventions)
+    ]
+    return DecoderLensData(layers, limit)
