@@ -73,6 +73,8 @@ def test_the_api_page_documents_the_api_endpoints_only(served):
         "/attribute",
         "/contrast",
         "/lens",
+        "/decoder_lens",
+        "/flow",
         "/patch",
         "/beam_tree",
         "/continue",
@@ -160,6 +162,33 @@ def test_api_attribute_and_lens_say_why_each_token(served):
         assert len(s["layers"][0]["top_k"]) == 5 and set(s["layers"][0]["top_k"][0]) == {"token", "probability"}
 
 
+def test_api_flow_gives_a_steps_contribution_graph(served):
+    client, _ = served
+    graph = client.predict("reverse", "abcdef", 2, 0.04, api_name="/flow")
+    assert graph["step"] == 2 and graph["threshold"] == 0.04 and graph["nodes"][-1]["label"] == "e"
+    assert set(graph["edges"][0]) == {"from", "to", "kind", "layer", "head", "weight"}
+    whole = client.predict("reverse", "abcdef", 2, 0, api_name="/flow")
+    into = {}
+    for edge in whole["edges"]:
+        into[edge["to"]] = into.get(edge["to"], 0) + edge["weight"]
+    assert all(abs(total - 1) < 1e-5 for total in into.values())  # unpruned: the edges into each node add up to 1
+    with pytest.raises(Exception, match="Step must be a whole number from 1 to 7"):
+        client.predict("reverse", "abcdef", 9, 0.04, api_name="/flow")
+
+
+def test_api_decoder_lens_writes_from_each_encoder_layer_the_last_the_models_own_output(served):
+    client, registry = served
+    for model, text in (("reverse", "stack42"), ("de-en", "Der Hund schläft im Garten.")):
+        lens = client.predict(model, text, api_name="/decoder_lens")
+        config = registry.entries[model].pipeline.model.config
+        assert [layer["layer"] for layer in lens["layers"]] == list(range(config.n_encoder_layers + 1))
+        assert all(set(layer) == {"layer", "output_tokens", "output_text"} for layer in lens["layers"])
+        own = client.predict(model, text, "greedy", 4, api_name="/attention")
+        assert lens["layers"][-1]["output_tokens"] == own["output_tokens"] and own["output_tokens"][-1] == "</s>"
+        assert lens["layers"][-1]["output_text"] == client.predict(model, text, "greedy", 4, api_name="/translate")
+    assert lens["layers"][0]["output_text"] != lens["layers"][-1]["output_text"]  # the embeddings alone write another
+
+
 def test_api_aggregate_and_contrast_find_the_mirror_position(served):
     client, _ = served
     l2 = client.predict("reverse", "abcdef", "input_x_gradient", "l2", api_name="/attribute")
@@ -233,6 +262,10 @@ def test_api_score_forces_a_translation_and_flags_what_it_leaves_unread(served):
         ("/beam_tree", ("reverse", "abc", 17), r"Beam size must be a whole number from 1 to 16 \(got 17\)"),
         ("/continue", ("reverse", "abc", ["zz"], "greedy", 4), "Unknown token 'zz' in the prefix"),
         ("/lens", ("reverse", "a" * 70), "The source is 71 tokens; /lens takes at most 64"),
+        ("/decoder_lens", ("reverse", "a" * 70), "The source is 71 tokens; /decoder_lens takes at most 64"),
+        ("/decoder_lens", ("reverse", "  "), "empty"),
+        ("/decoder_lens", ("nope", "abc"), "Unknown model 'nope'; choose one of"),
+        ("/decoder_lens", ("reverse", "Hello!"), "only knows lowercase letters and digits"),
         ("/score", ("reverse", "abc", "cba", "saliency"), "Unknown method 'saliency': use one of alti,"),
         ("/score", ("reverse", "a" * 70, "", "alti"), "The source is 71 tokens; /score takes at most 64"),
         ("/score", ("reverse", "", "cba", "alti"), "empty"),

@@ -39,10 +39,19 @@ def test_the_transformers_benchmark_runs_and_decodes_the_same_tokens_as_generate
 
 
 @pytest.mark.slow
+def test_the_flow_benchmark_times_flow_its_parts_and_the_decoder_lens():
+    result = quick("flow_speed.py")
+    assert result.returncode == 0, result.stderr[-3000:]
+    for row in ("/flow, threshold 0.04", "/flow, threshold 0 ", "of which: greedy", "cut and pruned", "/decoder_lens"):
+        assert f"| {row}" in result.stdout, row
+
+
+@pytest.mark.slow
 def test_the_why_benchmark_times_every_method_and_the_lens():
     result = quick("why_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| input_x_gradient | integrated_gradients | occlusion | value_zeroing | lens |" in result.stdout
+    assert "| DecoderLens (ms per sentence) |" in result.stdout  # a sentence's, not a step's
     assert "| de-en |" in result.stdout
 
 

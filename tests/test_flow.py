@@ -5,6 +5,9 @@ through the adapter, and /flow's answers and messages."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -231,6 +234,17 @@ def test_the_page_cuts_and_prunes_each_steps_graph_as_the_library_does(de_en):
             expected.append([len(kept.nodes), len(kept.edges), kept.source_total()])
     assert [row[:2] for row in drawn] == [row[:2] for row in expected]
     assert [row[2] for row in drawn] == pytest.approx([row[2] for row in expected], abs=1e-6)
+
+
+def test_the_readme_example_gives_what_it_says():
+    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "heaviest_route(" in b)
+    namespace: dict = {}
+    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    route, weight, graph = namespace["route"], namespace["weight"], namespace["graph"]
+    assert route[0].source == f"{ENCODER}.0.embed.4" and round(weight, 3) == 0.022
+    assert [(e.layer, e.head) for e in route if e.kind == "head"] == [(2, 3)] and route[-2].kind == "ffn"
+    assert (round(graph.source_total(), 3), len(graph.edges), len(graph.pruned(0.04).edges)) == (0.817, 587, 63)
 
 
 @pytest.fixture(scope="module")
