@@ -186,10 +186,10 @@ def test_pruning_keeps_what_reaches_the_prediction(de_en):
 @pytest.mark.slow
 def test_reversal_the_heaviest_route_from_the_source_starts_at_the_mirror_position(reverse):
     """Step t (1-based) of a string of n characters copies character n - t: the route from the source whose
-    product is largest must start there at >= 90% of the steps that copy (1,461 of 1,461 steps of 200 strings
-    when this was written)."""
+    product is largest must start there at >= 90% of the steps that copy (all of them, 1,461 steps of 200 strings,
+    when this was written: the README's figure; the test draws 100)."""
     hits = steps = 0
-    for text, _ in reversal_pairs(200, min_len=3, max_len=12, seed=5):
+    for text, _ in reversal_pairs(100, min_len=3, max_len=12, seed=5):
         src_ids, tokens = decoded(reverse, text)
         found = flow(reverse.model, src_ids, tokens)
         n = len(src_ids) - 1  # the end token is last
@@ -197,7 +197,7 @@ def test_reversal_the_heaviest_route_from_the_source_starts_at_the_mirror_positi
             route, weight = found.graph(step).heaviest_route(ENCODER)
             steps += 1
             hits += route[0].source == f"{ENCODER}.0.embed.{n - step}" and weight > 0
-    assert steps > 1000 and hits / steps >= 0.9, f"{hits} of {steps}"
+    assert steps > 500 and hits / steps >= 0.9, f"{hits} of {steps}"
 
 
 @pytest.mark.slow

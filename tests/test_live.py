@@ -108,14 +108,16 @@ def test_the_graphs_give_the_librarys_logits_and_every_heads_weights(exported):
             torch.testing.assert_close(torch.tensor(graph["logits"])[finite], logits[t][finite], atol=1e-5, rtol=0)
 
 
-def test_the_graphs_decode_the_held_out_split_and_500_reversals_as_the_library(exported, tmp_path):
+def test_the_graphs_decode_half_the_held_out_split_and_250_reversals_as_the_library(exported, tmp_path):
+    """Every second sentence of the Ding test split (501 of 1,002; the README's figure is all of them, measured once)
+    and 250 fresh strings decode to the library's greedy tokens through the exported graphs."""
     from training.data import ding_split
 
     rng = random.Random(0)
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
     cases = {
-        "de-en": [de for de, _ in ding_split("test", tmp_path)],
-        "reverse": ["".join(rng.choices(alphabet, k=rng.randint(1, 24))) for _ in range(500)],
+        "de-en": [de for de, _ in ding_split("test", tmp_path)][::2],
+        "reverse": ["".join(rng.choices(alphabet, k=rng.randint(1, 24))) for _ in range(250)],
     }
     for name, texts in cases.items():
         pipeline, folder = exported[name]

@@ -206,7 +206,7 @@ def test_bad_input_gets_one_line_and_no_files(tmp_path, capsys, lines, args, mes
 
 @pytest.mark.slow
 def test_two_processes_under_torchrun_give_the_survey_of_one(tmp_path):
-    data = write_tsv(reversal_pairs(150, 1, 12, seed=5), tmp_path / "strings.tsv")  # 3 batches: 2 for one process
+    data = write_tsv(reversal_pairs(70, 1, 12, seed=5), tmp_path / "strings.tsv")  # 2 batches of 64 and 6: one each
     surveys = []
     for n in (1, 2):
         out = tmp_path / f"out{n}"
