@@ -6,7 +6,8 @@
 
 const SCALE = 65535;
 
-function bytes(b64) {
+/** The bytes of a base64 string. */
+export function base64Bytes(b64) {
   const text = atob(b64);
   const out = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) out[i] = text.charCodeAt(i);
@@ -14,14 +15,14 @@ function bytes(b64) {
 }
 
 export function weights16(b64) {
-  const raw = bytes(b64);
+  const raw = base64Bytes(b64);
   const out = new Float32Array(raw.length / 2);
   for (let i = 0; i < out.length; i++) out[i] = (raw[2 * i] | (raw[2 * i + 1] << 8)) / SCALE;
   return out;
 }
 
 export function floats32(b64) {
-  const raw = bytes(b64);
+  const raw = base64Bytes(b64);
   const view = new DataView(raw.buffer);
   const out = new Float32Array(raw.length / 4);
   for (let i = 0; i < out.length; i++) out[i] = view.getFloat32(4 * i, true);

@@ -62,9 +62,8 @@ def graph_message(run: Run, state: FlowState, key: tuple) -> Callable[[], FlowMe
 
     def make() -> FlowMessage:
         cfg = pipeline.model.config
-        empty = FlowMessage(
-            serial, tokens, (cfg.n_encoder_layers, cfg.n_decoder_layers), cfg.n_heads, [], [], [], 0, []
-        )
+        layers = (cfg.n_encoder_layers, cfg.n_decoder_layers)
+        empty = FlowMessage(serial, tokens, layers, cfg.n_heads, [], [], [], 0, 0, "")
         if not tokens:
             return empty
         try:

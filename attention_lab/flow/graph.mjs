@@ -2,6 +2,7 @@
 // (attention_lab/flow/record.py, FlowMessage), pruned by a threshold as transformer/flow.py prunes it, and laid out
 // for plotly: the source at the bottom, the decoder above it, the prediction at the top.
 
+import {base64Bytes} from "../assets/decoding.mjs";
 import {escapeToken} from "../assets/labels.mjs";
 
 export const PREDICTION = "prediction";
@@ -20,6 +21,24 @@ export function streamOf(side, level) {
   return {layer: Math.ceil(level / per), sublayer: SUBLAYERS[side][(level - 1) % per]};
 }
 
+const unpacked = new WeakMap(); // message -> its edges as [toSide, toLevel, toPos, fromSide, fromLevel, fromPos, kind, head, weight]
+
+/** The message's packed edges (FlowMessage in attention_lab/flow/record.py: 8 little-endian bytes each) as rows of
+ * [toSide, toLevel, toPos, fromSide, fromLevel, fromPos, kind, head, weight], read once per message. */
+export function edgeRows(message) {
+  if (unpacked.has(message)) return unpacked.get(message);
+  const [Le] = message.layers, S = message.source.length, T = Math.max(1, message.tokens.length);
+  const encoder = (2 * Le + 1) * S, view = new DataView(base64Bytes(message.edges).buffer), rows = [];
+  const where = (n) => (n < encoder ? [0, Math.floor(n / S), n % S] : [1, Math.floor((n - encoder) / T), (n - encoder) % T]);
+  for (let i = 0; i < message.count; i++) {
+    const at = 8 * i;
+    rows.push([...where(view.getUint16(at, true)), ...where(view.getUint16(at + 2, true)), view.getUint8(at + 6),
+      view.getUint8(at + 7), view.getUint16(at + 4, true) / 65535]);
+  }
+  unpacked.set(message, rows);
+  return rows;
+}
+
 /** Step `step`'s (1-based) whole graph in the message (its edges at or above the message's floor): {nodes, edges},
  * nodes bottom up ({id, side, level, layer, sublayer, position, label}), the prediction last; edges ({from, to, kind,
  * layer, head, weight, attention: "encoder", "decoder_self" or "cross" for a head's}) into them. */
@@ -36,7 +55,7 @@ export function stepGraph(message, step) {
   nodes.push({id: PREDICTION, side: 2, level: 0, layer: null, sublayer: null, position: step - 1,
     label: message.written[step - 1]});
   const edges = [];
-  for (const [toSide, toLevel, toPos, fromSide, fromLevel, fromPos, kind, head, weight] of message.edges) {
+  for (const [toSide, toLevel, toPos, fromSide, fromLevel, fromPos, kind, head, weight] of edgeRows(message)) {
     if (toSide === 1 && toPos >= step) continue;
     const {layer, sublayer} = streamOf(toSide, toLevel), name = KINDS[kind];
     const attention = name !== "head" ? null : toSide === 0 ? "encoder" : sublayer === "cross" ? "cross" : "decoder_self";

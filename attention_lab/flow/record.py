@@ -3,14 +3,17 @@ module cuts each step's graph from (flow/graph.mjs)."""
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
+import numpy as np
 from pydantic import Field
 
 from transformer import Seq2SeqPipeline
 from transformer.flow import DECODER, ENCODER, FFN, HEAD, Flow, Graph
 
+from ..attention.payload import SCALE
 from ..attention.units import token_label
 from ..decoding.messages import Key
 
@@ -75,13 +78,20 @@ def graph_record(pipeline: Seq2SeqPipeline, flow: Flow, graph: Graph, step: int,
     return FlowGraph(step, threshold, nodes, edges)
 
 
+EDGE = np.dtype([("to", "<u2"), ("source", "<u2"), ("weight", "<u2"), ("kind", "u1"), ("head", "u1")])
+KIND_CODES = {"residual": 0, HEAD: 1, FFN: 2}
+
+
 @dataclass
 class FlowMessage:
-    """The Flow tab's page module is sent the whole decoding's edges at or above FLOOR, each as [side, level,
-    position] of the node it goes into, [side, level, position] of the node it comes from, its kind, its head and its
-    weight; side 0 is the encoder and 1 the decoder, level 0 the embeddings, then each sublayer's stream in order
-    (the encoder's self, ffn per layer; the decoder's self, cross, ffn). Step t's graph is the encoder's and the
-    decoder's first t positions, and the prediction, which takes the decoder's last stream at position t - 1."""
+    """The Flow tab's page module is sent the whole decoding's edges at or above FLOOR once, packed: `edges` is
+    base64 of `count` little-endian records of 8 bytes (EDGE): the node it goes into and the node it comes from
+    (uint16 each), its weight (uint16, round(w · 65535)), its kind (uint8: 0 residual, 1 head, 2 ffn) and its head
+    (uint8, 1-based; 0 for none). A node's number: the encoder's level · S + position, then the decoder's
+    (2 · Le + 1) · S + level · T + position, where S is the source's length, T the decoding's, and a level is 0 for
+    the embeddings, then each sublayer's stream in order (the encoder's self, ffn per layer; the decoder's self,
+    cross, ffn). Step t's graph is the encoder's streams, the decoder's first t positions', and the prediction,
+    which takes the decoder's last stream at position t - 1 (flow/graph.mjs cuts it)."""
 
     key: Key
     tokens: list[int]  # the decoding it read
@@ -91,33 +101,42 @@ class FlowMessage:
     inputs: list[str]  # the decoder inputs' labels
     written: list[str]  # the written tokens' labels
     floor: float
-    edges: list[tuple[int, int, int, int, int, int, int, int, float]]  # to (side, level, position), from (...),
-    # kind (0 residual, 1 head, 2 ffn), head (1-based, 0 for none), weight (as /flow gives it: the page prunes as
-    # the library does)
+    count: int  # edges
+    edges: str  # base64 of `count` EDGE records
     error: Annotated[str | None, Field(exclude_if=lambda value: value is None)] = None
     op: Literal["flow"] = "flow"
 
 
-KIND_CODES = {"residual": 0, HEAD: 1, FFN: 2}
+def node_number(side: str, layer: int, sublayer: str | None, position: int, S: int, T: int, layers: tuple) -> int:
+    """A stream's number in FlowMessage's edges."""
+    per_layer = {ENCODER: ("self", "ffn"), DECODER: ("self", "cross", "ffn")}[side]
+    level = 0 if layer == 0 else len(per_layer) * (layer - 1) + per_layer.index(sublayer) + 1
+    return level * S + position if side == ENCODER else (2 * layers[0] + 1) * S + level * T + position
+
+
+def packed(edges: list[tuple[int, int, float, int, int]]) -> str:
+    """(to, from, weight, kind, head) rows as FlowMessage's base64 EDGE records."""
+    records = np.zeros(len(edges), dtype=EDGE)
+    for i, (to, source, weight, kind, head) in enumerate(edges):
+        records[i] = (to, source, round(min(1.0, max(0.0, weight)) * SCALE), kind, head)
+    return base64.b64encode(records.tobytes()).decode("ascii")
 
 
 def flow_message(key: Key, pipeline: Seq2SeqPipeline, flow: Flow) -> FlowMessage:
     """The whole decoding's edges for the page (see FlowMessage), read from its last step's graph: every step's is
     a part of it."""
     source, inputs, written = labels(pipeline, flow)
-    graph = flow.graph(len(flow.tokens))
-    where = {}
-    per_layer = {ENCODER: 2, DECODER: 3}
-    order = {ENCODER: {"self": 1, "ffn": 2}, DECODER: {"self": 1, "cross": 2, "ffn": 3}}
-    for n in graph.nodes:
-        if n.side in per_layer:
-            level = 0 if n.layer == 0 else per_layer[n.side] * (n.layer - 1) + order[n.side][n.sublayer]
-            where[n.id] = (0 if n.side == ENCODER else 1, level, n.position)
+    S, T, layers = len(flow.src_ids), len(flow.tokens), (len(flow.encoder), len(flow.decoder))
+    graph = flow.graph(T)
+    number = {
+        n.id: node_number(n.side, n.layer, n.sublayer, n.position, S, T, layers)
+        for n in graph.nodes
+        if n.side != "prediction"
+    }
     edges = [
-        (*where[e.target], *where[e.source], KIND_CODES[e.kind], e.head or 0, e.weight)
+        (number[e.target], number[e.source], e.weight, KIND_CODES[e.kind], e.head or 0)
         for e in graph.edges
-        if e.target in where and e.weight >= FLOOR
+        if e.target in number and e.weight >= FLOOR
     ]
-    cfg = pipeline.model.config
-    layers = (len(flow.encoder), len(flow.decoder))
-    return FlowMessage(key, list(flow.tokens), layers, cfg.n_heads, source, inputs, written, FLOOR, edges)
+    heads = pipeline.model.config.n_heads
+    return FlowMessage(key, list(flow.tokens), layers, heads, source, inputs, written, FLOOR, len(edges), packed(edges))

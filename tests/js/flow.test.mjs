@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 
 import {clickedHead, flowAt, flowFigure, flowSummary, flowUsable} from "../../attention_lab/flow/flow.mjs";
-import {heaviestRoute, place, prune, reach, rows, stepGraph, streamOf, widthOf} from "../../attention_lab/flow/graph.mjs";
+import {edgeRows, heaviestRoute, place, prune, reach, rows, stepGraph, streamOf, widthOf}
+  from "../../attention_lab/flow/graph.mjs";
 import {page} from "../../attention_lab/assets/store.mjs";
 import {valid} from "./messages.mjs";
 
@@ -20,8 +21,37 @@ const EDGES = [
   [1, 2, 1, 1, 1, 1, 0, 0, 0.2], [1, 2, 1, 0, 2, 1, 1, 1, 0.8],
   [1, 3, 0, 1, 2, 0, 0, 0, 0.5], [1, 3, 0, 1, 2, 0, 2, 0, 0.5], [1, 3, 1, 1, 2, 1, 0, 0, 0.6], [1, 3, 1, 1, 2, 1, 2, 0, 0.4],
 ];
+
+/** Rows of [to side, level, position, from side, level, position, kind, head, weight] packed as the server packs
+ * them (attention_lab/flow/record.py): 8 little-endian bytes an edge, nodes numbered level · S + position in the
+ * encoder, then (2 · Le + 1) · S + level · T + position in the decoder. */
+function packed(rows, S, T, Le) {
+  const number = (side, level, position) => (side === 0 ? level * S + position : (2 * Le + 1) * S + level * T + position);
+  const view = new DataView(new ArrayBuffer(8 * rows.length));
+  rows.forEach(([ts, tl, tp, fs, fl, fp, kind, head, weight], i) => {
+    view.setUint16(8 * i, number(ts, tl, tp), true);
+    view.setUint16(8 * i + 2, number(fs, fl, fp), true);
+    view.setUint16(8 * i + 4, Math.round(weight * 65535), true);
+    view.setUint8(8 * i + 6, kind);
+    view.setUint8(8 * i + 7, head);
+  });
+  return Buffer.from(view.buffer).toString("base64");
+}
+
 const MESSAGE = valid({op: "flow", key: {serial: 2, version: 5}, tokens: [7, 2], layers: [1, 1], heads: 1,
-  source: ["b", "</s>"], inputs: ["<s>", "b"], written: ["b", "</s>"], floor: 0.01, edges: EDGES});
+  source: ["b", "</s>"], inputs: ["<s>", "b"], written: ["b", "</s>"], floor: 0.01, count: EDGES.length,
+  edges: packed(EDGES, 2, 2, 1)});
+const NEAR = 1e-4; // weights travel as 16-bit integers: within 1 / 65535 each
+
+test("the packed edges read back as the rows they were made of", () => {
+  const rows = edgeRows(MESSAGE);
+  assert.equal(rows.length, EDGES.length);
+  rows.forEach((row, i) => {
+    assert.deepEqual(row.slice(0, 8), EDGES[i].slice(0, 8));
+    assert.ok(Math.abs(row[8] - EDGES[i][8]) <= 0.5 / 65535);
+  });
+  assert.equal(edgeRows(MESSAGE), rows); // read once per message
+});
 
 test("a stream's layer and sublayer follow from its level", () => {
   assert.deepEqual(streamOf(0, 0), {layer: 0, sublayer: null});
@@ -39,11 +69,12 @@ test("a step's graph holds the decoder's positions up to it, and the edges into 
   assert.ok(first.edges.every((e) => !e.to.startsWith("1.") || e.to.endsWith(".0")));
   assert.deepEqual(first.edges.at(-1), {from: "1.3.0", to: "prediction", kind: "residual", layer: null, head: null,
     weight: 1, attention: null});
+  assert.ok(second.edges.every((e) => e.weight >= 0.01)); // the floor: no edge of 0 is sent
   const into = new Map();
   for (const e of second.edges) into.set(e.to, (into.get(e.to) || 0) + e.weight);
   for (const node of second.nodes) {
     if (node.level === 0 && node.side !== 2) assert.ok(!into.has(node.id));
-    else assert.ok(Math.abs(into.get(node.id) - 1) < 1e-9, node.id);
+    else assert.ok(Math.abs(into.get(node.id) - 1) < NEAR, node.id);
   }
   const cross = second.edges.filter((e) => e.attention === "cross");
   assert.equal(cross.length, 3);
@@ -55,7 +86,7 @@ test("the routes' totals, worked out by hand", () => {
   // 0.8 from enc 1 ffn at 1 (all of enc 1 self at 1: 0.8 + 0.2), which takes 0.55 of its own embedding and 0.45 of
   // source 0's: 0.44 and 0.36; and 0.2 from dec 1 self at 1: its embedding 0.5 + 0.2 -> 0.14, the start's 0.3 -> 0.06
   const reached = reach(stepGraph(MESSAGE, 2));
-  const near = (a, b) => assert.ok(Math.abs(a - b) < 1e-9, `${a} vs ${b}`);
+  const near = (a, b) => assert.ok(Math.abs(a - b) < NEAR, `${a} vs ${b}`);
   near(reached.get("0.0.1"), 0.44);
   near(reached.get("0.0.0"), 0.36);
   near(reached.get("1.0.1"), 0.14);
@@ -72,7 +103,7 @@ test("pruning keeps, from the prediction down, the edges of at least the thresho
   const kept = prune(stepGraph(MESSAGE, 2), 0.25);
   assert.deepEqual(kept.nodes.map((n) => n.id).sort(),
     ["0.0.0", "0.0.1", "0.1.1", "0.2.1", "1.2.1", "1.3.1", "prediction"]);
-  assert.deepEqual(kept.edges.map((e) => e.weight).sort(), [0.4, 0.45, 0.55, 0.6, 0.8, 0.8, 1]);
+  assert.deepEqual(kept.edges.map((e) => Math.round(e.weight * 100) / 100).sort(), [0.4, 0.45, 0.55, 0.6, 0.8, 0.8, 1]);
   // at the floor, every edge but the 12 into the streams at position 0 above the embeddings and the encoder's first
   // layer: at step 2 they lead nowhere (the last position's streams and the encoder's at position 1 carry it all)
   assert.equal(stepGraph(MESSAGE, 2).edges.length, 24);
