@@ -75,14 +75,19 @@ class Graph:
     edges: list[Edge]
     prediction: str = PREDICTION
 
+    def into(self) -> dict[str, list[Edge]]:
+        """Per node id: the edges that go into it."""
+        found: dict[str, list[Edge]] = {}
+        for edge in self.edges:
+            found.setdefault(edge.target, []).append(edge)
+        return found
+
     def pruned(self, threshold: float) -> Graph:
         """From the prediction down, the edges of weight >= `threshold` into a node kept and the nodes they come
         from. Threshold 0 keeps the whole graph, the nodes that reach nothing included."""
         if threshold <= 0:
             return Graph(list(self.nodes), list(self.edges), self.prediction)
-        into: dict[str, list[Edge]] = {}
-        for edge in self.edges:
-            into.setdefault(edge.target, []).append(edge)
+        into = self.into()
         kept_nodes, kept_edges = {self.prediction}, []
         for node in reversed(self.nodes):  # top down: every edge goes up, so a node's users come before it
             if node.id not in kept_nodes:
@@ -95,9 +100,7 @@ class Graph:
 
     def reach(self) -> dict[str, float]:
         """Per node: the summed weight of every route from it to the prediction (its share of the prediction)."""
-        into: dict[str, list[Edge]] = {}
-        for edge in self.edges:
-            into.setdefault(edge.target, []).append(edge)
+        into = self.into()
         reach = {node.id: 0.0 for node in self.nodes}
         reach[self.prediction] = 1.0
         for node in reversed(self.nodes):
@@ -113,9 +116,7 @@ class Graph:
     def heaviest_route(self, side: str | None = None) -> tuple[list[Edge], float]:
         """The route to the prediction whose edges' product is largest, from any embedding (or only from `side`'s),
         and that product."""
-        into: dict[str, list[Edge]] = {}
-        for edge in self.edges:
-            into.setdefault(edge.target, []).append(edge)
+        into = self.into()
         best: dict[str, tuple[float, Edge | None]] = {self.prediction: (1.0, None)}  # node -> (weight, edge up)
         for node in reversed(self.nodes):
             if node.id not in best:

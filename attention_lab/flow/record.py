@@ -11,7 +11,7 @@ import numpy as np
 from pydantic import Field
 
 from transformer import Seq2SeqPipeline
-from transformer.flow import DECODER, ENCODER, FFN, HEAD, Flow, Graph
+from transformer.flow import DECODER, ENCODER, FFN, HEAD, SUBLAYERS, Flow, Graph
 
 from ..attention.payload import SCALE
 from ..attention.units import token_label
@@ -109,7 +109,7 @@ class FlowMessage:
 
 def node_number(side: str, layer: int, sublayer: str | None, position: int, S: int, T: int, layers: tuple) -> int:
     """A stream's number in FlowMessage's edges."""
-    per_layer = {ENCODER: ("self", "ffn"), DECODER: ("self", "cross", "ffn")}[side]
+    per_layer = SUBLAYERS[side]
     level = 0 if layer == 0 else len(per_layer) * (layer - 1) + per_layer.index(sublayer) + 1
     return level * S + position if side == ENCODER else (2 * layers[0] + 1) * S + level * T + position
 
