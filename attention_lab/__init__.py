@@ -11,6 +11,7 @@ One folder per feature a user sees, each with its layout, its events, its action
     snapshots/    attention across training: the Training tab and /training
     beams/ compare/ export/
                   the live beams; the decoding before a change beside this one; the offline HTML and JSON
+    two_models/   two models on one sentence: their cross-attention in words, compared (/compare_models)
 
 and what they stand on:
 

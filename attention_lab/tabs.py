@@ -20,6 +20,7 @@ from .patch.feature import PATCH
 from .snapshots.feature import TRAINING
 from .survey.feature import CORPUS
 from .trust.feature import TRUST
+from .two_models.feature import TWO_MODELS
 from .why.feature import WHY
 
 TABS = (
@@ -33,6 +34,7 @@ TABS = (
     BEAM_TREE,
     BEAMS,
     COMPARE,
+    TWO_MODELS,
 )
 
 

@@ -79,6 +79,7 @@ def test_the_api_page_documents_the_api_endpoints_only(served):
         "/beam_tree",
         "/continue",
         "/score",
+        "/compare_models",
     }
 
 

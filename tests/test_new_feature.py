@@ -143,7 +143,7 @@ def added(copy: Path) -> None:
     text = text.replace(
         "from .heads.feature import HEADS\n", "from .heads.feature import HEADS\nfrom .notes.feature import NOTES\n"
     )
-    tabs.write_text(text.replace("    COMPARE,\n)", "    COMPARE,\n    NOTES,\n)"), encoding="utf-8")
+    tabs.write_text(text.replace(",\n)\n", ",\n    NOTES,\n)\n", 1), encoding="utf-8")  # the table's last line
 
 
 def edits(original: Path, copy: Path) -> list[str]:

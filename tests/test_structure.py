@@ -48,6 +48,7 @@ LAB_LAYERS = (
         "snapshots",
         "survey",
         "compare",
+        "two_models",
         "beams",
         "export",
     ),

@@ -1,2 +1,2 @@
-"""The models the app serves: loaded once and shared (registry), their examples, and the gold alignments their cards
-may name."""
+"""The models the app serves: loaded once and shared (registry), their training snapshots (snapshots), their
+examples, and the gold alignments their cards may name."""

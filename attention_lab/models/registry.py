@@ -16,6 +16,7 @@ from transformer.checkpoint import model_type
 from ..checks import InputError, quoted
 from .alignments import ALIGNMENTS
 from .devices import pick_device
+from .snapshots import SnapshotModels
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,11 @@ class ModelEntry:
 class Registry:
     entries: dict[str, ModelEntry] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)  # models that failed to load, with the reason
+    # Their training snapshots, listed and loaded on first use and shared by every feature that reads them
+    snapshots: SnapshotModels = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.snapshots = SnapshotModels(self)
 
     @classmethod
     def of(cls, pipelines: dict[str, Seq2SeqPipeline], **cards: dict) -> Registry:

@@ -1,8 +1,8 @@
 """Attention across training: a model's training snapshots decoding the user's source, one decoding per snapshot.
 
 The snapshots are listed on first use (a Hub model's are downloaded then) and each is loaded once, then shared by
-every session. A snapshot that cannot be loaded is a decoding with its error: the others, and every model, keep
-working.
+every session (attention_lab.models.snapshots). A snapshot that cannot be loaded is a decoding with its error: the
+others, and every model, keep working.
 """
 
 from __future__ import annotations
@@ -11,23 +11,16 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 
-import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
-from transformer import CheckpointError, DecodingSession, Seq2SeqPipeline, load_pretrained
-from transformer.hub import check_compatible
-from transformer.snapshots import NoSnapshots, Snapshot, list_snapshots
+from transformer import DecodingSession, Seq2SeqPipeline
+from transformer.snapshots import Snapshot
 
 from ..attention.summaries import head_summaries
-from ..checks import InputError, check_source
+from ..checks import check_source
 from ..models.registry import Registry
 
 logger = logging.getLogger(__name__)
 KEPT = 16  # sources decoded by every snapshot kept, by (model, source, max length): a slider move decodes nothing
-
-
-class NoTraining(InputError):
-    """The model has no training to show (kept: it will not have it later either)."""
 
 
 @dataclass
@@ -46,69 +39,23 @@ class SnapshotDecoding:
 
 
 class Snapshots:
-    """The snapshots of the registry's models, loaded on first use, and their decodings of recent sources."""
+    """The snapshots of the registry's models (attention_lab.models.snapshots, loaded on first use), and their
+    decodings of recent sources."""
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
-        self._listed: dict[str, list[Snapshot] | InputError] = {}  # per model: its snapshots, or why it has none
-        self._pipelines: dict[tuple[str, int], Seq2SeqPipeline | str] = {}  # per snapshot step: loaded, or the error
+        self.models = registry.snapshots  # listed and loaded once, shared with every feature that reads them
         self._decoded: OrderedDict[tuple, list[SnapshotDecoding]] = OrderedDict()
         self._lock = threading.Lock()
 
     def listed(self, name: str) -> list[Snapshot]:
         """The model's snapshots in training order; InputError saying how to make them where it has none."""
-        self.registry.entry(name)  # a model the app serves
-        with self._lock:
-            found = self._listed.get(name)
-        if found is None:
-            found = self._list(name)  # a Hub model's are downloaded now: outside the lock
-            if isinstance(found, (list, NoTraining)):  # an unreachable Hub is tried again next time
-                with self._lock:
-                    found = self._listed.setdefault(name, found)
-        if isinstance(found, InputError):
-            raise type(found)(str(found))  # a fresh one: a kept exception would gather every traceback
-        return found
-
-    def _list(self, name: str) -> list[Snapshot] | InputError:
-        entry = self.registry.entries[name]
-        if entry.family:  # another library's model: the Hub keeps its final weights only
-            return NoTraining(
-                f"{name} is a transformers model, published with its final weights only, so there is no training "
-                "to show. The bundled reversal model has its training snapshots."
-            )
-        source, folder = entry.source or name, entry.pipeline.folder
-        # A Hub model's snapshots come from the very commit its checkpoint was loaded from (the cache's folder name).
-        from_hub = not Path(source).is_dir() and folder is not None and folder.parent.name == "snapshots"
-        try:
-            return list_snapshots(source, revision=folder.name if from_hub else None)
-        except NoSnapshots:
-            return NoTraining(
-                f"{name} has no training snapshots, so there is no training to show. Add `--snapshots 10` to "
-                "its training command (`python -m training.train`) to save them beside the checkpoint."
-            )
-        except CheckpointError as err:
-            logger.info("no snapshots for %s: %s", name, err)
-            return InputError(f"The training snapshots of {name} cannot be read: {err}")
+        return self.models.listed(name)
 
     def pipeline(self, name: str, snapshot: Snapshot) -> Seq2SeqPipeline | str:
         """The snapshot's model, loaded once (the last is the model itself); or the message that names what is wrong
         with it."""
-        main = self.registry.entries[name].pipeline
-        if snapshot.is_checkpoint:
-            return main
-        key = (name, snapshot.step)
-        with self._lock:
-            loaded = self._pipelines.get(key)
-        if loaded is None:
-            try:
-                loaded = load_pretrained(snapshot.folder)
-                check_compatible(loaded.model.config, main.tokenizer, f"{snapshot.folder}")
-            except CheckpointError as err:
-                logger.warning("snapshot %s of %s not loaded: %s", snapshot.label, name, err)
-                loaded = f"The snapshot at {snapshot.label} of {name} could not be loaded: {err}"
-            with self._lock:
-                loaded = self._pipelines.setdefault(key, loaded)
-        return loaded
+        return self.models.pipeline(name, snapshot)
 
     def kept(self, name: str, text: str, max_len: int | None = None) -> bool:
         """Whether every snapshot has decoded `text` already (the next `decodings` of it takes no time)."""

@@ -1,0 +1,115 @@
+"""One decoding's cross-attention in words, as the views draw it with words merged and special tokens hidden
+(attention_lab.attention.units): for each output word, how much it looked at each source word.
+
+Step t's cross-attention row is the one that wrote output token t. A word's row is the mean over its pieces' rows,
+its column the sum over its pieces' columns; the special tokens' rows and columns are dropped and each row
+renormalised to sum to 1. The words are the views' own (attention_lab.attention.units.word_groups), labelled as they
+read (word_label).
+
+Key: T output tokens written (the end token last, if written), S source tokens, L decoder layers, H heads; W the
+output's words and V the source's, specials left out.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+
+from transformer import DecodingSession, Seq2SeqPipeline
+
+from ..attention.units import SPACE, source_words, word_groups, word_label
+from ..checks import InputError
+
+
+@dataclass(frozen=True)
+class WordAttention:
+    """A decoding's cross-attention between its output's words and its source's."""
+
+    source_words: list[str]  # V labels
+    output_tokens: list[str]  # T, spelled as the tokenizer spells them (the end token included)
+    output_words: list[str]  # W labels
+    attention: np.ndarray  # (W, V): the mean over layers and heads; each row sums to 1
+    layers: np.ndarray  # (L, W, V): the mean over each layer's heads; each row sums to 1
+
+
+def merge_matrix(groups: list[list[int]], n: int, mean: bool) -> np.ndarray:
+    """(len(groups), n): row g averages (mean) or sums the entries of group g's pieces."""
+    matrix = np.zeros((len(groups), n))
+    for g, pieces in enumerate(groups):
+        matrix[g, pieces] = 1.0 / len(pieces) if mean else 1.0
+    return matrix
+
+
+def renormalised(rows: np.ndarray) -> np.ndarray:
+    """Each row divided by its sum (a row of zeros stays zeros)."""
+    total = rows.sum(axis=-1, keepdims=True)
+    return np.divide(rows, total, out=np.zeros_like(rows), where=total > 0)
+
+
+def output_words(pipeline: Seq2SeqPipeline, ids: list[int]) -> list[list[int]]:
+    """The token positions of each word of an output, its special tokens (the end token, a forced start) left out."""
+    tokenizer, special_ids = pipeline.tokenizer, pipeline.model.special_ids
+    special = [i in special_ids for i in ids]
+    groups = word_groups(tokenizer.tokens(ids), special, tokenizer.is_character_level)
+    return [group for group in groups if not special[group[0]]]
+
+
+def word_attention(session: DecodingSession, pipeline: Seq2SeqPipeline) -> WordAttention:
+    """The session's cross-attention in words (see the module's docstring)."""
+    tokenizer = pipeline.tokenizer
+    src_pieces, out_pieces = tokenizer.tokens(session.src_ids), tokenizer.tokens(session.tokens)
+    src_groups, out_groups = source_words(pipeline, session.src_ids), output_words(pipeline, session.tokens)
+    n_layers, n_src = pipeline.model.config.n_decoder_layers, len(session.src_ids)
+    if session.steps:
+        cross = np.stack([np.stack([w.numpy() for w in s.cross_attention]) for s in session.steps])  # (T, L, H, S)
+        per_layer = cross.mean(axis=2).transpose(1, 0, 2).astype(np.float64)  # (L, T, S)
+    else:
+        per_layer = np.zeros((n_layers, 0, n_src))
+    rows = merge_matrix(out_groups, len(session.steps), mean=True)  # (W, T)
+    cols = merge_matrix(src_groups, n_src, mean=False).T  # (S, V)
+    layers = renormalised(rows @ per_layer @ cols)  # (L, W, V)
+    return WordAttention(
+        source_words=[word_label([src_pieces[i] for i in g]) for g in src_groups],
+        output_tokens=out_pieces,
+        output_words=[word_label([out_pieces[i] for i in g]) for g in out_groups],
+        attention=renormalised(rows @ per_layer.mean(axis=0) @ cols),  # (W, V)
+        layers=layers,
+    )
+
+
+def letters(word: str) -> str:
+    """A word's characters as both models' source words are compared: NFKC, case-folded, without spaces (a lone
+    word boundary, labelled "␣", has none)."""
+    text = "" if word == SPACE else unicodedata.normalize("NFKC", word).casefold()
+    return "".join(text.split())
+
+
+def character_map(words_b: list[str], words_a: list[str]) -> np.ndarray:
+    """(len(words_b), len(words_a)): how a weight on each of B's source words is split over A's, in proportion to
+    the characters they share; each row sums to 1. Equal words map one to one. InputError if the two spell the
+    source with different characters (an unknown token, another normalisation)."""
+    if words_a == words_b:
+        return np.eye(len(words_a))
+    spelled_a, spelled_b = [letters(w) for w in words_a], [letters(w) for w in words_b]
+    if "".join(spelled_a) != "".join(spelled_b):
+        raise InputError(
+            "The two models read this source as different characters (an unknown token, or another normalisation), "
+            "so their source words cannot be lined up."
+        )
+    owner = np.repeat(np.arange(len(words_a)), [len(w) for w in spelled_a])  # A's word of each character
+    mapping, at = np.zeros((len(words_b), len(words_a))), 0
+    for j, word in enumerate(spelled_b):
+        if word:
+            np.add.at(mapping[j], owner[at : at + len(word)], 1.0 / len(word))
+        elif len(owner):  # no characters of its own: its weight goes to the word its place falls in
+            mapping[j, owner[min(at, len(owner) - 1)]] = 1.0
+        at += len(word)
+    return mapping
+
+
+def on_words(found: WordAttention, mapping: np.ndarray, source: list[str]) -> WordAttention:
+    """`found` with its rows over other source words (`source`), through a character_map."""
+    attention, layers = found.attention @ mapping, found.layers @ mapping
+    return WordAttention(source, found.output_tokens, found.output_words, attention, layers)

@@ -1,0 +1,271 @@
+"""Two models on one sentence (/compare_models): each model's word rows are its own /attention merged as the views
+merge it (tests/units_reference.py); the shared words of hand-made outputs (identical, one word inserted, none in
+common) and their distances; source words of two tokenizers lined up by their characters; the same model twice;
+ours against a transformers Marian; a training snapshot against the shipped reversal model; and one-line messages
+for what cannot be compared."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attention_lab.attention.record import AttentionExport, attention_record
+from attention_lab.checks import InputError
+from attention_lab.decoding.request import Request
+from attention_lab.export.api import ATTENTION_EXPORT
+from attention_lab.feature import Shared
+from attention_lab.models.registry import Registry
+from attention_lab.records import jsonable
+from attention_lab.snapshots.decodings import Snapshots
+from attention_lab.two_models.align import distance, shared_words
+from attention_lab.two_models.api import ENDPOINTS
+from attention_lab.two_models.record import two_models_record
+from attention_lab.two_models.words import WordAttention, character_map
+from tests import hf_models
+from tests.units_reference import Units, in_units
+from transformer import DecodingSession, load_pretrained
+
+SENTENCE = "Die Datei wurde gestern von einem anderen Benutzer geändert und gespeichert."
+READABLE = "Das Haus ist alt und klein."  # every character known to the tiny Marian's vocabulary
+COMPARE = ENDPOINTS[0]
+
+
+def compare(registry: Registry, model_a: str, model_b: str, text: str) -> dict:
+    return jsonable(COMPARE.fn(Request(COMPARE, Shared(registry)), model_a, model_b, text))
+
+
+def own_attention(registry: Registry, model: str, text: str) -> AttentionExport:
+    """The model's own /attention of `text` (greedy)."""
+    return ATTENTION_EXPORT.fn(Request(ATTENTION_EXPORT, Shared(registry)), model, text)
+
+
+def views_words(record: AttentionExport, pipeline) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """(source words, output words, attention (W, V), layers (L, W, V)) as the views draw the record's cross-attention
+    with words merged and specials hidden (the numpy reference of the page's merge)."""
+    tokenizer = pipeline.tokenizer
+    specials = {tokenizer.id_to_token(i) for i in pipeline.model.special_ids}
+    character_level = tokenizer.is_character_level
+    src = Units.of(record.source_tokens, [t in specials for t in record.source_tokens], True, character_level)
+    out = Units.of(record.output_tokens, [t in specials for t in record.output_tokens], True, character_level)
+    cross = np.array([step.cross for step in record.steps])  # (T, L, H, S)
+    layers = np.stack([in_units(cross[:, layer].mean(axis=1), out, src, True) for layer in range(cross.shape[1])])
+    attention = in_units(cross.mean(axis=(1, 2)), out, src, True)
+    return src.without_specials()[0].labels, out.without_specials()[0].labels, attention, layers
+
+
+def assert_is_the_views_merge(answered: dict, source_words: list[str], record: AttentionExport, pipeline) -> None:
+    src, out, attention, layers = views_words(record, pipeline)
+    assert source_words == src and answered["output_words"] == out
+    assert answered["output_tokens"] == record.output_tokens
+    assert np.array(answered["attention"]) == pytest.approx(attention, abs=1e-4)
+    assert np.array(answered["layers"]) == pytest.approx(layers, abs=1e-4)
+    assert np.array(answered["attention"]).sum(axis=-1) == pytest.approx(1, abs=1e-5)
+    assert np.array(answered["layers"]).sum(axis=-1) == pytest.approx(1, abs=1e-5)
+
+
+# Each model's words: its own /attention, merged as the views merge it -----------------------------------------------
+
+
+@pytest.mark.parametrize(("model", "text"), [("de-en", SENTENCE), ("reverse", "abcdef12")])
+def test_each_models_rows_are_its_own_attention_merged_as_the_views_merge_it(bundled, model, text):
+    answer = compare(bundled, model, model, text)
+    record = own_attention(bundled, model, text)
+    for answered in answer["models"]:
+        assert answered["model"] == model
+        assert_is_the_views_merge(answered, answer["source_words"], record, bundled.entry(model).pipeline)
+    assert len(answer["models"][0]["layers"]) == bundled.entry(model).pipeline.model.config.n_decoder_layers
+
+
+def test_the_same_model_twice_shares_every_word_at_distance_0(bundled):
+    answer = compare(bundled, "de-en", "de-en", SENTENCE)
+    words = answer["models"][0]["output_words"]
+    assert len(words) > 5 and "</s>" not in words
+    assert [(s["word"], s["a"], s["b"]) for s in answer["shared"]] == [(w, i, i) for i, w in enumerate(words)]
+    assert all(s["distance"] == 0 for s in answer["shared"])
+
+
+def test_two_tokenizers_source_words_are_lined_up_by_their_characters(bundled):
+    """reverse reads "abcdef12" as 8 characters, de-en as pieces of one word: each one's rows over the other's
+    words are its own, split (or gathered) by the characters the words share."""
+    on_chars = compare(bundled, "reverse", "de-en", "abcdef12")
+    assert on_chars["source_words"] == list("abcdef12")
+    gathered = compare(bundled, "de-en", "reverse", "abcdef12")
+    de_en_words = gathered["source_words"]
+    assert "".join(de_en_words) == "abcdef12" and len(de_en_words) < 8
+    spans = np.repeat(np.arange(len(de_en_words)), [len(w) for w in de_en_words])  # de-en's word of each character
+    shares = np.array(on_chars["models"][1]["attention"])  # de-en's rows over reverse's characters
+    assert shares.sum(axis=-1) == pytest.approx(1, abs=1e-5)
+    for word in range(len(de_en_words)):  # a word's weight is split evenly over its characters
+        chars = shares[:, spans == word]
+        assert chars == pytest.approx(np.repeat(chars[:, :1], chars.shape[1], axis=1), abs=2e-6)
+    own = np.array(gathered["models"][0]["attention"])
+    assert np.stack([shares[:, spans == w].sum(axis=1) for w in range(len(de_en_words))], axis=1) == pytest.approx(
+        own, abs=1e-5
+    )
+    reverse_own = np.array(gathered["models"][1]["attention"])  # reverse's rows gathered onto de-en's words
+    chars = np.array(on_chars["models"][0]["attention"])
+    assert reverse_own == pytest.approx(np.stack([chars[:, spans == w].sum(axis=1) for w in range(len(de_en_words))], 1), abs=1e-5)  # fmt: skip
+
+
+# The shared words, on hand-made outputs ------------------------------------------------------------------------------
+
+
+def rows(n: int, width: int = 4) -> np.ndarray:
+    """n distinct rows over `width` source words, each summing to 1."""
+    grid = np.arange(1, n * width + 1, dtype=float).reshape(n, width) ** 2
+    return grid / grid.sum(axis=1, keepdims=True)
+
+
+def words(output: list[str], attention: np.ndarray) -> WordAttention:
+    return WordAttention(["a", "b", "c", "d"], [*output, "</s>"], output, attention, attention[None])
+
+
+def test_identical_outputs_share_every_word_in_order():
+    assert shared_words(["the", "house", "is", "old"], ["the", "house", "is", "old"]) == [
+        (0, 0),
+        (1, 1),
+        (2, 2),
+        (3, 3),
+    ]
+    assert shared_words(["a", "a", "b"], ["a", "a", "b"]) == [(0, 0), (1, 1), (2, 2)]  # repeated words, each once
+
+
+def test_one_inserted_word_shifts_the_indices_after_it():
+    a, b = ["the", "house", "is", "old"], ["the", "big", "house", "is", "old"]
+    assert shared_words(a, b) == [(0, 0), (1, 2), (2, 3), (3, 4)]
+    assert shared_words(b, a) == [(0, 0), (2, 1), (3, 2), (4, 3)]
+    found_a, found_b = rows(4), rows(5)
+    found_b[[0, 2, 3]] = found_a[[0, 1, 2]]  # the same rows at "the", "house", "is"; another at "old"
+    answer = jsonable(two_models_record("A", words(a, found_a), "B", words(b, found_b)))
+    assert [(s["word"], s["a"], s["b"]) for s in answer["shared"]] == [
+        ("the", 0, 0), ("house", 1, 2), ("is", 2, 3), ("old", 3, 4)]  # fmt: skip
+    assert [s["distance"] for s in answer["shared"][:3]] == [0, 0, 0]
+    assert answer["shared"][3]["distance"] == pytest.approx(distance(found_a[3], found_b[4]), abs=1e-6)
+    assert answer["shared"][3]["distance"] > 0.01
+    assert [m["model"] for m in answer["models"]] == ["A", "B"] and answer["models"][1]["output_words"] == b
+
+
+def test_outputs_with_no_word_in_common_share_nothing():
+    assert shared_words(["the", "house"], ["das", "Haus"]) == []
+    assert shared_words([], ["das"]) == [] and shared_words([], []) == []
+    answer = jsonable(two_models_record("A", words(["x"], rows(1)), "B", words(["y", "z"], rows(2))))
+    assert answer["shared"] == []
+
+
+def test_the_distance_is_jensen_shannon_in_base_2():
+    assert distance(np.array([0.2, 0.8]), np.array([0.2, 0.8])) == 0
+    assert distance(np.array([1.0, 0.0]), np.array([0.0, 1.0])) == pytest.approx(1)  # nothing in common
+    jsd = (np.log2(4 / 3) + (np.log2(2 / 3) + 1) / 2) / 2  # JSD([1, 0], [.5, .5]) = 0.311278
+    assert distance(np.array([1.0, 0.0]), np.array([0.5, 0.5])) == pytest.approx(np.sqrt(jsd), abs=1e-9)
+
+
+def test_source_words_map_by_the_characters_they_share():
+    assert character_map(["Haus", "tür", "."], ["Haustür", "."]) == pytest.approx(np.array([[1, 0], [1, 0], [0, 1]]))
+    assert character_map(["Haustür", "."], ["Haus", "tür", "."]) == pytest.approx(np.array([[4 / 7, 3 / 7, 0], [0, 0, 1]]))  # fmt: skip
+    assert character_map(["haus", "␣", "."], ["Haus", "."]) == pytest.approx(np.array([[1, 0], [0, 1], [0, 1]]))
+    assert character_map(["a", "b"], ["a", "b"]) == pytest.approx(np.eye(2))
+    with pytest.raises(InputError, match="different characters") as caught:
+        character_map(["<unk>", "."], ["Haus", "."])
+    assert "\n" not in str(caught.value)
+
+
+# What cannot be compared gets one line -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model_a", "model_b", "message"),
+    [
+        ("nope", "de-en", "Unknown model 'nope'; choose one of: de-en, reverse."),
+        ("reverse", "nope", "Unknown model 'nope'; choose one of: de-en, reverse."),
+        ("nope@step 0", "reverse", "Unknown model 'nope'; choose one of: de-en, reverse."),
+        ("reverse@step 13", "reverse", "reverse has no snapshot 'step 13'; choose one of: step 0, step 12, "),
+        ("reverse", "reverse@", "reverse has no snapshot ''; choose one of: step 0, "),
+        ("de-en@step 0", "reverse", "de-en has no training snapshots"),
+    ],
+)
+def test_an_unknown_model_or_snapshot_gets_one_line(bundled, model_a, model_b, message):
+    with pytest.raises(InputError) as caught:
+        compare(bundled, model_a, model_b, "abc")
+    assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
+
+
+def test_a_source_a_model_cannot_read_gets_its_usual_message(bundled):
+    with pytest.raises(InputError, match="This model only knows lowercase letters and digits"):
+        compare(bundled, "de-en", "reverse", "Das Haus")
+    with pytest.raises(InputError, match="/compare_models takes at most 64"):
+        compare(bundled, "reverse", "reverse", "ab" * 40)
+
+
+# A training snapshot against the shipped model -----------------------------------------------------------------------
+
+
+def test_a_snapshot_compares_with_the_shipped_reversal_model(bundled):
+    snapshots = bundled.snapshots.listed("reverse")
+    early = snapshots[1]
+    answer = compare(bundled, f"reverse@{early.label}", "reverse", "abcdef12")
+    snapshot, shipped = answer["models"]
+    assert snapshot["model"] == f"reverse@{early.label}" and shipped["model"] == "reverse"
+    assert shipped["output_words"] == list("21fedcba") and snapshot["output_words"] != shipped["output_words"]
+    pipeline = load_pretrained(early.folder)  # the snapshot's own attention, decoded apart from the app
+    ids = pipeline.tokenizer.encode("abcdef12")
+    session = DecodingSession(pipeline.model, ids, max_new_tokens=COMPARE.limits.new)
+    session.run()
+    record = attention_record(session, pipeline.tokenizer, snapshot["model"])
+    assert_is_the_views_merge(snapshot, answer["source_words"], record, pipeline)
+    assert_is_the_views_merge(shipped, answer["source_words"], own_attention(bundled, "reverse", "abcdef12"),
+                              bundled.entry("reverse").pipeline)  # fmt: skip
+    assert any(s["distance"] > 0.1 for s in answer["shared"])
+    last = compare(bundled, f"reverse@{snapshots[-1].label.replace(',', '')}", "reverse", "abcdef12")
+    assert last["models"][0]["model"] == f"reverse@{snapshots[-1].label}"  # the shipped weights themselves
+    assert last["shared"] and all(s["distance"] == 0 for s in last["shared"])
+    assert Snapshots(bundled).pipeline("reverse", early) is bundled.snapshots.pipeline("reverse", early)  # loaded once
+
+
+# Ours against a transformers model -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def with_marian(bundled, tmp_path_factory):
+    marian = hf_models.loaded("marian", tmp_path_factory)
+    return Registry.of({"de-en": bundled.entry("de-en").pipeline, "marian": marian})
+
+
+def gathered(words: list[str], attention: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Source words and rows (..., W, V) with each lone word boundary ("␣", a word of its own in the views) gathered
+    into the word after it."""
+    kept, columns, pending = [], [], 0
+    for i, word in enumerate(words):
+        pending = pending + attention[..., i]
+        if word != "␣":
+            kept.append(word)
+            columns.append(pending)
+            pending = 0
+    return kept, np.stack(columns, axis=-1)
+
+
+@pytest.mark.slow
+def test_ours_against_a_transformers_marian(with_marian):
+    answer = compare(with_marian, "de-en", "marian", READABLE)
+    ours, marian = answer["models"]
+    assert answer["source_words"] == ["Das", "Haus", "ist", "alt", "und", "klein", "."]
+    assert [ours["model"], marian["model"]] == ["de-en", "marian"]
+    assert_is_the_views_merge(ours, answer["source_words"], own_attention(with_marian, "de-en", READABLE),
+                              with_marian.entry("de-en").pipeline)  # fmt: skip
+    # Marian's own words: "alt", "und", "klein" each after a lone "▁", a word of its own in the views
+    src, out, attention, layers = views_words(
+        own_attention(with_marian, "marian", READABLE), with_marian.entry("marian").pipeline
+    )
+    assert src.count("␣") == 3 and gathered(src, attention)[0] == answer["source_words"]
+    assert marian["output_words"] == out
+    assert np.array(marian["attention"]) == pytest.approx(gathered(src, attention)[1], abs=1e-4)
+    assert np.array(marian["layers"]) == pytest.approx(gathered(src, layers)[1], abs=1e-4)
+    assert np.array(marian["attention"]).sum(axis=-1) == pytest.approx(1, abs=1e-5)
+    assert len(marian["layers"]) == 2 and len(ours["layers"]) == 3
+    assert all(0 <= s["distance"] <= 1 for s in answer["shared"])
+
+
+@pytest.mark.slow
+def test_a_source_the_marian_reads_as_unknown_tokens_is_refused_in_one_line(with_marian):
+    with pytest.raises(InputError, match="read this source as different characters") as caught:
+        compare(with_marian, "de-en", "marian", SENTENCE)  # "v" and "ä" are <unk> to the tiny Marian
+    assert "\n" not in str(caught.value)
