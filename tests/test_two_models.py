@@ -6,12 +6,15 @@ for what cannot be compared."""
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import pytest
 
 from attention_lab.attention.record import AttentionExport, attention_record
 from attention_lab.checks import InputError
 from attention_lab.decoding.request import Request
+from attention_lab.decoding.state import new_run
 from attention_lab.export.api import ATTENTION_EXPORT
 from attention_lab.feature import Shared
 from attention_lab.models.registry import Registry
@@ -19,6 +22,7 @@ from attention_lab.records import jsonable
 from attention_lab.snapshots.decodings import Snapshots
 from attention_lab.two_models.align import distance, shared_words
 from attention_lab.two_models.api import ENDPOINTS
+from attention_lab.two_models.feature import message_of, second_side, side_of
 from attention_lab.two_models.record import two_models_record
 from attention_lab.two_models.words import WordAttention, character_map
 from tests import hf_models
@@ -117,7 +121,9 @@ def rows(n: int, width: int = 4) -> np.ndarray:
 
 
 def words(output: list[str], attention: np.ndarray) -> WordAttention:
-    return WordAttention(["a", "b", "c", "d"], [*output, "</s>"], output, attention, attention[None])
+    tokens = [*output, "</s>"]
+    return WordAttention(["a", "b", "c", "d"], tokens, output, attention, attention[None], attention[None, None],
+                         [*range(len(output)), -1])  # fmt: skip
 
 
 def test_identical_outputs_share_every_word_in_order():
@@ -194,6 +200,57 @@ def test_a_source_a_model_cannot_read_gets_its_usual_message(bundled):
         compare(bundled, "de-en", "reverse", "Das Haus")
     with pytest.raises(InputError, match="/compare_models takes at most 64"):
         compare(bundled, "reverse", "reverse", "ab" * 40)
+
+
+# The tab's message: each side's rows of the mean, each layer and each head -------------------------------------------
+
+
+def unpacked(side: dict, n_source: int) -> np.ndarray:
+    """A side's rows as the page reads them: (1 + L + L·H, W, V)."""
+    values = np.frombuffer(base64.b64decode(side["rows"]), dtype="<u2") / 65535
+    return values.reshape(-1, len(side["words"]), n_source)
+
+
+def test_the_tabs_message_holds_each_sides_rows_for_the_mean_each_layer_and_each_head(bundled):
+    """Model A is a what-if (its second step forced to another token), model B a training snapshot: A's rows are
+    its own session's cross-attention merged as the views merge it, head by head; B's are /compare_models's."""
+    run = new_run(bundled.entry("reverse"), "abcdef12")
+    pipeline = run.pipeline
+    run.session.step()
+    run.session.step(force=pipeline.tokenizer.token_to_id("x"))
+    run.session.run()
+    snapshot = f"reverse@{bundled.snapshots.listed('reverse')[6].label}"
+    message = jsonable(message_of(None, list(run.session.tokens), side_of(run), second_side(Shared(bundled), snapshot, "abcdef12")))  # fmt: skip
+    side_a, side_b = message["models"]
+    assert side_a["words"][1] == "x" and side_b["model"] == snapshot
+    record = attention_record(run.session, pipeline.tokenizer, "reverse")
+    specials = {pipeline.tokenizer.id_to_token(i) for i in pipeline.model.special_ids}
+    src = Units.of(record.source_tokens, [t in specials for t in record.source_tokens], True, True)
+    out = Units.of(record.output_tokens, [t in specials for t in record.output_tokens], True, True)
+    cross = np.array([step.cross for step in record.steps])  # (T, L, H, S)
+    L, H = cross.shape[1:3]
+    heads = [in_units(cross[:, layer, head], out, src, True) for layer in range(L) for head in range(H)]
+    rows_a = unpacked(side_a, len(message["source_words"]))
+    assert rows_a.shape[0] == 1 + L + L * H
+    assert rows_a[1 + L :] == pytest.approx(np.stack(heads), abs=1e-4)
+    src_words, out_words, attention, layers = views_words(record, pipeline)
+    assert message["source_words"] == src_words and side_a["words"] == out_words
+    assert rows_a[0] == pytest.approx(attention, abs=1e-4) and rows_a[1 : 1 + L] == pytest.approx(layers, abs=1e-4)
+    assert side_a["token_words"] == [*range(len(out_words)), -1]  # a character model: a word a token, the end last
+    answer = compare(bundled, "reverse", snapshot, "abcdef12")["models"][1]
+    rows_b = unpacked(side_b, len(message["source_words"]))
+    assert side_b["words"] == answer["output_words"]
+    assert rows_b[0] == pytest.approx(np.array(answer["attention"]), abs=1e-4)
+    assert rows_b[1 : 1 + L] == pytest.approx(np.array(answer["layers"]), abs=1e-4)
+    assert [(s["a"], s["b"]) for s in message["shared"]] == shared_words(side_a["words"], side_b["words"])
+
+
+def test_the_tab_says_in_one_line_why_there_is_nothing_to_compare(bundled):
+    run = new_run(bundled.entry("de-en"), READABLE)
+    run.session.run()
+    for second, said in [("nope", "Unknown model 'nope'"), ("reverse", "This model only knows lowercase letters")]:
+        message = message_of(None, [], side_of(run), second_side(Shared(bundled), second, READABLE))
+        assert message.error.startswith(said) and "\n" not in message.error and not message.models
 
 
 # A training snapshot against the shipped model -----------------------------------------------------------------------

@@ -70,12 +70,11 @@ def compare_models(request: Request, model_a: str, model_b: str, text: str) -> T
     return two_models_record(name_a, a, name_b, b)
 
 
-ENDPOINTS = (
-    Endpoint(
-        "compare_models",
-        compare_models,
-        TwoModels,
-        "Two models' cross-attention on one source, word by word, and how far apart at each shared word.",
-        Limits(64, 64),
-    ),
+COMPARE = Endpoint(
+    "compare_models",
+    compare_models,
+    TwoModels,
+    "Two models' cross-attention on one source, word by word, and how far apart at each shared word.",
+    Limits(64, 64),
 )
+ENDPOINTS = (COMPARE,)

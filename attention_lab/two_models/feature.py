@@ -1,22 +1,142 @@
-"""The Two models tab: for now a note on what it will show, and /compare_models (api.py), which it will draw."""
+"""The Two models tab: the page's decoding (model A, greedy or a what-if) beside a second model's decoding of the same
+source (model B), word by word: both outputs, and the cross-attention of the shown word in each over the source's
+words, for each model's focused head or the mean.
+
+The page is sent both sides once per decoding (record.TwoModelsMessage, every head's rows in words), so Show step, the
+keys, the heads and a word clicked redraw it with no request (two_models/pair.mjs says how one side follows the
+other). Model B's decoding is kept per run and second model: a Step decodes nothing more with it.
+"""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
 import gradio as gr
 
-from ..feature import Feature
-from .api import ENDPOINTS
+from ..assets.components import drawn
+from ..attention.units import token_label
+from ..checks import InputError
+from ..decoding.messages import Key
+from ..decoding.messages import key as decoding_key
+from ..decoding.request import Request
+from ..decoding.state import Run, interventions_key
+from ..feature import DATA, Feature, Output, Ready, Screen, Shared
+from .api import COMPARE, SNAPSHOT, decoded
+from .record import TwoModelsMessage, two_models_message
+from .words import word_attention
 
+SECOND = "second_model"
 NOTE = (
-    "Two models on one sentence: each model's cross-attention, word by word, side by side, with how far apart the "
-    "two attend at each word their outputs share. Compare our model with a transformers model, two checkpoints, "
-    "or a training snapshot with the finished model. For now, ask /compare_models in the API; the view comes here."
+    "Two models on one sentence. Model A is the page's model and its decoding as it stands (greedy, or a what-if); "
+    "model B, chosen here, decodes the same source greedily: another model, a transformers model, or a training "
+    "snapshot of the same model (MODEL@step). Both outputs are lined up word by word, and for the shown word each "
+    "bar says how much that model's cross-attention looked at each source word, for the head chosen on its side or "
+    "the mean. Show step and the keys move model A; model B shows the same word where its output has it. Click a "
+    "word of either output to show it."
 )
+OUTPUTS = (Output("two_models", DATA, slow="Decoding with the second model…"),)
+logger = logging.getLogger("attention_lab")
+
+Side = tuple  # (model name, WordAttention, token labels): one model's decoding in words
+
+
+@dataclass
+class TwoModelsState:
+    """What the tab keeps of a run: model B's decoding of its source, by the second model's name (a message that
+    says why not, where it cannot)."""
+
+    second: dict[str, Side | str] = field(default_factory=dict)
+
+
+def side_of(run: Run) -> Side:
+    """A run's decoding in words, as it stands now."""
+    tokenizer, special = run.pipeline.tokenizer, run.pipeline.model.special_ids
+    labels = [token_label(tokenizer, i, special) for i in run.session.tokens]
+    return run.entry.name, word_attention(run.session, run.pipeline), labels
+
+
+def second_side(shared: Shared, model: str, text: str) -> Side | str:
+    """Model B's greedy decoding of `text` in words, within /compare_models's limits; or why there is none."""
+    try:
+        return side_of(decoded(Request(COMPARE, shared), model, text))
+    except InputError as err:
+        return str(err)
+    except Exception as err:  # said in the tab, which would otherwise say "decoding" for good
+        logger.exception("the second model's decoding failed")
+        return f"The second model failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+
+
+def message_of(key: Key | None, tokens: list[int], a: Side, b: Side | str) -> TwoModelsMessage:
+    if isinstance(b, str):
+        return TwoModelsMessage(key, tokens, a[1].source_words, [], [], error=b)
+    try:
+        return two_models_message(key, tokens, a, b)
+    except InputError as err:  # the two read the source as different characters
+        return TwoModelsMessage(key, tokens, a[1].source_words, [], [], error=str(err))
+
+
+def view(s: Screen) -> dict:
+    run, second = s.run, str(s.controls.option(SECOND, "") or "")
+    key, tokens = decoding_key(run), list(run.session.tokens)
+    shown = (key, tuple(tokens), interventions_key(run.session), second)
+    a = side_of(run)  # quick: what the page holds already, in words; taken now, as the run may change
+    if not second:
+        choose = "Choose a second model above to see it beside this one."
+        return {"two_models": (shown, Ready(TwoModelsMessage(key, tokens, a[1].source_words, [], [], error=choose)))}
+    state = run.states.get(TwoModelsState)
+    if second in state.second:
+        return {"two_models": (shown, Ready(message_of(key, tokens, a, state.second[second])))}
+    return {"two_models": (shown, second_message(s.shared, run.text, state, second, (key, tokens, a)))}
+
+
+def second_message(shared: Shared, text: str, state: TwoModelsState, second: str, now: tuple) -> Callable[[], object]:
+    """How to decode with the second model and make the message (what model A shows is taken now: `now`)."""
+
+    def make() -> TwoModelsMessage:
+        b = state.second.setdefault(second, second_side(shared, second, text))
+        return message_of(*now, b)
+
+    return make
+
+
+def choices(registry) -> list[str]:
+    """The models to choose from: every model the app serves, then each one's training snapshots (MODEL@SNAPSHOT,
+    as the Training tab labels them)."""
+    names = list(registry.names)
+    for name in registry.names:
+        try:
+            names += [f"{name}{SNAPSHOT}{s.label}" for s in registry.snapshots.listed(name) if not s.is_checkpoint]
+        except InputError:  # no training to show: the model itself is listed
+            continue
+    return names
 
 
 def layout(registry, default: str) -> dict:
+    c = {}
     gr.Markdown(NOTE, elem_classes="note")
-    return {}
+    info = "Any model the app serves, or a training snapshot of one (MODEL@step)."
+    c[SECOND] = gr.Dropdown(choices(registry), value=None, label="Second model", info=info, elem_id="second-model")
+    c["two_models"] = drawn("two_models/two_models.mjs", "two-models-view", classes=("lab-slow",))
+    return c
 
 
-TWO_MODELS = Feature("two_models", "Two models", layout=layout, endpoints=ENDPOINTS)
+def wire(c: dict, wiring) -> None:
+    wiring.on(c[SECOND].change, lambda user, controls: user.shown)
+
+
+TWO_MODELS = Feature(
+    "two_models",
+    "Two models",
+    layout=layout,
+    outputs=OUTPUTS,
+    view=view,
+    wire=wire,
+    controls=(SECOND,),
+    endpoints=(COMPARE,),
+    state=TwoModelsState,
+    messages=(TwoModelsMessage,),
+    stylesheet=Path(__file__).with_name("two_models.css"),
+)

@@ -7,7 +7,8 @@ renormalised to sum to 1. The words are the views' own (attention_lab.attention.
 read (word_label).
 
 Key: T output tokens written (the end token last, if written), S source tokens, L decoder layers, H heads; W the
-output's words and V the source's, specials left out.
+output's words and V the source's, specials left out. A head's rows (`heads`) are merged the same way from its own
+weights, as the views merge the focused head.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class WordAttention:
     output_words: list[str]  # W labels
     attention: np.ndarray  # (W, V): the mean over layers and heads; each row sums to 1
     layers: np.ndarray  # (L, W, V): the mean over each layer's heads; each row sums to 1
+    heads: np.ndarray  # (L, H, W, V): each head's own; each row sums to 1
+    token_words: list[int]  # T: the output word each token is a piece of (-1 for a special token)
 
 
 def merge_matrix(groups: list[list[int]], n: int, mean: bool) -> np.ndarray:
@@ -64,18 +67,26 @@ def word_attention(session: DecodingSession, pipeline: Seq2SeqPipeline) -> WordA
     n_layers, n_src = pipeline.model.config.n_decoder_layers, len(session.src_ids)
     if session.steps:
         cross = np.stack([np.stack([w.numpy() for w in s.cross_attention]) for s in session.steps])  # (T, L, H, S)
-        per_layer = cross.mean(axis=2).transpose(1, 0, 2).astype(np.float64)  # (L, T, S)
+        per_head = cross.transpose(1, 2, 0, 3).astype(np.float64)  # (L, H, T, S)
     else:
-        per_layer = np.zeros((n_layers, 0, n_src))
+        n_heads = pipeline.model.config.n_heads
+        per_head = np.zeros((n_layers, n_heads, 0, n_src))
+    per_layer = per_head.mean(axis=1)  # (L, T, S)
     rows = merge_matrix(out_groups, len(session.steps), mean=True)  # (W, T)
     cols = merge_matrix(src_groups, n_src, mean=False).T  # (S, V)
     layers = renormalised(rows @ per_layer @ cols)  # (L, W, V)
+    token_words = [-1] * len(session.tokens)
+    for w, pieces in enumerate(out_groups):
+        for t in pieces:
+            token_words[t] = w
     return WordAttention(
         source_words=[word_label([src_pieces[i] for i in g]) for g in src_groups],
         output_tokens=out_pieces,
         output_words=[word_label([out_pieces[i] for i in g]) for g in out_groups],
         attention=renormalised(rows @ per_layer.mean(axis=0) @ cols),  # (W, V)
         layers=layers,
+        heads=renormalised(rows @ per_head @ cols),  # (L, H, W, V)
+        token_words=token_words,
     )
 
 
@@ -111,5 +122,5 @@ def character_map(words_b: list[str], words_a: list[str]) -> np.ndarray:
 
 def on_words(found: WordAttention, mapping: np.ndarray, source: list[str]) -> WordAttention:
     """`found` with its rows over other source words (`source`), through a character_map."""
-    attention, layers = found.attention @ mapping, found.layers @ mapping
-    return WordAttention(source, found.output_tokens, found.output_words, attention, layers)
+    attention, layers, heads = found.attention @ mapping, found.layers @ mapping, found.heads @ mapping
+    return WordAttention(source, found.output_tokens, found.output_words, attention, layers, heads, found.token_words)
