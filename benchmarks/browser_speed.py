@@ -50,7 +50,15 @@ from browser_page import (
     tile_ms,
 )
 from browser_table import report
-from browser_tabs import measure_beam_tree, measure_flow, measure_patch, measure_trust, measure_why, measure_why_not
+from browser_tabs import (
+    measure_beam_tree,
+    measure_flow,
+    measure_patch,
+    measure_trust,
+    measure_two_models,
+    measure_why,
+    measure_why_not,
+)
 from load import REPO, start_app
 from results import put_block
 from shaped_models import SHAPES, shaped_marian
@@ -108,6 +116,7 @@ def measure(browser, app_url: str, floor_url: str, repeats: int) -> dict[str, li
         times["paragraph"].append(click_ms(app, "Run"))
     measure_trust(app, floor, times, TEN_WORDS, repeats)
     measure_flow(app, floor, times, TEN_WORDS, repeats)
+    measure_two_models(app, floor, times, TEN_WORDS, repeats)
     measure_beam_tree(app, floor, times, TEN_WORDS, repeats)
     measure_head_tests(app, floor, times)
     measure_training(app, floor, times)

@@ -24,6 +24,7 @@ BARS = {  # ratios to the floor
     "flow_open": 1.5,
     "flow_threshold": 0.35,
     "flow_show": 0.35,
+    "two_models_show": 0.35,
     "tree_open": 1.5,
     "tree_node": 1.5,
     "heads_run": 1.5,
@@ -51,6 +52,7 @@ LOOKS = (
     "trust_show",
     "flow_threshold",
     "flow_show",
+    "two_models_show",
 )
 LOOKS += ("snapshot",)  # 0 requests
 
@@ -76,6 +78,7 @@ ROWS = (  # (measure, what it is); a row is left out when it was not measured
     ("flow_open", "Open the Flow tab after a Run, 10 words (the decoding's contribution graph read, after the answer)"),
     ("flow_threshold", "Move the Flow tab's threshold (the step's graph pruned and redrawn in the page)"),
     ("flow_show", "Move Show step, Flow tab open (the step's graph cut, pruned and redrawn in the page)"),
+    ("two_models_show", "Move Show step, Two models tab open (both sides' words and bars redrawn in the page)"),
     ("tree_open", "Open the Beam tree tab after a Run, 10 words (beam 4 searched and drawn, after the answer)"),
     ("tree_node", "Beam tree tab: click a node (its prefix forced, its attention drawn; the tree then settled)"),
     ("heads_run_new", "Run, a new 10-word sentence, Heads tab open (summary + every head ablated in turn)"),

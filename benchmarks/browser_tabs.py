@@ -1,5 +1,5 @@
 """The browser benchmark's rows for the tabs beside the attention (benchmarks/browser_speed.py): Why, the contrast a
-candidate's "why not this?" asks for, Patch, Trust, Flow and the Beam tree. Each is measured on the page the benchmark holds, its clicks
+candidate's "why not this?" asks for, Patch, Trust, Flow, Two models and the Beam tree. Each is measured on the page the benchmark holds, its clicks
 alternated with the floor's, with the server requests its looks send."""
 
 from __future__ import annotations
@@ -157,6 +157,23 @@ def measure_flow(app, floor, times: dict[str, list[float]], text: str, repeats: 
         times["flow_threshold"].append(click_ms(app, (0.02, 0.08, 0.15)[i % 3], MOVE_THRESHOLD))
     times["flow_threshold_requests"].append(len(app.requests) - before)
     show_moves(app, floor, times, "flow", repeats)
+    click_ms(app, "Attention")
+
+
+def measure_two_models(app, floor, times: dict[str, list[float]], text: str, repeats: int) -> None:
+    """The Two models tab on `text` (the 10-word sentence), its second model chosen (de-en itself: of the bundled
+    models, only de-en reads German; the drawing is the same for any pair of its size), then moves of Show step with
+    it open (both sides redrawn in the page); the server requests the moves sent."""
+    times.update(two_models_show=[], two_models_show_requests=[])
+    set_source(app, text)
+    click_ms(app, "Reset")
+    click_ms(app, "Run")
+    click_ms(app, "Two models")
+    app.get_by_label("Second model").click()
+    app.get_by_role("option", name="de-en", exact=True).click()
+    app.wait_for_function("() => document.querySelector('#two-models-view .two-models-summary')?.textContent")
+    settle(app)
+    show_moves(app, floor, times, "two_models", repeats)
     click_ms(app, "Attention")
 
 

@@ -53,6 +53,14 @@ def test_the_flow_benchmark_times_flow_its_parts_and_the_decoder_lens():
 
 
 @pytest.mark.slow
+def test_the_two_models_benchmark_times_compare_models_and_its_parts():
+    result = quick("compare_models_speed.py")
+    assert result.returncode == 0, result.stderr[-3000:]
+    for row in ("| /compare_models (the answer)", "de-en's greedy decoding", "the tiny Marian's greedy decoding"):
+        assert row in result.stdout, row
+
+
+@pytest.mark.slow
 def test_the_why_benchmark_times_every_method_and_the_lens():
     result = quick("why_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]

@@ -326,3 +326,22 @@ def test_a_source_the_marian_reads_as_unknown_tokens_is_refused_in_one_line(with
     with pytest.raises(InputError, match="read this source as different characters") as caught:
         compare(with_marian, "de-en", "marian", SENTENCE)  # "v" and "ä" are <unk> to the tiny Marian
     assert "\n" not in str(caught.value)
+
+
+def test_the_readmes_reversal_example_says_what_the_endpoint_answers(bundled):
+    """README, "Two models on one sentence": the snapshot at step 583 reads the mirror position at every shared word,
+    with less of its weight; the distances' range and mean; at step 1,269 the whole reversal, and a smaller mean."""
+    answer = compare(bundled, "reverse", "reverse@step 583", "abcdef12")
+    shipped, snapshot = answer["models"]
+    assert "".join(snapshot["output_words"]) == "21dceba" and len(answer["shared"]) == 6
+    n = len(answer["source_words"])
+    for pair in answer["shared"]:
+        mirror = n - 1 - pair["a"]  # the shipped model's word a copies the source's character n - 1 - a
+        row_a, row_b = np.array(shipped["attention"][pair["a"]]), np.array(snapshot["attention"][pair["b"]])
+        assert row_a.argmax() == mirror and row_b.argmax() == mirror
+        assert 0.87 <= round(row_a.max(), 2) <= 0.99 and 0.24 <= round(row_b.max(), 2) <= 0.72
+    distances = [pair["distance"] for pair in answer["shared"]]
+    assert (round(min(distances), 2), round(max(distances), 2), round(np.mean(distances), 2)) == (0.37, 0.60, 0.51)
+    later = compare(bundled, "reverse", "reverse@step 1,269", "abcdef12")
+    assert later["models"][1]["output_words"] == shipped["output_words"]
+    assert round(np.mean([pair["distance"] for pair in later["shared"]]), 2) == 0.35

@@ -1,0 +1,111 @@
+"""Two models on one sentence, timed: /compare_models with the bundled de-en model against a tiny transformers Marian
+(made here as the tests make it: random weights, a sentencepiece vocabulary trained on a few lines) on one 10-word
+German sentence, at the app's one thread per request, with its parts on their own.
+
+    python benchmarks/compare_models_speed.py [--write]    # --write: into benchmarks/RESULTS.md's "two_models" block
+    python benchmarks/compare_models_speed.py --quick      # once each: that it runs
+
+The endpoint is called as the app calls it (its function, through its Endpoint's Request); the times are the median,
+min and max of REPEATS calls after one untimed call. Moving the shown step in the Two models tab, drawn in the page,
+is timed in the browser table (benchmarks/browser_speed.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+from attention_lab.decoding.request import Request
+from attention_lab.feature import Shared
+from attention_lab.models.registry import Registry, load_models
+from attention_lab.records import jsonable
+from attention_lab.two_models.api import COMPARE, decoded
+from attention_lab.two_models.record import two_models_record
+from attention_lab.two_models.words import word_attention
+from benchmarks.flow_speed import timed
+from benchmarks.results import put_block
+from tests import hf_models
+from transformer import load_pretrained
+
+# Ten words whose every character the tiny Marian's vocabulary knows (tests/hf_models.py's lines)
+SENTENCE = "Die Kinder spielen heute im Garten, das Wetter ist schön."
+REPEATS = 10
+GOAL_S = 1.0  # /compare_models on a 10-word sentence at one thread
+
+
+def registry(folder: Path) -> Registry:
+    bundled = load_models([])
+    marian = load_pretrained(str(hf_models.marian(folder / "marian")))
+    return Registry.of({"de-en": bundled.entry("de-en").pipeline, "marian": marian})
+
+
+def measure(repeats: int) -> dict[str, list[float]]:
+    with tempfile.TemporaryDirectory() as folder:
+        shared = Shared(registry(Path(folder)))
+        request = Request(COMPARE, shared)
+        runs = {name: decoded(request, name, SENTENCE) for name in ("de-en", "marian")}
+        found = {name: word_attention(run.session, run.pipeline) for name, run in runs.items()}
+        ours, marian = found["de-en"], found["marian"]
+        answer = COMPARE.fn(request, "de-en", "marian", SENTENCE)
+        return {
+            "compare": timed(lambda: COMPARE.fn(request, "de-en", "marian", SENTENCE), repeats),
+            "decode_ours": timed(lambda: decoded(request, "de-en", SENTENCE), repeats),
+            "decode_marian": timed(lambda: decoded(request, "marian", SENTENCE), repeats),
+            "words": timed(lambda: [word_attention(r.session, r.pipeline) for r in runs.values()], repeats),
+            "record": timed(lambda: jsonable(two_models_record("de-en", ours, "marian", marian)), repeats),
+            "source": [len(answer.source_words)],
+            "written": [len(side.output_tokens) for side in answer.models],
+            "shared": [len(answer.shared)],
+        }
+
+
+ROWS = (
+    ("compare", "/compare_models (the answer)"),
+    ("decode_ours", "of which: de-en's greedy decoding"),
+    ("decode_marian", "of which: the tiny Marian's greedy decoding"),
+    ("words", "of which: both decodings' cross-attention in words"),
+    ("record", "of which: lining the source words up, the shared words and their distances, as JSON"),
+)
+
+
+def table(times: dict[str, list[float]]) -> str:
+    ours, marian = times["written"]
+    title = (
+        f"Two models (`python benchmarks/compare_models_speed.py --write`): de-en against a tiny Marian on "
+        f"“{SENTENCE}” ({times['source'][0]} source words; {ours} and {marian} tokens written, "
+        f"{times['shared'][0]} words shared), one thread, {len(times['compare'])} calls after a warm-up."
+    )
+    lines = [title, "", "| measure | median (ms) | min | max | goal |", "|---|---|---|---|---|"]
+    for name, words in ROWS:
+        values = times[name]
+        goal = ""
+        if name == "compare":
+            goal = f"{'✓' if statistics.median(values) <= 1000 * GOAL_S else '✗'} ≤ {GOAL_S:g} s"
+        lines.append(f"| {words} | {statistics.median(values):.0f} | {min(values):.0f} | {max(values):.0f} | {goal} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--write", action="store_true", help="put the table into benchmarks/RESULTS.md")
+    parser.add_argument("--quick", action="store_true", help="once each: that it runs")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    block = table(measure(1 if args.quick else REPEATS))
+    print(block)
+    if args.write and not args.quick:
+        put_block("two_models", block)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
