@@ -1,6 +1,7 @@
 """Two models on one sentence, timed: /compare_models with the bundled de-en model against a tiny transformers Marian
-(made here as the tests make it: random weights, a sentencepiece vocabulary trained on a few lines) on one 10-word
-German sentence, at the app's one thread per request, with its parts on their own.
+(made here: random weights, 2+2 layers of 4 heads, d 16, a word-level vocabulary that covers the sentence:
+benchmarks/shaped_models.py) on one 10-word German sentence, at the app's one thread per request, with its parts on
+their own.
 
     python benchmarks/compare_models_speed.py [--write]    # --write: into benchmarks/RESULTS.md's "two_models" block
     python benchmarks/compare_models_speed.py --quick      # once each: that it runs
@@ -31,20 +32,21 @@ from attention_lab.records import jsonable
 from attention_lab.two_models.api import COMPARE, decoded
 from attention_lab.two_models.record import two_models_record
 from attention_lab.two_models.words import word_attention
+from benchmarks.browser_speed import TEN_WORDS
 from benchmarks.flow_speed import timed
 from benchmarks.results import put_block
-from tests import hf_models
+from benchmarks.shaped_models import marian_shape, shaped_marian
 from transformer import load_pretrained
 
-# Ten words whose every character the tiny Marian's vocabulary knows (tests/hf_models.py's lines)
-SENTENCE = "Die Kinder spielen heute im Garten, das Wetter ist schön."
+SENTENCE = TEN_WORDS
+TINY = marian_shape(16, 2, 4, 32)
 REPEATS = 10
 GOAL_S = 1.0  # /compare_models on a 10-word sentence at one thread
 
 
 def registry(folder: Path) -> Registry:
     bundled = load_models([])
-    marian = load_pretrained(str(hf_models.marian(folder / "marian")))
+    marian = load_pretrained(str(shaped_marian(folder / "marian", TINY, 256, SENTENCE)))
     return Registry.of({"de-en": bundled.entry("de-en").pipeline, "marian": marian})
 
 

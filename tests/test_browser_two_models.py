@@ -1,7 +1,7 @@
 """In Chromium: the Two models tab draws the page's decoding beside a training snapshot's; Show step's keys move both
 sides with no request, the second side following by the shared word; a click on a word of model B shows it; the
-focused head of each side changes its bars; hovering a source word's row marks it in both; the tab fits 1440, 1280
-and 390 px with no sideways scroll."""
+focused head of each side changes its bars; hovering a source word's row marks it in both; model B made to write
+model A's words shares every word; the tab fits 1440, 1280 and 390 px with no sideways scroll."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ SECOND = "reverse@step 583"  # half-trained: it writes some of the reversal, in 
 
 
 def pick_second(page, name: str) -> None:
-    page.get_by_label("Second model").click()
+    page.get_by_label("Compare with").click()
     page.get_by_role("option", name=name, exact=True).click()
     page.wait_for_function(f"() => ({SUMMARY})().includes('word')", timeout=WAIT_MS)
     page.settle()
@@ -64,6 +64,8 @@ def test_show_step_moves_both_sides_in_the_page_by_the_rule_and_a_click_shows_a_
     assert 0 < len(answer["shared"]) < len(words_a)  # a case with shared words and words not shared
     page = two_models_opened(browser, url, LAPTOP)
     assert "Jensen–Shannon distance" in page.evaluate(SUMMARY)
+    for label in ("Model", "Source", "Output"):  # the step loop's boxes are still found by their labels alone
+        assert page.get_by_label(label).count() == 1, label
     sent = watch_requests(page)
     page.locator("body").click(position={"x": 5, "y": 5})  # no text box focused: the keys move the shown step
     page.keyboard.press("Home")
@@ -97,6 +99,15 @@ def test_show_step_moves_both_sides_in_the_page_by_the_rule_and_a_click_shows_a_
     page.wait_for_function(f"() => (({FIGURE})().layout.shapes || []).length === 1", timeout=WAIT_MS)
     shape = page.evaluate(f"() => ({FIGURE})().layout.shapes[0]")
     assert (shape["xref"], shape["x0"], shape["x1"], shape["y0"], shape["y1"]) == ("paper", 0, 1, 1.5, 2.5)
+
+    # Model B made to write model A's words: the two outputs are then the same, word for word
+    page.get_by_label("A's words (forced on it)").check()
+    page.wait_for_function(f"() => ({SUMMARY})().startsWith('The two outputs are the same, word for word')", timeout=WAIT_MS)  # fmt: skip
+    assert (
+        page.locator("#two-models-view .two-models-side-b .two-models-name")
+        .text_content()
+        .endswith("writing A's words")
+    )
     page.close()
 
 

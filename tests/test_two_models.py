@@ -345,3 +345,26 @@ def test_the_readmes_reversal_example_says_what_the_endpoint_answers(bundled):
     later = compare(bundled, "reverse", "reverse@step 1,269", "abcdef12")
     assert later["models"][1]["output_words"] == shipped["output_words"]
     assert round(np.mean([pair["distance"] for pair in later["shared"]]), 2) == 0.35
+
+
+def test_model_b_writing_model_as_words_shares_every_word_and_reads_its_own_prefix_as_it_did(bundled):
+    """Model A's output forced on model B (a what-if in B): B writes A's words, so every word is shared; a row that
+    reads the same words as B's own greedy output did before it is the same (the step that writes word t reads the
+    words before t only), and the first that reads another differs."""
+    run = new_run(bundled.entry("reverse"), "abcdef12")
+    run.session.run()
+    words = run.pipeline.tokenizer.decode(run.session.tokens)
+    snapshot = "reverse@step 583"
+    own = second_side(Shared(bundled), snapshot, "abcdef12")
+    made = second_side(Shared(bundled), snapshot, "abcdef12", words)
+    assert made[0] == f"{snapshot}, writing A's words" and made[1].output_words == list(words)
+    message = jsonable(message_of(None, list(run.session.tokens), side_of(run), made))
+    assert [(s["a"], s["b"]) for s in message["shared"]] == [(i, i) for i in range(len(words))]
+    same = 0
+    while own[1].output_words[same] == words[same]:
+        same += 1
+    assert same == 2  # "21", then the snapshot's own output goes another way
+    assert made[1].heads[:, :, : same + 1] == pytest.approx(own[1].heads[:, :, : same + 1], abs=1e-6)
+    assert made[1].attention[same + 1] != pytest.approx(own[1].attention[same + 1], abs=1e-3)
+    refused = second_side(Shared(bundled), "de-en", "abcdef12", "Das ist " + "sehr " * 70)
+    assert refused.startswith("Model A's output is") and "model B takes at most 64" in refused

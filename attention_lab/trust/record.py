@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_lab.adapters.hf.tokenizer import TransformersTokenizer
 from transformer import Seq2SeqPipeline
 
 from ..attention.units import word_label
 from ..attribution.methods import METHODS, no_gradients
-from ..checks import InputError, describe_char, known_characters, quoted
+from ..checks import InputError, quoted
+from ..decoding.target import target_ids as translation_ids
 from .score import ALTI, Score, score
 
 MAX_TRANSLATION = 128  # tokens forced, the end token included: each step costs a method's pass
@@ -34,27 +34,9 @@ def checked_method(method: object) -> str:
 
 
 def target_ids(pipeline: Seq2SeqPipeline, text: str) -> list[int]:
-    """`text` as the model's target side tokenizes it, its end token last: a transformers tokenizer's own target
-    encoding (Marian's target vocabulary, BART's <s> first, NLLB's language code), our tokenizers' one encoding
-    (source and target share it). InputError for characters a character-level model does not know, or for more
-    tokens than a decoding can hold."""
-    tokenizer, eos = pipeline.tokenizer, pipeline.model.config.eos_id
-    alphabet = known_characters(tokenizer)
-    unknown = tokenizer.unknown_characters(text) if alphabet else []
-    if unknown:
-        raise InputError(f"This model only knows {alphabet}; remove {describe_char(unknown[0])} from the translation.")
-    if isinstance(tokenizer, TransformersTokenizer):
-        ids = [int(i) for i in tokenizer.hf(text_target=text)["input_ids"]]
-    else:
-        ids = tokenizer.encode(text, add_eos=False)
-    ids = ids if ids and ids[-1] == eos else [*ids, eos]
-    most = min(MAX_TRANSLATION, pipeline.model.config.max_new_tokens)
-    if len(ids) > most:
-        raise InputError(
-            f"The translation is {len(ids)} tokens with its end token; /score takes at most {most} (this model "
-            f"writes at most {pipeline.model.config.max_new_tokens}, and each token costs a pass). Send a shorter one."
-        )
-    return ids
+    """`text` as the model's target side tokenizes it, its end token last, at most MAX_TRANSLATION tokens
+    (attention_lab.decoding.target)."""
+    return translation_ids(pipeline, text, MAX_TRANSLATION, who="/score")
 
 
 def _number(value: float, decimals: int = 6) -> float | None:

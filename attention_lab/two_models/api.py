@@ -38,10 +38,15 @@ def snapshot_run(request: Request, base: str, label: str, text: str) -> Run:
     return new_run(snapshot_entry, text, max_len=limit if new is None else min(limit, new))
 
 
+def fresh(request: Request, model: str, text: str) -> Run:
+    """A fresh run of `text` on `model`, a served model or MODEL@SNAPSHOT, within the endpoint's limits."""
+    snapshot = snapshot_of(request, model)
+    return request.run(model, text) if snapshot is None else snapshot_run(request, *snapshot, text)
+
+
 def decoded(request: Request, model: str, text: str) -> Run:
     """`text` decoded greedily by `model`, a served model or MODEL@SNAPSHOT, within the endpoint's limits."""
-    snapshot = snapshot_of(request, model)
-    run = request.run(model, text) if snapshot is None else snapshot_run(request, *snapshot, text)
+    run = fresh(request, model, text)
     run.session.run()
     return run
 

@@ -16,23 +16,29 @@ from pathlib import Path
 
 import gradio as gr
 
+from transformer import DecodingSession
+
 from ..assets.components import drawn
 from ..attention.units import token_label
 from ..checks import InputError
 from ..decoding.messages import Key
 from ..decoding.messages import key as decoding_key
 from ..decoding.request import Request
+from ..decoding.search import forced
 from ..decoding.state import Run, interventions_key
+from ..decoding.target import target_ids
 from ..feature import DATA, Feature, Output, Ready, Screen, Shared
-from .api import COMPARE, SNAPSHOT, decoded
+from .api import COMPARE, SNAPSHOT, decoded, fresh
 from .record import TwoModelsMessage, two_models_message
 from .words import word_attention
 
-SECOND = "second_model"
+SECOND, WRITES = "second_model", "second_writes"
+OWN, A_WORDS = "own", "a_words"  # what model B writes: its own greedy output, or model A's words forced on it
 NOTE = (
     "Two models on one sentence. Model A is the page's model and its decoding as it stands (greedy, or a what-if); "
-    "model B, chosen here, decodes the same source greedily: another model, a transformers model, or a training "
-    "snapshot of the same model (MODEL@step). Both outputs are lined up word by word, and for the shown word each "
+    "model B, chosen here, decodes the same source greedily (or writes model A's words, forced on it: how it would "
+    "read to write them): another model, a transformers model, or a training snapshot of the same model "
+    "(MODEL@step). Both outputs are lined up word by word, and for the shown word each "
     "bar says how much that model's cross-attention looked at each source word, for the head chosen on its side or "
     "the mean. Show step and the keys move model A; model B shows the same word where its output has it. Click a "
     "word of either output to show it."
@@ -45,23 +51,32 @@ Side = tuple  # (model name, WordAttention, token labels): one model's decoding 
 
 @dataclass
 class TwoModelsState:
-    """What the tab keeps of a run: model B's decoding of its source, by the second model's name (a message that
-    says why not, where it cannot)."""
+    """What the tab keeps of a run: model B's decoding of its source, by the second model's name and what it
+    writes (its own output, or model A's words as they stood), or a message that says why there is none."""
 
-    second: dict[str, Side | str] = field(default_factory=dict)
+    second: dict[tuple, Side | str] = field(default_factory=dict)
 
 
-def side_of(run: Run) -> Side:
-    """A run's decoding in words, as it stands now."""
+def side_of(run: Run, session: DecodingSession | None = None, name: str | None = None) -> Side:
+    """A run's decoding (or `session`, one of its model's) in words, as it stands now."""
+    session = session or run.session
     tokenizer, special = run.pipeline.tokenizer, run.pipeline.model.special_ids
-    labels = [token_label(tokenizer, i, special) for i in run.session.tokens]
-    return run.entry.name, word_attention(run.session, run.pipeline), labels
+    labels = [token_label(tokenizer, i, special) for i in session.tokens]
+    return name or run.entry.name, word_attention(session, run.pipeline), labels
 
 
-def second_side(shared: Shared, model: str, text: str) -> Side | str:
-    """Model B's greedy decoding of `text` in words, within /compare_models's limits; or why there is none."""
+def second_side(shared: Shared, model: str, text: str, words: str | None = None) -> Side | str:
+    """Model B's greedy decoding of `text` in words, within /compare_models's limits, or with `words` (model A's
+    output) forced on it; or why there is none."""
     try:
-        return side_of(decoded(Request(COMPARE, shared), model, text))
+        request = Request(COMPARE, shared)
+        if words is None:
+            return side_of(decoded(request, model, text))
+        run = fresh(request, model, text)
+        ids = target_ids(run.pipeline, words, COMPARE.limits.new, what="Model A's output", who="model B")
+        tokenizer = run.pipeline.tokenizer
+        session = forced(run.session, ids, lambda i: token_label(tokenizer, i, run.pipeline.model.special_ids))
+        return side_of(run, session, f"{run.entry.name}, writing A's words")
     except InputError as err:
         return str(err)
     except Exception as err:  # said in the tab, which would otherwise say "decoding" for good
@@ -81,22 +96,25 @@ def message_of(key: Key | None, tokens: list[int], a: Side, b: Side | str) -> Tw
 def view(s: Screen) -> dict:
     run, second = s.run, str(s.controls.option(SECOND, "") or "")
     key, tokens = decoding_key(run), list(run.session.tokens)
-    shown = (key, tuple(tokens), interventions_key(run.session), second)
+    words = run.pipeline.tokenizer.decode(tokens) if s.controls.option(WRITES, OWN) == A_WORDS else None
+    shown = (key, tuple(tokens), interventions_key(run.session), second, words)
     a = side_of(run)  # quick: what the page holds already, in words; taken now, as the run may change
     if not second:
-        choose = "Choose a second model above to see it beside this one."
+        choose = "Choose one to compare with above, to see it beside this model."
         return {"two_models": (shown, Ready(TwoModelsMessage(key, tokens, a[1].source_words, [], [], error=choose)))}
-    state = run.states.get(TwoModelsState)
-    if second in state.second:
-        return {"two_models": (shown, Ready(message_of(key, tokens, a, state.second[second])))}
-    return {"two_models": (shown, second_message(s.shared, run.text, state, second, (key, tokens, a)))}
+    state, kept = run.states.get(TwoModelsState), (second, words)
+    if kept in state.second:
+        return {"two_models": (shown, Ready(message_of(key, tokens, a, state.second[kept])))}
+    return {"two_models": (shown, second_message(s.shared, run.text, state, kept, (key, tokens, a)))}
 
 
-def second_message(shared: Shared, text: str, state: TwoModelsState, second: str, now: tuple) -> Callable[[], object]:
-    """How to decode with the second model and make the message (what model A shows is taken now: `now`)."""
+def second_message(shared: Shared, text: str, state: TwoModelsState, kept: tuple, now: tuple) -> Callable[[], object]:
+    """How to decode with the second model (`kept`: its name, and the words forced on it or None) and make the
+    message (what model A shows is taken now: `now`)."""
 
     def make() -> TwoModelsMessage:
-        b = state.second.setdefault(second, second_side(shared, second, text))
+        model, words = kept
+        b = state.second.setdefault(kept, second_side(shared, model, text, words))
         return message_of(*now, b)
 
     return make
@@ -117,14 +135,19 @@ def choices(registry) -> list[str]:
 def layout(registry, default: str) -> dict:
     c = {}
     gr.Markdown(NOTE, elem_classes="note")
-    info = "Any model the app serves, or a training snapshot of one (MODEL@step)."
-    c[SECOND] = gr.Dropdown(choices(registry), value=None, label="Second model", info=info, elem_id="second-model")
+    # No label or info here says "model", "source" or "output": scripts find the step loop's boxes by those labels
+    info = "Another checkpoint the app serves, or a training snapshot of one (NAME@step)."
+    with gr.Row(elem_classes="two-models-controls"):
+        c[SECOND] = gr.Dropdown(choices(registry), value=None, label="Compare with", info=info, scale=2, min_width=260)
+        writes = [("its own translation (greedy)", OWN), ("A's words (forced on it)", A_WORDS)]
+        c[WRITES] = gr.Radio(writes, value=OWN, label="B writes", scale=2, min_width=260)
     c["two_models"] = drawn("two_models/two_models.mjs", "two-models-view", classes=("lab-slow",))
     return c
 
 
 def wire(c: dict, wiring) -> None:
-    wiring.on(c[SECOND].change, lambda user, controls: user.shown)
+    for control in (c[SECOND], c[WRITES]):
+        wiring.on(control.change, lambda user, controls: user.shown)
 
 
 TWO_MODELS = Feature(
@@ -134,7 +157,7 @@ TWO_MODELS = Feature(
     outputs=OUTPUTS,
     view=view,
     wire=wire,
-    controls=(SECOND,),
+    controls=(SECOND, WRITES),
     endpoints=(COMPARE,),
     state=TwoModelsState,
     messages=(TwoModelsMessage,),
