@@ -169,7 +169,7 @@ def measure_two_models(app, floor, times: dict[str, list[float]], text: str, rep
     click_ms(app, "Reset")
     click_ms(app, "Run")
     click_ms(app, "Two models")
-    app.get_by_label("Compare with").click()
+    app.get_by_label("Side B", exact=True).click()
     app.get_by_role("option", name="de-en", exact=True).click()
     app.wait_for_function("() => document.querySelector('#two-models-view .two-models-summary')?.textContent")
     settle(app)

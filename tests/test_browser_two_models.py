@@ -25,7 +25,7 @@ SECOND = "reverse@step 583"  # half-trained: it writes some of the reversal, in 
 
 
 def pick_second(page, name: str) -> None:
-    page.get_by_label("Compare with").click()
+    page.get_by_label("Side B", exact=True).click()
     page.get_by_role("option", name=name, exact=True).click()
     page.wait_for_function(f"() => ({SUMMARY})().includes('word')", timeout=WAIT_MS)
     page.settle()
@@ -64,7 +64,7 @@ def test_show_step_moves_both_sides_in_the_page_by_the_rule_and_a_click_shows_a_
     assert 0 < len(answer["shared"]) < len(words_a)  # a case with shared words and words not shared
     page = two_models_opened(browser, url, LAPTOP)
     assert "Jensen–Shannon distance" in page.evaluate(SUMMARY)
-    for label in ("Model", "Source", "Output"):  # the step loop's boxes are still found by their labels alone
+    for label in ("Model", "Source", "Output", "Side B", "B writes"):  # each found by its label alone
         assert page.get_by_label(label).count() == 1, label
     sent = watch_requests(page)
     page.locator("body").click(position={"x": 5, "y": 5})  # no text box focused: the keys move the shown step

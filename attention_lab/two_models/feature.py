@@ -100,7 +100,7 @@ def view(s: Screen) -> dict:
     shown = (key, tuple(tokens), interventions_key(run.session), second, words)
     a = side_of(run)  # quick: what the page holds already, in words; taken now, as the run may change
     if not second:
-        choose = "Choose one to compare with above, to see it beside this model."
+        choose = "Choose one for side B above, to see it beside this model."
         return {"two_models": (shown, Ready(TwoModelsMessage(key, tokens, a[1].source_words, [], [], error=choose)))}
     state, kept = run.states.get(TwoModelsState), (second, words)
     if kept in state.second:
@@ -138,7 +138,7 @@ def layout(registry, default: str) -> dict:
     # No label or info here says "model", "source" or "output": scripts find the step loop's boxes by those labels
     info = "Another checkpoint the app serves, or a training snapshot of one (NAME@step)."
     with gr.Row(elem_classes="two-models-controls"):
-        c[SECOND] = gr.Dropdown(choices(registry), value=None, label="Compare with", info=info, scale=2, min_width=260)
+        c[SECOND] = gr.Dropdown(choices(registry), value=None, label="Side B", info=info, scale=2, min_width=260)
         writes = [("its own translation (greedy)", OWN), ("A's words (forced on it)", A_WORDS)]
         c[WRITES] = gr.Radio(writes, value=OWN, label="B writes", scale=2, min_width=260)
     c["two_models"] = drawn("two_models/two_models.mjs", "two-models-view", classes=("lab-slow",))
