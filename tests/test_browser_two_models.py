@@ -64,7 +64,7 @@ def test_show_step_moves_both_sides_in_the_page_by_the_rule_and_a_click_shows_a_
     assert 0 < len(answer["shared"]) < len(words_a)  # a case with shared words and words not shared
     page = two_models_opened(browser, url, LAPTOP)
     assert "Jensen–Shannon distance" in page.evaluate(SUMMARY)
-    for label in ("Model", "Source", "Output", "Side B", "B writes"):  # each found by its label alone
+    for label in ("Model", "Source", "Output", "Side B"):  # each found by its label alone
         assert page.get_by_label(label).count() == 1, label
     sent = watch_requests(page)
     page.locator("body").click(position={"x": 5, "y": 5})  # no text box focused: the keys move the shown step
