@@ -13,13 +13,9 @@ is timed in the browser table (benchmarks/browser_speed.py).
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import sys
 import tempfile
 from pathlib import Path
-
-import torch
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -33,8 +29,8 @@ from attention_lab.two_models.api import COMPARE, decoded
 from attention_lab.two_models.record import two_models_record
 from attention_lab.two_models.words import word_attention
 from benchmarks.browser_speed import TEN_WORDS
-from benchmarks.flow_speed import timed
-from benchmarks.results import put_block
+from benchmarks.endpoint_timing import main as run
+from benchmarks.endpoint_timing import median_table, timed
 from benchmarks.shaped_models import marian_shape, shaped_marian
 from transformer import load_pretrained
 
@@ -86,27 +82,11 @@ def table(times: dict[str, list[float]]) -> str:
         f"“{SENTENCE}” ({times['source'][0]} source words; {ours} and {marian} tokens written, "
         f"{times['shared'][0]} words shared), one thread, {len(times['compare'])} calls after a warm-up."
     )
-    lines = [title, "", "| measure | median (ms) | min | max | goal |", "|---|---|---|---|---|"]
-    for name, words in ROWS:
-        values = times[name]
-        goal = ""
-        if name == "compare":
-            goal = f"{'✓' if statistics.median(values) <= 1000 * GOAL_S else '✗'} ≤ {GOAL_S:g} s"
-        lines.append(f"| {words} | {statistics.median(values):.0f} | {min(values):.0f} | {max(values):.0f} | {goal} |")
-    return "\n".join(lines)
+    return median_table(title, ROWS, times, ("compare", GOAL_S))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--write", action="store_true", help="put the table into benchmarks/RESULTS.md")
-    parser.add_argument("--quick", action="store_true", help="once each: that it runs")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    block = table(measure(1 if args.quick else REPEATS))
-    print(block)
-    if args.write and not args.quick:
-        put_block("two_models", block)
-    return 0
+    return run(__doc__, "two_models", lambda repeats: table(measure(repeats)), argv, REPEATS)
 
 
 if __name__ == "__main__":

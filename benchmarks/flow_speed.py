@@ -12,13 +12,8 @@ page, are timed in the browser table (benchmarks/browser_speed.py).
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
-
-import torch
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -28,22 +23,13 @@ from attention_lab.feature import Shared
 from attention_lab.models.registry import load_models
 from attention_lab.tabs import features
 from benchmarks.browser_speed import TEN_WORDS
-from benchmarks.results import put_block
+from benchmarks.endpoint_timing import main as run
+from benchmarks.endpoint_timing import median_table, timed
 from transformer import DecodingSession
 from transformer.flow import flow
 
 REPEATS = 10
 GOAL_S = 0.5  # /flow on a 10-word sentence at one thread
-
-
-def timed(fn, repeats: int) -> list[float]:
-    fn()  # untimed: the first call warms the allocator and the kernels
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(1000 * (time.perf_counter() - start))
-    return times
 
 
 def endpoint(name: str, shared: Shared):
@@ -85,33 +71,11 @@ def table(times: dict[str, list[float]]) -> str:
         f"Information flow (`python benchmarks/flow_speed.py --write`): de-en, “{TEN_WORDS}” ({source} source "
         f"tokens, {tokens} written; /flow at step {step}), one thread, {len(times['flow'])} calls after a warm-up."
     )
-    lines = [
-        title,
-        "",
-        "| measure | median (ms) | min | max | goal |",
-        "|---|---|---|---|---|",
-    ]
-    for name, words in ROWS:
-        values = times[name]
-        goal = ""
-        if name == "flow":
-            goal = f"{'✓' if statistics.median(values) <= 1000 * GOAL_S else '✗'} ≤ {GOAL_S:g} s"
-        lines.append(f"| {words} | {statistics.median(values):.0f} | {min(values):.0f} | {max(values):.0f} | {goal} |")
-    return "\n".join(lines)
+    return median_table(title, ROWS, times, ("flow", GOAL_S))
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--write", action="store_true", help="put the table into benchmarks/RESULTS.md")
-    parser.add_argument("--quick", action="store_true", help="once each: that it runs")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(1)
-    times = measure(1 if args.quick else REPEATS)
-    block = table(times)
-    print(block)
-    if args.write and not args.quick:
-        put_block("flow", block)
-    return 0
+    return run(__doc__, "flow", lambda repeats: table(measure(repeats)), argv, REPEATS)
 
 
 if __name__ == "__main__":

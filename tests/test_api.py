@@ -321,3 +321,14 @@ def test_api_beam_tree_is_the_beam_search_and_continue_decodes_on_from_a_prefix(
     greedy = client.predict("de-en", text, api_name="/attention")["output_tokens"]
     answer = client.predict("de-en", text, greedy[:3], "greedy", 4, api_name="/continue")
     assert answer["output_tokens"] == greedy
+
+
+def test_the_load_test_sends_every_control_the_page_sends():
+    """benchmarks/load.py calls the buttons' endpoints as the page does: a value for each of the page's controls
+    after Model and Source, or gradio refuses the call."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    from load import CONTROLS as SENT
+
+    assert len(SENT) == len(CONTROLS) - 2

@@ -52,9 +52,15 @@ def views_words(record: AttentionExport, pipeline) -> tuple[list[str], list[str]
     src = Units.of(record.source_tokens, [t in specials for t in record.source_tokens], True, character_level)
     out = Units.of(record.output_tokens, [t in specials for t in record.output_tokens], True, character_level)
     cross = np.array([step.cross for step in record.steps])  # (T, L, H, S)
-    layers = np.stack([in_units(cross[:, layer].mean(axis=1), out, src, True) for layer in range(cross.shape[1])])
-    attention = in_units(cross.mean(axis=(1, 2)), out, src, True)
-    return src.without_specials()[0].labels, out.without_specials()[0].labels, attention, layers
+    L, H = cross.shape[1:3]
+    heads = np.array([[in_units(cross[:, layer, head], out, src, True) for head in range(H)] for layer in range(L)])
+    # The mean of all heads as the views take it (units.mjs: each head renormalised, then averaged)
+    return (
+        src.without_specials()[0].labels,
+        out.without_specials()[0].labels,
+        heads.mean(axis=(0, 1)),
+        heads.mean(axis=1),
+    )
 
 
 def assert_is_the_views_merge(answered: dict, source_words: list[str], record: AttentionExport, pipeline) -> None:
@@ -156,6 +162,17 @@ def test_outputs_with_no_word_in_common_share_nothing():
     assert shared_words([], ["das"]) == [] and shared_words([], []) == []
     answer = jsonable(two_models_record("A", words(["x"], rows(1)), "B", words(["y", "z"], rows(2))))
     assert answer["shared"] == []
+
+
+def test_nearly_equal_rows_are_at_a_distance_near_0_never_nan():
+    """scipy's jensenshannon answers NaN for two rows whose divergence rounds a hair below 0."""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        row = rng.random(8)
+        row /= row.sum()
+        other = np.abs(row + rng.normal(0, 1e-9, 8))
+        found = distance(row, other / other.sum())
+        assert np.isfinite(found) and 0 <= found < 1e-3
 
 
 def test_the_distance_is_jensen_shannon_in_base_2():
@@ -339,7 +356,7 @@ def test_the_readmes_reversal_example_says_what_the_endpoint_answers(bundled):
         mirror = n - 1 - pair["a"]  # the shipped model's word a copies the source's character n - 1 - a
         row_a, row_b = np.array(shipped["attention"][pair["a"]]), np.array(snapshot["attention"][pair["b"]])
         assert row_a.argmax() == mirror and row_b.argmax() == mirror
-        assert 0.87 <= round(row_a.max(), 2) <= 0.99 and 0.24 <= round(row_b.max(), 2) <= 0.72
+        assert 0.86 <= round(row_a.max(), 2) <= 0.99 and 0.23 <= round(row_b.max(), 2) <= 0.72
     distances = [pair["distance"] for pair in answer["shared"]]
     assert (round(min(distances), 2), round(max(distances), 2), round(np.mean(distances), 2)) == (0.37, 0.60, 0.51)
     later = compare(bundled, "reverse", "reverse@step 1,269", "abcdef12")

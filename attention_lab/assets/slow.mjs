@@ -16,6 +16,16 @@ export function equal(a, b) {
   return keys.length === Object.keys(b).length && keys.every((key) => equal(a[key], b[key]));
 }
 
+/** Whether a slow view's message, made from the tokens `message.tokens` of the run `message.key`, was made from the
+ * page's decoding `d` (the run `key`): the same run and the same first `upTo` tokens; with `upTo` null, all of them
+ * and no more (a view of the whole decoding). */
+export function madeFrom(message, d, key, upTo = null) {
+  if (!d || !message || !key || !message.key || message.key.serial !== key.serial) return false;
+  const n = upTo === null ? d.steps.length : upTo;
+  if (message.tokens.length < n || (upTo === null && message.tokens.length !== n)) return false;
+  return d.steps.slice(0, n).every((step, i) => step.token === message.tokens[i]);
+}
+
 /** Mount a slow output's view on `box` (the element it draws into) for the component's `props` and `watch`.
  * `draw(view)` draws `view.message` (the last message kept, or null) and `view.computing` (the placeholder's text,
  * "" when none is waiting); options:

@@ -97,8 +97,8 @@ def spellings(tokenizer, vocab_size: int) -> dict[str, int]:
 
 
 def source_words(pipeline: Seq2SeqPipeline, ids: list[int]) -> list[list[int]]:
-    """The token positions of each word of a source, its special tokens left out (a character-level model's words
-    are its characters)."""
+    """The token positions of each word of a source (or an output), its special tokens left out (a character-level
+    model's words are its characters)."""
     tokenizer, special_ids = pipeline.tokenizer, pipeline.model.special_ids
     special = [i in special_ids for i in ids]
     groups = word_groups(tokenizer.tokens(ids), special, tokenizer.is_character_level)

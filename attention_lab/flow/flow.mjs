@@ -7,7 +7,7 @@
 import {el, labelled, openAttentionTab, root} from "../assets/dom.mjs";
 import {axisLabels, escapeToken} from "../assets/labels.mjs";
 import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
-import {slowView} from "../assets/slow.mjs";
+import {madeFrom, slowView} from "../assets/slow.mjs";
 import {page, setKind, setLook} from "../assets/store.mjs";
 import {COLOURS, colourOf, edgeText, heaviestRoute, place, prune, reach, rows, stepGraph, widthOf} from "./graph.mjs";
 
@@ -19,9 +19,7 @@ const LEGEND = [["residual", "residual"], ["ffn", "feed-forward"], ["self", "sel
 /** Whether `message` (the server's Flow message) holds the graph of step `shown` of the decoding `d`: the same run,
  * and the same tokens up to that step (a step's graph reads only those). */
 export function flowUsable(message, d, shown) {
-  if (!d || !message || message.op !== "flow" || !page.key || message.key.serial !== page.key.serial) return false;
-  if (message.tokens.length < shown) return false;
-  return d.steps.slice(0, shown).every((step, i) => step.token === message.tokens[i]);
+  return !!message && message.op === "flow" && madeFrom(message, d, page.key, shown);
 }
 
 /** What the tab draws at step `shown` with `threshold`: {graph (pruned), route, kept (share of the prediction the

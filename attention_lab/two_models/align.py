@@ -29,4 +29,7 @@ def distance(row_a: np.ndarray, row_b: np.ndarray) -> float:
     for rows with no source word in common."""
     if not row_a.sum() or not row_b.sum():  # a row with no weight outside the special tokens: nothing to compare
         return float(row_a.sum() != row_b.sum())
-    return float(jensenshannon(row_a, row_b, base=2))
+    with np.errstate(invalid="ignore"):
+        found = float(jensenshannon(row_a, row_b, base=2))
+    # Rounding leaves two nearly equal rows a divergence a hair below 0, whose square root scipy answers as NaN
+    return 0.0 if np.isnan(found) else found

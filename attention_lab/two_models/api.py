@@ -62,16 +62,18 @@ def compare_models(request: Request, model_a: str, model_b: str, text: str) -> T
     "models": [A, B], "shared": [{"word", "a", "b", "distance"}]}; each of A and B is {"model", "output_tokens",
     "output_words", "attention": [output word][source word], "layers": [layer][output word][source word]}.
     source_words are model A's words of the source, output_words the output's, special tokens left out (the end
-    token too); a word is the views' (pieces merged), spelled as it reads. A row of attention is, for one output
-    word, the mean over its pieces of their cross-attention (the mean over layers and heads; layers: per layer),
-    summed over each source word's pieces, special tokens dropped and renormalised: it sums to 1 over source_words.
+    token too); a word is the views' (pieces merged), spelled as it reads. A head's row for one output word is the
+    mean over its pieces of their cross-attention, summed over each source word's pieces, special tokens dropped and
+    renormalised; a row of attention is the mean of those over layers and heads (layers: over each layer's heads),
+    as the Attention tab's mean of all heads with words merged and special tokens hidden: it sums to 1 over
+    source_words.
     B's rows are over A's source words (split by the characters they share, where the two tokenizers read other
     words). shared: the output words the two outputs have in common, in order (difflib's matching blocks; a and b
     their indices), with the Jensen–Shannon distance (base 2, from 0 for identical rows to 1) between the two rows.
     A model is one the app serves, or MODEL@SNAPSHOT for its training snapshot as the Training tab labels it
     ("reverse@step 1,200"); the same model twice is allowed."""
     name_a, a = in_words(request, model_a, text)
-    name_b, b = (name_a, a) if model_b == model_a else in_words(request, model_b, text)
+    name_b, b = in_words(request, model_b, text)  # decoded again when it is model A: the distances 0 are measured
     return two_models_record(name_a, a, name_b, b)
 
 

@@ -4,7 +4,8 @@ words, for each model's focused head or the mean.
 
 The page is sent both sides once per decoding (record.TwoModelsMessage, every head's rows in words), so Show step, the
 keys, the heads and a word clicked redraw it with no request (two_models/pair.mjs says how one side follows the
-other). Model B's decoding is kept per run and second model: a Step decodes nothing more with it.
+other). Model B's greedy decoding is kept per run and second model: a Step decodes nothing more with it. Made to
+write model A's words, it is forced again whenever those change, and only the latest is kept.
 """
 
 from __future__ import annotations
@@ -49,12 +50,25 @@ logger = logging.getLogger("attention_lab")
 Side = tuple  # (model name, WordAttention, token labels): one model's decoding in words
 
 
+class Failed(str):
+    """A message for an unexpected failure: said, and not kept (the next view tries again)."""
+
+
 @dataclass
 class TwoModelsState:
     """What the tab keeps of a run: model B's decoding of its source, by the second model's name and what it
-    writes (its own output, or model A's words as they stood), or a message that says why there is none."""
+    writes (None: its own output; or model A's words as they stood), or the message that says why there is none."""
 
     second: dict[tuple, Side | str] = field(default_factory=dict)
+
+    def keep(self, kept: tuple, side: Side | str) -> Side | str:
+        """`side` kept under `kept` (the one already kept there, if another thread was first); a forced decoding
+        replaces the one kept before for the same model (model A's words changed since)."""
+        model, words = kept
+        if words is not None:
+            for old in [k for k in self.second if k[0] == model and k[1] is not None and k != kept]:
+                self.second.pop(old, None)
+        return self.second.setdefault(kept, side)
 
 
 def side_of(run: Run, session: DecodingSession | None = None, name: str | None = None) -> Side:
@@ -79,9 +93,9 @@ def second_side(shared: Shared, model: str, text: str, words: str | None = None)
         return side_of(run, session, f"{run.entry.name}, writing A's words")
     except InputError as err:
         return str(err)
-    except Exception as err:  # said in the tab, which would otherwise say "decoding" for good
+    except Exception as err:  # said in the tab, which would otherwise say "decoding" for good (not kept: it may pass)
         logger.exception("the second model's decoding failed")
-        return f"The second model failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
+        return Failed(f"The second model failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
 
 
 def message_of(key: Key | None, tokens: list[int], a: Side, b: Side | str) -> TwoModelsMessage:
@@ -114,17 +128,20 @@ def second_message(shared: Shared, text: str, state: TwoModelsState, kept: tuple
 
     def make() -> TwoModelsMessage:
         model, words = kept
-        b = state.second.setdefault(kept, second_side(shared, model, text, words))
-        return message_of(*now, b)
+        b = second_side(shared, model, text, words)
+        return message_of(*now, b if isinstance(b, Failed) else state.keep(kept, b))
 
     return make
 
 
 def choices(registry) -> list[str]:
-    """The models to choose from: every model the app serves, then each one's training snapshots (MODEL@SNAPSHOT,
-    as the Training tab labels them)."""
+    """The models to choose from: every model the app serves, then the training snapshots of those whose snapshots
+    are on this machine (MODEL@SNAPSHOT, as the Training tab labels them). A Hub model's are not downloaded to list
+    them: its snapshots can be typed (MODEL@step N)."""
     names = list(registry.names)
-    for name in registry.names:
+    for name, entry in registry.entries.items():
+        if entry.family or not Path(entry.source or name).is_dir():
+            continue  # a transformers model (no snapshots), or one from the Hub
         try:
             names += [f"{name}{SNAPSHOT}{s.label}" for s in registry.snapshots.listed(name) if not s.is_checkpoint]
         except InputError:  # no training to show: the model itself is listed
@@ -136,9 +153,11 @@ def layout(registry, default: str) -> dict:
     c = {}
     gr.Markdown(NOTE, elem_classes="note")
     # No label or info here says "model", "source" or "output": scripts find the step loop's boxes by those labels
-    info = "Another checkpoint the app serves, or a training snapshot of one (NAME@step)."
+    info = "Another checkpoint the app serves, or a training snapshot of one (NAME@step N, typed or chosen)."
     with gr.Row(elem_classes="two-models-controls"):
-        c[SECOND] = gr.Dropdown(choices(registry), value=None, label="Side B", info=info, scale=2, min_width=260)
+        c[SECOND] = gr.Dropdown(
+            choices(registry), value=None, label="Side B", info=info, scale=2, min_width=260, allow_custom_value=True
+        )
         writes = [("its own translation (greedy)", OWN), ("A's words (forced on it)", A_WORDS)]
         c[WRITES] = gr.Radio(writes, value=OWN, label="B writes", scale=2, min_width=260)
     c["two_models"] = drawn("two_models/two_models.mjs", "two-models-view", classes=("lab-slow",))

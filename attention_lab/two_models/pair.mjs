@@ -9,19 +9,17 @@
 
 import {weights16} from "../assets/decoding.mjs";
 import {focusLabel} from "../assets/look.mjs";
+import {madeFrom} from "../assets/slow.mjs";
 
 export const A = 0, B = 1;
 export const DISTANCE = "Jensen–Shannon distance (base 2: 0 for the same weights, 1 for no source word in common)";
 export const RULE = "Where the outputs share the word shown, both show it; elsewhere the other side shows the word it "
   + "writes in the same place (as many words after the last word they share), or none if it writes none there.";
 
-/** Whether `message` (the server's Two models message) was made from the page's decoding `d`, up to step `shown`. */
-export function pairUsable(message, d, key, shown) {
-  if (!d || !message || message.op !== "two_models" || !key || !message.key || message.key.serial !== key.serial) {
-    return false;
-  }
-  if (message.tokens.length < shown) return false;
-  return d.steps.slice(0, shown).every((step, i) => step.token === message.tokens[i]);
+/** Whether `message` (the server's Two models message) was made from the page's decoding `d` (the run `key`), as it
+ * stands: the tab shows whole outputs, so every token must be the same. */
+export function pairUsable(message, d, key) {
+  return !!message && message.op === "two_models" && madeFrom(message, d, key);
 }
 
 /** A side's rows, read once: {rows (Float32Array), L, H, W, V}. */
@@ -123,8 +121,10 @@ export function pairSummary(message) {
   const first = !diff ? `The two outputs are the same, word for word (${a.words.length} words).`
     : `The outputs first differ at word ${diff.at + 1}: A writes ${spelled(diff.a)}, B ${spelled(diff.b)}.`;
   if (!message.shared.length) return `${first} They share no word, so no distance is measured.`;
-  const each = message.shared.map((pair) => `${pair.word} ${pair.distance.toFixed(2)}`).join(" · ");
-  const mean = message.shared.reduce((total, pair) => total + pair.distance, 0) / message.shared.length;
+  const measured = message.shared.filter((pair) => Number.isFinite(pair.distance)); // null: none could be measured
+  const each = message.shared.map((pair) => `${pair.word} ${Number.isFinite(pair.distance) ? pair.distance.toFixed(2) : "–"}`)
+    .join(" · ");
+  const mean = measured.reduce((total, pair) => total + pair.distance, 0) / Math.max(1, measured.length);
   return `${first} They share ${message.shared.length} of ${a.words.length} and ${b.words.length} words. `
     + `${DISTANCE} between the two models' mean cross-attention at each: ${each} (mean ${mean.toFixed(2)}).`;
 }

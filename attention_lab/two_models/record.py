@@ -22,7 +22,7 @@ DECIMALS = 6
 class ModelWords:
     """One model's decoding of the source, in words."""
 
-    model: str  # as it was asked for ("reverse@step 1,200" for a training snapshot)
+    model: str  # its name; a training snapshot's as the Training tab labels it ("reverse@step 1,269")
     output_tokens: list[str]  # as /attention's output_tokens (the end token last, when written)
     output_words: list[str]  # its words without the special tokens, labelled as they read
     attention: list[list[float]]  # [output word][source word]: the mean over layers and heads; a row sums to 1

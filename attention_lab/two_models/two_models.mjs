@@ -81,6 +81,8 @@ function wordsOf(message, side, shownWord, sharedIndex, pick) {
   model.words.forEach((word, w) => {
     const button = el("button", "two-models-word", word);
     button.type = "button";
+    // Named apart from the step loop's buttons, which scripts find by their names ("Run", "Step", "Back", "Reset")
+    button.setAttribute("aria-label", `${NAMES[side]}'s word ${w + 1}: ${word}`);
     if (w === shownWord) button.classList.add("is-shown");
     if (!sharedIndex.has(w)) button.classList.add("is-own");
     const steps = model.token_words.map((owner, t) => (owner === w ? t + 1 : null)).filter((t) => t !== null);
@@ -97,7 +99,8 @@ export function mount(component) {
   const busy = el("div", "two-models-busy"), line = el("div", "two-models-summary");
   const rule = el("div", "two-models-rule"), sides = el("div", "two-models-sides"), figure = el("div", "two-models-figure");
   box.replaceChildren(busy, line, sides, rule, figure);
-  let picked = null, focusB = null, focusA = page.look.focus, shape = null;
+  // Each side's focus (see pair.mjs: block); A's follows the page's Focus head when that changes
+  let picked = null, focusB = null, focusA = page.look.focus, pageFocus = page.look.focus, shape = null;
   const pick = (side, w) => {
     const message = view.message, a = side === A ? w : follow(message, B, w).word;
     const step = a === null ? null : stepOfWord(message.models[A], a);
@@ -107,11 +110,10 @@ export function mount(component) {
   };
   const view = slowView(component, box, ({message, computing}) => {
     busy.textContent = computing;
-    const d = page.decoding, usable = pairUsable(message, d, page.key, page.shown);
+    const d = page.decoding, usable = pairUsable(message, d, page.key);
     if (!usable || message.error || message.models.length < 2) {
       const why = !d ? "Run or Step to decode, then choose a second model."
-        : message && message.op === "two_models" && message.error ? message.error
-          : computing || "Open this tab after a Run.";
+        : usable && message.error ? message.error : computing || "Open this tab after a Run.";
       line.textContent = "";
       rule.textContent = "";
       sides.replaceChildren();
@@ -124,6 +126,8 @@ export function mount(component) {
     const at = shownWords(message, page.shown, picked);
     line.textContent = pairSummary(message);
     rule.textContent = at.words[at.from] !== null && !at.shared ? `Not a word the two share. ${RULE}` : "";
+    const fits = (f, model) => !f || (f[0] < model.layers && (f.length < 2 || f[1] < model.heads));
+    [focusA, focusB] = [focusA, focusB].map((f, side) => (fits(f, message.models[side]) ? f : null));
     const focus = [focusA, focusB];
     sides.replaceChildren(...[A, B].map((side) => {
       const column = el("div", `two-models-side two-models-side-${NAMES[side].toLowerCase()}`);
@@ -133,7 +137,10 @@ export function mount(component) {
         const chosen = focusOfChoice(choice.value);
         if (side === A) {
           focusA = chosen;
-          if (!chosen || chosen.length === 2) setLook({focus: chosen}); // the page's Focus head holds a head or none
+          if (!chosen || chosen.length === 2) { // the page's Focus head holds a head or none
+            pageFocus = chosen;
+            setLook({focus: chosen});
+          }
         } else focusB = chosen;
         view.redraw();
       });
@@ -147,7 +154,9 @@ export function mount(component) {
     const gd = draw(figure, pairFigure(message, at.words, rows, figure.clientWidth));
     markOnHover(gd);
   }, {on: (what) => {
-    if (what === "look") focusA = page.look.focus;
+    if (what === "look" && JSON.stringify(page.look.focus) !== JSON.stringify(pageFocus)) {
+      [focusA, pageFocus] = [page.look.focus, page.look.focus];
+    }
     if (what === "shown" || what === "decoding") picked = null;
     return what !== "kind";
   }});

@@ -1,14 +1,15 @@
 """One decoding's cross-attention in words, as the views draw it with words merged and special tokens hidden
 (attention_lab.attention.units): for each output word, how much it looked at each source word.
 
-Step t's cross-attention row is the one that wrote output token t. A word's row is the mean over its pieces' rows,
-its column the sum over its pieces' columns; the special tokens' rows and columns are dropped and each row
-renormalised to sum to 1. The words are the views' own (attention_lab.attention.units.word_groups), labelled as they
-read (word_label).
+Step t's cross-attention row is the one that wrote output token t. A head's row for a word is the mean over its
+pieces' rows, its column the sum over its pieces' columns; the special tokens' rows and columns are dropped and each
+row renormalised to sum to 1; the mean of a layer (or of all heads) is the mean of those rows: what the Attention tab
+shows with words merged and special tokens hidden (attention_lab/assets/units.mjs: inUnits, head). A word's row
+averages all its pieces' rows, the ones written after the shown step's too. The words are the views' own
+(attention_lab.attention.units.word_groups), labelled as they read (word_label).
 
 Key: T output tokens written (the end token last, if written), S source tokens, L decoder layers, H heads; W the
-output's words and V the source's, specials left out. A head's rows (`heads`) are merged the same way from its own
-weights, as the views merge the focused head.
+output's words and V the source's, specials left out.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 from transformer import DecodingSession, Seq2SeqPipeline
 
-from ..attention.units import SPACE, source_words, word_groups, word_label
+from ..attention.units import SPACE, source_words, word_label
 from ..checks import InputError
 
 
@@ -51,19 +52,11 @@ def renormalised(rows: np.ndarray) -> np.ndarray:
     return np.divide(rows, total, out=np.zeros_like(rows), where=total > 0)
 
 
-def output_words(pipeline: Seq2SeqPipeline, ids: list[int]) -> list[list[int]]:
-    """The token positions of each word of an output, its special tokens (the end token, a forced start) left out."""
-    tokenizer, special_ids = pipeline.tokenizer, pipeline.model.special_ids
-    special = [i in special_ids for i in ids]
-    groups = word_groups(tokenizer.tokens(ids), special, tokenizer.is_character_level)
-    return [group for group in groups if not special[group[0]]]
-
-
 def word_attention(session: DecodingSession, pipeline: Seq2SeqPipeline) -> WordAttention:
     """The session's cross-attention in words (see the module's docstring)."""
     tokenizer = pipeline.tokenizer
     src_pieces, out_pieces = tokenizer.tokens(session.src_ids), tokenizer.tokens(session.tokens)
-    src_groups, out_groups = source_words(pipeline, session.src_ids), output_words(pipeline, session.tokens)
+    src_groups, out_groups = source_words(pipeline, session.src_ids), source_words(pipeline, session.tokens)
     n_layers, n_src = pipeline.model.config.n_decoder_layers, len(session.src_ids)
     if session.steps:
         cross = np.stack([np.stack([w.numpy() for w in s.cross_attention]) for s in session.steps])  # (T, L, H, S)
@@ -71,10 +64,9 @@ def word_attention(session: DecodingSession, pipeline: Seq2SeqPipeline) -> WordA
     else:
         n_heads = pipeline.model.config.n_heads
         per_head = np.zeros((n_layers, n_heads, 0, n_src))
-    per_layer = per_head.mean(axis=1)  # (L, T, S)
     rows = merge_matrix(out_groups, len(session.steps), mean=True)  # (W, T)
     cols = merge_matrix(src_groups, n_src, mean=False).T  # (S, V)
-    layers = renormalised(rows @ per_layer @ cols)  # (L, W, V)
+    heads = renormalised(rows @ per_head @ cols)  # (L, H, W, V)
     token_words = [-1] * len(session.tokens)
     for w, pieces in enumerate(out_groups):
         for t in pieces:
@@ -83,9 +75,9 @@ def word_attention(session: DecodingSession, pipeline: Seq2SeqPipeline) -> WordA
         source_words=[word_label([src_pieces[i] for i in g]) for g in src_groups],
         output_tokens=out_pieces,
         output_words=[word_label([out_pieces[i] for i in g]) for g in out_groups],
-        attention=renormalised(rows @ per_layer.mean(axis=0) @ cols),  # (W, V)
-        layers=layers,
-        heads=renormalised(rows @ per_head @ cols),  # (L, H, W, V)
+        attention=heads.mean(axis=(0, 1)),  # (W, V)
+        layers=heads.mean(axis=1),  # (L, W, V)
+        heads=heads,
         token_words=token_words,
     )
 

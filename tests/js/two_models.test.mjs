@@ -96,15 +96,20 @@ test("the summary says where the outputs first differ and the distance at each s
   const shorter = {...MESSAGE, models: [MESSAGE.models[A], {...MESSAGE.models[A], words: ["the", "old"]}],
     shared: []};
   assert.match(pairSummary(shorter), /word 3: A writes “house”, B nothing more\. They share no word/);
+  const unmeasured = {...MESSAGE, shared: [{...MESSAGE.shared[0], distance: null}, ...MESSAGE.shared.slice(1)]};
+  assert.match(pairSummary(unmeasured), /the – · old 0\.20 · house 0\.30 · \. 0\.40 \(mean 0\.30\)/);
 });
 
-test("the message is used only for the page's decoding, up to the step shown", () => {
+test("the message is used only for the page's decoding as it stands, every token of it", () => {
   const d = {steps: [5, 6, 7].map((token) => ({token}))};
-  assert.ok(pairUsable(MESSAGE, d, {serial: 3, version: 4}, 3));
-  assert.ok(!pairUsable(MESSAGE, d, {serial: 4, version: 1}, 3)); // another run
-  assert.ok(!pairUsable(MESSAGE, {steps: [5, 9, 7].map((token) => ({token}))}, {serial: 3, version: 2}, 3));
-  assert.ok(!pairUsable({...MESSAGE, op: "flow"}, d, {serial: 3, version: 1}, 3));
-  assert.ok(!pairUsable(MESSAGE, null, {serial: 3, version: 1}, 0));
+  assert.ok(!pairUsable(MESSAGE, d, {serial: 3, version: 4})); // the page holds three of its six tokens: a Back since
+  const whole = {steps: MESSAGE.tokens.map((token) => ({token}))};
+  assert.ok(pairUsable(MESSAGE, whole, {serial: 3, version: 4}));
+  assert.ok(!pairUsable(MESSAGE, whole, {serial: 4, version: 1})); // another run
+  assert.ok(!pairUsable(MESSAGE, {steps: [5, 6, 7, 8, 1, 2].map((token) => ({token}))}, {serial: 3, version: 2})); // a what-if
+  assert.ok(!pairUsable({...MESSAGE, op: "flow"}, whole, {serial: 3, version: 1}));
+  assert.ok(!pairUsable(MESSAGE, {steps: [...whole.steps, {token: 4}]}, {serial: 3, version: 5})); // a Step since
+  assert.ok(!pairUsable(MESSAGE, null, {serial: 3, version: 1}));
 });
 
 test("what each side shows follows the page's step, or a word clicked in B", () => {
