@@ -70,10 +70,10 @@ def test_the_why_benchmark_times_every_method_and_the_lens():
 
 
 @pytest.mark.slow
-def test_the_survey_benchmark_runs_one_and_two_processes_and_they_agree():
-    result = quick("survey_speed.py")
-    assert result.returncode == 0, result.stderr[-3000:]  # exit 1 when two processes' survey differs from one's
-    assert "| reverse | 1 | cpu |" in result.stdout and "| reverse | 2 | cpu |" in result.stdout
+def test_the_survey_benchmark_runs_and_prints_its_table():
+    result = quick("survey_speed.py")  # one process (two processes' agreement: tests/test_survey.py, under torchrun)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "| reverse | 1 | cpu |" in result.stdout and "| sentences/s |" in result.stdout
 
 
 @pytest.mark.slow
