@@ -1,17 +1,9 @@
 """Attention Lab, the app: see inside an encoder–decoder Transformer, a step at a time, and test what you see.
 
 One folder per feature a user sees, each with its layout, its events, its actions, its state and its page modules
-(ES modules, .mjs: the server sends data, the page draws); the tab table (tabs.py) lists them, a line each:
-
-    decoding/     the step loop: Run, Step, Back, Reset, what-if, beam search; Show step and the output
-    attention/    the Attention tab: every kind, layer and head at the shown step; words, pieces and readings
-    why/          why this token: attribution (Captum), the decoder's lens, the deletion test
-    heads/        head tests: summaries, ablation and editing
-    survey/       every head over a corpus (python -m attention_lab.survey), and its part of the Heads tab
-    snapshots/    attention across training: the Training tab and /training
-    beams/ compare/ export/
-                  the live beams; the decoding before a change beside this one; the offline HTML and JSON
-    two_models/   two models on one sentence: their cross-attention in words, compared (/compare_models)
+(ES modules, .mjs: the server sends data, the page draws); the tab table (tabs.py) lists them, a line each, and the
+README's Layout says what each holds. decoding/ is the step loop (Run, Step, Back, Reset, what-if, beam search; Show
+step and the output) that every tab draws from;
 
 and what they stand on:
 

@@ -101,6 +101,7 @@ export function mount(component) {
   box.replaceChildren(busy, line, sides, rule, figure);
   // Each side's focus (see pair.mjs: block); A's follows the page's Focus head when that changes
   let picked = null, focusB = null, focusA = page.look.focus, pageFocus = page.look.focus, shape = null;
+  let units = null; // each side's rows of the message drawn (`shape`), read once
   const pick = (side, w) => {
     const message = view.message, a = side === A ? w : follow(message, B, w).word;
     const step = a === null ? null : stepOfWord(message.models[A], a);
@@ -121,8 +122,10 @@ export function mount(component) {
       draw(figure, emptyFigure(why));
       return;
     }
-    if (shape !== message) [shape, picked] = [message, null];
-    const units = message.models.map((side) => unpacked(side, message.source_words.length));
+    if (shape !== message) {
+      [shape, picked] = [message, null];
+      units = message.models.map((side) => unpacked(side, message.source_words.length));
+    }
     const at = shownWords(message, page.shown, picked);
     line.textContent = pairSummary(message);
     rule.textContent = at.words[at.from] !== null && !at.shared ? `Not a word the two share. ${RULE}` : "";
