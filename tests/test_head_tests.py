@@ -167,7 +167,9 @@ def test_importance_in_one_batched_pass_equals_one_ablation_at_a_time(bundled):
     for head in naming.all_heads(model.config):
         alone = ablation.next_token_log_probs(model, ids, tokens, Interventions(ablate=frozenset({head})))[0]
         expected = float(ablation.kl_divergence(original, alone).mean())
-        assert grids[head.kind][head.layer, head.head] == pytest.approx(expected, rel=1e-4, abs=1e-7)
+        # float32 log-probabilities of a batch and of one row differ by a few 1e-7 with some CPUs' kernels (seen
+        # here: 1.2305e-05 against 1.2419e-05 for a head that barely matters), so a KL that small agrees to 1e-6
+        assert grids[head.kind][head.layer, head.head] == pytest.approx(expected, rel=1e-4, abs=1e-6)
     assert grids["cross"].max() > 0
 
 
