@@ -15,7 +15,9 @@ from pathlib import Path
 import gradio as gr
 
 from .assets import PAGE_CSS, static_files
+from .decoding.road import road_files
 from .feature import Feature, Shared
+from .models.page_copy import PageCopies
 from .models.registry import Registry
 from .page import frame
 from .page.lab import Lab
@@ -27,6 +29,7 @@ logger = logging.getLogger("attention_lab")
 # Gradio keeps every session's component values until the session is evicted, oldest first, beyond this many
 # sessions; its default of 10,000 let memory grow by about 0.25 MB per session here.
 SESSION_CAPACITY = 128
+COPIES = ThreadPoolExecutor(1, thread_name_prefix="page-copy")  # the models' page copies are made one at a time
 
 
 def stylesheets(tabs: tuple[Feature, ...] = TABS) -> list[Path]:
@@ -50,7 +53,7 @@ def wire_tabs(wiring: Wiring, opened: dict) -> None:
             c = wiring.controls_of(values)
             yield from wiring.streamed(user, wiring.lab.open_tab, user, c, tab_id)
 
-        wiring.listen(tab.select, event, wiring.inputs, wiring.targets())
+        wiring.listen(tab.select, event, wiring.inputs, wiring.targets(), js=wiring.sends_page)
 
 
 def shared_by(registry: Registry, tabs: tuple[Feature, ...] = TABS) -> Shared:
@@ -74,7 +77,8 @@ def endpoints(lab: Lab, tabs: tuple = TABS) -> Endpoints:
 
 def build_demo(registry: Registry, tabs: tuple = TABS) -> gr.Blocks:
     """The app over `registry`, its tabs those of the tab table (`tabs`: another table, for a test)."""
-    gr.set_static_paths(static_files())
+    gr.set_static_paths([*static_files(), *road_files(registry)])
+    PageCopies(registry).start(COPIES)  # made once, in the background: the page decodes itself once they are
     lab = make_lab(registry, tabs, ahead=True)
     with gr.Blocks(title="Attention Lab", fill_width=True) as demo:
         components, state, opened = frame.build(registry, lab.default, LOOP, tabs)

@@ -1,7 +1,8 @@
 """What the page's controls say, by name: every decoding event sends them, and every action reads them from here.
 
-The step loop's own controls are fields: the model, the source and the decoding options (their components are laid
-out by attention_lab.decoding.layout under the same names, and sent in DECODING_CONTROLS' order). A feature's
+The step loop's own controls are fields: the model, the source, the decoding options and the decoding the page shows
+when it decodes itself (their components are laid out by attention_lab.decoding.layout under the same names, and sent
+in DECODING_CONTROLS' order). A feature's
 controls that bear on what it shows after every decoding (the Why tab's attribution method) follow them, and are read
 from `options` by the name the feature gives them (attention_lab.feature.Feature.controls).
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-DECODING_CONTROLS = ("model", "source", "strategy", "beam_size", "max_len", "top_k")
+DECODING_CONTROLS = ("model", "source", "strategy", "beam_size", "max_len", "top_k", "page")
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Controls:
     beam_size: int = 4
     max_len: int = 64
     top_k: int = 8  # the "Top-k shown" slider: candidates kept at each step
+    page: str = ""  # the decoding the page shows when it decodes itself, as JSON (attention_lab.decoding.road)
     shown: int | None = None  # the step the page shows, when the event sends it (None: the latest)
     options: dict[str, object] = field(default_factory=dict)  # the features' controls, by name
 

@@ -24,7 +24,7 @@ from attention_lab.attention import payload
 from attention_lab.attention.looks import names
 from attention_lab.attention.record import attention_record
 from attention_lab.checks import InputError, check_source
-from attention_lab.export.graphs import check
+from attention_lab.models.graphs import check
 from attention_lab.export.live import config, parts
 from attention_lab.records import jsonable
 from tests.node import NODE, needs_node

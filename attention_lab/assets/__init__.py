@@ -27,7 +27,7 @@ EMPTY = "<div class='lab-drawn'></div>"
 
 
 def modules() -> list[Path]:
-    """Every page module of the app (not the packages a live page carries: export/vendor)."""
+    """Every page module of the app (not the packages a live page carries: decoding/vendor)."""
     return sorted(p for p in PACKAGE.rglob("*.mjs") if "vendor" not in p.relative_to(PACKAGE).parts)
 
 

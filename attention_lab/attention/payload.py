@@ -92,6 +92,7 @@ class Decoding:
     cross_norms: str | None  # 32-bit (L, H, S); null before the first step, or without values
     steps: list[StepData]
     original: Original | None = None
+    interventions: bool = False  # heads ablated or edited: the page decodes on only a decoding without them
 
 
 @dataclass
@@ -211,6 +212,7 @@ def full(session: DecodingSession, tokenizer: Seq2SeqTokenizer, model_name: str,
         cross_norms=f32(stacked(cross_norms)) if cross_norms else None,
         steps=[_step(session, tokenizer, t, norms[:, :, t], rolled[:, t, : t + 1]) for t in range(n)],
         original=original,
+        interventions=bool(session.interventions),
     )
 
 

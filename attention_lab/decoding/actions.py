@@ -10,6 +10,7 @@ from transformer import DecodingSession
 from ..checks import InputError, as_int
 from ..controls import Controls
 from ..models.registry import Registry
+from .road import Road
 from .search import decoded_on
 from .state import Before, Run, Undo, UserState, asks_for, changed, first_difference, loop, new_run
 
@@ -50,6 +51,7 @@ class Decoding:
 
     def __init__(self, registry: Registry) -> None:
         self.registry = registry
+        self.road = Road(registry)  # the decoding the page shows, taken as the user's run before every action
 
     def max_len(self, c: Controls) -> int | None:
         """The max length asked for; none: the model's, as new_run takes it."""

@@ -1,6 +1,6 @@
 // The shown step's next-token candidates: a bar per token with its probability; the token written is marked. A
-// click on another asks the server to force it at this step and decode on (what if?); its "why not this?" asks why
-// the model wrote its token and not that one, drawn in the Why tab (why/contrast.mjs), which it opens.
+// click on another forces it at this step and decodes on (what if?), in the page or on the server; its "why not
+// this?" asks why the model wrote its token and not that one, drawn in the Why tab (why/contrast.mjs), which it opens.
 
 import {el, root} from "../assets/dom.mjs";
 import {percent} from "../assets/look.mjs";
@@ -9,6 +9,9 @@ import {page, watch} from "../assets/store.mjs";
 export const LABEL = "Next-token probabilities. What if? Click another candidate to force it here and decode on";
 export const WHY_NOT = "why not this?";
 export const WHY_NOT_EVENT = "attention-lab-why-not"; // on document, {detail: {step, token}}: a contrast was asked
+// On document, {detail: {token, shown}}, cancelable: a what-if was asked; the page's own step loop (road.mjs) takes
+// it by cancelling the event, else it goes to the server.
+export const WHAT_IF_EVENT = "attention-lab-what-if";
 
 export function renderCandidates(container, decoding, shown) {
   const list = el("div", "candidates");
@@ -58,7 +61,8 @@ export function mount({element, trigger}) {
     }
     const candidate = event.target.closest(".candidate[data-token]");
     if (candidate && !candidate.classList.contains("taken")) {
-      trigger("select", {token: Number(candidate.dataset.token), shown: page.shown});
+      const detail = {token: Number(candidate.dataset.token), shown: page.shown};
+      if (document.dispatchEvent(new CustomEvent(WHAT_IF_EVENT, {detail, cancelable: true}))) trigger("select", detail);
     }
   });
   watch((what) => (what === "decoding" || what === "shown" ? draw() : null));

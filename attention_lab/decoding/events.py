@@ -8,6 +8,8 @@ import json
 from ..models.examples import example_for
 from .actions import Decoding
 
+# The page's own step loop (road.mjs) writes the loop's outputs through gradio, in the page, with no request.
+WRITE = "() => window.attentionLabRoad.written()"
 TAKE_PROPOSED = (
     "(proposal, now) => { const p = JSON.parse(proposal || '{}'); return p.sent === now ? p.proposed : now; }"
 )
@@ -22,6 +24,7 @@ def wire(c: dict, wiring) -> None:
     for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
         wiring.on(c[name].click, getattr(decoding, name), api_name=f"ui_{name}", **wiring.UNDOCUMENTED)
     wiring.on(c["candidates"].select, decoding.force, data=wiring.picked("token"))
+    c["road"].write(None, None, [c[name] for name in ("output", "status", "step", "back", "original")], js=WRITE)
     for name in ("source", "max_len", "top_k", "strategy"):  # a new source or option: redrawn
         wiring.on(c[name].change, lambda user, controls: user.shown, trigger_mode="always_last")
     c["examples"].change(
@@ -40,6 +43,7 @@ def wire(c: dict, wiring) -> None:
         for answer in wiring.streamed(user, wiring.lab.do, decoding.switch, user, controls):
             yield (*answer, proposed)
 
-    switched = wiring.listen(c["model"].change, another_model, wiring.inputs, [*wiring.targets(), c["proposed"]])
+    targets = [*wiring.targets(), c["proposed"]]
+    switched = wiring.listen(c["model"].change, another_model, wiring.inputs, targets, js=wiring.sends_page)
     # What a person typed while the answer was on its way is theirs: the example replaces only what was sent.
     switched.then(None, [c["proposed"], c["source"]], [c["source"]], js=TAKE_PROPOSED)

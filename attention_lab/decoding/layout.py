@@ -15,6 +15,7 @@ import gradio as gr
 from ..assets.components import drawn
 from ..models.examples import examples_for_page, first_example
 from ..models.registry import Registry
+from .road import road_config
 from .search import MAX_BEAM, STRATEGIES
 
 
@@ -22,13 +23,16 @@ def layout(registry: Registry, default: str) -> dict:
     """The column's components by name, laid out top to bottom as they are created."""
     c = {}
     with gr.Row(elem_classes="lab-inputs"):
-        c["model"] = gr.Dropdown(registry.names, value=default, label="Model", scale=1, min_width=120)
+        c["model"] = gr.Dropdown(
+            registry.names, value=default, label="Model", scale=1, min_width=120, elem_id="lab-model"
+        )
         rows, labels = examples_for_page(registry)
         choices = [(label, json.dumps(row, ensure_ascii=False)) for row, label in zip(rows, labels)]
         c["examples"] = gr.Dropdown(choices, value=None, label="Examples", scale=2, min_width=160, elem_id="examples")
     start = first_example(registry, default)
     c["source"] = gr.Textbox(label="Source", lines=2, max_lines=6, value=start, elem_id="lab-source")
     c["proposed"] = gr.Textbox(visible=False, show_label=False, elem_id="lab-proposed")  # a model switch's example
+    c["page"] = gr.Textbox(visible=False, show_label=False, elem_id="lab-page")  # what the page decoded (road.py)
     with gr.Row(elem_classes="lab-buttons"):
         c["run"] = gr.Button("Run", variant="primary", min_width=60, elem_id="lab-run")
         c["step"] = gr.Button("Step", min_width=60, elem_id="lab-step")
@@ -37,14 +41,16 @@ def layout(registry: Registry, default: str) -> dict:
     with gr.Row(elem_classes="lab-outputs"):
         c["output"] = gr.Textbox(label="Output", interactive=False, lines=1, max_lines=3, min_width=160)
         c["original"] = gr.Textbox(label="Before the what-if", interactive=False, visible=False, min_width=160)
+    # where the decoding happens, in a line; the page's own step loop (road.mjs), which writes the outputs above
+    c["road"] = drawn("decoding/road.mjs", "lab-road", value=road_config(registry), events=("write",))
     c["steps"] = drawn("decoding/steps.mjs", "lab-steps")  # Show step, the output a token a step: the decoding's value
     c["status"] = gr.Textbox(label="Notice", interactive=False, visible=False, lines=1, max_lines=3)
     c["now"] = drawn("decoding/now.mjs", "now")
     c["candidates"] = drawn("decoding/candidates.mjs", "candidates", classes=("lab-hide-presenting",))
     with gr.Accordion("Decoding options", open=False, elem_classes="lab-hide-presenting"), gr.Row():
         info = "Step decodes greedily, so it is off in beam mode; Run decodes the beams."
-        c["strategy"] = gr.Radio(list(STRATEGIES), value="greedy", label="Strategy", info=info)
-        c["beam_size"] = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size")
-        c["max_len"] = gr.Slider(1, 128, value=64, step=1, label="Max length")
-        c["top_k"] = gr.Slider(1, 20, value=8, step=1, label="Top-k shown")
+        c["strategy"] = gr.Radio(list(STRATEGIES), value="greedy", label="Strategy", info=info, elem_id="lab-strategy")
+        c["beam_size"] = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size", elem_id="lab-beam-size")
+        c["max_len"] = gr.Slider(1, 128, value=64, step=1, label="Max length", elem_id="lab-max-len")
+        c["top_k"] = gr.Slider(1, 20, value=8, step=1, label="Top-k shown", elem_id="lab-top-k")
     return c

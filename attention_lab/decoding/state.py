@@ -195,6 +195,12 @@ class UserState:
             run.serial = next(self._serials)
         self._run = run
 
+    def adopt(self, run: Run) -> None:
+        """Make `run`, numbered by the page that decoded it, the session's run; the session's next numbers follow
+        it, so no later run takes its number."""
+        self._run = run
+        self._serials = itertools.count(max(run.serial + 1, next(self._serials)))
+
     def __deepcopy__(self, memo) -> UserState:  # gradio copies the initial value into each new session
         return UserState()
 

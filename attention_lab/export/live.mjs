@@ -1,6 +1,7 @@
-// The live page: one of our models decoding in the page (model.mjs, ONNX Runtime Web), with the app's step loop
-// (Model, Source, Run, Step, Back, Reset, Show step, an Output box, the keys, the candidates and what-if) and the
-// app's own views, which draw the messages this page makes of its decoding (messages.mjs) as they draw the server's.
+// The live page: one of our models decoding in the page (decoding/model.mjs, ONNX Runtime Web), with the app's step
+// loop as the app's page runs it (decoding/loop.mjs: Model, Source, Run, Step, Back, Reset, Show step, an Output
+// box, the keys, the candidates and what-if) and the app's own views, which draw the messages the loop makes of its
+// decoding (decoding/messages.mjs) as they draw the server's.
 // attention_lab/export/live.py writes the page: the controls, this module bundled with what it imports, and the
 // parts (the graphs, their weights, the tokenizer, the runtime) inside the file or beside it in a folder.
 
@@ -9,9 +10,9 @@ import {mount as now} from "../decoding/now.mjs";
 import {mount as steps} from "../decoding/steps.mjs";
 import {mount as views} from "../attention/views.mjs";
 import {install, KEYS} from "../assets/keys.mjs";
-import {receive, setKind, setLook, setNames, show} from "../assets/store.mjs";
-import {InputError, LiveModel} from "./model.mjs";
-import {fewer, full, more, original} from "./messages.mjs";
+import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
+import {LiveModel} from "../decoding/model.mjs";
+import {Loop} from "../decoding/loop.mjs";
 
 const none = () => {};
 
@@ -23,133 +24,28 @@ function part(name, trigger = none) {
   return {element, props: {value: null}, watch: none, trigger};
 }
 
-/** The page's decoding and what it has sent its views (the key of the decoding they hold). */
-export class Live {
-  constructor(model, ui) {
-    Object.assign(this, {model, ui, session: null, text: null, serial: 0, version: 0, queue: Promise.resolve()});
-  }
-
-  key() {
-    return {serial: this.serial, version: this.version};
-  }
-
-  /** Do `action` after whatever was asked before it (clicks are taken in order); a message for bad input. */
-  act(action) {
-    this.queue = this.queue.then(async () => {
-      try {
-        this.ui.say("");
-        await action();
-      } catch (err) {
-        if (!(err instanceof InputError)) console.error(err);
-        this.ui.say(String(err.message || err).split("\n")[0], true);
-      }
-      this.ui.settle(this);
-    });
-    return this.queue;
-  }
-
-  /** The session of what the Source holds now: a new one when the text changed since the last. */
-  async current() {
-    const text = this.ui.source();
-    if (this.session && text === this.text) return this.session;
-    const {ids, notice} = this.model.source(text);
-    this.session = await this.model.start(ids);
-    this.text = text;
-    this.serial++;
-    this.version = 0;
-    this.notice = notice;
-    this.send(full(this.session, this.key(), 0));
-    return this.session;
-  }
-
-  send(message) {
-    receive(message);
-    const tokens = this.session ? this.session.tokens : [];
-    this.ui.output(tokens.length ? this.model.tokenizer.decode(tokens, {skip_special_tokens: true}) : "");
-    if (this.notice) this.ui.say(this.notice);
-  }
-
-  run() {
-    return this.act(async () => {
-      const session = await this.current();
-      await session.run();
-      this.version++;
-      this.send(full(session, this.key(), session.steps.length));
-    });
-  }
-
-  step() {
-    return this.act(async () => {
-      const session = await this.current();
-      if (session.finished) throw new InputError("Decoding has finished: step back or reset first.");
-      const after = this.key();
-      await session.step();
-      this.version++;
-      this.send(more(session, this.key(), after));
-    });
-  }
-
-  back() {
-    return this.act(async () => {
-      if (!this.session || !this.session.steps.length) return;
-      const after = this.key();
-      this.session.back();
-      this.version++;
-      this.send(fewer(this.session, this.key(), after));
-    });
-  }
-
-  reset() {
-    return this.act(async () => {
-      if (!this.session) return;
-      this.session.reset();
-      this.version++;
-      this.send(full(this.session, this.key(), 0));
-    });
-  }
-
-  /** What if the model had written `token` at step `shown`? Force it there and decode on; the decoding before is
-   * drawn beside it, as the app does. */
-  whatIf(token, shown) {
-    return this.act(async () => {
-      const session = this.session;
-      if (!session || !shown) return;
-      const before = session.steps.slice();
-      while (session.steps.length >= shown) session.back();
-      await session.step(token);
-      await session.run();
-      this.version++;
-      const message = full(session, this.key(), shown);
-      message.data.original = original(session, before, shown);
-      this.send(message);
-    });
-  }
-}
-
-/** The step of the last word written: the last step, or the one before it when the last wrote the end token. */
-function lastWord(session) {
-  const n = session.steps.length;
-  return n > 1 && session.steps[n - 1].token === session.model.config.eos_id ? n - 1 : n;
-}
-
-/** The page's controls (written by live.py), and what the decoding says back to them. */
+/** The page's controls (written by live.py), and what the loop says back to them (decoding/loop.mjs's `ui`). */
 function controls() {
   const $ = (id) => document.getElementById(id);
   const message = $("live-message");
-  return {
+  const ui = {
     buttons: ["lab-run", "lab-step", "lab-back", "lab-reset"].map($),
     source: () => $("lab-source").value,
     setSource: (text) => ($("lab-source").value = text),
+    options: () => ({topK: 5, maxNew: null}),
     output: (text) => ($("lab-output").value = text),
-    say(text, error = false) {
-      message.textContent = text;
-      message.classList.toggle("error", error);
+    status: "",
+    wrote(outputs) {
+      ui.output(outputs.output);
+      ui.status = outputs.status;
+      ui.say("");
     },
-    settle(live) {
-      document.body.dataset.steps = String(live.session ? live.session.steps.length : 0);
-      document.body.dataset.busy = "false";
+    say(text, error = false) {
+      message.textContent = text || ui.status;
+      message.classList.toggle("error", Boolean(text) && error);
     },
   };
+  return ui;
 }
 
 let opened = null;
@@ -188,16 +84,20 @@ export async function start(state, {ort, Tokenizer, bytes}) {
   const model = await LiveModel.load(ort, Tokenizer, {encoder, decoder, weights,
     tokenizer: JSON.parse(new TextDecoder().decode(tokenizer)), config: state.config});
   performance.mark("live:model");
-  const live = (page.live = new Live(model, ui));
+  const live = (page.live = new Loop(model, ui));
+  const settle = () => {
+    document.body.dataset.steps = String(live.session ? live.session.steps.length : 0);
+    document.body.dataset.busy = "false";
+  };
+  const after = (done) => done.then(settle);
   const [run, step, back, reset] = ui.buttons;
-  run.addEventListener("click", () => live.run());
-  step.addEventListener("click", () => live.step());
-  back.addEventListener("click", () => live.back());
-  reset.addEventListener("click", () => live.reset());
-  install(document, {step: () => live.step(), help: () => ui.say(KEYS.map(([k, what]) => `${k}: ${what}`).join(" · "))});
+  run.addEventListener("click", () => after(live.run()));
+  step.addEventListener("click", () => after(live.step()));
+  back.addEventListener("click", () => after(live.back()));
+  reset.addEventListener("click", () => after(live.reset()));
+  install(document, {step: () => after(live.step()), help: () => ui.say(KEYS.map(([k, what]) => `${k}: ${what}`).join(" · "))});
   ui.buttons.forEach((b) => (b.disabled = false));
-  await live.run();
-  await live.act(async () => show(lastWord(live.session))); // as the app opens: on the last word written
+  await after(live.run()); // as the app opens: the example decoded, on the last word written
   performance.mark("live:example");
   window.attentionLabLive = live; // for a person at the console and the tests
   return live;

@@ -11,7 +11,7 @@ views the messages the server would send (messages.mjs), so the app's own module
   matter makes it a static Hugging Face Space (`sdk: static`).
 
 The runtime and the tokenizer library are the npm packages onnxruntime-web 1.30.0 (MIT) and
-@huggingface/tokenizers 0.2.0 (Apache-2.0), kept in vendor/ (see vendor/README.md).
+@huggingface/tokenizers 0.2.0 (Apache-2.0), kept in decoding/vendor/ (see its README.md).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import gzip
 import html
 import sys
 import tempfile
-import unicodedata
 from pathlib import Path
 
 from transformer import DecodingSession, Seq2SeqPipeline, Transformer, load_pretrained
@@ -34,17 +33,18 @@ from ..assets import PAGE_CSS, bundle, bundle_name, in_script, styles
 from ..attention import payload
 from ..attention.kinds import PAGE_ORDER
 from ..attention.looks import Look, names
-from ..checks import InputError, check_source, known_characters
+from ..checks import InputError, check_source
 from ..decoding.messages import Full, Key
 from ..decoding.state import shown_step
 from ..models.examples import first_example
+from ..models.graphs import WEIGHTS, exported
+from ..models.page_copy import page_config
 from ..models.registry import Registry, entry_of
-from .graphs import WEIGHTS, exported
 
 HERE = Path(__file__).resolve().parent
-VENDOR = HERE / "vendor"
 ENTRY = HERE / "live.mjs"
 PACKAGE = HERE.parent
+VENDOR = PACKAGE / "decoding" / "vendor"
 STYLESHEETS = [
     PAGE_CSS,
     PACKAGE / "decoding" / "decoding.css",
@@ -53,54 +53,7 @@ STYLESHEETS = [
     HERE / "live.css",
 ]
 RUNTIME = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm", "tokenizers.min.mjs")
-# The characters whose names a message may give (checks.describe_char): what a keyboard types in the languages
-# around our models (Latin, its accents, Greek, Cyrillic, punctuation, currency, arrows, common symbols, emoji), and
-# the ranges of CJK ideographs, which Unicode names by a rule (model.mjs applies it).
-NAMED = [(0x20, 0x24F), (0x370, 0x3FF), (0x400, 0x4FF), (0x2000, 0x20CF), (0x2100, 0x21FF), (0x2600, 0x27BF)]
-NAMED += [(0x3000, 0x303F), (0xFF00, 0xFFEF), (0x1F300, 0x1FAFF)]
 LIMIT_MB = 50
-
-
-def config(pipeline: Seq2SeqPipeline, name: str) -> dict:
-    """What the page needs to know of the model beside its graphs (model.mjs's `config`)."""
-    model, tokenizer = pipeline.model, pipeline.tokenizer
-    c = model.config
-    return {
-        "name": name,
-        "n_encoder_layers": c.n_encoder_layers,
-        "n_decoder_layers": c.n_decoder_layers,
-        "n_heads": c.n_heads,
-        "d_model": c.d_model,
-        "tgt_vocab_size": c.tgt_vocab_size,
-        "pad_id": c.pad_id,
-        "bos_id": c.bos_id,
-        "eos_id": c.eos_id,
-        "unk_id": tokenizer.unk_id,
-        "max_len": c.max_len,
-        "max_new_tokens": c.max_new_tokens,
-        "banned": sorted(model.rules.banned),
-        "character_level": bool(tokenizer.is_character_level),
-        "alphabet": known_characters(tokenizer),
-        "ideographs": ideographs(),
-        "names": {
-            chr(i): unicodedata.name(chr(i)).lower()
-            for start, end in NAMED
-            for i in range(start, end + 1)
-            if unicodedata.name(chr(i), "")
-        },
-    }
-
-
-def ideographs() -> list[tuple[int, int]]:
-    """The code ranges Unicode names by rule, "CJK UNIFIED IDEOGRAPH-" and the code (as this Python knows them)."""
-    ranges: list[tuple[int, int]] = []
-    for code in range(0x3400, 0x32400):
-        if unicodedata.name(chr(code), "").startswith("CJK UNIFIED IDEOGRAPH-"):
-            if ranges and ranges[-1][1] == code - 1:
-                ranges[-1] = (ranges[-1][0], code)
-            else:
-                ranges.append((code, code))
-    return ranges
 
 
 def parts(pipeline: Seq2SeqPipeline) -> dict[str, bytes]:
@@ -157,7 +110,7 @@ def page(pipeline: Seq2SeqPipeline, name: str, inside: dict[str, bytes] | None =
             Key(0, 0), shown_step(session, None), payload.full(session, pipeline.tokenizer, name)
         ),  # drawn as the page opens
         "output": pipeline.tokenizer.decode(session.tokens),
-        "config": config(pipeline, name),
+        "config": page_config(pipeline, name),
     }
     packed = "".join(
         f"<script type='application/octet-stream' id='part:{file}'>"

@@ -49,6 +49,7 @@ class Lab:
     def do(self, action: Action, user: UserState, c: Controls, *extra) -> dict:
         """Run `action` on the user's run under the user's lock; the page's changes, name -> new value."""
         with user.lock:
+            self.decoding.road.take(user, c)
             shown = action(user, c, *extra)
             max_len = self.decoding.max_len(c)
             found, waiting = self.views.changes(user, c, shown, max_len)
@@ -75,6 +76,7 @@ class Lab:
         with user.lock:
             if tab == user.tab or tab not in self.views.tabs:  # gradio selects the open tab as the page opens
                 return {}
+            self.decoding.road.take(user, c)
             user.tab = tab
             user.seen.add(tab)
             found, waiting = self.views.changes(user, c, user.shown, self.decoding.max_len(c))

@@ -30,6 +30,11 @@ LANES = {  # a lane's name (attention_lab.feature: DECODE, HEAVY) -> what gradio
     HEAVY: {"concurrency_id": HEAVY, "concurrency_limit": 1},
 }
 PRIVATE, QUIET = {"api_visibility": "private"}, {"show_progress": "hidden"}
+# What the page adds to every decoding event it sends: the decoding it shows, when it decodes itself (the control
+# `page`, at this position of the event's inputs; decoding/road.mjs and attention_lab.decoding.road).
+SENDS_PAGE = (
+    "(...args) => {{ const road = window.attentionLabRoad; if (road) args[{0}] = road.decoded(); return args; }}"
+)
 # How a value from the Lab becomes its component's update, by the output's kind (attention_lab.feature).
 UPDATES = {
     BUTTON: lambda value: gr.update(interactive=bool(value)),
@@ -108,8 +113,13 @@ class Wiring:
             more = [*(data(c, evt._data or {}) if data else ()), *values[n:]]
             yield from self.streamed(user, self.lab.do, action, user, c, *more)
 
-        settings = {**PRIVATE, **QUIET, **LANES[DECODE], **options}
+        settings = {**PRIVATE, **QUIET, **LANES[DECODE], "js": self.sends_page, **options}
         return trigger(event, [*self.inputs, *extra], self.targets(), **settings)
+
+    @property
+    def sends_page(self) -> str:
+        """The js of an event whose inputs are `inputs` (then anything): it sends the decoding the page shows."""
+        return SENDS_PAGE.format(1 + self.controls.index("page"))
 
     @staticmethod
     def picked(name: str) -> Callable[[Controls, dict], list]:

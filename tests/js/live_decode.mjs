@@ -1,4 +1,4 @@
-// The live page's decoding (attention_lab/export/model.mjs and messages.mjs) run in Node, on the runtime and the
+// The live page's decoding (attention_lab/decoding/model.mjs and messages.mjs) run in Node, on the runtime and the
 // tokenizer library the page carries, for tests/test_live.py to compare with the library:
 //   node tests/js/live_decode.mjs DIR REQUEST.json > ANSWER.json
 // DIR holds what export/live.py's parts() and config() give (encoder.onnx, decoder.onnx, weights.bin,
@@ -15,11 +15,11 @@ import zlib from "node:zlib";
 import {fileURLToPath} from "node:url";
 
 const EXPORT = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../attention_lab/export");
-const VENDOR = path.join(EXPORT, "vendor");
+const VENDOR = path.join(EXPORT, "../decoding/vendor");
 const ort = await import(path.join(VENDOR, "ort.wasm.bundle.min.mjs"));
 const {Tokenizer} = await import(path.join(VENDOR, "tokenizers.min.mjs"));
-const {InputError, LiveModel} = await import(path.join(EXPORT, "model.mjs"));
-const {full, more} = await import(path.join(EXPORT, "messages.mjs"));
+const {InputError, LiveModel} = await import(path.join(EXPORT, "../decoding/model.mjs"));
+const {full, more} = await import(path.join(EXPORT, "../decoding/messages.mjs"));
 const {errors} = await import("./messages.mjs");
 const store = await import(path.join(EXPORT, "../assets/store.mjs"));
 const {Decoding} = await import(path.join(EXPORT, "../assets/decoding.mjs"));

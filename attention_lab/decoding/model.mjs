@@ -1,4 +1,4 @@
-// Our model decoding in the page, with ONNX Runtime Web: the two graphs attention_lab/export/graphs.py exports (the
+// Our model decoding in the page, with ONNX Runtime Web: the two graphs attention_lab/models/graphs.py exports (the
 // encoder, and one decoder step with the KV cache as inputs and outputs), the tokenizer from the checkpoint's
 // tokenizer.json (@huggingface/tokenizers), and greedy decoding step by step with back and what-if, as the
 // library's DecodingSession does it. The runtime and the tokenizer library are handed in (the page loads them from
@@ -72,6 +72,15 @@ export class LiveModel {
     return {ids, notice: notice.trim()};
   }
 
+  /** A warning when the source (its ids, the end token last) is longer than anything the model saw in training, ""
+   * otherwise (models.registry.ModelEntry.length_notice). */
+  lengthNotice(ids) {
+    const n = ids.length - 1, longest = this.config.trained_length;
+    if (!longest || n <= longest) return "";
+    const unit = this.config.character_level ? "characters" : "tokens";
+    return `This source is ${n} ${unit}, longer than any the model saw in training (up to ${longest}): expect the output to degrade.`;
+  }
+
   /** A character named so that any reader can tell what it is (checks.describe_char): its Unicode name comes from
    * the table export wrote, which holds the characters a keyboard types; any other is named by its code. */
   describe(char) {
@@ -81,21 +90,23 @@ export class LiveModel {
     return ALNUM.test(char) ? `'${char}' (${name})` : `${name} (${code})`;
   }
 
-  /** A decoding of `ids` to step through (see LiveSession). */
-  async start(ids, topK = 5) {
+  /** A decoding of `ids` to step through (see LiveSession), with `topK` candidates kept at each step and at most
+   * `maxNew` tokens (the model's own limit by default). */
+  async start(ids, topK = 5, maxNew = null) {
     const source = new this.ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
     const out = await this.encoder.run({source});
-    return new LiveSession(this, ids, out, topK);
+    return new LiveSession(this, ids, out, topK, maxNew);
   }
 }
 
 /** One source's greedy decoding, a step at a time, with back and what-if (transformer.DecodingSession). */
 export class LiveSession {
-  constructor(model, ids, encoded, topK) {
+  constructor(model, ids, encoded, topK, maxNew = null) {
     const c = model.config;
     this.model = model;
     this.srcIds = ids;
     this.topK = Math.max(1, Math.min(topK, c.tgt_vocab_size));
+    this.maxNew = maxNew || c.max_new_tokens;
     this.encoder = encoded.encoder.data; // (Le, H, S, S)
     this.encoderNorms = encoded.encoder_norms.data; // (Le, H, S)
     this.encoderRollout = encoded.encoder_rollout.data; // (Le, S, S)
@@ -113,7 +124,7 @@ export class LiveSession {
 
   get finished() {
     const n = this.steps.length;
-    return n > 0 && (this.steps[n - 1].token === this.model.config.eos_id || n >= this.model.config.max_new_tokens);
+    return n > 0 && (this.steps[n - 1].token === this.model.config.eos_id || n >= this.maxNew);
   }
 
   /** Whether the model may write `token` at all (never pad or bos, nor an id outside its vocabulary). */

@@ -69,6 +69,7 @@ export function decoding(session) {
     cross_norms: session.steps.length ? f32(session.crossNorms) : null,
     steps: session.steps.map((_, t) => stepData(session, t)),
     original: null,
+    interventions: false,
   };
 }
 
@@ -77,21 +78,20 @@ export function full(session, key, shown) {
   return {op: "full", key, shown, data: decoding(session)};
 }
 
-/** Its last step, for a page that holds the steps before it (messages.More). */
-export function more(session, key, after) {
+/** Its last step, for a page that holds the steps before it, shown at `shown` (messages.More). */
+export function more(session, key, after, shown = session.steps.length) {
   const t = session.steps.length - 1;
   const out = tokens(session, session.tokens);
   return {
-    op: "step", key, after, shown: t + 1, step: stepData(session, t),
+    op: "step", key, after, shown, step: stepData(session, t),
     out: {labels: out.labels[t], words: out.words[t], group: out.group[t], special: out.special[t]},
     cross_norms: t === 0 ? f32(session.crossNorms) : null,
   };
 }
 
-/** A step fewer (messages.Fewer). */
-export function fewer(session, key, after) {
-  const n = session.steps.length;
-  return {op: "back", key, after, shown: n, steps: n};
+/** A step fewer, shown at `shown` (messages.Fewer). */
+export function fewer(session, key, after, shown = session.steps.length) {
+  return {op: "back", key, after, shown, steps: session.steps.length};
 }
 
 /** The decoding before a what-if (payload.Original): its tokens and each step's cross-attention, and the step (1-based)

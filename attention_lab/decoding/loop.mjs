@@ -1,0 +1,197 @@
+// The step loop in the page: Run, Step, Back, Reset and a what-if on a model that decodes in the page (model.mjs).
+// Each action is answered as the server answers it (decoding/actions.py): the same decoding, the same step shown,
+// the same messages (messages.mjs, in the checked-in schema) for the page's views, and the same texts for the loop's
+// outputs. The app's page (road.mjs) and a live page (export/live.mjs) both run it; each hands it a `ui`:
+//   ui.source()            the Source as typed
+//   ui.options()           {topK, maxNew}: the candidates kept at each step and the most tokens written (null: the model's)
+//   ui.wrote(outputs)      the loop's outputs changed: {output, status, canStep, canBack, original: {value, label}}
+//   ui.say(line, error)    a one-line message ("" clears it); error: a user's mistake
+//   ui.failed(err, retry)  (optional) the model failed, not the user: `retry` hands the action to another road
+
+import {page, receive, sameKey} from "../assets/store.mjs";
+import {InputError} from "./model.mjs";
+import {fewer, full, more, original} from "./messages.mjs";
+
+export const FINISHED = "Finished: use Back, a what-if token, or Reset."; // decoding/actions.py
+export const STEP_FINISHED = "Decoding has finished: use Back, a what-if token, or Reset.";
+export const NOTHING_BACK = "Nothing to go back to: this is step 0.";
+export const PICK_FIRST = "Decode a step first, then pick another candidate token.";
+export const PICK_LISTED = "Pick one of the candidate tokens listed for this step.";
+
+/** The step to show after an action (decoding/state.shown_step): the last word written, not the end token. */
+export function lastWord(session) {
+  const n = session.steps.length;
+  return n > 1 && session.steps[n - 1].token === session.model.config.eos_id ? n - 1 : n;
+}
+
+export class Loop {
+  constructor(model, ui) {
+    Object.assign(this, {model, ui, session: null, text: null, options: null, notice: ""});
+    Object.assign(this, {serial: 0, version: 0, before: null, queue: Promise.resolve()});
+  }
+
+  key() {
+    return this.session ? {serial: this.serial, version: this.version} : null;
+  }
+
+  /** Do `action` after whatever was asked before it (clicks are taken in order); a user's mistake is said in one
+   * line and changes nothing. */
+  act(action) {
+    this.queue = this.queue.then(async () => {
+      try {
+        this.ui.say("");
+        await action();
+      } catch (err) {
+        if (!(err instanceof InputError) && this.ui.failed) return this.ui.failed(err, this.retry || (() => {}));
+        if (!(err instanceof InputError)) console.error(err);
+        this.ui.say(String(err.message || err).split("\n")[0], true);
+      }
+    });
+    return this.queue;
+  }
+
+  /** Whether this loop can answer `action` ("run", "step", "back", "reset", "what-if") as the server would: not
+   * on a decoding with interventions (an ablation or an edit is the server's), and Back or a what-if only on a
+   * decoding whose source it can read again (the page's own, or one of the Source as it is now). */
+  canTake(action) {
+    const held = page.decoding;
+    if (held && held.interventions) return false;
+    if (action !== "back" && action !== "what-if") return true;
+    if (!held || sameKey(page.key, this.key())) return true;
+    try {
+      return sameSource(held, this.model.source(this.ui.source()).ids, this.model);
+    } catch {
+      return false;
+    }
+  }
+
+  /** The decoding the actions work on. Run and Step (`fresh`) work on the Source and the options as they are now:
+   * the loop's own decoding while it was started from them and the page still holds it; else the page's, when
+   * another made it (the server, before this page could decode) from the same source, taken over by forcing its
+   * tokens; else a new one. Back and a what-if work on the decoding the page holds, whatever the Source says now. */
+  async current(fresh = true) {
+    const text = this.ui.source(), options = this.ui.options();
+    const ours = this.session && sameKey(page.key, this.key());
+    const asked = text === this.text && JSON.stringify(options) === JSON.stringify(this.options);
+    if (ours && (asked || !fresh)) return this.session;
+    const {ids, notice} = this.model.source(text);
+    const session = await this.model.start(ids, options.topK, options.maxNew);
+    Object.assign(this, {session, text, options, before: null});
+    this.notice = [notice, this.model.lengthNotice(ids)].filter(Boolean).join(" ");
+    const held = page.decoding;
+    if (held && page.key && !ours && sameSource(held, ids, this.model) && held.steps.every((s) => session.canWrite(s.token))) {
+      for (const step of held.steps) await session.step(step.token);
+      [this.serial, this.version] = [page.key.serial, page.key.version];
+      return session;
+    }
+    this.serial = Math.max(this.serial, page.key ? page.key.serial : 0) + 1;
+    this.version = 0;
+    this.send(full(session, this.key(), 0));
+    return session;
+  }
+
+  /** Tell the views (`message`) and the loop's outputs what changed. */
+  send(message) {
+    if (message) receive(message);
+    this.ui.wrote(this.outputs());
+  }
+
+  /** The loop's outputs as the server's step loop shows them (decoding/view.py). */
+  outputs() {
+    const s = this.session, n = s ? s.steps.length : 0;
+    const text = (tokens) => this.model.tokenizer.decode(tokens, {skip_special_tokens: true});
+    const before = this.before;
+    return {
+      output: n ? text(s.tokens) : "",
+      status: [s ? this.notice : "", s && s.finished ? FINISHED : ""].filter(Boolean).join(" "),
+      canStep: true,
+      canBack: n > 0,
+      original: before ? {value: text(before.tokens), label: "Before the what-if"} : {value: null, label: ""},
+    };
+  }
+
+  changed() {
+    this.version++;
+    return this.key();
+  }
+
+  run() {
+    return this.act(async () => {
+      const session = await this.current();
+      if (session.finished) session.reset();
+      await session.run();
+      this.before = null;
+      this.send(full(session, this.changed(), lastWord(session)));
+    });
+  }
+
+  step() {
+    return this.act(async () => {
+      const session = await this.current();
+      if (session.finished) throw new InputError(STEP_FINISHED);
+      const after = this.key();
+      await session.step();
+      this.send(more(session, this.changed(), after, lastWord(session)));
+    });
+  }
+
+  back() {
+    return this.act(async () => {
+      if (!page.decoding || !page.decoding.steps.length) throw new InputError(NOTHING_BACK);
+      const session = await this.current(false);
+      if (!session.steps.length) throw new InputError(NOTHING_BACK);
+      const after = this.key();
+      session.back();
+      this.send(fewer(session, this.changed(), after, lastWord(session)));
+    });
+  }
+
+  reset() {
+    return this.act(async () => {
+      Object.assign(this, {session: null, text: null, before: null});
+      receive({op: "clear", key: null, shown: 0});
+      this.ui.wrote(this.outputs());
+    });
+  }
+
+  /** What if the model had written `token` at step `shown`? Force it there and decode on greedily; the decoding
+   * before is kept beside it, as the app does. */
+  whatIf(token, shown) {
+    return this.act(async () => {
+      if (!page.decoding || !page.decoding.steps.length) throw new InputError(PICK_FIRST);
+      const session = await this.current(false);
+      const at = Math.max(1, Math.min(Number(shown) || 1, session.steps.length));
+      if (!session.canWrite(token)) throw new InputError(PICK_LISTED);
+      const before = session.steps.slice();
+      while (session.steps.length >= at) session.back();
+      await session.step(token);
+      await session.run();
+      this.before = {tokens: before.map((s) => s.token), at};
+      const message = full(session, this.changed(), at);
+      message.data.original = original(session, before, at);
+      this.send(message);
+    });
+  }
+
+  /** The page's decoding as the server needs it to rebuild it (decoding/road.py): the model, the source, the
+   * options, every token written and where a what-if forced one, and the decoding before it. */
+  decoded() {
+    const s = this.session;
+    if (!s) return {key: null};
+    return {
+      key: this.key(),
+      model: this.model.config.name,
+      source: this.text,
+      top_k: this.options.topK,
+      max_len: this.options.maxNew,
+      tokens: s.tokens,
+      shown: page.shown,
+      before: this.before,
+    };
+  }
+}
+
+/** Whether the page's decoding `held` reads the source `ids` (the same pieces). */
+function sameSource(held, ids, model) {
+  return JSON.stringify(ids.map((id) => model.label(id))) === JSON.stringify(held.src.labels);
+}

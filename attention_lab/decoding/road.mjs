@@ -1,0 +1,221 @@
+// The app's step loop decodes in this page. After the page's first paint, the model's page copy (its graphs, their
+// weights and its tokenizer: models/page_copy.py, served by the app) loads into ONNX Runtime Web. From then on Run,
+// Step, Back, Reset, the keys and a what-if are answered here by the loop a live page runs (loop.mjs), with no
+// request; the loop's outputs (Output, the notice, the buttons) are written through gradio in the page (the
+// component's "write" event, a js-only listener).
+//
+// The server decodes as before until the copy is ready, where the browser has no WebAssembly, for a model without a
+// copy, in beam mode, and for a decoding with interventions (an ablation or an edit is the server's). A copy that
+// fails to load, or fails while decoding, hands the page to the server with a notice; the click is sent there.
+// Every request the page sends carries the decoding it shows (`decoded`, the control "page"), and the server makes
+// that its run before it answers (decoding/road.py), so every tab shows what the page shows.
+
+import {el, root} from "../assets/dom.mjs";
+import {page, watch} from "../assets/store.mjs";
+import {WHAT_IF_EVENT} from "./candidates.mjs";
+import {Loop} from "./loop.mjs";
+import {LiveModel} from "./model.mjs";
+
+const ACTIONS = {"lab-run": "run", "lab-step": "step", "lab-back": "back", "lab-reset": "reset"};
+const POLL_MS = 1000, POLL_TRIES = 300; // a copy is made as the app starts: wait for it for up to 5 minutes
+const $ = (selector) => document.querySelector(selector);
+
+/** The step loop's controls, as the page shows them. */
+export function controlsNow() {
+  const number = (selector) => Number($(selector)?.value) || null;
+  return {
+    model: $("#lab-model input")?.value ?? "",
+    source: $("#lab-source textarea")?.value ?? "",
+    strategy: $("#lab-strategy input:checked")?.value ?? "greedy",
+    topK: number("#lab-top-k input[type=number]") ?? 8,
+    maxNew: number("#lab-max-len input[type=number]"),
+  };
+}
+
+async function bytes(address) {
+  const answer = await fetch(new URL(address, document.baseURI));
+  if (!answer.ok) throw new Error(`${address.split("/").pop()}: ${answer.status} ${answer.statusText}`);
+  return new Uint8Array(await answer.arrayBuffer());
+}
+
+async function gunzip(packed) {
+  const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/** The runtime and the tokenizer library, loaded once. */
+async function loadRuntime(runtime) {
+  const at = (address) => new URL(address, document.baseURI).href;
+  const [ort, tokenizers, wasm] = await Promise.all([import(at(runtime.ort)), import(at(runtime.tokenizers)),
+    bytes(runtime.wasm).then(gunzip)]);
+  ort.env.wasm.numThreads = 1; // no cross-origin isolation on a Space or a local app: one thread
+  ort.env.wasm.wasmBinary = wasm;
+  return {ort, Tokenizer: tokenizers.Tokenizer};
+}
+
+/** A model's copy, once the app has made it (its config.json is written last). */
+async function loadCopy(folder, {ort, Tokenizer}) {
+  for (let tries = 0; ; tries++) {
+    const answer = await fetch(new URL(folder + "config.json", document.baseURI));
+    if (answer.ok) break;
+    if (tries >= POLL_TRIES) throw new Error(`config.json: ${answer.status} ${answer.statusText}`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  const [encoder, decoder, weights, tokenizer, config] = await Promise.all(
+    ["encoder.onnx", "decoder.onnx", "weights.bin", "tokenizer.json", "config.json"].map((f) => bytes(folder + f)));
+  const json = (data) => JSON.parse(new TextDecoder().decode(data));
+  return LiveModel.load(ort, Tokenizer, {encoder, decoder, weights, tokenizer: json(tokenizer), config: json(config)});
+}
+
+/** The page's road: which models decode here, and the loop of each. */
+export class Road {
+  constructor(config, writer) {
+    Object.assign(this, {config, writer, runtime: null, models: new Map(), loops: new Map(), broken: new Map()});
+    this.pending = null;
+    this.passing = false; // a click handed on to the server
+  }
+
+  /** Where the model `name` decodes now, in words, and whether it is here ("page"), coming ("loading") or not. */
+  where(name) {
+    if (typeof WebAssembly !== "object") return ["server", "Decodes on the server: this browser has no WebAssembly."];
+    if (this.broken.has(name)) return ["server", `Decodes on the server: the page copy failed (${this.broken.get(name)}).`];
+    if (!this.config.copies[name]) return ["server", "Decodes on the server: this model has no page copy."];
+    if (this.loops.has(name)) return ["page", "Decodes in this page."];
+    return ["loading", "Decodes on the server while its page copy loads…"];
+  }
+
+  /** Begin loading `name`'s copy (and the runtime, once); the loop is ready when it resolves. */
+  load(name) {
+    if (this.models.has(name) || this.where(name)[0] !== "loading") return this.models.get(name);
+    this.runtime ??= loadRuntime(this.config.runtime);
+    const loading = this.runtime
+      .then((runtime) => loadCopy(this.config.copies[name], runtime))
+      .then((model) => {
+        this.loops.set(name, new Loop(model, this.ui(name)));
+        performance.mark(`road:ready:${name}`);
+      })
+      .catch((err) => this.fail(name, err));
+    this.models.set(name, loading);
+    loading.then(() => this.changed());
+    return loading;
+  }
+
+  fail(name, err) {
+    console.error(err);
+    this.loops.delete(name);
+    this.broken.set(name, String(err.message || err).split("\n")[0]);
+    this.changed();
+  }
+
+  changed() {
+    this.writer.where(this.where(controlsNow().model));
+  }
+
+  /** The loop that answers `action` now, or null: the server does. */
+  taker(action) {
+    const now = controlsNow(), loop = this.loops.get(now.model);
+    if (!loop || this.passing || now.strategy !== "greedy") return null;
+    return loop.canTake(action) ? loop : null;
+  }
+
+  /** The loop's `ui` for model `name` (loop.mjs). */
+  ui(name) {
+    return {
+      source: () => controlsNow().source,
+      options: () => ({topK: controlsNow().topK, maxNew: controlsNow().maxNew}),
+      wrote: (outputs) => this.write(outputs),
+      say: (line, error) => (line ? this.write({...(this.pending || {}), status: line, error}) : null),
+      failed: (err, retry) => {
+        this.fail(name, err);
+        retry();
+      },
+    };
+  }
+
+  /** Write the loop's outputs through gradio (the js-only "write" listener calls `written`). */
+  write(outputs) {
+    this.pending = outputs;
+    this.writer.trigger();
+  }
+
+  written() {
+    const o = this.pending || {output: "", status: "", canStep: true, canBack: false, original: {value: null}};
+    const update = (props) => ({__type__: "update", ...props});
+    const before = o.original || {value: null};
+    return [
+      update({value: o.output}),
+      update({value: o.status, visible: Boolean(o.status)}),
+      update({interactive: o.canStep}),
+      update({interactive: o.canBack}),
+      update({value: before.value || "", visible: Boolean(before.value), ...(before.label ? {label: before.label} : {})}),
+    ];
+  }
+
+  /** The decoding the page shows, for the server (decoding/road.py), as the control's text: "" when the page shows
+   * one the server made. */
+  decoded() {
+    const loop = this.loops.get(controlsNow().model) || [...this.loops.values()].find((l) => l.session);
+    if (!loop || !(loop.session ? sameKey(page.key, loop.key()) : page.key === null && loop.serial > 0)) return "";
+    return JSON.stringify(loop.decoded());
+  }
+
+  /** Send a click the page handed on to the server (`button.click()`, not taken here). */
+  pass(button) {
+    this.passing = true;
+    try {
+      button.click();
+    } finally {
+      this.passing = false;
+    }
+  }
+}
+
+function sameKey(a, b) {
+  return a === b || (!!a && !!b && a.serial === b.serial && a.version === b.version);
+}
+
+/** Take the step loop's clicks and what-ifs the road can answer, before gradio sees them. */
+function intercept(road) {
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest?.("#lab-run, #lab-step, #lab-back, #lab-reset");
+    const action = button && !button.disabled && ACTIONS[button.id];
+    const loop = action && road.taker(action);
+    if (!loop) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    performance.mark(`road:${action}`);
+    loop.retry = () => road.pass(button);
+    loop[action]();
+  }, true);
+  document.addEventListener(WHAT_IF_EVENT, (event) => {
+    const loop = road.taker("what-if");
+    if (!loop) return;
+    event.preventDefault();
+    loop.whatIf(event.detail.token, event.detail.shown);
+  });
+}
+
+export function mount({element, props, trigger}) {
+  const box = root(element);
+  const line = el("p", "road-line");
+  line.setAttribute("role", "status");
+  box.replaceChildren(line);
+  const writer = {
+    trigger: () => trigger("write"),
+    where([kind, text]) {
+      line.textContent = text;
+      line.dataset.road = kind;
+      document.body.dataset.road = kind;
+    },
+  };
+  const road = new Road(props.value || {copies: {}, runtime: {}}, writer);
+  globalThis.attentionLabRoad = road; // the page's events read `decoded` (page/wiring.py); tests read the rest
+  intercept(road);
+  const begin = () => {
+    road.changed();
+    road.load(controlsNow().model);
+  };
+  // after the first paint, so nothing the page shows first waits for the copy
+  requestAnimationFrame(() => setTimeout(begin, 0));
+  watch((what) => (what === "decoding" ? begin() : null)); // another model's decoding came: load its copy
+}

@@ -1,0 +1,161 @@
+"""The server's side of the step loop that decodes in the page (decoding/road.mjs). Every request the page sends
+carries the decoding it shows (the control `page`): the model, the source, the options, every token written, the
+step shown, and the decoding before a what-if. Before the server answers, it makes that decoding the user's run,
+rebuilt by forced decoding, so every tab, action and export works on what the page shows. The rebuilt sessions are
+cached on exactly those keys.
+
+The run keeps the page's key (its serial and version), so the page is sent no decoding it already holds; the step
+loop's own outputs (the Output, the notice, the buttons) are sent again, as the server makes them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+from transformer import DecodingSession
+
+from ..assets import url
+from ..checks import InputError
+from ..controls import Controls
+from ..models.page_copy import copyable, home
+from ..models.registry import Registry
+from .messages import Key
+from .state import Before, Run, UserState, loop, new_run
+
+logger = logging.getLogger("attention_lab")
+CACHED = 32  # rebuilt sessions kept, app-wide
+RESENT = ("output", "status", "step", "back", "original")  # the loop's outputs the page wrote for itself
+VENDOR = Path(__file__).resolve().parent / "vendor"  # the runtime and the tokenizer library (see its README.md)
+RUNTIME = {
+    "ort": "ort.wasm.bundle.min.mjs",
+    "wasm": "ort-wasm-simd-threaded.wasm.gz",
+    "tokenizers": "tokenizers.min.mjs",
+}
+
+
+def copies(registry: Registry) -> dict[str, Path]:
+    """Where each model's page copy is, or will be once made (models.page_copy): the models that have one."""
+    return {name: home(entry) for name, entry in registry.entries.items() if copyable(entry.pipeline)}
+
+
+def road_files(registry: Registry) -> list[Path]:
+    """What the page loads to decode itself, served by the app as it is: the copies' folders and the runtime."""
+    return [*copies(registry).values(), VENDOR]
+
+
+def road_config(registry: Registry) -> dict:
+    """What the page's road (decoding/road.mjs) is told as the page opens: each model's copy folder by address
+    (None: it decodes on the server), and the runtime's files."""
+    found = copies(registry)
+    return {
+        "copies": {name: url(found[name]) + "/" if name in found else None for name in registry.entries},
+        "runtime": {part: url(VENDOR / file) for part, file in RUNTIME.items()},
+    }
+
+
+@dataclass(frozen=True)
+class PageDecoding:
+    """What the page says it shows (decoding/loop.mjs's `decoded`); `key` None: it shows nothing decoded."""
+
+    key: Key | None
+    model: str = ""
+    source: str = ""
+    top_k: int = 8
+    max_len: int | None = None
+    tokens: tuple[int, ...] = ()
+    shown: int = 0
+    before: tuple[tuple[int, ...], int] | None = None  # the tokens before a what-if, and the step it forced
+
+
+def read(text: object) -> PageDecoding | None:
+    """The page's decoding from the control's text; None when the page sent none (it decodes nothing itself)."""
+    if not isinstance(text, str) or not text.strip():
+        return None
+    try:
+        sent = json.loads(text)
+        if sent.get("key") is None:
+            return PageDecoding(None)
+        before = sent.get("before")
+        return PageDecoding(
+            Key(int(sent["key"]["serial"]), int(sent["key"]["version"])),
+            str(sent["model"]),
+            str(sent["source"]),
+            int(sent["top_k"]),
+            int(sent["max_len"]) if sent.get("max_len") else None,
+            tuple(int(t) for t in sent["tokens"]),
+            int(sent.get("shown") or 0),
+            (tuple(int(t) for t in before["tokens"]), int(before["at"])) if before else None,
+        )
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        raise InputError("The page sent a decoding the server cannot read; press Reset.") from err
+
+
+class Road:
+    """Makes the page's decoding the user's run (`take`), rebuilding sessions by forced decoding, cached."""
+
+    def __init__(self, registry: Registry) -> None:
+        self.registry = registry
+        self._cache: OrderedDict[tuple, DecodingSession] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, user: UserState, c: Controls) -> None:
+        """Make what the page shows (`c.page`) the user's run, unless it is already (call under the user's lock)."""
+        sent = read(c.page)
+        if sent is None:
+            return
+        run = user.run
+        if sent.key is None:
+            if run is not None:
+                user.run = None
+                forget(user)
+            return
+        if run is not None and Key(run.serial, run.version) == sent.key:
+            return
+        run = self.rebuilt(sent)
+        user.adopt(run)
+        user.shown = sent.shown
+        forget(user)
+        user.drawn["steps"] = (sent.key, sent.shown)
+
+    def rebuilt(self, sent: PageDecoding) -> Run:
+        """A run of the page's decoding: its source decoded with every token it wrote forced."""
+        run = new_run(self.registry.entry(sent.model), sent.source, sent.top_k, sent.max_len)
+        start = run.session
+        run.session = self.forced(run.entry.name, start, sent.tokens)
+        if sent.before is not None:
+            tokens, at = sent.before
+            loop(run).before = Before(list(self.forced(run.entry.name, start, tokens).steps), at, "what-if")
+        run.serial, run.version = sent.key.serial, sent.key.version
+        return run
+
+    def forced(self, model: str, start: DecodingSession, tokens: tuple[int, ...]) -> DecodingSession:
+        """`start` (a session with no steps yet) with `tokens` written, from the cache or decoded now (a token the
+        model never writes at its step is refused in one line)."""
+        key = (model, tuple(start.src_ids), start.top_k, start.max_new_tokens, tokens)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key].fork()
+        session = start.fork()
+        for step, token in enumerate(tokens, 1):
+            if session.finished or not session.can_write(token, step):
+                raise InputError(
+                    f"The page's decoding cannot be rebuilt: step {step} wrote token {token}; press Reset."
+                )
+            session.step(force=token)
+        with self._lock:
+            self._cache[key] = session.fork()
+            while len(self._cache) > CACHED:
+                self._cache.popitem(last=False)
+        return session
+
+
+def forget(user: UserState) -> None:
+    """The page wrote the loop's outputs itself: the server's next answer sends its own."""
+    for name in RESENT:
+        user.drawn.pop(name, None)
