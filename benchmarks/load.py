@@ -25,9 +25,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 # The controls after Model and Source, in attention_lab.tabs.CONTROLS' order: strategy, beam size, max length, top-k
-# shown, the Why tab's method and aggregate, the Trust tab's method, the Beam tree tab's beam size and the Two models
+# shown, the decoding the page shows (none: the server decodes, as for a script), the Why tab's method and aggregate, the Trust tab's method, the Beam tree tab's beam size and the Two models
 # tab's side B (none chosen) and what it writes (tests/test_api.py keeps the order). How the page looks is the page's.
-CONTROLS = ("greedy", 4, 64, 8, "input_x_gradient", "sum", "alti", 4, None, "own")
+CONTROLS = ("greedy", 4, 64, 8, "", "input_x_gradient", "sum", "alti", 4, None, "own")
 SENTENCES = [
     "Ich habe Hunger.",
     "Das Haus ist alt.",

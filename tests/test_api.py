@@ -23,7 +23,7 @@ def served(served_app):
 def ui(client, action: str, model: str, text: str, **controls) -> dict:
     """A button's endpoint called as the page calls it: every control, in CONTROLS' order; the answer by name (the
     Step and Back buttons' own updates do not reach an API client; the last is the page's ask for slow outputs)."""
-    values = {"strategy": "greedy", "beam_size": 4, "max_len": 64, "top_k": 8, "method": "input_x_gradient",
+    values = {"strategy": "greedy", "beam_size": 4, "max_len": 64, "top_k": 8, "page": "", "method": "input_x_gradient",
               "aggregate": "sum", "trust_method": "alti", "tree_beam": 4, "second_model": None, "second_writes": "own", **controls}  # fmt: skip
     inputs = [model, text, *(values[name] for name in CONTROLS[2:])]
     names = [output.name for output in (*OUTPUTS, ASK) if output.name not in ("step", "back")]

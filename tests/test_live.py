@@ -24,8 +24,9 @@ from attention_lab.attention import payload
 from attention_lab.attention.looks import names
 from attention_lab.attention.record import attention_record
 from attention_lab.checks import InputError, check_source
+from attention_lab.export.live import parts
 from attention_lab.models.graphs import check
-from attention_lab.export.live import config, parts
+from attention_lab.models.page_copy import page_config
 from attention_lab.records import jsonable
 from tests.node import NODE, needs_node
 from transformer import DecodingSession, bundled, greedy_decode, load_pretrained
@@ -45,7 +46,7 @@ def exported(tmp_path_factory):
         folder = tmp_path_factory.mktemp(name)
         for file, data in parts(pipeline).items():
             (folder / file).write_bytes(data)
-        (folder / "config.json").write_text(json.dumps(config(pipeline, name)), encoding="utf-8")
+        (folder / "config.json").write_text(json.dumps(page_config(pipeline, name)), encoding="utf-8")
         out[name] = (pipeline, folder)
     return out
 
@@ -87,7 +88,7 @@ def test_the_graphs_give_the_librarys_logits_and_every_heads_weights(exported):
     for name, text in (("de-en", "Ich habe den Verdacht, dass er lügt."), ("reverse", "attention2026")):
         pipeline, folder = exported[name]
         model, ids = pipeline.model, pipeline.tokenizer.encode(text)
-        encoded, steps = Greedy(folder, config(pipeline, name)).decode(ids)
+        encoded, steps = Greedy(folder, page_config(pipeline, name)).decode(ids)
         session = DecodingSession(model, ids)
         session.run()
         assert [s["token"] for s in steps] == session.tokens
@@ -121,7 +122,7 @@ def test_the_graphs_decode_half_the_held_out_split_and_250_reversals_as_the_libr
     }
     for name, texts in cases.items():
         pipeline, folder = exported[name]
-        greedy, differ = Greedy(folder, config(pipeline, name)), []
+        greedy, differ = Greedy(folder, page_config(pipeline, name)), []
         sources = [pipeline.truncate(pipeline.tokenizer.encode(text)) for text in texts]
         ours = []
         for start in range(0, len(sources), 128):  # the library's greedy decoding, a padded batch at a time

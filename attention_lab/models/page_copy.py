@@ -3,10 +3,10 @@ of graphs.py, the weights they share, the tokenizer, and the page's config (`pag
 limits and rules, and what the page's messages name).
 
 The app makes each of its models' copies once, in the background as it starts, and serves them as static files
-(decoding/road.mjs loads them after the page's first paint). A copy is kept beside its checkpoint (FOLDER inside
-the checkpoint's folder), or in the user's cache where that folder cannot be written. It is made again only when
-the checkpoint's files or the graphs' code changed (its config's `made_from`). `attention-lab export --live` writes
-the same files into a live page.
+(decoding/road.mjs loads them after the page's first paint). A copy is kept in the user's cache (CACHE), in a folder
+named by the model and a digest of what it is made from (the checkpoint's files and the code that exports it), so a
+changed checkpoint gets a new copy and an unchanged one is never made twice; the checkpoint's own folder stays as the
+Hub has it. `attention-lab export --live` writes the same files into a live page.
 
 Only our own models have a copy here; a transformers model decodes on the server.
 """
@@ -32,7 +32,6 @@ from .graphs import WEIGHTS, exported
 from .registry import ModelEntry, Registry
 
 logger = logging.getLogger("attention_lab")
-FOLDER = "page"  # a checkpoint's page copy, beside its files
 FILES = ("encoder.onnx", "decoder.onnx", WEIGHTS, "tokenizer.json", "config.json")  # config.json last: it marks it made
 CACHE = Path(os.environ.get("ATTENTION_LAB_CACHE", Path.home() / ".cache" / "attention-lab")) / "page"
 # The characters whose names a message may give (checks.describe_char): what a keyboard types in the languages
@@ -98,40 +97,39 @@ def copyable(pipeline: Seq2SeqPipeline) -> bool:
 
 def made_from(pipeline: Seq2SeqPipeline) -> str:
     """A digest of what a copy is made from: the checkpoint's files and the code that exports the graphs."""
-    digest = hashlib.sha256(Path(graphs.__file__).read_bytes())
-    digest.update(Path(__file__).read_bytes())
-    for name in ("config.json", "model.safetensors", "tokenizer.json"):
-        path = Path(pipeline.folder) / name
-        if path.is_file():
-            digest.update(path.read_bytes())
+    files = [Path(pipeline.folder) / name for name in ("config.json", "model.safetensors", "tokenizer.json")]
+    code = [Path(graphs.__file__), Path(__file__)]
+    return _digest(tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in [*files, *code] if p.is_file()))
+
+
+@functools.lru_cache(maxsize=32)
+def _digest(files: tuple[tuple[str, int, int], ...]) -> str:
+    """The digest of the files' bytes; the same paths, sizes and times are read once."""
+    digest = hashlib.sha256()
+    for path, _, _ in files:
+        digest.update(Path(path).read_bytes())
     return digest.hexdigest()[:16]
 
 
 def home(entry: ModelEntry) -> Path:
-    """Where the entry's copy is kept: beside its checkpoint when that folder can be written, else the cache."""
-    folder = Path(entry.pipeline.folder)
-    if os.access(folder, os.W_OK):
-        return folder / FOLDER
-    return CACHE / "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in entry.name)
+    """Where the entry's copy is kept: in the cache, by its name and what it is made from."""
+    name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in entry.name)
+    return CACHE / f"{name}-{made_from(entry.pipeline)}"
 
 
-def is_made(folder: Path, digest: str) -> bool:
-    try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return config.get("made_from") == digest and all((folder / name).is_file() for name in FILES)
+def is_made(folder: Path) -> bool:
+    return all((folder / name).is_file() for name in FILES)
 
 
 def make(entry: ModelEntry, folder: Path | None = None) -> Path:
     """The entry's page copy, made into `folder` (its home by default) unless it is made already; returns the
     folder. Written into a temporary folder beside it first, so a page never loads half a copy."""
     folder = folder or home(entry)
-    pipeline, digest = entry.pipeline, made_from(entry.pipeline)
-    if is_made(folder, digest):
+    pipeline = entry.pipeline
+    if is_made(folder):
         return folder
     made = exported(pipeline.model.eval())
-    config = {**page_config(pipeline, entry.name, entry.trained_length), "made_from": digest}
+    config = page_config(pipeline, entry.name, entry.trained_length)
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".page-", dir=folder.parent))
     work.chmod(0o755)  # served as it is
@@ -141,11 +139,11 @@ def make(entry: ModelEntry, folder: Path | None = None) -> Path:
         (work / WEIGHTS).write_bytes(made.weights)
         shutil.copyfile(Path(pipeline.folder) / "tokenizer.json", work / "tokenizer.json")
         (work / "config.json").write_text(json.dumps(config, ensure_ascii=False), encoding="utf-8")
-        if folder.exists():
+        if not is_made(folder):  # else another process made it meanwhile: theirs is as good
             shutil.rmtree(folder, ignore_errors=True)
-        work.rename(folder)
+            work.rename(folder)
     except OSError:
-        if not is_made(folder, digest):  # another process made it meanwhile: theirs is as good
+        if not is_made(folder):  # another process made it meanwhile: theirs is as good
             raise
     finally:
         shutil.rmtree(work, ignore_errors=True)

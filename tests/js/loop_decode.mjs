@@ -1,0 +1,70 @@
+// The page's step loop (attention_lab/decoding/loop.mjs) run in Node on a model's page copy, as the app's page runs
+// it, for tests/test_road.py to compare with the server's own step loop:
+//   node tests/js/loop_decode.mjs DIR REQUEST.json > ANSWER.json
+// DIR is a page copy (models/page_copy.py). REQUEST: {scenarios: [{source, top_k, max_len, actions}]}, each action
+// ["run"], ["step"], ["back"], ["reset"], ["source", text] (the Source typed anew) or ["what-if", rank, shown] (the
+// candidate of that rank at step `shown`, as a click on it). ANSWER: per scenario, what the page would send the
+// server (the loop's `decoded`), what it shows (its key, the step shown, every step's token and whether it was
+// forced), the loop's outputs and the one-line messages it said.
+
+import fs from "node:fs";
+import path from "node:path";
+import zlib from "node:zlib";
+import {fileURLToPath} from "node:url";
+
+const LAB = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../attention_lab");
+const VENDOR = path.join(LAB, "decoding/vendor");
+const ort = await import(path.join(VENDOR, "ort.wasm.bundle.min.mjs"));
+const {Tokenizer} = await import(path.join(VENDOR, "tokenizers.min.mjs"));
+const {LiveModel} = await import(path.join(LAB, "decoding/model.mjs"));
+const {Loop} = await import(path.join(LAB, "decoding/loop.mjs"));
+const {page, receive} = await import(path.join(LAB, "assets/store.mjs"));
+
+ort.env.wasm.numThreads = 1;
+ort.env.wasm.wasmBinary = zlib.gunzipSync(fs.readFileSync(path.join(VENDOR, "ort-wasm-simd-threaded.wasm.gz")));
+
+const [dir, requestFile] = process.argv.slice(2);
+const read = (name) => new Uint8Array(fs.readFileSync(path.join(dir, name)));
+const json = (name) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8"));
+const model = await LiveModel.load(ort, Tokenizer, {
+  encoder: read("encoder.onnx"), decoder: read("decoder.onnx"), weights: read("weights.bin"),
+  tokenizer: json("tokenizer.json"), config: json("config.json"),
+});
+const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
+
+async function play({source, top_k = 8, max_len = null, actions}) {
+  receive({op: "clear", key: null, shown: 0});
+  const said = [];
+  let text = source, outputs = null;
+  const ui = {
+    source: () => text,
+    options: () => ({topK: top_k, maxNew: max_len}),
+    wrote: (o) => (outputs = o),
+    say: (line, error) => (line ? said.push([line, Boolean(error)]) : null),
+  };
+  const loop = new Loop(model, ui);
+  for (const [action, ...args] of actions) {
+    if (action === "source") text = args[0];
+    else if (action === "what-if") {
+      const [rank, shown] = args;
+      const step = page.decoding.steps[shown - 1];
+      const others = step.top.filter(([, id]) => id !== step.token);
+      page.shown = shown;
+      await loop.whatIf(others[rank][1], shown);
+    } else await loop[action]();
+  }
+  const d = page.decoding;
+  return {
+    decoded: loop.decoded(),
+    key: page.key,
+    shown: page.shown,
+    tokens: d ? d.steps.map((s) => s.token) : [],
+    forced: d ? d.steps.map((s) => s.forced) : [],
+    outputs,
+    said,
+  };
+}
+
+const answers = [];
+for (const scenario of request.scenarios) answers.push(await play(scenario));
+process.stdout.write(JSON.stringify({scenarios: answers}));

@@ -1,0 +1,239 @@
+"""One road: the app's step loop decodes in the page (decoding/loop.mjs, on a model's page copy), and the server takes
+what the page decoded as the user's run (attention_lab.decoding.road) before it answers anything.
+
+- The page copy: made once per model in the cache, named by what it is made from, never half-written.
+- The server's side: a page's decoding rebuilt by forced decoding (its tokens, its what-if, its key), cached; a
+  page that shows nothing clears the run; a decoding it cannot read or rebuild is refused in one line.
+- Both roads give the same decodings: the same clicks on 20 decodings (Run, Step, Back, Reset, a new Source, what-ifs
+  at several steps, on both bundled models) done by the page's loop in Node and by the server's step loop, and the
+  page's decoding rebuilt on the server: every run is the same, and every tab's message for it is equal.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from attention_lab.app import make_lab
+from attention_lab.checks import InputError
+from attention_lab.controls import Controls
+from attention_lab.decoding.messages import Key, message
+from attention_lab.decoding.road import Road, read, road_config
+from attention_lab.decoding.state import UserState, loop
+from attention_lab.models import page_copy
+from attention_lab.models.registry import load_models
+from attention_lab.records import jsonable
+from attention_lab.tabs import LOOP
+from tests.node import NODE, needs_node
+
+RUNNER = Path(__file__).resolve().parent / "js" / "loop_decode.mjs"
+GERMAN = ("Wie geht es dir heute?", "Das Haus ist alt.", "Ich habe Hunger, aber kein Geld.")
+LETTERS = ("abcdef12", "hello", "x7y8z9")
+PLAYS = (  # what a person clicks, as loop_decode.mjs reads it
+    [["run"]],
+    [["step"], ["step"], ["step"]],
+    [["run"], ["back"], ["back"]],
+    [["run"], ["what-if", 0, 2]],
+    [["step"], ["step"], ["what-if", 1, 1], ["back"]],
+    [["run"], ["reset"], ["step"]],
+    [["run"], ["what-if", 0, 1], ["what-if", 0, 3]],
+)
+
+
+def scenarios() -> list[tuple[str, str, list]]:
+    """20 decodings: every play on de-en's sentences in turn, and on the reversal model's strings."""
+    found = [("de-en", GERMAN[i % 3], play) for i, play in enumerate(PLAYS)]
+    found += [("reverse", LETTERS[i % 3], play) for i, play in enumerate(PLAYS)]
+    found += [("de-en", GERMAN[0], [["run"], ["source", GERMAN[1]], ["step"], ["step"]])]
+    found += [("reverse", LETTERS[1], [["step"], ["source", LETTERS[2]], ["run"], ["what-if", 0, 2]])]
+    found += [("de-en", GERMAN[2], [["step"], ["step"], ["step"], ["back"], ["what-if", 2, 2], ["back"], ["back"]])]
+    found += [("reverse", LETTERS[0], [["run"], ["what-if", 1, 4], ["back"], ["step"]])]
+    found += [("de-en", GERMAN[1], [["reset"], ["run"], ["step"]])]
+    found += [("reverse", LETTERS[2], [["run"], ["run"]])]
+    return found
+
+
+@pytest.fixture(scope="module")
+def registry():
+    return load_models([])
+
+
+@pytest.fixture(scope="module")
+def copies(registry, tmp_path_factory):
+    root = tmp_path_factory.mktemp("copies")
+    return {name: page_copy.make(registry.entries[name], root / name) for name in ("de-en", "reverse")}
+
+
+def test_a_page_copy_is_made_once_and_whole(registry, tmp_path):
+    entry = registry.entries["reverse"]
+    folder = page_copy.make(entry, tmp_path / "copy")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(page_copy.FILES)
+    made = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
+    assert page_copy.make(entry, folder) == folder
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == made  # not made twice
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".page-")]  # nothing half-written left
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    assert config["name"] == "reverse" and config["eos_id"] == entry.pipeline.model.config.eos_id
+
+
+def test_a_copy_is_named_by_what_it_is_made_from(registry):
+    de_en, reverse = (page_copy.home(registry.entries[n]) for n in ("de-en", "reverse"))
+    assert de_en.parent == reverse.parent == page_copy.CACHE
+    assert (
+        de_en.name.startswith("de-en-") and reverse.name.startswith("reverse-") and de_en.name[6:] != reverse.name[8:]
+    )
+    config = road_config(registry)
+    assert config["copies"]["de-en"].endswith(str(de_en) + "/") and config["runtime"]["wasm"].endswith(".wasm.gz")
+
+
+def page(key, model="reverse", source="abc", tokens=(), shown=0, before=None, top_k=8) -> str:
+    sent = {"key": key, "model": model, "source": source, "top_k": top_k, "max_len": None, "tokens": list(tokens)}
+    return json.dumps({**sent, "shown": shown, "before": before})
+
+
+def test_the_server_takes_the_page_decoding_as_the_run(registry):
+    road, user = Road(registry), UserState()
+    session = registry.entries["reverse"].pipeline
+    tokens = [int(t) for t in session.tokenizer.encode("abd")[:-1]]  # the model writes "cba" for "abc"
+    sent = page({"serial": 7, "version": 3}, tokens=tokens, shown=2, before={"tokens": tokens[:1], "at": 2})
+    road.take(user, Controls("reverse", "abc", page=sent))
+    run = user.run
+    assert run.session.tokens == tokens and (run.serial, run.version) == (7, 3) and user.shown == 2
+    assert [s.forced for s in run.session.steps][:1] == [True]  # forced where the model would write another
+    assert [s.token for s in loop(run).before.steps] == tokens[:1] and loop(run).before.at == 2
+    assert user.drawn == {"steps": (Key(7, 3), 2)}  # the page holds it: it is not sent again
+    road.take(user, Controls("reverse", "abc", page=sent))
+    assert user.run is run  # held already: nothing rebuilt
+    assert next(user._serials) == 8  # the session's own next run is numbered after the page's
+
+
+def test_a_page_that_shows_nothing_clears_the_run_and_a_script_sends_nothing(registry):
+    road, user = Road(registry), UserState()
+    road.take(user, Controls("reverse", "abc", page=page({"serial": 1, "version": 1}, tokens=[5])))
+    assert user.run is not None
+    road.take(user, Controls("reverse", "abc", page=""))  # a script's call: the server's own run stays
+    assert user.run is not None
+    road.take(user, Controls("reverse", "abc", page=json.dumps({"key": None})))
+    assert user.run is None
+
+
+@pytest.mark.parametrize(
+    "sent",
+    ["{not json", json.dumps({"key": {"serial": 1}}), page({"serial": 1, "version": 1}, tokens=[10**6])],
+)
+def test_a_page_decoding_the_server_cannot_use_is_refused_in_one_line(registry, sent):
+    with pytest.raises(InputError) as refused:
+        Road(registry).take(UserState(), Controls("reverse", "abc", page=sent))
+    assert "\n" not in str(refused.value) and "Reset" in str(refused.value)
+
+
+def test_rebuilt_decodings_are_cached_on_exactly_their_keys(registry):
+    road = Road(registry)
+    sent = read(page({"serial": 1, "version": 1}, tokens=[5, 6]))
+    first, again = road.rebuilt(sent), road.rebuilt(sent)
+    assert first.session is not again.session and first.session.tokens == again.session.tokens == [5, 6]
+    assert len(road._cache) == 1
+    road.rebuilt(read(page({"serial": 1, "version": 1}, tokens=[5, 6], top_k=3)))
+    assert len(road._cache) == 2
+
+
+def server_road(registry, lab, model: str, source: str, play: list) -> UserState:
+    """The same clicks on the server's own step loop; what it refused is kept as `user.said`."""
+    user, c = UserState(), Controls(model, source, top_k=8, max_len=None)
+    user.said = []
+    for action, *args in play:
+        try:
+            if action == "source":
+                c.source = args[0]
+            elif action == "what-if":
+                rank, shown = args
+                step = user.run.session.steps[shown - 1]
+                others = [int(t) for t in step.top_ids if int(t) != step.token]
+                c.shown = shown
+                lab.decoding.force(user, c, others[rank])
+            else:
+                getattr(lab.decoding, action)(user, c)
+        except InputError as err:
+            user.said.append([str(err), True])
+    return user
+
+
+@pytest.fixture(scope="module")
+def played(registry, copies, tmp_path_factory):
+    """Every scenario played by the page's loop in Node, per model."""
+    if NODE is None:
+        pytest.skip("Node.js is not installed (tests/run.sh installs it)")
+    found = {}
+    for model in ("de-en", "reverse"):
+        chosen = [(source, play) for name, source, play in scenarios() if name == model]
+        request = tmp_path_factory.mktemp("loop") / "request.json"
+        request.write_text(json.dumps({"scenarios": [{"source": s, "actions": p} for s, p in chosen]}))
+        answer = subprocess.run([NODE, str(RUNNER), str(copies[model]), str(request)], capture_output=True,
+                                text=True, timeout=300, check=True)  # fmt: skip
+        found[model] = iter(json.loads(answer.stdout)["scenarios"])
+    return [(model, source, play, next(found[model])) for model, source, play in scenarios()]
+
+
+@needs_node
+@pytest.mark.slow
+def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(registry, played):
+    lab = make_lab(registry)
+    assert len(played) == 20
+    for model, source, play, page_side in played:
+        server_user = server_road(registry, lab, model, source, play)
+        by_server = server_user.run
+        assert page_side["said"] == server_user.said, (model, source, play)  # the same one-line messages
+        user = UserState()
+        lab.decoding.road.take(user, Controls(model, source, page=json.dumps(page_side["decoded"])))
+        rebuilt = user.run
+        where = f"{model} {source!r} {play}"
+        if by_server is None:
+            assert rebuilt is None and page_side["key"] is None, where
+            continue
+        assert page_side["tokens"] == by_server.session.tokens == rebuilt.session.tokens, where
+        assert (
+            page_side["forced"]
+            == [s.forced for s in by_server.session.steps]
+            == [s.forced for s in rebuilt.session.steps]
+        ), where
+        assert page_side["key"] == {"serial": by_server.serial, "version": by_server.version}, where
+        before, again = loop(by_server).before, loop(rebuilt).before
+        assert (before is None) == (again is None), where
+        if before is not None:
+            assert [s.token for s in before.steps] == [s.token for s in again.steps] and before.at == again.at, where
+        assert page_side["outputs"]["output"] == by_server.pipeline.tokenizer.decode(by_server.session.tokens), where
+
+
+def every_tab(lab, user: UserState, c: Controls) -> dict:
+    """Every tab's message for the user's run at the step it shows, the slow ones filled: tab -> output -> value
+    (the step loop's own outputs left out: the page that decoded holds them)."""
+    found, loop_outputs = {}, {o.name for o in LOOP.outputs}
+    found["the decoding"] = json.loads(json.dumps(jsonable(message(user.run, None, user.shown))))  # what views draw
+    for tab in lab.views.tabs:
+        user.tab = "none"
+        opened = {**lab.open_tab(user, c, tab), **lab.fill(user)}
+        found[tab] = json.loads(json.dumps(jsonable({k: v for k, v in opened.items() if k not in loop_outputs})))
+    return found
+
+
+@needs_node
+@pytest.mark.slow
+def test_every_tab_shows_the_same_for_the_page_decoding_as_for_the_servers(registry, played):
+    lab = make_lab(registry)
+    chosen = [p for p in played if p[0] == "reverse" and any(a[0] == "what-if" for a in p[2])][:2]
+    chosen += [p for p in played if p[0] == "de-en" and p[2] == PLAYS[3]]
+    for model, source, play, page_side in chosen:
+        by_server = server_road(registry, lab, model, source, play)
+        by_server.shown = page_side["shown"]
+        c = Controls(model, by_server.run.text, top_k=8, max_len=None)
+        server_tabs = every_tab(lab, by_server, c)
+        user = UserState()
+        c_page = Controls(model, by_server.run.text, top_k=8, max_len=None, page=json.dumps(page_side["decoded"]))
+        lab.decoding.road.take(user, c_page)
+        page_tabs = every_tab(lab, user, c)
+        assert page_tabs.keys() == server_tabs.keys()
+        for tab in server_tabs:
+            assert page_tabs[tab] == server_tabs[tab], (model, source, play, tab)
