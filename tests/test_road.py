@@ -158,6 +158,7 @@ def server_road(registry, lab, model: str, source: str, play: list) -> UserState
                 getattr(lab.decoding, action)(user, c)
         except InputError as err:
             user.said.append([str(err), True])
+    user.source = c.source
     return user
 
 
@@ -204,7 +205,13 @@ def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(regi
         assert (before is None) == (again is None), where
         if before is not None:
             assert [s.token for s in before.steps] == [s.token for s in again.steps] and before.at == again.at, where
-        assert page_side["outputs"]["output"] == by_server.pipeline.tokenizer.decode(by_server.session.tokens), where
+        controls = Controls(model, server_user.source, top_k=8, max_len=None)
+        shown = lab.views.screen(server_user, controls, None, lab.decoding.max_len(controls))
+        outputs = {name: key for name, (key, _) in LOOP.view(shown).items()}  # the server's step loop's outputs
+        wrote = page_side["outputs"]
+        assert [wrote["output"], wrote["status"], wrote["canStep"], wrote["canBack"]] == [
+            outputs["output"], outputs["status"], outputs["step"], outputs["back"]], where  # fmt: skip
+        assert (wrote["original"]["value"], wrote["original"]["label"] or "") == outputs["original"], where
 
 
 def every_tab(lab, user: UserState, c: Controls) -> dict:

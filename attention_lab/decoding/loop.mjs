@@ -104,7 +104,7 @@ export class Loop {
     return {
       output: n ? text(s.tokens) : "",
       status: [s ? this.notice : "", s && s.finished ? FINISHED : ""].filter(Boolean).join(" "),
-      canStep: true,
+      canStep: !(s && s.finished), // as the server's: a finished decoding steps on only for another Source
       canBack: n > 0,
       original: before ? {value: text(before.tokens), label: "Before the what-if"} : {value: null, label: ""},
     };

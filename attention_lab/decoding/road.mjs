@@ -111,11 +111,21 @@ export class Road {
     this.writer.where(this.where(controlsNow().model));
   }
 
-  /** The loop that answers `action` now, or null: the server does. */
+  /** The loop that answers `action` now, or null: the server does. While the page shows another model's decoding
+   * (a switch of model not yet answered), the server answers, after the switch. */
   taker(action) {
     const now = controlsNow(), loop = this.loops.get(now.model);
     if (!loop || this.passing || now.strategy !== "greedy") return null;
+    if (page.decoding && page.decoding.model !== now.model) return null;
     return loop.canTake(action) ? loop : null;
+  }
+
+  /** `action` done by `loop`; then, when the open tab is one the server draws, it is asked to follow. */
+  async answer(loop, action, ...args) {
+    await loop[action](...args);
+    const open = document.querySelector("#lab-tabs button[role=tab][aria-selected=true]");
+    const first = document.querySelector("#lab-tabs button[role=tab]");
+    if (open && open !== first) this.writer.redraw();
   }
 
   /** The loop's `ui` for model `name` (loop.mjs). */
@@ -185,13 +195,13 @@ function intercept(road) {
     event.stopImmediatePropagation();
     performance.mark(`road:${action}`);
     loop.retry = () => road.pass(button);
-    loop[action]();
+    road.answer(loop, action);
   }, true);
   document.addEventListener(WHAT_IF_EVENT, (event) => {
     const loop = road.taker("what-if");
     if (!loop) return;
     event.preventDefault();
-    loop.whatIf(event.detail.token, event.detail.shown);
+    road.answer(loop, "whatIf", event.detail.token, event.detail.shown);
   });
 }
 
@@ -202,6 +212,7 @@ export function mount({element, props, trigger}) {
   box.replaceChildren(line);
   const writer = {
     trigger: () => trigger("write"),
+    redraw: () => trigger("redraw"),
     where([kind, text]) {
       line.textContent = text;
       line.dataset.road = kind;

@@ -4,8 +4,9 @@ step shown, and the decoding before a what-if. Before the server answers, it mak
 rebuilt by forced decoding, so every tab, action and export works on what the page shows. The rebuilt sessions are
 cached on exactly those keys.
 
-The run keeps the page's key (its serial and version), so the page is sent no decoding it already holds; the step
-loop's own outputs (the Output, the notice, the buttons) are sent again, as the server makes them.
+The run keeps the page's key (its serial and version), so the page is sent no decoding it already holds, and the
+step loop's own outputs (the Output, the notice, the buttons), which the page wrote for itself, are taken as drawn
+(attention_lab.page.render.Views.held): an answer made for an older decoding never overwrites them.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from .state import Before, Run, UserState, loop, new_run
 
 logger = logging.getLogger("attention_lab")
 CACHED = 32  # rebuilt sessions kept, app-wide
-RESENT = ("output", "status", "step", "back", "original")  # the loop's outputs the page wrote for itself
 VENDOR = Path(__file__).resolve().parent / "vendor"  # the runtime and the tokenizer library (see its README.md)
 RUNTIME = {
     "ort": "ort.wasm.bundle.min.mjs",
@@ -103,24 +103,22 @@ class Road:
         self._cache: OrderedDict[tuple, DecodingSession] = OrderedDict()
         self._lock = threading.Lock()
 
-    def take(self, user: UserState, c: Controls) -> None:
-        """Make what the page shows (`c.page`) the user's run, unless it is already (call under the user's lock)."""
+    def take(self, user: UserState, c: Controls) -> bool:
+        """Make what the page shows (`c.page`) the user's run, unless it is already (call under the user's lock);
+        whether it did. The page holds that decoding and shows its step: neither is sent to it again."""
         sent = read(c.page)
         if sent is None:
-            return
+            return False
         run = user.run
         if sent.key is None:
-            if run is not None:
-                user.run = None
-                forget(user)
-            return
+            user.run = None
+            return run is not None
         if run is not None and Key(run.serial, run.version) == sent.key:
-            return
-        run = self.rebuilt(sent)
-        user.adopt(run)
+            return False
+        user.adopt(self.rebuilt(sent))
         user.shown = sent.shown
-        forget(user)
         user.drawn["steps"] = (sent.key, sent.shown)
+        return True
 
     def rebuilt(self, sent: PageDecoding) -> Run:
         """A run of the page's decoding: its source decoded with every token it wrote forced."""
@@ -153,9 +151,3 @@ class Road:
             while len(self._cache) > CACHED:
                 self._cache.popitem(last=False)
         return session
-
-
-def forget(user: UserState) -> None:
-    """The page wrote the loop's outputs itself: the server's next answer sends its own."""
-    for name in RESENT:
-        user.drawn.pop(name, None)

@@ -6,6 +6,7 @@ decoded ahead in the background while the user looks at this one."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 from collections.abc import Callable
@@ -49,7 +50,7 @@ class Lab:
     def do(self, action: Action, user: UserState, c: Controls, *extra) -> dict:
         """Run `action` on the user's run under the user's lock; the page's changes, name -> new value."""
         with user.lock:
-            self.decoding.road.take(user, c)
+            self.take(user, c)
             shown = action(user, c, *extra)
             max_len = self.decoding.max_len(c)
             found, waiting = self.views.changes(user, c, shown, max_len)
@@ -60,6 +61,15 @@ class Lab:
         if ahead and self.ahead is not None:  # decoded while the user looks at this step: Step then takes it
             self.ahead.submit(self._step_ahead, user)
         return found
+
+    def take(self, user: UserState, c: Controls) -> None:
+        """The decoding the page shows, when it decoded it itself, as the user's run (decoding/road.py); the step
+        loop's outputs as the page wrote them, for the controls it decoded with."""
+        if self.decoding.road.take(user, c):
+            run = user.run
+            if run is not None:
+                c = dataclasses.replace(c, model=run.entry.name, source=run.text, top_k=run.top_k, max_len=run.max_len)
+            self.views.held(user, c, self.decoding.max_len(c))
 
     def _step_ahead(self, user: UserState) -> None:
         try:
@@ -76,7 +86,7 @@ class Lab:
         with user.lock:
             if tab == user.tab or tab not in self.views.tabs:  # gradio selects the open tab as the page opens
                 return {}
-            self.decoding.road.take(user, c)
+            self.take(user, c)
             user.tab = tab
             user.seen.add(tab)
             found, waiting = self.views.changes(user, c, user.shown, self.decoding.max_len(c))

@@ -41,7 +41,7 @@ export function payload({S = 4, T = 3, L = 2, H = 2} = {}) {
   for (let l = 0; l < L; l++) for (let q = 0; q < S; q++) rollout.push(...peaked(S, q));
   return {model: "made-up", layers: [L, L], heads: H, character_level: false, bos: "<s>", src, out,
     encoder: q16(encoder), encoder_norms: f32(Array(L * H * S).fill(1)), encoder_rollout: q16(rollout),
-    cross_norms: f32(Array(L * H * S).fill(1)), steps, original: null};
+    cross_norms: f32(Array(L * H * S).fill(1)), steps, original: null, interventions: false};
 }
 
 /** Names of the kinds and the looks, as the server sends them once (attention_lab.attention.looks.Names): made up

@@ -1,0 +1,159 @@
+"""In Chromium: the app's step loop decodes in the page once the model's page copy has loaded (decoding/road.mjs).
+
+- With the copy loaded, Run, Step, Back, Reset, the keys and a what-if on three sentences (two de-en, one reversal)
+  send the server no request, and write the tokens the library writes (the server's).
+- With WebAssembly switched off (NO_WASM) the page says the server decodes, and the same clicks give the same
+  tokens from the server.
+- After a what-if in the page, the Why, Flow and Trust tabs show that decoding: the server rebuilt it.
+- The line that says where the decoding happens fits a laptop, a projector and a phone.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, button, open_tab, opened, pick_model, shot
+from tests.conftest import CHROMIUM, CHROMIUM_ARGS
+from transformer import DecodingSession
+
+pytestmark = pytest.mark.slow
+
+SENTENCES = (("de-en", "Wie geht es dir heute?"), ("de-en", "Das Haus ist alt."), ("reverse", "abcdef12"))
+TOKENS = "() => window.attentionLab.decoding ? window.attentionLab.decoding.steps.map((s) => s.token) : []"
+QUEUE = ("/gradio_api/queue/", "/gradio_api/run/", "/gradio_api/call/")
+# WebAssembly switched off: Debian's Chromium 156 still exposes it with --js-flags=--noexpose_wasm, and has none
+# with V8's --jitless (which runs no compiled code, WebAssembly included)
+NO_WASM = "--js-flags=--jitless"
+
+
+def on_the_road(page, model: str, where: str = "page") -> None:
+    """Wait until `model` is chosen and the page says where it decodes ("page" or "server")."""
+    if page.get_by_label("Model").input_value() != model:
+        pick_model(page, model)
+    page.wait_for_function(f"() => document.body.dataset.road === {where!r}", timeout=120_000)
+
+
+def library(registry, model: str, text: str, what_if: tuple[int, int] | None = None) -> list[int]:
+    """The tokens the library writes for `text` (the server's step loop), with a what-if (step, token) if given."""
+    pipeline = registry.entry(model).pipeline
+    session = DecodingSession(pipeline.model, pipeline.tokenizer.encode(text), top_k=8)
+    session.run()
+    if what_if:
+        at, token = what_if
+        session.rewind(at - 1)
+        session.step(force=token)
+        session.run()
+    return session.tokens
+
+
+def click(page, name: str, steps_before: int | None = None) -> None:
+    """Click a step loop button and wait until the page's decoding changed."""
+    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
+    button(page, name).click()
+    page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
+
+
+def play(page, registry, model: str, text: str, sent: list | None = None) -> list[str]:
+    """`text` typed as the Source, then Run, Back twice, the → key at the last step, Reset, Step, Run and a what-if:
+    each checked against the library's tokens; `sent`: the requests the page sends, none of them after the typing.
+    Returns what the page's decoding read at the end (its tokens, as labels)."""
+    from playwright.sync_api import expect
+
+    output = page.get_by_label("Output")
+    expected = library(registry, model, text)
+    page.get_by_label("Source").fill(text)
+    page.settle()  # a new Source is redrawn by the server (the Step button follows it)
+    before = len(sent) if sent is not None else 0
+    click(page, "Run")
+    assert page.evaluate(TOKENS) == expected
+    expect(output).to_have_value(registry.entry(model).pipeline.tokenizer.decode(expected))
+    click(page, "Back")
+    click(page, "Back")
+    assert page.evaluate(TOKENS) == expected[:-2]
+    page.locator("h1, .lab-title").first.click()  # no text box focused: the keys are the page's
+    page.keyboard.press("End")
+    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
+    page.keyboard.press("ArrowRight")  # at the last step: decodes the next one
+    page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
+    assert page.evaluate(TOKENS) == expected[:-1]
+    click(page, "Reset")
+    expect(output).to_have_value("")
+    click(page, "Step")
+    assert page.evaluate(TOKENS) == expected[:1]
+    click(page, "Run")
+    page.evaluate("() => { window.attentionLab.shown = 0; }")
+    page.locator("#lab-steps .token[data-step='2']").click()  # show step 2, then what if another token there?
+    candidate = page.locator(".candidates .candidate:not(.taken)").first
+    token = int(candidate.get_attribute("data-token"))
+    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
+    candidate.click()
+    page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
+    assert page.evaluate(TOKENS) == library(registry, model, text, (2, token))
+    if sent is not None:
+        page.wait_for_timeout(300)
+        assert sent[before:] == [], (model, text)
+    return page.evaluate("() => window.attentionLab.decoding.out.labels")
+
+
+def test_with_the_page_copy_loaded_the_step_loop_sends_no_request(served_app, browser):
+    url, registry, _ = served_app
+    page = opened(browser, url, LAPTOP)
+    sent = []
+    page.on("request", lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None)
+    for model, text in SENTENCES:
+        on_the_road(page, model)
+        page.settle()
+        play(page, registry, model, text, sent)
+    shot(page, "road-laptop", full_page=False)
+    page.close()
+
+
+def test_without_webassembly_the_server_answers_the_same_clicks(served_app, browser):
+    url, registry, _ = served_app
+    args = [*CHROMIUM_ARGS, NO_WASM]
+    without = browser.browser_type.launch(executable_path=CHROMIUM, args=args)
+    page = opened(without, url, LAPTOP)
+    assert page.evaluate("() => typeof WebAssembly") == "undefined"
+    sent = []
+    page.on("request", lambda r: sent.append(r.url) if "/gradio_api/queue/join" in r.url else None)
+    model, text = SENTENCES[0]
+    on_the_road(page, model, "server")
+    assert "no WebAssembly" in page.locator(".road-line").inner_text()
+    play(page, registry, model, text)
+    assert len(sent) >= 8  # every click went to the server
+    without.close()
+
+
+def test_after_a_what_if_in_the_page_why_flow_and_trust_show_that_decoding(served_app, browser):
+    url, registry, _ = served_app
+    page = opened(browser, url, LAPTOP)
+    model, text = SENTENCES[0]
+    on_the_road(page, model)
+    labels = play(page, registry, model, text)
+    forced = labels[1]  # the what-if's token, written at step 2
+    page.locator("#lab-steps .token[data-step='2']").click()
+    open_tab(page, "Why")
+    why = page.locator("#lab-views").get_by_text(re.compile(f"Step 2 wrote {re.escape(forced)} .*forced by a what-if"))
+    why.first.wait_for(timeout=WAIT_MS)
+    open_tab(page, "Flow")
+    page.get_by_text(f"Step 2 wrote “{forced}”").first.wait_for(timeout=WAIT_MS)
+    open_tab(page, "Trust")
+    scored = page.locator("#lab-views").get_by_text("The model's translation, scored").first
+    scored.wait_for(timeout=WAIT_MS)
+    page.locator("#lab-views .trust-token", has_text=f"2. {forced}").first.wait_for(timeout=WAIT_MS)
+    page.close()
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, PROJECTOR, NARROW], ids=["laptop", "projector", "phone"])
+def test_where_the_decoding_happens_is_said_in_one_line_that_fits(served_app, browser, viewport):
+    url, _, _ = served_app
+    page = opened(browser, url, viewport)
+    on_the_road(page, "de-en")
+    line = page.locator(".road-line")
+    assert line.inner_text() == "Decodes in this page."
+    box = line.bounding_box()
+    assert box["height"] < 40 and box["x"] + box["width"] <= viewport["width"]
+    shot(page, f"road-{viewport['width']}", full_page=False)
+    page.close()
