@@ -29,7 +29,7 @@ from attention_lab.models.graphs import check
 from attention_lab.models.page_copy import page_config
 from attention_lab.records import jsonable
 from tests.node import NODE, needs_node
-from transformer import DecodingSession, bundled, greedy_decode, load_pretrained
+from transformer import DecodingSession, Head, Interventions, bundled, greedy_decode, load_pretrained
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parent.parent
@@ -57,22 +57,35 @@ def sessions(folder: Path):
     return [ort.InferenceSession(str(folder / f"{graph}.onnx"), options) for graph in ("encoder", "decoder")]
 
 
-class Greedy:
-    """A greedy decoding driven by onnxruntime on the exported graphs, step by step."""
+def keep_masks(config: dict, ablated=()) -> dict[str, np.ndarray]:
+    """The graphs' head masks (layers, heads) per kind: 1, and 0 for each head of `ablated` (transformer.Head)."""
+    H = config["n_heads"]
+    layers = {"encoder": config["n_encoder_layers"], "decoder_self": config["n_decoder_layers"]}
+    keep = {kind: np.ones((n, H), np.float32) for kind, n in {**layers, "cross": config["n_decoder_layers"]}.items()}
+    for head in ablated:
+        keep[head.kind][head.layer, head.head] = 0.0
+    return keep
 
-    def __init__(self, folder: Path, config: dict):
+
+class Greedy:
+    """A greedy decoding driven by onnxruntime on the exported graphs, step by step (with heads ablated)."""
+
+    def __init__(self, folder: Path, config: dict, ablated=()):
         self.encoder, self.decoder = sessions(folder)
         self.config = config
+        self.keep = keep_masks(config, ablated)
 
     def decode(self, ids: list[int]):
         c = self.config
-        encoded = dict(zip([o.name for o in self.encoder.get_outputs()], self.encoder.run(None, {"source": [ids]})))
+        feeds = {"source": [ids], "keep_encoder": self.keep["encoder"]}
+        encoded = dict(zip([o.name for o in self.encoder.get_outputs()], self.encoder.run(None, feeds)))
         shape = (c["n_decoder_layers"], c["n_heads"], 0, c["d_model"] // c["n_heads"])
         past_k = past_v = np.zeros(shape, np.float32)
         token, steps = c["bos_id"], []
         while len(steps) < c["max_new_tokens"]:
             feeds = {"token": [[token]], "past_k": past_k, "past_v": past_v}
             feeds.update(cross_k=encoded["cross_k"], cross_v=encoded["cross_v"])
+            feeds.update(keep_self=self.keep["decoder_self"], keep_cross=self.keep["cross"])
             out = dict(zip([o.name for o in self.decoder.get_outputs()], self.decoder.run(None, feeds)))
             token = int(np.argmax(out["logits"]))
             past_k, past_v = out["next_k"], out["next_v"]
@@ -107,6 +120,28 @@ def test_the_graphs_give_the_librarys_logits_and_every_heads_weights(exported):
             finite = logits[t].isfinite()
             assert torch.equal(torch.tensor(graph["logits"]).isfinite(), finite)
             torch.testing.assert_close(torch.tensor(graph["logits"])[finite], logits[t][finite], atol=1e-5, rtol=0)
+
+
+def test_the_graphs_head_masks_ablate_heads_as_the_library_does(exported):
+    """A head mask of 0 switches a head's output off, as Interventions(ablate=...) does: the same tokens and every
+    head's weights, with heads of every kind ablated; and an ablation that changes the output changes it alike."""
+    chosen = {
+        "de-en": [Head("encoder", 0, 1), Head("decoder_self", 1, 0), Head("cross", 2, 3), Head("cross", 1, 2)],
+        "reverse": [Head("cross", layer, head) for layer in range(2) for head in range(4)],
+    }
+    for name, text in (("de-en", "Ich habe den Verdacht, dass er lügt."), ("reverse", "attention2026")):
+        pipeline, folder = exported[name]
+        model, ids = pipeline.model, pipeline.tokenizer.encode(text)
+        session = DecodingSession(model, ids, interventions=Interventions(ablate=frozenset(chosen[name])))
+        session.run()
+        encoded, steps = Greedy(folder, page_config(pipeline, name), chosen[name]).decode(ids)
+        assert [s["token"] for s in steps] == session.tokens
+        assert session.tokens != DecodingSession(model, ids).run()  # the ablation changed what is written
+        close = {"atol": 1e-5, "rtol": 0}
+        torch.testing.assert_close(torch.tensor(encoded["encoder"]), torch.stack(session.encoder_attention), **close)
+        for graph, step in zip(steps, session.steps):
+            torch.testing.assert_close(torch.tensor(graph["cross"]), torch.stack(step.cross_attention), **close)
+            torch.testing.assert_close(torch.tensor(graph["self"]), torch.stack(step.self_attention), **close)
 
 
 def test_the_graphs_decode_half_the_held_out_split_and_250_reversals_as_the_library(exported, tmp_path):

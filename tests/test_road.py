@@ -4,9 +4,11 @@ what the page decoded as the user's run (attention_lab.decoding.road) before it 
 - The page copy: made once per model in the cache, named by what it is made from, never half-written.
 - The server's side: a page's decoding rebuilt by forced decoding (its tokens, its what-if, its key), cached; a
   page that shows nothing clears the run; a decoding it cannot read or rebuild is refused in one line.
-- Both roads give the same decodings: the same clicks on 20 decodings (Run, Step, Back, Reset, a new Source, what-ifs
-  at several steps, on both bundled models) done by the page's loop in Node and by the server's step loop, and the
-  page's decoding rebuilt on the server: every run is the same, and every tab's message for it is equal.
+- Both roads give the same decodings: the same clicks on 26 decodings (Run, Step, Back, Reset, a new Source, what-ifs
+  at several steps, beam searches of sizes 1, 4 and 16, on both bundled models) done by the page's loop in Node and by
+  the server's step loop, and the page's decoding rebuilt on the server: every run is the same (its tokens, what-ifs,
+  beams, outputs and messages), a beam search in the page has the library's tokens and score, and every tab's
+  message for a decoding is equal.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
 from attention_lab.app import make_lab
 from attention_lab.checks import InputError
@@ -28,6 +31,7 @@ from attention_lab.models.registry import load_models
 from attention_lab.records import jsonable
 from attention_lab.tabs import LOOP
 from tests.node import NODE, needs_node
+from transformer import DecodingSession, Head, Interventions, beam_search
 
 RUNNER = Path(__file__).resolve().parent / "js" / "loop_decode.mjs"
 GERMAN = ("Wie geht es dir heute?", "Das Haus ist alt.", "Ich habe Hunger, aber kein Geld.")
@@ -40,11 +44,14 @@ PLAYS = (  # what a person clicks, as loop_decode.mjs reads it
     [["step"], ["step"], ["what-if", 1, 1], ["back"]],
     [["run"], ["reset"], ["step"]],
     [["run"], ["what-if", 0, 1], ["what-if", 0, 3]],
+    [["beam", 4], ["run"]],
+    [["beam", 1], ["run"], ["back"]],
+    [["beam", 16], ["run"], ["step"], ["greedy"], ["what-if", 0, 2]],
 )
 
 
 def scenarios() -> list[tuple[str, str, list]]:
-    """20 decodings: every play on de-en's sentences in turn, and on the reversal model's strings."""
+    """26 decodings: every play on de-en's sentences in turn and on the reversal model's strings, and six more."""
     found = [("de-en", GERMAN[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("reverse", LETTERS[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("de-en", GERMAN[0], [["run"], ["source", GERMAN[1]], ["step"], ["step"]])]
@@ -148,6 +155,8 @@ def server_road(registry, lab, model: str, source: str, play: list) -> UserState
         try:
             if action == "source":
                 c.source = args[0]
+            elif action in ("beam", "greedy"):
+                c.strategy, c.beam_size = action, args[0] if args else 4
             elif action == "what-if":
                 rank, shown = args
                 step = user.run.session.steps[shown - 1]
@@ -158,7 +167,7 @@ def server_road(registry, lab, model: str, source: str, play: list) -> UserState
                 getattr(lab.decoding, action)(user, c)
         except InputError as err:
             user.said.append([str(err), True])
-    user.source = c.source
+    user.source, user.strategy = c.source, c.strategy
     return user
 
 
@@ -182,7 +191,7 @@ def played(registry, copies, tmp_path_factory):
 @pytest.mark.slow
 def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(registry, played):
     lab = make_lab(registry)
-    assert len(played) == 20
+    assert len(played) == 26
     for model, source, play, page_side in played:
         server_user = server_road(registry, lab, model, source, play)
         by_server = server_user.run
@@ -205,13 +214,44 @@ def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(regi
         assert (before is None) == (again is None), where
         if before is not None:
             assert [s.token for s in before.steps] == [s.token for s in again.steps] and before.at == again.at, where
-        controls = Controls(model, server_user.source, top_k=8, max_len=None)
+        controls = Controls(model, server_user.source, server_user.strategy, top_k=8, max_len=None)
         shown = lab.views.screen(server_user, controls, None, lab.decoding.max_len(controls))
         outputs = {name: key for name, (key, _) in LOOP.view(shown).items()}  # the server's step loop's outputs
         wrote = page_side["outputs"]
         assert [wrote["output"], wrote["status"], wrote["canStep"], wrote["canBack"]] == [
             outputs["output"], outputs["status"], outputs["step"], outputs["back"]], where  # fmt: skip
         assert (wrote["original"]["value"], wrote["original"]["label"] or "") == outputs["original"], where
+        assert loop(rebuilt).beams == loop(by_server).beams, where  # the Beams tab's
+        if page_side["search"]:  # a beam search in the page: the library's tokens and score
+            pipeline = registry.entry(model).pipeline
+            size = next(a[1] for a in play if a[0] == "beam")
+            found = beam_search(pipeline.model, torch.tensor([pipeline.tokenizer.encode(source)]), size)[0]
+            assert page_side["search"]["tokens"] == found.tokens, where
+            assert page_side["search"]["score"] == pytest.approx(found.score, abs=1e-4), where
+
+
+@needs_node
+@pytest.mark.slow
+def test_a_decoding_with_heads_ablated_in_the_page_is_the_librarys_and_the_server_rebuilds_it(
+    registry, copies, tmp_path
+):
+    ablated = [["encoder", 0, 1], ["decoder_self", 1, 0], ["cross", 2, 3], ["cross", 1, 2]]
+    plays = [[["run"]], [["step"], ["step"], ["what-if", 0, 2]]]
+    request = tmp_path / "request.json"
+    scenarios = [{"source": GERMAN[2], "ablate": ablated, "actions": play} for play in plays]
+    request.write_text(json.dumps({"scenarios": scenarios}))
+    answer = subprocess.run([NODE, str(RUNNER), str(copies["de-en"]), str(request)], capture_output=True, text=True,
+                            timeout=300, check=True)  # fmt: skip
+    ran, again = json.loads(answer.stdout)["scenarios"]
+    pipeline = registry.entry("de-en").pipeline
+    heads = frozenset(Head(*head) for head in ablated)
+    library = DecodingSession(pipeline.model, pipeline.tokenizer.encode(GERMAN[2]), interventions=Interventions(heads))
+    assert ran["tokens"] == library.run() != DecodingSession(library.model, library.src_ids).run()
+    for page_side in (ran, again):
+        user = UserState()
+        Road(registry).take(user, Controls("de-en", GERMAN[2], page=json.dumps(page_side["decoded"])))
+        assert user.run.session.tokens == page_side["tokens"] and user.run.session.interventions.ablate == heads
+        assert [s.forced for s in user.run.session.steps] == page_side["forced"]
 
 
 def every_tab(lab, user: UserState, c: Controls) -> dict:

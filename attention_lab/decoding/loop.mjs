@@ -3,12 +3,15 @@
 // the same messages (messages.mjs, in the checked-in schema) for the page's views, and the same texts for the loop's
 // outputs. The app's page (road.mjs) and a live page (export/live.mjs) both run it; each hands it a `ui`:
 //   ui.source()            the Source as typed
-//   ui.options()           {topK, maxNew}: the candidates kept at each step and the most tokens written (null: the model's)
+//   ui.options()           {topK, maxNew, ablated}: the candidates kept at each step, the most tokens written (null:
+//                          the model's), and the heads ablated throughout ([kind, layer, head], 0-based; none by default)
+//   ui.search()            (optional) {strategy: "greedy" or "beam", beamSize}: how Run decodes (greedy by default)
 //   ui.wrote(outputs)      the loop's outputs changed: {output, status, canStep, canBack, original: {value, label}}
 //   ui.say(line, error)    a one-line message ("" clears it); error: a user's mistake
 //   ui.failed(err, retry)  (optional) the model failed, not the user: `retry` hands the action to another road
 
 import {page, receive, sameKey} from "../assets/store.mjs";
+import {beamSearch} from "./beams.mjs";
 import {InputError} from "./model.mjs";
 import {fewer, full, more, original} from "./messages.mjs";
 
@@ -17,6 +20,8 @@ export const STEP_FINISHED = "Decoding has finished: use Back, a what-if token, 
 export const NOTHING_BACK = "Nothing to go back to: this is step 0.";
 export const PICK_FIRST = "Decode a step first, then pick another candidate token.";
 export const PICK_LISTED = "Pick one of the candidate tokens listed for this step.";
+export const BEAM_MODE =
+  "Beam mode: Step is off, since it decodes greedily. Run decodes with beam search (the Beams tab lists them).";
 
 /** The step to show after an action (decoding/state.shown_step): the last word written, not the end token. */
 export function lastWord(session) {
@@ -27,7 +32,7 @@ export function lastWord(session) {
 export class Loop {
   constructor(model, ui) {
     Object.assign(this, {model, ui, session: null, text: null, options: null, notice: ""});
-    Object.assign(this, {serial: 0, version: 0, before: null, queue: Promise.resolve()});
+    Object.assign(this, {serial: 0, version: 0, before: null, beamed: null, found: null, queue: Promise.resolve()});
   }
 
   key() {
@@ -75,8 +80,8 @@ export class Loop {
     const asked = text === this.text && JSON.stringify(options) === JSON.stringify(this.options);
     if (ours && (asked || !fresh)) return this.session;
     const {ids, notice} = this.model.source(text);
-    const session = await this.model.start(ids, options.topK, options.maxNew);
-    Object.assign(this, {session, text, options, before: null});
+    const session = await this.model.start(ids, options.topK, options.maxNew, options.ablated || []);
+    Object.assign(this, {session, text, options, before: null, beamed: null});
     this.notice = [notice, this.model.lengthNotice(ids)].filter(Boolean).join(" ");
     const held = page.decoding;
     if (held && page.key && !ours && sameSource(held, ids, this.model) && held.steps.every((s) => session.canWrite(s.token))) {
@@ -100,11 +105,11 @@ export class Loop {
   outputs() {
     const s = this.session, n = s ? s.steps.length : 0;
     const text = (tokens) => this.model.tokenizer.decode(tokens, {skip_special_tokens: true});
-    const before = this.before;
+    const before = this.before, beam = this.searchMode().strategy === "beam" ? BEAM_MODE : "";
     return {
       output: n ? text(s.tokens) : "",
-      status: [s ? this.notice : "", s && s.finished ? FINISHED : ""].filter(Boolean).join(" "),
-      canStep: !(s && s.finished), // as the server's: a finished decoding steps on only for another Source
+      status: [s ? this.notice : "", s && s.finished ? FINISHED : "", beam].filter(Boolean).join(" "),
+      canStep: !beam && !(s && s.finished), // as the server's: a finished decoding steps on only for another Source
       canBack: n > 0,
       original: before ? {value: text(before.tokens), label: "Before the what-if"} : {value: null, label: ""},
     };
@@ -115,11 +120,29 @@ export class Loop {
     return this.key();
   }
 
+  searchMode() {
+    return this.ui.search ? this.ui.search() : {strategy: "greedy", beamSize: 1};
+  }
+
+  /** Decode to the end: greedily from where the decoding is (a finished one afresh), or by beam search from the
+   * start, its best hypothesis then replayed through the session so that the views draw its own attention. */
   run() {
     return this.act(async () => {
       const session = await this.current();
-      if (session.finished) session.reset();
-      await session.run();
+      const {strategy, beamSize} = this.searchMode();
+      if (strategy === "beam") {
+        session.reset();
+        this.found = await beamSearch(session, beamSize);
+        for (const token of [...this.found.tokens, session.model.config.eos_id]) {
+          if (session.finished) break;
+          await session.step(token);
+        }
+        this.beamed = beamSize;
+      } else {
+        if (session.finished) session.reset();
+        await session.run();
+        this.beamed = null;
+      }
       this.before = null;
       this.send(full(session, this.changed(), lastWord(session)));
     });
@@ -127,10 +150,12 @@ export class Loop {
 
   step() {
     return this.act(async () => {
+      if (this.searchMode().strategy === "beam") throw new InputError(BEAM_MODE);
       const session = await this.current();
       if (session.finished) throw new InputError(STEP_FINISHED);
       const after = this.key();
       await session.step();
+      this.beamed = null;
       this.send(more(session, this.changed(), after, lastWord(session)));
     });
   }
@@ -142,6 +167,7 @@ export class Loop {
       if (!session.steps.length) throw new InputError(NOTHING_BACK);
       const after = this.key();
       session.back();
+      this.beamed = null;
       this.send(fewer(session, this.changed(), after, lastWord(session)));
     });
   }
@@ -167,6 +193,7 @@ export class Loop {
       await session.step(token);
       await session.run();
       this.before = {tokens: before.map((s) => s.token), at};
+      this.beamed = null;
       const message = full(session, this.changed(), at);
       message.data.original = original(session, before, at);
       this.send(message);
@@ -187,6 +214,8 @@ export class Loop {
       tokens: s.tokens,
       shown: page.shown,
       before: this.before,
+      beam_size: this.beamed, // the decoding is a beam search's of this size: the server keeps its beams
+      ablate: this.options.ablated || [],
     };
   }
 }

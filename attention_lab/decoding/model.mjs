@@ -91,19 +91,42 @@ export class LiveModel {
   }
 
   /** A decoding of `ids` to step through (see LiveSession), with `topK` candidates kept at each step and at most
-   * `maxNew` tokens (the model's own limit by default). */
-  async start(ids, topK = 5, maxNew = null) {
+   * `maxNew` tokens (the model's own limit by default), with the heads `ablated` ([kind, layer, head], 0-based, as
+   * transformer.Head) switched off throughout. */
+  async start(ids, topK = 5, maxNew = null, ablated = []) {
     const source = new this.ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
-    const out = await this.encoder.run({source});
-    return new LiveSession(this, ids, out, topK, maxNew);
+    const keep = this.keep(ablated);
+    const out = await this.encoder.run(this.fed(this.encoder, {source, keep_encoder: keep.encoder}));
+    return new LiveSession(this, ids, out, topK, maxNew, keep);
+  }
+
+  /** The graphs' head masks for `ablated`: per kind, (layers, heads) of 1 (kept) or 0 (ablated). */
+  keep(ablated) {
+    const c = this.config, H = c.n_heads;
+    const mask = (L) => new Float32Array(L * H).fill(1);
+    const keep = {encoder: mask(c.n_encoder_layers), decoder_self: mask(c.n_decoder_layers), cross: mask(c.n_decoder_layers)};
+    for (const [kind, layer, head] of ablated) {
+      if (!keep[kind] || layer < 0 || head < 0 || head >= H || layer * H + head >= keep[kind].length) {
+        throw new InputError(`No such head: ${kind} layer ${layer + 1}, head ${head + 1}.`);
+      }
+      keep[kind][layer * H + head] = 0;
+    }
+    const tensor = (data) => new this.ort.Tensor("float32", data, [data.length / H, H]);
+    return {encoder: tensor(keep.encoder), decoder_self: tensor(keep.decoder_self), cross: tensor(keep.cross)};
+  }
+
+  /** The `inputs` a graph reads (one exported before it took head masks has no keep_* inputs). */
+  fed(graph, inputs) {
+    return Object.fromEntries(graph.inputNames.map((name) => [name, inputs[name]]));
   }
 }
 
 /** One source's greedy decoding, a step at a time, with back and what-if (transformer.DecodingSession). */
 export class LiveSession {
-  constructor(model, ids, encoded, topK, maxNew = null) {
+  constructor(model, ids, encoded, topK, maxNew = null, keep = null) {
     const c = model.config;
     this.model = model;
+    this.keep = keep || model.keep([]);
     this.srcIds = ids;
     this.topK = Math.max(1, Math.min(topK, c.tgt_vocab_size));
     this.maxNew = maxNew || c.max_new_tokens;
@@ -139,10 +162,8 @@ export class LiveSession {
     if (force != null && !this.canWrite(force)) {
       throw new InputError(`The model never writes token ${force} at step ${this.steps.length + 1}.`);
     }
-    const m = this.model, c = m.config;
-    const previous = this.steps.length ? this.steps.at(-1).token : c.bos_id;
-    const token = new m.ort.Tensor("int64", BigInt64Array.of(BigInt(previous)), [1, 1]);
-    const out = await m.decoder.run({token, ...this.caches.at(-1), ...this.cross});
+    const c = this.model.config;
+    const out = await this.decode(this.steps.length ? this.steps.at(-1).token : c.bos_id, this.caches.at(-1));
     const probs = softmax(out.logits.data);
     const top = topK(probs, this.topK);
     const chosen = force ?? top[0];
@@ -161,6 +182,14 @@ export class LiveSession {
     this.caches.push({past_k: out.next_k, past_v: out.next_v});
     this.steps.push(step);
     return step;
+  }
+
+  /** The decoder's step after the token `previous`, reading `cache` ({past_k, past_v}): the graph's outputs. */
+  decode(previous, cache) {
+    const m = this.model;
+    const token = new m.ort.Tensor("int64", BigInt64Array.of(BigInt(previous)), [1, 1]);
+    const inputs = {token, ...cache, ...this.cross, keep_self: this.keep.decoder_self, keep_cross: this.keep.cross};
+    return m.decoder.run(m.fed(m.decoder, inputs));
   }
 
   back() {

@@ -5,7 +5,7 @@
 // component's "write" event, a js-only listener).
 //
 // The server decodes as before until the copy is ready, where the browser has no WebAssembly, for a model without a
-// copy, in beam mode, and for a decoding with interventions (an ablation or an edit is the server's). A copy that
+// copy, and for a decoding with interventions (an ablation or an edit is the server's). A copy that
 // fails to load, or fails while decoding, hands the page to the server with a notice; the click is sent there.
 // Every request the page sends carries the decoding it shows (`decoded`, the control "page"), and the server makes
 // that its run before it answers (decoding/road.py), so every tab shows what the page shows.
@@ -19,6 +19,8 @@ import {LiveModel} from "./model.mjs";
 const ACTIONS = {"lab-run": "run", "lab-step": "step", "lab-back": "back", "lab-reset": "reset"};
 const POLL_MS = 1000, POLL_TRIES = 300; // a copy is made as the app starts: wait for it for up to 5 minutes
 const $ = (selector) => document.querySelector(selector);
+// ?road=server in the address: the server decodes, as before this page could (to compare the two, or to teach)
+const ASKED_SERVER = new URLSearchParams(globalThis.location?.search ?? "").get("road") === "server";
 
 /** The step loop's controls, as the page shows them. */
 export function controlsNow() {
@@ -27,6 +29,7 @@ export function controlsNow() {
     model: $("#lab-model input")?.value ?? "",
     source: $("#lab-source textarea")?.value ?? "",
     strategy: $("#lab-strategy input:checked")?.value ?? "greedy",
+    beamSize: number("#lab-beam-size input[type=number]") ?? 4,
     topK: number("#lab-top-k input[type=number]") ?? 8,
     maxNew: number("#lab-max-len input[type=number]"),
   };
@@ -78,6 +81,7 @@ export class Road {
   /** Where the model `name` decodes now, in words, and whether it is here ("page"), coming ("loading") or not. */
   where(name) {
     if (typeof WebAssembly !== "object") return ["server", "Decodes on the server: this browser has no WebAssembly."];
+    if (ASKED_SERVER) return ["server", "Decodes on the server, as the address asks (road=server)."];
     if (this.broken.has(name)) return ["server", `Decodes on the server: the page copy failed (${this.broken.get(name)}).`];
     if (!this.config.copies[name]) return ["server", "Decodes on the server: this model has no page copy."];
     if (this.loops.has(name)) return ["page", "Decodes in this page."];
@@ -115,14 +119,16 @@ export class Road {
    * (a switch of model not yet answered), the server answers, after the switch. */
   taker(action) {
     const now = controlsNow(), loop = this.loops.get(now.model);
-    if (!loop || this.passing || now.strategy !== "greedy") return null;
+    if (!loop || this.passing) return null;
     if (page.decoding && page.decoding.model !== now.model) return null;
     return loop.canTake(action) ? loop : null;
   }
 
   /** `action` done by `loop`; then, when the open tab is one the server draws, it is asked to follow. */
   async answer(loop, action, ...args) {
+    performance.mark(`road:${action}`);
     await loop[action](...args);
+    performance.measure(`road:${action}`, `road:${action}`); // the page's own work for the click
     const open = document.querySelector("#lab-tabs button[role=tab][aria-selected=true]");
     const first = document.querySelector("#lab-tabs button[role=tab]");
     if (open && open !== first) this.writer.redraw();
@@ -133,6 +139,7 @@ export class Road {
     return {
       source: () => controlsNow().source,
       options: () => ({topK: controlsNow().topK, maxNew: controlsNow().maxNew}),
+      search: () => ({strategy: controlsNow().strategy, beamSize: controlsNow().beamSize}),
       wrote: (outputs) => this.write(outputs),
       say: (line, error) => (line ? this.write({...(this.pending || {}), status: line, error}) : null),
       failed: (err, retry) => {
@@ -193,7 +200,6 @@ function intercept(road) {
     if (!loop) return;
     event.preventDefault();
     event.stopImmediatePropagation();
-    performance.mark(`road:${action}`);
     loop.retry = () => road.pass(button);
     road.answer(loop, action);
   }, true);
@@ -214,6 +220,7 @@ export function mount({element, props, trigger}) {
     trigger: () => trigger("write"),
     redraw: () => trigger("redraw"),
     where([kind, text]) {
+      if (line.textContent === text && line.dataset.road === kind) return; // no change to the page
       line.textContent = text;
       line.dataset.road = kind;
       document.body.dataset.road = kind;

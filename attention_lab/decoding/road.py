@@ -18,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 
-from transformer import DecodingSession
+from transformer import DecodingSession, Head, Interventions
 
 from ..assets import url
 from ..checks import InputError
@@ -26,7 +26,8 @@ from ..controls import Controls
 from ..models.page_copy import copyable, home
 from ..models.registry import Registry
 from .messages import Key
-from .state import Before, Run, UserState, loop, new_run
+from .search import checked_beam, searched
+from .state import Before, Run, UserState, interventions_key, loop, new_run
 
 logger = logging.getLogger("attention_lab")
 CACHED = 32  # rebuilt sessions kept, app-wide
@@ -70,6 +71,8 @@ class PageDecoding:
     tokens: tuple[int, ...] = ()
     shown: int = 0
     before: tuple[tuple[int, ...], int] | None = None  # the tokens before a what-if, and the step it forced
+    beam_size: int | None = None  # a beam search of this size wrote it (its beams are kept for the Beams tab)
+    ablate: frozenset[Head] = frozenset()  # the heads ablated throughout
 
 
 def read(text: object) -> PageDecoding | None:
@@ -90,6 +93,8 @@ def read(text: object) -> PageDecoding | None:
             tuple(int(t) for t in sent["tokens"]),
             int(sent.get("shown") or 0),
             (tuple(int(t) for t in before["tokens"]), int(before["at"])) if before else None,
+            checked_beam(sent["beam_size"]) if sent.get("beam_size") else None,
+            frozenset(Head(str(kind), int(layer), int(head)) for kind, layer, head in sent.get("ablate") or ()),
         )
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise InputError("The page sent a decoding the server cannot read; press Reset.") from err
@@ -123,18 +128,42 @@ class Road:
     def rebuilt(self, sent: PageDecoding) -> Run:
         """A run of the page's decoding: its source decoded with every token it wrote forced."""
         run = new_run(self.registry.entry(sent.model), sent.source, sent.top_k, sent.max_len)
+        if sent.ablate:
+            plain, model = run.session, run.pipeline.model
+            try:
+                held = Interventions(ablate=sent.ablate)
+                run.session = DecodingSession(model, plain.src_ids, plain.top_k, plain.max_new_tokens, held)
+            except ValueError as err:
+                raise InputError(f"The page ablated a head the model does not have ({err}); press Reset.") from err
         start = run.session
         run.session = self.forced(run.entry.name, start, sent.tokens)
         if sent.before is not None:
             tokens, at = sent.before
             loop(run).before = Before(list(self.forced(run.entry.name, start, tokens).steps), at, "what-if")
+        if sent.beam_size is not None:
+            loop(run).beams = self.beams(run.entry.name, start, sent.beam_size, sent.tokens)
         run.serial, run.version = sent.key.serial, sent.key.version
         return run
+
+    def beams(self, model: str, start: DecodingSession, size: int, tokens: tuple[int, ...]) -> list[list]:
+        """The live beams of each step of the beam search of `size` that wrote `tokens` (the Beams tab's), searched
+        again here, cached; none when the server's search writes other tokens than the page's."""
+        key = ("beams", model, tuple(start.src_ids), start.max_new_tokens, interventions_key(start), size)
+        with self._lock:
+            found = self._cache.get(key)
+        if found is None:
+            found = searched(start, size, history=True)
+            with self._lock:
+                self._cache[key] = found
+        if [*found.tokens, start.model.config.eos_id][: len(tokens)] != list(tokens):
+            logger.warning("the page's beam search wrote %s, the server's %s", list(tokens), found.tokens)
+            return []
+        return found.history
 
     def forced(self, model: str, start: DecodingSession, tokens: tuple[int, ...]) -> DecodingSession:
         """`start` (a session with no steps yet) with `tokens` written, from the cache or decoded now (a token the
         model never writes at its step is refused in one line)."""
-        key = (model, tuple(start.src_ids), start.top_k, start.max_new_tokens, tokens)
+        key = (model, tuple(start.src_ids), start.top_k, start.max_new_tokens, interventions_key(start), tokens)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)

@@ -2,15 +2,17 @@
 cache as inputs and outputs. Each graph gives every head's weights and what the readings need as named outputs
 (ONNX Runtime returns nothing else), so the page draws what the app draws.
 
-    encoder:  source (1, S) ids -> encoder (Le, H, S, S) weights, encoder_norms (Le, H, S) ||v W_o||,
+    encoder:  source (1, S) ids, keep_encoder (Le, H) -> encoder (Le, H, S, S) weights, encoder_norms (Le, H, S) ||v W_o||,
               encoder_rollout (Le, S, S), cross_k and cross_v (Ld, H, S, K) the memory's keys and values for every
               decoder layer, cross_norms (Ld, H, S)
     decoder:  token (1, 1) the previous token, past_k and past_v (Ld, H, P, K) the cache (P may be 0: the first step),
-              cross_k, cross_v -> logits (V) with what the model may not write at -inf, next_k and next_v
+              cross_k, cross_v, keep_self and keep_cross (Ld, H) -> logits (V) with what the model may not write at -inf, next_k and next_v
               (Ld, H, P + 1, K), self (Ld, H, P + 1) and cross (Ld, H, S) this step's weights, self_norms (Ld, H)
               the new key's ||v W_o||
 
-The position of a step is the cache's length. Both graphs are traced from the library's own modules (the same
+The `keep_*` inputs are head masks: each head's output is multiplied by its entry (1 keeps it, 0 ablates it, as
+transformer.Interventions(ablate=...) does at hook_z), so a page decodes with heads ablated too. The position of a
+step is the cache's length. Both graphs are traced from the library's own modules (the same
 encode and decode the app runs), so what they compute is what the library computes; tests/test_live_graphs.py runs
 them with Python's onnxruntime against the library. The weights of both graphs are stored once, in one file of
 float32 tensors beside them (ONNX external data), which the page hands to both sessions.
@@ -28,15 +30,26 @@ import torch
 from torch import nn
 
 from transformer import Transformer
+from transformer import hooks as hook_points
+from transformer.hooks import attention_name
 from transformer.layers import LayerCache
 from transformer.model import KVCache
 from transformer.readings import rollout
 
 OPSET = 17
 WEIGHTS = "weights.bin"  # the external data both graphs read
+ENCODER_INPUTS = ("source", "keep_encoder")
 ENCODER_OUTPUTS = ("encoder", "encoder_norms", "encoder_rollout", "cross_k", "cross_v", "cross_norms")
-DECODER_INPUTS = ("token", "past_k", "past_v", "cross_k", "cross_v")
+DECODER_INPUTS = ("token", "past_k", "past_v", "cross_k", "cross_v", "keep_self", "keep_cross")
 DECODER_OUTPUTS = ("logits", "next_k", "next_v", "self", "cross", "self_norms")
+
+
+def kept(kind: str, keep: torch.Tensor) -> list:
+    """Hooks that multiply each head's output of attention `kind` in every layer by `keep` (layers, heads)."""
+    return [
+        (attention_name(kind, layer, "hook_z"), lambda z, at, layer=layer: z * keep[layer][None, :, None, None])
+        for layer in range(keep.size(0))
+    ]
 
 
 class EncoderGraph(nn.Module):
@@ -46,9 +59,10 @@ class EncoderGraph(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, source: torch.Tensor):
+    def forward(self, source: torch.Tensor, keep_encoder: torch.Tensor):
         model = self.model
-        enc = model.encode(source, output_attentions=True)
+        with hook_points.using(kept("encoder", keep_encoder)):
+            enc = model.encode(source, output_attentions=True)
         weights = torch.stack([w[0] for w in enc.attentions])
         norms = torch.stack([n[0] for n in model.encoder_value_norms(enc)])
         rolled = torch.stack(rollout([w[0] for w in enc.attentions]))
@@ -67,14 +81,15 @@ class DecoderGraph(nn.Module):
         super().__init__()
         self.model = model
 
-    def forward(self, token, past_k, past_v, cross_k, cross_v):
+    def forward(self, token, past_k, past_v, cross_k, cross_v, keep_self, keep_cross):
         model = self.model
         layers = [
             LayerCache(past_k[i][None], past_v[i][None], cross_k[i][None], cross_v[i][None]) for i in range(len(past_k))
         ]
         cache = KVCache(layers, torch.ones(1, past_k.size(2), dtype=torch.bool))
         src_mask = torch.ones(1, 1, 1, cross_k.size(2), dtype=torch.bool)
-        dec = model.decode(token, None, src_mask, cache, use_cache=True, output_attentions=True)
+        with hook_points.using([*kept("decoder_self", keep_self), *kept("cross", keep_cross)]):
+            dec = model.decode(token, None, src_mask, cache, use_cache=True, output_attentions=True)
         logits = model.rules.apply(model.project(dec.hidden[0, -1]), 1)
         next_k = torch.stack([c.self_k[0] for c in dec.cache.layers])
         next_v = torch.stack([c.self_v[0] for c in dec.cache.layers])
@@ -108,13 +123,14 @@ def exported(model: Transformer) -> Exported:
     src = torch.tensor([[5, 6, 7, cfg.eos_id]])
     H, K = cfg.n_heads, cfg.d_model // cfg.n_heads
     past = torch.zeros(cfg.n_decoder_layers, H, 2, K)
+    keep_e, keep_d = torch.ones(cfg.n_encoder_layers, H), torch.ones(cfg.n_decoder_layers, H)
     with torch.no_grad():
-        kv = EncoderGraph(model)(src)[3:5]
+        kv = EncoderGraph(model)(src, keep_e)[3:5]
     axes_s = {"source": {1: "S"}, "cross_k": {2: "S"}, "cross_v": {2: "S"}}
     encoder = _traced(
         EncoderGraph(model),
-        (src,),
-        ("source",),
+        (src, keep_e),
+        ENCODER_INPUTS,
         ENCODER_OUTPUTS,
         {
             **axes_s,
@@ -126,7 +142,7 @@ def exported(model: Transformer) -> Exported:
     )
     decoder = _traced(
         DecoderGraph(model),
-        (torch.tensor([[cfg.bos_id]]), past, past, *kv),
+        (torch.tensor([[cfg.bos_id]]), past, past, *kv, keep_d, keep_d.clone()),
         DECODER_INPUTS,
         DECODER_OUTPUTS,
         {

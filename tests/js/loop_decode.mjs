@@ -1,9 +1,10 @@
 // The page's step loop (attention_lab/decoding/loop.mjs) run in Node on a model's page copy, as the app's page runs
 // it, for tests/test_road.py to compare with the server's own step loop:
 //   node tests/js/loop_decode.mjs DIR REQUEST.json > ANSWER.json
-// DIR is a page copy (models/page_copy.py). REQUEST: {scenarios: [{source, top_k, max_len, actions}]}, each action
-// ["run"], ["step"], ["back"], ["reset"], ["source", text] (the Source typed anew) or ["what-if", rank, shown] (the
-// candidate of that rank at step `shown`, as a click on it). ANSWER: per scenario, what the page would send the
+// DIR is a page copy (models/page_copy.py). REQUEST: {scenarios: [{source, top_k, max_len, ablate, actions}]} (ablate:
+// the heads switched off, [kind, layer, head] 0-based), each action
+// ["run"], ["step"], ["back"], ["reset"], ["source", text] (the Source typed anew), ["beam", k] or ["greedy"] (the
+// strategy chosen) or ["what-if", rank, shown] (the candidate of that rank at step `shown`, as a click on it). ANSWER: per scenario, what the page would send the
 // server (the loop's `decoded`), what it shows (its key, the step shown, every step's token and whether it was
 // forced), the loop's outputs and the one-line messages it said.
 
@@ -32,19 +33,22 @@ const model = await LiveModel.load(ort, Tokenizer, {
 });
 const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
 
-async function play({source, top_k = 8, max_len = null, actions}) {
+async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
   receive({op: "clear", key: null, shown: 0});
   const said = [];
-  let text = source, outputs = null;
+  let text = source, outputs = null, mode = {strategy: "greedy", beamSize: 4};
   const ui = {
     source: () => text,
-    options: () => ({topK: top_k, maxNew: max_len}),
+    options: () => ({topK: top_k, maxNew: max_len, ...(ablate.length ? {ablated: ablate} : {})}),
+    search: () => mode,
     wrote: (o) => (outputs = o),
     say: (line, error) => (line ? said.push([line, Boolean(error)]) : null),
   };
   const loop = new Loop(model, ui);
   for (const [action, ...args] of actions) {
     if (action === "source") text = args[0];
+    else if (action === "beam") mode = {strategy: "beam", beamSize: args[0]};
+    else if (action === "greedy") mode = {strategy: "greedy", beamSize: 4};
     else if (action === "what-if") {
       const [rank, shown] = args;
       const step = page.decoding.steps[shown - 1];
@@ -62,6 +66,7 @@ async function play({source, top_k = 8, max_len = null, actions}) {
     forced: d ? d.steps.map((s) => s.forced) : [],
     outputs,
     said,
+    search: loop.found && loop.beamed ? {tokens: loop.found.tokens, score: loop.found.score} : null,
   };
 }
 
