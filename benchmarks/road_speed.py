@@ -180,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
             old, before_url = start_app(args.before.resolve())
             servers.append(old)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = p.chromium.launch(
+                executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=CHROMIUM_ARGS
+            )
             times = measure(browser, url, floor_url, args.repeats, before_url)
             browser.close()
     finally:
