@@ -157,3 +157,61 @@ def test_where_the_decoding_happens_is_said_in_one_line_that_fits(served_app, br
     assert box["height"] < 40 and box["x"] + box["width"] <= viewport["width"]
     shot(page, f"road-{viewport['width']}", full_page=False)
     page.close()
+
+
+def test_bad_input_gets_the_apps_own_line_in_the_page_with_no_request(served_app, browser):
+    from playwright.sync_api import expect
+
+    url, _, _ = served_app
+    page = opened(browser, url, LAPTOP)
+    sent = []
+    page.on("request", lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None)
+    notice = page.get_by_label("Notice")
+    on_the_road(page, "reverse")
+    long_text = "ab" * 40  # longer than the model reads
+    for text, line in (
+        ("   ", "Type a source text first: it is empty."),
+        ("abc!", "This model only knows"),
+        (long_text, f"The source was {len(long_text) + 1} tokens; only the first"),
+    ):
+        page.get_by_label("Source").fill(text)
+        page.settle()
+        before, output = len(sent), page.get_by_label("Output").input_value()
+        button(page, "Step").click()
+        expect(notice).to_have_value(re.compile(re.escape(line)), timeout=WAIT_MS)
+        assert "\n" not in notice.input_value()
+        assert sent[before:] == [], text
+        if "only the first" not in line:  # refused: nothing changed
+            expect(page.get_by_label("Output")).to_have_value(output)
+            expect(page.get_by_label("Source")).to_have_value(text)
+    page.close()
+
+
+def test_a_page_copy_that_fails_hands_the_page_to_the_server_and_loses_nothing(served_app, browser):
+    from playwright.sync_api import expect
+
+    url, registry, _ = served_app
+    page = browser.new_page(viewport=LAPTOP)
+    page.route("**/weights.bin", lambda route: route.fulfill(status=404, body="missing"))
+    page.goto(url)
+    page.wait_for_function("() => document.body.dataset.road === 'server'", timeout=120_000)
+    line = page.locator(".road-line")
+    expect(line).to_contain_text("the page copy failed (weights.bin: 404", timeout=120_000)
+    page.unroute("**/weights.bin")
+    page.close()
+    # a copy that fails while decoding: the click goes to the server, from where the page was
+    page = opened(browser, url, LAPTOP)
+    on_the_road(page, "de-en")
+    model, text = SENTENCES[1]
+    page.get_by_label("Source").fill(text)
+    page.settle()
+    click(page, "Step")
+    click(page, "Step")
+    page.evaluate(
+        "() => { window.attentionLabRoad.loops.get('de-en').model.decoder.run = () => { throw new Error('lost'); }; }"
+    )
+    click(page, "Step")
+    expect(line := page.locator(".road-line")).to_contain_text("the page copy failed (lost)")
+    assert page.evaluate(TOKENS) == library(registry, model, text)[:3]  # the server's third step, after the page's two
+    expect(page.get_by_label("Source")).to_have_value(text)
+    page.close()

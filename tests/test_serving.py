@@ -10,7 +10,7 @@ import pytest
 
 from attention_lab.app import build_demo, endpoints, make_lab
 from attention_lab.checks import InputError
-from attention_lab.decoding.events import TAKE_PROPOSED, WRITE
+from attention_lab.decoding.events import READ_OPTIONS, TAKE_PROPOSED, WRITE
 from attention_lab.feature import DECODE, HEAVY, Limits
 from attention_lab.models.registry import Registry
 from attention_lab.serving.api import documentation
@@ -102,9 +102,9 @@ def test_heavy_work_has_its_own_lane_and_looking_never_reaches_the_server():
     labels = {getattr(block, "label", None) for block in demo.blocks.values()}
     assert not labels & {"Show step", "Focus head", "Merge pieces into words", "Colour scale", "Reading", "Snapshot"}
     browser_only = sorted(fn.js or "" for fn in demo.fns.values() if fn.fn is None)
-    # the page's own step loop writing its outputs, the examples menu's, and a model switch's example taken only if
-    # nothing was typed
-    assert len(browser_only) == 3
-    assert browser_only[0] == WRITE and re.search(r"JSON\.parse\(example\)", browser_only[1])
-    assert browser_only[2] == TAKE_PROPOSED
+    # the page's own step loop reading the decoding options and writing its outputs, the examples menu's, and a model
+    # switch's example taken only if nothing was typed
+    assert len(browser_only) == 4
+    assert browser_only[0] == WRITE and browser_only[1] == READ_OPTIONS
+    assert re.search(r"JSON\.parse\(example\)", browser_only[2]) and browser_only[3] == TAKE_PROPOSED
     assert not any(isinstance(block, (gr.Plot, gr.Timer, gr.JSON)) for block in demo.blocks.values())

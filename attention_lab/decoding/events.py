@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import json
 
+import gradio as gr
+
 from ..models.examples import example_for
 from .actions import Decoding
 
 # The page's own step loop (road.mjs) writes the loop's outputs through gradio, in the page, with no request.
 WRITE = "() => window.attentionLabRoad.written()"
+# ...and reads the decoding options from gradio, which keeps them while their menu is shut.
+OPTIONS = ("strategy", "beam_size", "max_len", "top_k")
+READ_OPTIONS = "(...values) => { window.attentionLabRoad?.options(...values); }"
 TAKE_PROPOSED = (
     "(proposal, now) => { const p = JSON.parse(proposal || '{}'); return p.sent === now ? p.proposed : now; }"
 )
@@ -26,6 +31,7 @@ def wire(c: dict, wiring) -> None:
     wiring.on(c["candidates"].select, decoding.force, data=wiring.picked("token"))
     c["road"].write(None, None, [c[name] for name in ("output", "status", "step", "back", "original")], js=WRITE)
     wiring.on(c["road"].redraw, lambda user, controls: user.shown)  # the page decoded: a tab the server draws follows
+    gr.on([c[name].change for name in OPTIONS], None, [c[name] for name in OPTIONS], None, js=READ_OPTIONS)
     for name in ("source", "max_len", "top_k", "strategy"):  # a new source or option: redrawn
         wiring.on(c[name].change, lambda user, controls: user.shown, trigger_mode="always_last")
     c["examples"].change(

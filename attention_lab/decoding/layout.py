@@ -18,6 +18,8 @@ from ..models.registry import Registry
 from .road import road_config
 from .search import MAX_BEAM, STRATEGIES
 
+OPTIONS = {"strategy": "greedy", "beam_size": 4, "max_len": 64, "top_k": 8}  # the decoding options as the page opens
+
 
 def layout(registry: Registry, default: str) -> dict:
     """The column's components by name, laid out top to bottom as they are created."""
@@ -42,15 +44,17 @@ def layout(registry: Registry, default: str) -> dict:
         c["output"] = gr.Textbox(label="Output", interactive=False, lines=1, max_lines=3, min_width=160)
         c["original"] = gr.Textbox(label="Before the what-if", interactive=False, visible=False, min_width=160)
     # where the decoding happens, in a line; the page's own step loop (road.mjs), which writes the outputs above
-    c["road"] = drawn("decoding/road.mjs", "lab-road", value=road_config(registry), events=("write", "redraw"))
+    road = road_config(registry, OPTIONS)
+    c["road"] = drawn("decoding/road.mjs", "lab-road", value=road, events=("write", "redraw"))
     c["steps"] = drawn("decoding/steps.mjs", "lab-steps")  # Show step, the output a token a step: the decoding's value
     c["status"] = gr.Textbox(label="Notice", interactive=False, visible=False, lines=1, max_lines=3)
     c["now"] = drawn("decoding/now.mjs", "now")
     c["candidates"] = drawn("decoding/candidates.mjs", "candidates", classes=("lab-hide-presenting",))
     with gr.Accordion("Decoding options", open=False, elem_classes="lab-hide-presenting"), gr.Row():
         info = "Step decodes greedily, so it is off in beam mode; Run decodes the beams."
-        c["strategy"] = gr.Radio(list(STRATEGIES), value="greedy", label="Strategy", info=info, elem_id="lab-strategy")
-        c["beam_size"] = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size", elem_id="lab-beam-size")
-        c["max_len"] = gr.Slider(1, 128, value=64, step=1, label="Max length", elem_id="lab-max-len")
-        c["top_k"] = gr.Slider(1, 20, value=8, step=1, label="Top-k shown", elem_id="lab-top-k")
+        strategy, beam_size, max_len, top_k = OPTIONS.values()
+        c["strategy"] = gr.Radio(list(STRATEGIES), value=strategy, label="Strategy", info=info, elem_id="lab-strategy")
+        c["beam_size"] = gr.Slider(1, MAX_BEAM, value=beam_size, step=1, label="Beam size", elem_id="lab-beam-size")
+        c["max_len"] = gr.Slider(1, 128, value=max_len, step=1, label="Max length", elem_id="lab-max-len")
+        c["top_k"] = gr.Slider(1, 20, value=top_k, step=1, label="Top-k shown", elem_id="lab-top-k")
     return c

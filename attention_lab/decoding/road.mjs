@@ -22,17 +22,13 @@ const $ = (selector) => document.querySelector(selector);
 // ?road=server in the address: the server decodes, as before this page could (to compare the two, or to teach)
 const ASKED_SERVER = new URLSearchParams(globalThis.location?.search ?? "").get("road") === "server";
 
+// The decoding options as gradio holds them (their menu may be shut, and out of the page): the layout's values
+// (the road's config) until one changes, then what the js-only listener of decoding/events.py hands `options`.
+export const OPTIONS = {strategy: "greedy", beamSize: 4, maxNew: null, topK: 8};
+
 /** The step loop's controls, as the page shows them. */
 export function controlsNow() {
-  const number = (selector) => Number($(selector)?.value) || null;
-  return {
-    model: $("#lab-model input")?.value ?? "",
-    source: $("#lab-source textarea")?.value ?? "",
-    strategy: $("#lab-strategy input:checked")?.value ?? "greedy",
-    beamSize: number("#lab-beam-size input[type=number]") ?? 4,
-    topK: number("#lab-top-k input[type=number]") ?? 8,
-    maxNew: number("#lab-max-len input[type=number]"),
-  };
+  return {model: $("#lab-model input")?.value ?? "", source: $("#lab-source textarea")?.value ?? "", ...OPTIONS};
 }
 
 async function bytes(address) {
@@ -74,6 +70,9 @@ async function loadCopy(folder, {ort, Tokenizer}) {
 export class Road {
   constructor(config, writer) {
     Object.assign(this, {config, writer, runtime: null, models: new Map(), loops: new Map(), broken: new Map()});
+    this.retired = new Map(); // the loops of copies that failed while decoding
+    const first = config.options || {};
+    this.options(first.strategy ?? "greedy", first.beam_size ?? 4, first.max_len ?? null, first.top_k ?? 8);
     this.pending = null;
     this.passing = false; // a click handed on to the server
   }
@@ -106,6 +105,7 @@ export class Road {
 
   fail(name, err) {
     console.error(err);
+    if (this.loops.has(name)) this.retired.set(name, this.loops.get(name)); // what it decoded still goes to the server
     this.loops.delete(name);
     this.broken.set(name, String(err.message || err).split("\n")[0]);
     this.changed();
@@ -141,7 +141,7 @@ export class Road {
       options: () => ({topK: controlsNow().topK, maxNew: controlsNow().maxNew}),
       search: () => ({strategy: controlsNow().strategy, beamSize: controlsNow().beamSize}),
       wrote: (outputs) => this.write(outputs),
-      say: (line, error) => (line ? this.write({...(this.pending || {}), status: line, error}) : null),
+      say: (line) => (line ? this.write({status: line}) : null), // the line alone: the rest stays as it is
       failed: (err, retry) => {
         this.fail(name, err);
         retry();
@@ -155,23 +155,31 @@ export class Road {
     this.writer.trigger();
   }
 
+  /** The updates of the loop's outputs (Output, the notice, Step, Back, the decoding before): undefined for one
+   * the loop did not write, which gradio leaves as it is. */
   written() {
-    const o = this.pending || {output: "", status: "", canStep: true, canBack: false, original: {value: null}};
-    const update = (props) => ({__type__: "update", ...props});
+    const o = this.pending || {};
+    const update = (name, props) => (name in o ? {__type__: "update", ...props} : undefined);
     const before = o.original || {value: null};
     return [
-      update({value: o.output}),
-      update({value: o.status, visible: Boolean(o.status)}),
-      update({interactive: o.canStep}),
-      update({interactive: o.canBack}),
-      update({value: before.value || "", visible: Boolean(before.value), ...(before.label ? {label: before.label} : {})}),
+      update("output", {value: o.output}),
+      update("status", {value: o.status, visible: Boolean(o.status)}),
+      update("canStep", {interactive: o.canStep}),
+      update("canBack", {interactive: o.canBack}),
+      update("original", {value: before.value || "", visible: Boolean(before.value), ...(before.label ? {label: before.label} : {})}),
     ];
+  }
+
+  /** The decoding options changed (Strategy, Beam size, Max length, Top-k shown, in that order). */
+  options(strategy, beamSize, maxLen, topK) {
+    Object.assign(OPTIONS, {strategy, beamSize: Number(beamSize), maxNew: Number(maxLen) || null, topK: Number(topK)});
   }
 
   /** The decoding the page shows, for the server (decoding/road.py), as the control's text: "" when the page shows
    * one the server made. */
   decoded() {
-    const loop = this.loops.get(controlsNow().model) || [...this.loops.values()].find((l) => l.session);
+    const loops = [...this.loops.values(), ...this.retired.values()];
+    const loop = this.loops.get(controlsNow().model) || this.retired.get(controlsNow().model) || loops.find((l) => l.session);
     if (!loop || !(loop.session ? sameKey(page.key, loop.key()) : page.key === null && loop.serial > 0)) return "";
     return JSON.stringify(loop.decoded());
   }

@@ -49,11 +49,12 @@ def road_files(registry: Registry) -> list[Path]:
     return [*copies(registry).values(), VENDOR]
 
 
-def road_config(registry: Registry) -> dict:
+def road_config(registry: Registry, options: dict | None = None) -> dict:
     """What the page's road (decoding/road.mjs) is told as the page opens: each model's copy folder by address
-    (None: it decodes on the server), and the runtime's files."""
+    (None: it decodes on the server), the runtime's files, and the decoding options' first values."""
     found = copies(registry)
     return {
+        "options": options or {},
         "copies": {name: url(found[name]) + "/" if name in found else None for name in registry.entries},
         "runtime": {part: url(VENDOR / file) for part, file in RUNTIME.items()},
     }
