@@ -2,6 +2,7 @@
 
     python benchmarks/load.py                  # 32 users x 5 requests, then memory before/after 200 sessions
     python benchmarks/load.py --lanes          # /translate alone, then beside 8 clients calling /ablate
+    python benchmarks/load.py --class 10       # 10 Chromium pages stepping, decoding in the page: server requests, CPU s
 
 Each user has its own session and its own texts and mixes Run, Step and Back on both bundled models. Every response
 is compared with what the same requests give one user alone, so a wrong answer, a non-deterministic one or another
@@ -274,15 +275,77 @@ def lane_test(url: str, clients: int = 8, repeats: int = 15) -> LaneResult:
     return LaneResult(alone, loaded, clients, len(done))
 
 
+def cpu_s(pid: int) -> float:
+    """The CPU seconds a process has used (user and system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class ClassResult:
+    pages: int
+    clicks: int  # Run, Step, Back and Reset clicks, every page together
+    requests: int  # decoding requests the server got meanwhile (its queue's joins)
+    cpu_s: float  # the server's CPU seconds meanwhile
+    wall_s: float
+
+
+CLASS_SOURCES = ("Wie geht es dir heute?", "Das Haus ist alt.", "Ich habe Hunger.", "Er kommt morgen.")
+
+
+def class_test(url: str, pid: int, pages: int = 10, rounds: int = 3) -> ClassResult:
+    """A class on a Space: `pages` Chromium pages, each decoding in the page once its copy has loaded, click Run,
+    Back, Back, Step, Reset and Step on a sentence of their own `rounds` times; the server's decoding requests and
+    CPU seconds while they do (their opening and loading left out)."""
+    import shutil as which
+
+    from playwright.sync_api import sync_playwright
+
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+    args += ["--disable-sync", "--no-first-run", "--disable-quic"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=which.which("chromium") or "/usr/bin/chromium", args=args)
+        opened, requests = [], []
+        for i in range(pages):
+            page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            page.goto(url)
+            page.wait_for_function("() => document.body.dataset.road === 'page'", timeout=300_000)
+            page.get_by_label("Source").fill(CLASS_SOURCES[i % len(CLASS_SOURCES)])
+            opened.append(page)
+        time.sleep(3)  # the typing's own redraws answered
+        for page in opened:
+            page.on("request", lambda r: requests.append(r.url) if "/queue/join" in r.url else None)
+        cpu, began, clicks = cpu_s(pid), time.perf_counter(), 0
+        for _ in range(rounds):
+            for page in opened:
+                for name in ("Run", "Back", "Back", "Step", "Reset", "Step"):
+                    page.get_by_role("button", name=name, exact=True).click()
+                    page.wait_for_timeout(50)
+                    clicks += 1
+        for page in opened:
+            page.wait_for_timeout(200)
+        result = ClassResult(pages, clicks, len(requests), cpu_s(pid) - cpu, time.perf_counter() - began)
+        browser.close()
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=32)
     parser.add_argument("--requests", type=int, default=5, help="requests per user")
     parser.add_argument("--sessions", type=int, default=200, help="sessions for the memory measure (0: skip)")
     parser.add_argument("--lanes", action="store_true", help="only: /translate beside 8 clients calling /ablate")
+    parser.add_argument("--class", dest="pages", type=int, default=0, help="only: this many pages decoding in the page")
     args = parser.parse_args(argv)
     server, url = start_app()
     try:
+        if args.pages:
+            found = class_test(url, server.pid, args.pages)
+            print(
+                f"{found.pages} pages decoding in the page, {found.clicks} clicks of Run, Step, Back and Reset in "
+                f"{found.wall_s:.1f} s: {found.requests} decoding requests to the server, {found.cpu_s:.2f} CPU s"
+            )
+            return 0
         if args.lanes:
             lanes = lane_test(url)
             print(

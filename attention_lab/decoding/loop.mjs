@@ -56,13 +56,15 @@ export class Loop {
   }
 
   /** Whether this loop can answer `action` ("run", "step", "back", "reset", "what-if") as the server would: not
-   * on a decoding with interventions (an ablation or an edit is the server's), and Back or a what-if only on a
-   * decoding whose source it can read again (the page's own, or one of the Source as it is now). */
+   * on a decoding with interventions (an ablation or an edit is the server's), Back only on its own decoding (Back
+   * right after the server replaced a decoding restores the one it replaced), and a what-if only on a decoding whose
+   * source it can read again (its own, or one of the Source as it is now). */
   canTake(action) {
     const held = page.decoding;
     if (held && held.interventions) return false;
     if (action !== "back" && action !== "what-if") return true;
     if (!held || sameKey(page.key, this.key())) return true;
+    if (action === "back") return false; // Back on a decoding the server made is its own: it may undo a replacement
     try {
       return sameSource(held, this.model.source(this.ui.source()).ids, this.model);
     } catch {
