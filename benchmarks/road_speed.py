@@ -68,6 +68,7 @@ def steps(page, floor, times: dict, name: str, repeats: int) -> None:
 
 def measure(browser, url: str, floor_url: str, repeats: int, before_url: str | None) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {"floor": [], "step_page": [], "step_server": [], "run_page": [], "beam_page": []}
+    live = live_page()
     floor = open_page(browser, floor_url)
     click_ms(floor, "Step")  # the floor's first draw loads plotly
     times.update(first_paint=[], decodes_on_its_own=[], first_paint_before=[])
@@ -105,7 +106,6 @@ def measure(browser, url: str, floor_url: str, repeats: int, before_url: str | N
         steps(old, floor, times, "step_before", repeats)
         old.context.close()
     times["step_live"] = []
-    live = live_page()
     page = open_page(browser, live.as_uri())
     page.wait_for_function("() => document.body.dataset.busy === 'false'", timeout=120_000)
     settle(page)
@@ -120,6 +120,7 @@ def measure(browser, url: str, floor_url: str, repeats: int, before_url: str | N
 
 def live_page() -> Path:
     """The de-en live page, as one file (made once)."""
+    sys.path.insert(0, str(REPO))
     from attention_lab.export.live import write
 
     path = Path(tempfile.gettempdir()) / "attention-lab-benchmark-live" / "de-en.html"

@@ -138,3 +138,19 @@ def test_the_two_slow_fills_are_barred_on_the_pages_last_change():
     assert heads.endswith("| 250 (380) | 1.25 (1.90) | ✓ ≤ 1.5×, ✓ ≤ 2.0× filled |")
     training = next(line for line in rows if line.startswith("| Open the Training tab"))
     assert training.endswith("| 90 (420) | 0.45 (2.10) | ✓ ≤ 1.5×, ✗ ≤ 2.0× filled |")  # answered at once, filled late
+
+
+@pytest.mark.slow
+def test_the_road_table_gives_each_click_against_the_floor_and_its_requests():
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from road_speed import report
+
+    times = {"floor": [100.0, 200.0, 300.0], "step_page": [40.0, 50.0], "step_page_requests": [0]}
+    times.update(step_server=[180.0], step_server_requests=[8], page_work=[12.0], first_paint=[600.0, None])
+    rows = {line.split(" | ")[0]: line for line in report(times).splitlines() if line.startswith("| ")}
+    assert "median 200 ms over 3 clicks" in report(times)
+    assert rows["| Step, the page decoding (15-word de-en sentence)"].endswith("| 45 | 40–50 | 0.23× | 0 |")
+    assert rows["| Step, the server decoding (?road=server)"].endswith("| 0.90× | 8 |")
+    assert rows["| the page's own work per Step (performance measure)"].endswith("| 12 | 12–12 |  |  |")  # no ratio
+    assert "| first paint of the app (from opening it) | 600 |" in report(times)  # a missing sample is left out
+    assert not any("beam" in row for row in rows)  # no samples: no row

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ from attention_lab.decoding.messages import Key, message
 from attention_lab.decoding.road import Road, read, road_config
 from attention_lab.decoding.state import UserState, loop
 from attention_lab.models import page_copy
-from attention_lab.models.registry import load_models
+from attention_lab.models.registry import Registry, load_models
 from attention_lab.records import jsonable
 from attention_lab.tabs import LOOP
 from tests.node import NODE, needs_node
@@ -84,6 +85,19 @@ def test_a_page_copy_is_made_once_and_whole(registry, tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".page-")]  # nothing half-written left
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     assert config["name"] == "reverse" and config["eos_id"] == entry.pipeline.model.config.eos_id
+
+
+def test_the_app_makes_each_copy_in_the_background_and_keeps_one_per_model(registry, tmp_path, monkeypatch):
+    monkeypatch.setattr(page_copy, "CACHE", tmp_path)
+    older, another = tmp_path / "reverse-0123456789abcdef", tmp_path / "reverse-big-0123456789abcdef"
+    older.mkdir()
+    another.mkdir()
+    copies = page_copy.PageCopies(Registry({"reverse": registry.entries["reverse"]}))
+    with ThreadPoolExecutor(1) as executor:
+        copies.start(executor)
+        assert copies.made["reverse"].result(timeout=120) == copies.folders["reverse"]
+    assert page_copy.is_made(copies.folders["reverse"]) and copies.folders["reverse"].parent == tmp_path
+    assert not older.exists() and another.exists()  # an older copy of the model goes; another model's stays
 
 
 def test_a_copy_is_named_by_what_it_is_made_from(registry):

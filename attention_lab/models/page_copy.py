@@ -32,6 +32,7 @@ from .graphs import WEIGHTS, exported
 from .registry import ModelEntry, Registry
 
 logger = logging.getLogger("attention_lab")
+HEX = set("0123456789abcdef")
 FILES = ("encoder.onnx", "decoder.onnx", WEIGHTS, "tokenizer.json", "config.json")  # config.json last: it marks it made
 CACHE = Path(os.environ.get("ATTENTION_LAB_CACHE", Path.home() / ".cache" / "attention-lab")) / "page"
 # The characters whose names a message may give (checks.describe_char): what a keyboard types in the languages
@@ -166,7 +167,13 @@ class PageCopies:
 
     def _make(self, name: str, folder: Path) -> Path | None:
         try:
-            return make(self.registry.entries[name], folder)
+            made = make(self.registry.entries[name], folder)
+            stem = folder.name.rsplit("-", 1)[0]
+            for older in folder.parent.glob(f"{stem}-*"):  # the model's copies made from an older checkpoint or code
+                digest = older.name[len(stem) + 1 :]
+                if older != folder and older.is_dir() and len(digest) == 16 and all(c in HEX for c in digest):
+                    shutil.rmtree(older, ignore_errors=True)
+            return made
         except Exception:
             logger.exception("the page copy of %s could not be made: it decodes on the server", name)
             return None
