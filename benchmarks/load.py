@@ -288,15 +288,17 @@ class ClassResult:
     requests: int  # decoding requests the server got meanwhile (its queue's joins)
     cpu_s: float  # the server's CPU seconds meanwhile
     wall_s: float
+    idle_cpu_s: float  # the server's CPU seconds in as long with the pages open and nobody clicking
 
 
 CLASS_SOURCES = ("Wie geht es dir heute?", "Das Haus ist alt.", "Ich habe Hunger.", "Er kommt morgen.")
 
 
-def class_test(url: str, pid: int, pages: int = 10, rounds: int = 3) -> ClassResult:
-    """A class on a Space: `pages` Chromium pages, each decoding in the page once its copy has loaded, click Run,
-    Back, Back, Step, Reset and Step on a sentence of their own `rounds` times; the server's decoding requests and
-    CPU seconds while they do (their opening and loading left out)."""
+def class_test(url: str, pid: int, pages: int = 10, rounds: int = 3, road: str = "page") -> ClassResult:
+    """A class on a Space: `pages` Chromium pages, each decoding in the page once its copy has loaded (`road`
+    "server": each decoding on the server, as ?road=server asks), click Run, Back, Back, Step, Reset and Step on a
+    sentence of their own `rounds` times; the server's decoding requests and CPU seconds while they do (their
+    opening and loading left out)."""
     import shutil as which
 
     from playwright.sync_api import sync_playwright
@@ -308,23 +310,28 @@ def class_test(url: str, pid: int, pages: int = 10, rounds: int = 3) -> ClassRes
         opened, requests = [], []
         for i in range(pages):
             page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
-            page.goto(url)
-            page.wait_for_function("() => document.body.dataset.road === 'page'", timeout=300_000)
+            page.goto(url if road == "page" else url + "?road=server")
+            page.wait_for_function(f"() => document.body.dataset.road === {road!r}", timeout=300_000)
             page.get_by_label("Source").fill(CLASS_SOURCES[i % len(CLASS_SOURCES)])
             opened.append(page)
         time.sleep(3)  # the typing's own redraws answered
         for page in opened:
             page.on("request", lambda r: requests.append(r.url) if "/queue/join" in r.url else None)
+        cpu, began = cpu_s(pid), time.perf_counter()
+        time.sleep(10)
+        idle_per_s = (cpu_s(pid) - cpu) / (time.perf_counter() - began)
         cpu, began, clicks = cpu_s(pid), time.perf_counter(), 0
         for _ in range(rounds):
             for page in opened:
                 for name in ("Run", "Back", "Back", "Step", "Reset", "Step"):
+                    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
                     page.get_by_role("button", name=name, exact=True).click()
-                    page.wait_for_timeout(50)
+                    page.wait_for_function(
+                        f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=120_000
+                    )
                     clicks += 1
-        for page in opened:
-            page.wait_for_timeout(200)
-        result = ClassResult(pages, clicks, len(requests), cpu_s(pid) - cpu, time.perf_counter() - began)
+        wall = time.perf_counter() - began
+        result = ClassResult(pages, clicks, len(requests), cpu_s(pid) - cpu, wall, idle_per_s * wall)
         browser.close()
     return result
 
@@ -340,11 +347,13 @@ def main(argv: list[str] | None = None) -> int:
     server, url = start_app()
     try:
         if args.pages:
-            found = class_test(url, server.pid, args.pages)
-            print(
-                f"{found.pages} pages decoding in the page, {found.clicks} clicks of Run, Step, Back and Reset in "
-                f"{found.wall_s:.1f} s: {found.requests} decoding requests to the server, {found.cpu_s:.2f} CPU s"
-            )
+            for road in ("page", "server"):
+                found = class_test(url, server.pid, args.pages, road=road)
+                print(
+                    f"{found.pages} pages decoding on the {road}'s road, {found.clicks} clicks of Run, Step, Back and "
+                    f"Reset in {found.wall_s:.1f} s: {found.requests} decoding requests to the server, "
+                    f"{found.cpu_s:.2f} CPU s (with the pages open and nobody clicking, {found.idle_cpu_s:.2f} in as long)"
+                )
             return 0
         if args.lanes:
             lanes = lane_test(url)

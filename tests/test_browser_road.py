@@ -4,7 +4,8 @@
   send the server no request, and write the tokens the library writes (the server's).
 - With WebAssembly switched off (NO_WASM) the page says the server decodes, and the same clicks give the same
   tokens from the server.
-- After a what-if in the page, the Why, Flow and Trust tabs show that decoding: the server rebuilt it.
+- After a what-if in the page, the Why, Flow and Trust tabs show that decoding, and Export writes it: the server
+  rebuilt it.
 - The line that says where the decoding happens fits a laptop, a projector and a phone.
 """
 
@@ -143,6 +144,13 @@ def test_after_a_what_if_in_the_page_why_flow_and_trust_show_that_decoding(serve
     scored = page.locator("#lab-views").get_by_text("The model's translation, scored").first
     scored.wait_for(timeout=WAIT_MS)
     page.locator("#lab-views .trust-token", has_text=f"2. {forced}").first.wait_for(timeout=WAIT_MS)
+    open_tab(page, "Attention")  # Export: the record of the decoding the page shows
+    page.get_by_text("Export", exact=True).click()
+    button(page, "Attention as JSON").click()
+    link = page.locator("a[download]").filter(has_text="attention").first
+    link.wait_for(timeout=WAIT_MS)
+    record = page.request.get(link.get_attribute("href")).json()
+    assert record["output_tokens"] == labels
     page.close()
 
 

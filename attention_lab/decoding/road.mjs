@@ -129,6 +129,8 @@ export class Road {
     performance.mark(`road:${action}`);
     await loop[action](...args);
     performance.measure(`road:${action}`, `road:${action}`); // the page's own work for the click
+    performance.clearMarks(`road:${action}`);
+    if (performance.getEntriesByType("measure").length > 1000) performance.clearMeasures(); // a long session's
     const open = document.querySelector("#lab-tabs button[role=tab][aria-selected=true]");
     const first = document.querySelector("#lab-tabs button[role=tab]");
     if (open && open !== first) this.writer.redraw();

@@ -12,6 +12,7 @@ from ..attention import payload
 from ..attention.looks import names
 from ..attention.record import attention_record
 from ..checks import InputError
+from ..controls import Controls
 from ..decoding.lesson import Lesson, look_of, page, written
 from ..decoding.state import Run, UserState, loop, shown_step
 from ..feature import Feature
@@ -20,7 +21,12 @@ from .api import ATTENTION_EXPORT
 from .live import live_page
 
 # How the page looks as the export is asked for: sent in place of the views' value by the page itself.
-LOOKED = "(user, views) => [user, {look: attentionLab.look, shown: attentionLab.shown, kind: attentionLab.kind}]"
+# The page's look, and the decoding it shows when it decodes itself (attention_lab.decoding.road).
+LOOKED = (
+    "(user, views, page) => [user, {look: attentionLab.look, shown: attentionLab.shown, kind: attentionLab.kind},"
+    " window.attentionLabRoad ? window.attentionLabRoad.decoded() : page]"
+)
+DECODED = "(user, page) => [user, window.attentionLabRoad ? window.attentionLabRoad.decoded() : page]"
 
 
 def layout(registry, default: str) -> dict:
@@ -78,8 +84,20 @@ def wire(c: dict, wiring) -> None:
 
         return event
 
-    wiring.listen(c["export_html"].click, file(as_html), [wiring.state, c["views"]], [c["export_file"]], js=LOOKED)
-    wiring.listen(c["export_json"].click, file(as_json), [wiring.state], [c["export_file"]])
+    def of_page(make):
+        """`make` on the decoding the page shows (sent last): the server takes it as the run first."""
+
+        def made(user, *args):
+            *args, sent = args
+            with user.lock:
+                wiring.lab.take(user, Controls(page=sent))
+            return make(user, *args)
+
+        return made
+
+    state, shows, out = wiring.state, c["page"], [c["export_file"]]
+    wiring.listen(c["export_html"].click, file(of_page(as_html)), [state, c["views"], shows], out, js=LOOKED)
+    wiring.listen(c["export_json"].click, file(of_page(as_json)), [state, shows], out, js=DECODED)
     wiring.listen(c["export_live"].click, file(live(wiring.lab.registry)), [c["model"]], [c["export_file"]])
 
 
