@@ -11,7 +11,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -144,13 +146,16 @@ def test_after_a_what_if_in_the_page_why_flow_and_trust_show_that_decoding(serve
     scored = page.locator("#lab-views").get_by_text("The model's translation, scored").first
     scored.wait_for(timeout=WAIT_MS)
     page.locator("#lab-views .trust-token", has_text=f"2. {forced}").first.wait_for(timeout=WAIT_MS)
-    open_tab(page, "Attention")  # Export: the record of the decoding the page shows
+    open_tab(page, "Attention")  # Export: the record of the decoding the page shows, a step back made in the page
+    page.settle()
+    click(page, "Back")
     page.get_by_text("Export", exact=True).click()
     button(page, "Attention as JSON").click()
-    link = page.locator("a[download]").filter(has_text="attention").first
-    link.wait_for(timeout=WAIT_MS)
-    record = page.request.get(link.get_attribute("href")).json()
-    assert record["output_tokens"] == labels
+    with page.expect_download(timeout=WAIT_MS) as download:
+        page.locator("a[download]").last.click(timeout=WAIT_MS)
+    record = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
+    tokenizer = registry.entry(model).pipeline.tokenizer
+    assert record["output_tokens"] == [tokenizer.id_to_token(t) for t in page.evaluate(TOKENS)]
     page.close()
 
 
