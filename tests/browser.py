@@ -33,10 +33,17 @@ def settle(page, pending: list, quiet_ms: int = 300, limit_ms: int = 10_000) -> 
         page.wait_for_timeout(50)
 
 
-def opened(browser, url: str, viewport: dict = WIDE, wait_for_output: bool = True):
-    """A new page on the app, once the events it sends on opening (its first example's run) have been answered."""
+def opened(browser, url: str, viewport: dict = WIDE, wait_for_output: bool = True, road: str = "server"):
+    """A new page on the app, once the events it sends on opening (its first example's run) have been answered.
+
+    `road`: where the step loop decodes. "server" (the default) asks for the server (?road=server), so that a test of
+    another feature does not spend two cores loading the runtime in every page it opens; "page" lets the page decode
+    itself, as it does for a person (tests/test_browser_road.py, the typing test). tests/test_road.py holds the two
+    roads equal."""
     from playwright.sync_api import expect
 
+    if road == "server":
+        url += ("&" if "?" in url else "?") + "road=server"
     page = browser.new_page(viewport=viewport)
     pending = []
     page.on("request", lambda r: pending.append(r) if "/queue/" in r.url else None)

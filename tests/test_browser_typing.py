@@ -23,7 +23,7 @@ def test_a_model_switch_never_overwrites_what_was_typed_after_it(served_app, bro
     from playwright.sync_api import expect
 
     url, registry, _ = served_app
-    page = opened(browser, url)
+    page = opened(browser, url, road="page")  # as a person opens it: the page decodes itself once it can
     network = page.context.new_cdp_session(page)
     network.send("Network.enable")
     conditions = {"offline": False, "latency": LATENCY_MS, "downloadThroughput": -1, "uploadThroughput": -1}

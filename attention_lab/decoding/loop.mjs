@@ -9,6 +9,7 @@
 //   ui.wrote(outputs)      the loop's outputs changed: {output, status, canStep, canBack, original: {value, label}}
 //   ui.say(line, error)    a one-line message ("" clears it); error: a user's mistake
 //   ui.failed(err, retry)  (optional) the model failed, not the user: `retry` hands the action to another road
+//   ui.refused(err, retry) (optional) the user's mistake, for another road to say in its own way (`retry`, if set)
 
 import {page, receive, sameKey} from "../assets/store.mjs";
 import {beamSearch} from "./beams.mjs";
@@ -48,6 +49,7 @@ export class Loop {
         await action();
       } catch (err) {
         if (!(err instanceof InputError) && this.ui.failed) return this.ui.failed(err, this.retry || (() => {}));
+        if (err instanceof InputError && this.ui.refused && this.retry) return this.ui.refused(err, this.retry);
         if (!(err instanceof InputError)) console.error(err);
         this.ui.say(String(err.message || err).split("\n")[0], true);
       }
@@ -217,6 +219,7 @@ export class Loop {
       shown: page.shown,
       before: this.before,
       beam_size: this.beamed, // the decoding is a beam search's of this size: the server keeps its beams
+      strategy: this.searchMode().strategy, // what the loop's outputs were written for (beam mode turns Step off)
       ablate: this.options.ablated || [],
     };
   }

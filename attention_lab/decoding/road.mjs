@@ -125,7 +125,8 @@ export class Road {
   }
 
   /** `action` done by `loop`; then, when the open tab is one the server draws, it is asked to follow. */
-  async answer(loop, action, ...args) {
+  async answer(loop, action, retry, ...args) {
+    loop.retry = retry; // the click again, for the server (null: a what-if, said here)
     performance.mark(`road:${action}`);
     await loop[action](...args);
     performance.measure(`road:${action}`, `road:${action}`); // the page's own work for the click
@@ -148,6 +149,7 @@ export class Road {
         this.fail(name, err);
         retry();
       },
+      refused: (err, retry) => retry(), // the server says a mistake as the app does: a warning, nothing changed
     };
   }
 
@@ -210,14 +212,13 @@ function intercept(road) {
     if (!loop) return;
     event.preventDefault();
     event.stopImmediatePropagation();
-    loop.retry = () => road.pass(button);
-    road.answer(loop, action);
+    road.answer(loop, action, () => road.pass(button));
   }, true);
   document.addEventListener(WHAT_IF_EVENT, (event) => {
     const loop = road.taker("what-if");
     if (!loop) return;
     event.preventDefault();
-    road.answer(loop, "whatIf", event.detail.token, event.detail.shown);
+    road.answer(loop, "whatIf", null, event.detail.token, event.detail.shown);
   });
 }
 

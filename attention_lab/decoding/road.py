@@ -26,7 +26,7 @@ from ..controls import Controls
 from ..models.page_copy import copyable, home
 from ..models.registry import Registry
 from .messages import Key
-from .search import checked_beam, searched
+from .search import checked_beam, checked_strategy, searched
 from .state import Before, Run, UserState, interventions_key, loop, new_run
 
 logger = logging.getLogger("attention_lab")
@@ -74,6 +74,7 @@ class PageDecoding:
     before: tuple[tuple[int, ...], int] | None = None  # the tokens before a what-if, and the step it forced
     beam_size: int | None = None  # a beam search of this size wrote it (its beams are kept for the Beams tab)
     ablate: frozenset[Head] = frozenset()  # the heads ablated throughout
+    strategy: str = "greedy"  # what the page wrote the step loop's outputs for
 
 
 def read(text: object) -> PageDecoding | None:
@@ -96,6 +97,7 @@ def read(text: object) -> PageDecoding | None:
             (tuple(int(t) for t in before["tokens"]), int(before["at"])) if before else None,
             checked_beam(sent["beam_size"]) if sent.get("beam_size") else None,
             frozenset(Head(str(kind), int(layer), int(head)) for kind, layer, head in sent.get("ablate") or ()),
+            checked_strategy(sent.get("strategy") or "greedy"),
         )
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise InputError("The page sent a decoding the server cannot read; press Reset.") from err
@@ -109,22 +111,22 @@ class Road:
         self._cache: OrderedDict[tuple, DecodingSession] = OrderedDict()
         self._lock = threading.Lock()
 
-    def take(self, user: UserState, c: Controls) -> bool:
+    def take(self, user: UserState, c: Controls) -> PageDecoding | None:
         """Make what the page shows (`c.page`) the user's run, unless it is already (call under the user's lock);
-        whether it did. The page holds that decoding and shows its step: neither is sent to it again."""
+        what the page sent, when it did. The page holds that decoding and shows its step: neither is sent again."""
         sent = read(c.page)
         if sent is None:
-            return False
+            return None
         run = user.run
         if sent.key is None:
             user.run = None
-            return run is not None
+            return sent if run is not None else None
         if run is not None and Key(run.serial, run.version) == sent.key:
-            return False
+            return None
         user.adopt(self.rebuilt(sent))
         user.shown = sent.shown
         user.drawn["steps"] = (sent.key, sent.shown)
-        return True
+        return sent
 
     def rebuilt(self, sent: PageDecoding) -> Run:
         """A run of the page's decoding: its source decoded with every token it wrote forced."""

@@ -65,8 +65,9 @@ class Lab:
     def take(self, user: UserState, c: Controls) -> None:
         """The decoding the page shows, when it decoded it itself, as the user's run (decoding/road.py); the step
         loop's outputs as the page wrote them, for the controls it decoded with."""
-        if self.decoding.road.take(user, c):
-            run = user.run
+        sent = self.decoding.road.take(user, c)
+        if sent is not None:
+            run, c = user.run, dataclasses.replace(c, strategy=sent.strategy)
             if run is not None:
                 c = dataclasses.replace(c, model=run.entry.name, source=run.text, top_k=run.top_k, max_len=run.max_len)
             self.views.held(user, c, self.decoding.max_len(c))

@@ -11,30 +11,17 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import zlib from "node:zlib";
-import {fileURLToPath} from "node:url";
+import {LAB, loadCopy} from "./page_copy.mjs";
 
-const EXPORT = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../attention_lab/export");
-const VENDOR = path.join(EXPORT, "../decoding/vendor");
-const ort = await import(path.join(VENDOR, "ort.wasm.bundle.min.mjs"));
-const {Tokenizer} = await import(path.join(VENDOR, "tokenizers.min.mjs"));
-const {InputError, LiveModel} = await import(path.join(EXPORT, "../decoding/model.mjs"));
-const {full, more} = await import(path.join(EXPORT, "../decoding/messages.mjs"));
-const {errors} = await import("./messages.mjs");
-const store = await import(path.join(EXPORT, "../assets/store.mjs"));
-const {Decoding} = await import(path.join(EXPORT, "../assets/decoding.mjs"));
-const {kindFigures} = await import(path.join(EXPORT, "../attention/figures.mjs")); // the checked-in schema's errors for a message ("" when none)
-
-ort.env.wasm.numThreads = 1;
-ort.env.wasm.wasmBinary = zlib.gunzipSync(fs.readFileSync(path.join(VENDOR, "ort-wasm-simd-threaded.wasm.gz")));
+const {InputError} = await import(path.join(LAB, "decoding/model.mjs"));
+const {full, more} = await import(path.join(LAB, "decoding/messages.mjs"));
+const {errors} = await import("./messages.mjs"); // the checked-in schema's errors for a message ("" when none)
+const store = await import(path.join(LAB, "assets/store.mjs"));
+const {Decoding} = await import(path.join(LAB, "assets/decoding.mjs"));
+const {kindFigures} = await import(path.join(LAB, "attention/figures.mjs"));
 
 const [dir, requestFile] = process.argv.slice(2);
-const read = (name) => new Uint8Array(fs.readFileSync(path.join(dir, name)));
-const json = (name) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8"));
-const model = await LiveModel.load(ort, Tokenizer, {
-  encoder: read("encoder.onnx"), decoder: read("decoder.onnx"), weights: read("weights.bin"),
-  tokenizer: json("tokenizer.json"), config: json("config.json"),
-});
+const model = await loadCopy(dir);
 const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
 
 function source(text) {

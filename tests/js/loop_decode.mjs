@@ -10,27 +10,13 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import zlib from "node:zlib";
-import {fileURLToPath} from "node:url";
+import {LAB, loadCopy} from "./page_copy.mjs";
 
-const LAB = path.join(path.dirname(fileURLToPath(import.meta.url)), "../../attention_lab");
-const VENDOR = path.join(LAB, "decoding/vendor");
-const ort = await import(path.join(VENDOR, "ort.wasm.bundle.min.mjs"));
-const {Tokenizer} = await import(path.join(VENDOR, "tokenizers.min.mjs"));
-const {LiveModel} = await import(path.join(LAB, "decoding/model.mjs"));
 const {Loop} = await import(path.join(LAB, "decoding/loop.mjs"));
 const {page, receive} = await import(path.join(LAB, "assets/store.mjs"));
 
-ort.env.wasm.numThreads = 1;
-ort.env.wasm.wasmBinary = zlib.gunzipSync(fs.readFileSync(path.join(VENDOR, "ort-wasm-simd-threaded.wasm.gz")));
-
 const [dir, requestFile] = process.argv.slice(2);
-const read = (name) => new Uint8Array(fs.readFileSync(path.join(dir, name)));
-const json = (name) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8"));
-const model = await LiveModel.load(ort, Tokenizer, {
-  encoder: read("encoder.onnx"), decoder: read("decoder.onnx"), weights: read("weights.bin"),
-  tokenizer: json("tokenizer.json"), config: json("config.json"),
-});
+const model = await loadCopy(dir);
 const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
 
 async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
