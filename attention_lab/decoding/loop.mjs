@@ -34,6 +34,7 @@ export class Loop {
   constructor(model, ui) {
     Object.assign(this, {model, ui, session: null, text: null, options: null, notice: ""});
     Object.assign(this, {serial: 0, version: 0, before: null, beamed: null, found: null, queue: Promise.resolve()});
+    this.unsent = false; // a decoding started that the page does not hold yet
   }
 
   key() {
@@ -95,12 +96,13 @@ export class Loop {
     }
     this.serial = Math.max(this.serial, page.key ? page.key.serial : 0) + 1;
     this.version = 0;
-    this.send(full(session, this.key(), 0));
+    this.unsent = true; // the page does not hold it yet: the action that made it sends it whole
     return session;
   }
 
   /** Tell the views (`message`) and the loop's outputs what changed. */
   send(message) {
+    this.unsent = false;
     if (message) receive(message);
     this.ui.wrote(this.outputs());
   }
@@ -157,10 +159,11 @@ export class Loop {
       if (this.searchMode().strategy === "beam") throw new InputError(BEAM_MODE);
       const session = await this.current();
       if (session.finished) throw new InputError(STEP_FINISHED);
-      const after = this.key();
+      const after = this.unsent ? null : this.key();
       await session.step();
       this.beamed = null;
-      this.send(more(session, this.changed(), after, lastWord(session)));
+      const key = this.changed();
+      this.send(after ? more(session, key, after, lastWord(session)) : full(session, key, lastWord(session)));
     });
   }
 
