@@ -99,10 +99,10 @@ CHOOSE = """([label, value]) => {
 
 
 TILE_CENTRE = """([layer, head]) => {
-  const gd = document.querySelector('#views .views-grid .js-plotly-plot');
-  const size = gd._fullLayout._size, box = gd.getBoundingClientRect();
-  return [box.left + size.l + gd._fullLayout.xaxis.l2p(gd.layout.xaxis.tickvals[head]),
-          box.top + size.t + gd._fullLayout.yaxis.l2p(gd.layout.yaxis.tickvals[layer])];
+  const canvas = document.querySelector('#views .views-grid canvas.tiles');
+  const g = canvas.geometry, t = g.tiles, box = canvas.getBoundingClientRect();
+  return [box.left + g.l + (head * (t.K + t.gapK) + t.K / 2) * g.cellW,
+          box.top + g.t + (layer * (t.Q + t.gapQ) + t.Q / 2) * g.cellH];
 }"""
 
 

@@ -82,10 +82,9 @@ def test_step_writes_the_first_word_and_run_the_whole_output_in_words(served_app
     button(page, "Run").click()
     expect(output).to_have_value(expected, timeout=WAIT_MS)
     focus_x_is(page, SPLIT_WORDS)
-    grid = (
-        "() => document.querySelector('#views .views-grid .js-plotly-plot').data.map(t => [t.type, t.x === undefined])"
-    )
-    assert page.evaluate(grid) == [["heatmap", True]]  # every head tiled into one trace, in a figure of its own
+    grid = """() => { const c = document.querySelector('#views .views-grid canvas.tiles'), d = window.attentionLab.decoding;
+      return [c.width > 0, c.dataset.layers === String(d.Ld), c.dataset.heads === String(d.H)]; }"""
+    assert page.evaluate(grid) == [True, True, True]  # every head of every layer tiled, in a canvas of its own
     assert "▁" not in shown_labels(page)
     page.close()
 

@@ -103,8 +103,8 @@ def large_app(tmp_path_factory):
     close_app(served)
 
 
-TILES = "() => { const gd = document.querySelector('#views .views-grid .js-plotly-plot'); "
-TILES += "return [gd.layout.yaxis.ticktext.length, gd.layout.xaxis.ticktext.length]; }"
+TILES = "() => { const c = document.querySelector('#views .views-grid canvas.tiles'); "
+TILES += "return [Number(c.dataset.layers), Number(c.dataset.heads)]; }"
 
 
 def test_a_12_plus_12_layer_16_head_model_is_stepped_scrubbed_and_focused_in_the_page(large_app, browser):

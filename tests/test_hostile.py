@@ -90,8 +90,9 @@ return data.map((one) => {
   const d = new D.Decoding(one.decoding);
   const look = {...one.look, scale: "linear", focus: null, reading: "weights"};
   const size = {focusHeight: 500, gridWidth: 400, gridHeight: 300};
+  // plotly's figures (the grid of every head is painted, with no token text, its title set as text)
   const figures = ["encoder", "decoder_self", "cross"].flatMap((kind) => Object.values(F.kindFigures(d, kind, one.shown, look, size)))
-    .filter(Boolean);
+    .filter((f) => f && f.data);
   const compared = C.compareFigure(d, look);
   if (compared) figures.push(compared);
   // every piece of token text plotly is given: axis labels, titles and notes (its own templates hold <br> on purpose)

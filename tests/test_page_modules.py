@@ -226,16 +226,19 @@ def test_the_focused_head_the_mean_and_the_figures(decoded):
     const figs = F.kindFigures(d, "cross", 2, look, size), mean = F.kindFigures(d, "cross", 2, {...look, focus: null}, size);
     const none = F.kindFigures(d, "cross", 0, look, size), encoder = F.kindFigures(d, "encoder", 0, {...look, scale: "log"}, size);
     return {focus: figs.focus.data[0].customdata, mean: mean.focus.data[0].customdata, x: figs.focus.data[0].x,
-      title: figs.focus.layout.title.text, gridShapes: figs.grid.layout.shapes.length, focusShapes: figs.focus.layout.shapes.length,
+      title: figs.focus.layout.title.text, grid: T.outlines(figs.grid.tiles, figs.grid.row, figs.grid.focus),
+      focusShapes: figs.focus.layout.shapes.length,
       none: [none.focus.data.length, none.grid], note: none.focus.layout.annotations[0].text, log: encoder.focus.layout.coloraxis.cmin,
       height: figs.focus.layout.height};
     """
-    drawn = run_modules(MODULES, body, payload.full(session, tokenizer, "tiny"))
+    drawn = run_modules({**MODULES, "T": "attention/tiles.mjs"}, body, payload.full(session, tokenizer, "tiny"))
     expected, _, _ = oracle(session, tokenizer, "cross", 2, False, False, "weights")
     np.testing.assert_allclose(drawn["focus"], expected[1, 2], atol=1e-4)
     np.testing.assert_allclose(drawn["mean"], expected.mean(axis=(0, 1)), atol=1e-4)
     assert drawn["title"] == "Cross-attention: layer 2, head 3" and drawn["none"] == [0, None]
-    assert drawn["gridShapes"] == 2 and drawn["focusShapes"] == 1  # the step's row in every tile and the focused one
+    layers, heads = expected.shape[:2]
+    assert len(drawn["grid"]["rows"]) == layers * heads and drawn["grid"]["framed"]  # the step's row, every tile
+    assert drawn["focusShapes"] == 1  # and in the focused head
     assert "<" not in "".join(drawn["x"]) and "&lt;b&gt;" in "".join(drawn["x"])  # markup escaped for plotly
     assert drawn["log"] == -4 and drawn["note"].startswith("Nothing written yet") and 200 <= drawn["height"] <= 400
 
@@ -263,8 +266,8 @@ def test_what_is_worked_out_once_is_kept_only_while_it_holds(decoded):
     const d = new D.Decoding(data.start), whole = new D.Decoding(data.whole), whatif = new D.Decoding(data.whatif);
     const look = {words: false, hideSpecials: false, reading: "weights", scale: "linear", focus: [0, 0]};
     const size = {focusHeight: 400, gridWidth: 300, gridHeight: 300};
-    const z = (x, n, l) => F.kindFigures(x, "cross", n, l, size).grid.data[0].z;
-    const text = (x, n) => JSON.stringify(z(x, n, look));
+    const z = (x, n, l) => F.kindFigures(x, "cross", n, l, size).grid.tiles;
+    const text = (x, n) => JSON.stringify(Array.from(z(x, n, look).values));
     const first = text(d, 1);
     const same = z(d, 1, look) === z(d, 1, {...look, focus: [1, 1]});
     const rescaled = z(d, 1, look) !== z(d, 1, {...look, scale: "log"});

@@ -18,6 +18,7 @@ export function draw(container, fig) {
   const layout = fig.message === undefined ? fig.layout
     : {...fig.layout, annotations: [messageAt(fig.message, container)]};
   globalThis.Plotly.react(gd, fig.data, {...layout, autosize: true}, CONFIG);
+  if (!fig.data.length) container.querySelector(":scope > .colour-legend")?.remove(); // nothing drawn, no colours
   return gd;
 }
 
@@ -78,6 +79,46 @@ export function colourAxis(look) {
     bar = {title: {text: `${what} / row max`}};
   }
   return {colorscale: STYLE.colorscale, cmin: low, cmax: high, colorbar: {...bar, thickness: 12}};
+}
+
+/** The colour axis's legend beside a figure `fig` drawn in `container` (the page draws it, not plotly: a colour bar
+ * is redrawn with every plotly.react, 10 ms of a Step's), spanning the figure's rows; it changes with the look. */
+export function legend(container, fig, look) {
+  let box = container.querySelector(":scope > .colour-legend");
+  if (!fig.data.length) {
+    box?.remove();
+    return;
+  }
+  if (!box) {
+    box = Object.assign(document.createElement("div"), {className: "colour-legend"});
+    box.setAttribute("aria-hidden", "true");
+    container.appendChild(box);
+  }
+  const axis = colourAxis(look), {cmin, cmax} = axis;
+  const values = axis.colorbar.tickvals || [0, 0.2, 0.4, 0.6, 0.8, 1];
+  const texts = axis.colorbar.ticktext || values.map(String);
+  const key = JSON.stringify([axis.colorbar.title.text, values, fig.layout.margin.t, fig.layout.height]);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  const {t, b} = fig.layout.margin;
+  box.style.setProperty("--legend-top", `${t}px`); // beside the figure's rows (page.css)
+  box.style.setProperty("--legend-height", `${fig.layout.height - t - b}px`);
+  const stops = STYLE.colorscale.map(([at, colour]) => `${colour} ${Math.round(100 * at)}%`).join(", ");
+  const bar = Object.assign(document.createElement("div"), {className: "colour-bar"});
+  bar.style.setProperty("--stops", stops);
+  const ticks = Object.assign(document.createElement("div"), {className: "colour-ticks"});
+  values.forEach((v, i) => {
+    const tick = Object.assign(document.createElement("span"), {textContent: texts[i]});
+    tick.style.setProperty("--at", (v - cmin) / (cmax - cmin)); // its height on the bar
+    ticks.appendChild(tick);
+  });
+  const title = Object.assign(document.createElement("div"), {className: "colour-title", textContent: axis.colorbar.title.text});
+  box.replaceChildren(bar, ticks, title);
+}
+
+/** `fig` with its colour bar drawn by plotly (for a PNG or SVG of it, where the page's legend is not). */
+export function withColourBar(fig, look) {
+  return {...fig, layout: {...fig.layout, coloraxis: colourAxis(look)}};
 }
 
 /** Cross-hairs from a hovered cell to its row's and column's labels. */

@@ -4,15 +4,19 @@
 
 import {el, labelled, onVisible, root, select, shown} from "../assets/dom.mjs";
 import {focusChoices, focusLabel, focusOf} from "../assets/look.mjs";
-import {draw, emptyFigure} from "../assets/plot.mjs";
+import {draw, emptyFigure, legend, withColourBar} from "../assets/plot.mjs";
 import {page, setKind, setLook, watch} from "../assets/store.mjs";
-import {kindFigures, tileAt} from "./figures.mjs";
+import {kindFigures} from "./figures.mjs";
+import {paint, tileAt} from "./tiles.mjs";
 
 const BESIDE_PX = 700; // wider than this, the grid goes beside the focused head
 const HINTS = {cross: "key 1", encoder: "key 2", decoder_self: "key 3"};
 
-/** A figure in presenter mode's large type (for a projector); as it is otherwise. */
-export function large(fig, presenting = globalThis.document?.body.classList.contains("lab-presenter")) {
+/** Whether the page is in presenter mode (large type, for a projector). */
+const presenterMode = () => Boolean(globalThis.document?.body.classList.contains("lab-presenter"));
+
+/** A figure in presenter mode's large type; as it is otherwise. */
+export function large(fig, presenting = presenterMode()) {
   if (!presenting) return fig;
   const bigger = (axis) => (axis ? {...axis, tickfont: {...(axis.tickfont || {}), size: 16}} : axis);
   const layout = {...fig.layout, font: {size: 16}, xaxis: bigger(fig.layout.xaxis), yaxis: bigger(fig.layout.yaxis)};
@@ -84,10 +88,11 @@ export function attentionViews(box, source = PAGE_SOURCE) {
   const focusBox = el("div", "views-focus"), gridBox = el("div", "views-grid");
   figures.append(focusBox, gridBox);
   box.replaceChildren(figures);
-  let shape = "", c = null;
+  let shape = "", c = null, drawn = null, focused = null; // drawn: what the figures show now (see `redraw`)
   const download = (format) => {
-    const gd = focusBox.querySelector(".js-plotly-plot");
-    if (gd && globalThis.Plotly) globalThis.Plotly.downloadImage(gd, {format, filename: "attention-head", width: 900});
+    if (focused && focused.data.length && globalThis.Plotly) {
+      globalThis.Plotly.downloadImage(withColourBar(focused, page.look), {format, filename: "attention-head", width: 900});
+    }
   };
   const laidOut = () => {
     if (c || !page.names) return c;
@@ -120,22 +125,30 @@ export function attentionViews(box, source = PAGE_SOURCE) {
     c.scale.value = page.look.scale;
     c.reading.value = page.look.reading;
   };
+  // What the figures are drawn from: the same, and nothing is drawn again (a Step leaves the source's attention as
+  // it is; the decoding's revision changes with every step more or fewer).
+  const drawing = (d, size) => [d, d && page.kind !== "encoder" ? `${d.revision}|${source.shown()}` : "", page.kind,
+    JSON.stringify(page.look), JSON.stringify(size), presenterMode(), source.empty];
   const redraw = () => {
     sync();
     if (!shown(figures) || !page.names) return;
     const size = sizes(figures);
     figures.classList.toggle("beside", size.beside);
-    const d = source.decoding();
+    const d = source.decoding(), now = drawing(d, size);
+    if (drawn && now.every((part, i) => part === drawn[i])) return;
+    drawn = now;
     const made = d ? kindFigures(d, page.kind, source.shown(), page.look, size) : {focus: emptyFigure(source.empty, 200)};
-    draw(focusBox, large(made.focus));
-    if (made.grid) draw(gridBox, large(made.grid));
+    focused = large(made.focus);
+    draw(focusBox, focused);
+    legend(focusBox, focused, page.look);
+    if (made.grid) paint(gridBox, made.grid, size.gridWidth, size.gridHeight, presenterMode() ? 16 : 12);
     else gridBox.replaceChildren();
   };
   gridBox.addEventListener("click", (event) => {
-    const gd = gridBox.querySelector(".js-plotly-plot");
-    if (!gd) return;
-    const rect = gd.getBoundingClientRect();
-    const tile = tileAt(gd, event.clientX - rect.left, event.clientY - rect.top);
+    const canvas = gridBox.querySelector("canvas.tiles");
+    if (!canvas) return;
+    const rect = canvas.getBoundingClientRect();
+    const tile = tileAt(canvas, event.clientX - rect.left, event.clientY - rect.top);
     if (tile) setLook({focus: tile});
   });
   watch(redraw);

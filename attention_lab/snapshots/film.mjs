@@ -5,10 +5,11 @@
 
 import {Decoding} from "../assets/decoding.mjs";
 import {el, labelled, root, shown} from "../assets/dom.mjs";
-import {draw, emptyFigure} from "../assets/plot.mjs";
+import {draw, emptyFigure, legend} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";
 import {kindFigures} from "../attention/figures.mjs";
+import {paint} from "../attention/tiles.mjs";
 
 export const PLAY = "▶ Play", PAUSE = "❚❚ Pause";
 const FRAME_MS = 1200; // a snapshot a tick while playing
@@ -89,7 +90,9 @@ export function mount(component) {
     const d = decoded(frame), size = {focusHeight: 420, gridWidth: Math.min(grid.clientWidth || 360, 420), gridHeight: 300};
     const made = kindFigures(d, "cross", d.steps.length, page.look, size);
     draw(focus, made.focus);
-    if (made.grid) draw(grid, made.grid);
+    legend(focus, made.focus, page.look);
+    if (made.grid) paint(grid, made.grid, size.gridWidth, size.gridHeight);
+    else grid.replaceChildren();
   };
   range.addEventListener("input", () => { stop(); at(range.value); });
   play.addEventListener("click", () => {
