@@ -6,6 +6,8 @@
   tokens from the server.
 - After a what-if in the page, the Why, Flow and Trust tabs show that decoding, and Export writes it: the server
   rebuilt it.
+- While a tab the server draws is open, the server takes the step loop's clicks (one request, which decodes and
+  draws), the line says so, and back on the Attention tab the page goes on from the server's decoding.
 - The line that says where the decoding happens fits a laptop, a projector and a phone.
 """
 
@@ -156,6 +158,35 @@ def test_after_a_what_if_in_the_page_why_flow_and_trust_show_that_decoding(serve
     record = json.loads(Path(download.value.path()).read_text(encoding="utf-8"))
     tokenizer = registry.entry(model).pipeline.tokenizer
     assert record["output_tokens"] == [tokenizer.id_to_token(t) for t in page.evaluate(TOKENS)]
+    page.close()
+
+
+def test_with_a_tab_the_server_draws_open_the_server_takes_the_clicks(served_app, browser):
+    url, registry, _ = served_app
+    page = opened(browser, url, LAPTOP, road="page")
+    model, text = SENTENCES[1]
+    on_the_road(page, model)
+    expected = library(registry, model, text)
+    page.get_by_label("Source").fill(text)
+    page.settle()
+    click(page, "Step")  # in the page
+    open_tab(page, "Why")
+    page.wait_for_function("() => document.body.dataset.road === 'server'", timeout=WAIT_MS)
+    assert "while this tab is open" in page.locator(".road-line").inner_text()
+    sent = []
+    page.on("request", lambda r: sent.append(r.url) if "/gradio_api/queue/join" in r.url else None)
+    click(page, "Step")
+    assert page.evaluate(TOKENS) == expected[:2] and len(sent) == 1  # the server went on from the page's step
+    page.locator("#lab-views").get_by_text(re.compile("Step 2 wrote")).first.wait_for(timeout=WAIT_MS)
+    open_tab(page, "Attention")
+    on_the_road(page, model)
+    page.settle()
+    before = len(sent)
+    click(page, "Step")
+    click(page, "Run")
+    assert page.evaluate(TOKENS) == expected  # the page went on from the server's decoding
+    page.wait_for_timeout(300)
+    assert sent[before:] == []
     page.close()
 
 

@@ -30,7 +30,6 @@ def wire(c: dict, wiring) -> None:
         wiring.on(c[name].click, getattr(decoding, name), api_name=f"ui_{name}", **wiring.UNDOCUMENTED)
     wiring.on(c["candidates"].select, decoding.force, data=wiring.picked("token"))
     c["road"].write(None, None, [c[name] for name in ("output", "status", "step", "back", "original")], js=WRITE)
-    wiring.on(c["road"].redraw, lambda user, controls: user.shown)  # the page decoded: a tab the server draws follows
     gr.on([c[name].change for name in OPTIONS], None, [c[name] for name in OPTIONS], None, js=READ_OPTIONS)
     for name in ("source", "max_len", "top_k", "strategy"):  # a new source or option: redrawn
         wiring.on(c[name].change, lambda user, controls: user.shown, trigger_mode="always_last")

@@ -5,7 +5,9 @@
 // component's "write" event, a js-only listener).
 //
 // The server decodes as before until the copy is ready, where the browser has no WebAssembly, for a model without a
-// copy, and for a decoding with interventions (an ablation or an edit is the server's). A copy that
+// copy, for a decoding with interventions (an ablation or an edit is the server's), and while a tab the server draws
+// is open (Why, Heads, Training...: it needs the server for the new decoding anyway, and one request that decodes
+// and draws answers sooner than the page's decoding followed by a request that draws). A copy that
 // fails to load, or fails while decoding, hands the page to the server with a notice; the click is sent there.
 // Every request the page sends carries the decoding it shows (`decoded`, the control "page"), and the server makes
 // that its run before it answers (decoding/road.py), so every tab shows what the page shows.
@@ -19,6 +21,13 @@ import {LiveModel} from "./model.mjs";
 const ACTIONS = {"lab-run": "run", "lab-step": "step", "lab-back": "back", "lab-reset": "reset"};
 const POLL_MS = 1000, POLL_TRIES = 300; // a copy is made as the app starts: wait for it for up to 5 minutes
 const $ = (selector) => document.querySelector(selector);
+const TABS = "#lab-tabs button[role=tab]";
+
+/** Whether the open tab is one the server draws: any but the first (the Attention tab, drawn in the page). */
+function serverTabOpen() {
+  const open = $(`${TABS}[aria-selected=true]`);
+  return Boolean(open && open !== $(TABS));
+}
 // ?road=server in the address: the server decodes, as before this page could (to compare the two, or to teach)
 const ASKED_SERVER = new URLSearchParams(globalThis.location?.search ?? "").get("road") === "server";
 
@@ -83,6 +92,7 @@ export class Road {
     if (ASKED_SERVER) return ["server", "Decodes on the server, as the address asks (road=server)."];
     if (this.broken.has(name)) return ["server", `Decodes on the server: the page copy failed (${this.broken.get(name)}).`];
     if (!this.config.copies[name]) return ["server", "Decodes on the server: this model has no page copy."];
+    if (this.loops.has(name) && serverTabOpen()) return ["server", "Decodes on the server while this tab is open."];
     if (this.loops.has(name)) return ["page", "Decodes in this page."];
     return ["loading", "Decodes on the server while its page copy loads…"];
   }
@@ -116,15 +126,15 @@ export class Road {
   }
 
   /** The loop that answers `action` now, or null: the server does. While the page shows another model's decoding
-   * (a switch of model not yet answered), the server answers, after the switch. */
+   * (a switch of model not yet answered), or a tab the server draws is open, the server answers. */
   taker(action) {
     const now = controlsNow(), loop = this.loops.get(now.model);
-    if (!loop || this.passing) return null;
+    if (!loop || this.passing || serverTabOpen()) return null;
     if (page.decoding && page.decoding.model !== now.model) return null;
     return loop.canTake(action) ? loop : null;
   }
 
-  /** `action` done by `loop`; then, when the open tab is one the server draws, it is asked to follow. */
+  /** `action` done by `loop`. */
   async answer(loop, action, retry, ...args) {
     loop.retry = retry; // the click again, for the server (null: a what-if, said here)
     performance.mark(`road:${action}`);
@@ -132,9 +142,6 @@ export class Road {
     performance.measure(`road:${action}`, `road:${action}`); // the page's own work for the click
     performance.clearMarks(`road:${action}`);
     if (performance.getEntriesByType("measure").length > 1000) performance.clearMeasures(); // a long session's
-    const open = document.querySelector("#lab-tabs button[role=tab][aria-selected=true]");
-    const first = document.querySelector("#lab-tabs button[role=tab]");
-    if (open && open !== first) this.writer.redraw();
   }
 
   /** The loop's `ui` for model `name` (loop.mjs). */
@@ -229,7 +236,6 @@ export function mount({element, props, trigger}) {
   box.replaceChildren(line);
   const writer = {
     trigger: () => trigger("write"),
-    redraw: () => trigger("redraw"),
     where([kind, text]) {
       if (line.textContent === text && line.dataset.road === kind) return; // no change to the page
       line.textContent = text;
@@ -240,6 +246,10 @@ export function mount({element, props, trigger}) {
   const road = new Road(props.value || {copies: {}, runtime: {}}, writer);
   globalThis.attentionLabRoad = road; // the page's events read `decoded` (page/wiring.py); tests read the rest
   intercept(road);
+  // another tab opened: the line says where decoding happens with it open (once gradio has switched)
+  document.addEventListener("click", (event) => {
+    if (event.target.closest?.(TABS)) setTimeout(() => road.changed(), 0);
+  });
   const begin = () => {
     road.changed();
     road.load(controlsNow().model);
