@@ -33,6 +33,20 @@ export function onVisible(node, fn) {
   }).observe(node);
 }
 
+/** Where `node` is, kept as layout leaves it: {visible, width, top} (its tab open, its width, its top in the
+ * document), read when the browser has laid the page out anyway (a ResizeObserver), so that reading it forces no
+ * layout; `fn` is called when it comes into view again or changes width. */
+export function placeOf(node, fn) {
+  const place = {visible: false, width: 0, top: 0};
+  new ResizeObserver(() => {
+    const width = node.clientWidth, again = width !== place.width && width > 0;
+    Object.assign(place, {visible: width > 0 && node.offsetParent !== null, width,
+      top: node.getBoundingClientRect().top + globalThis.scrollY});
+    if (again) fn();
+  }).observe(node);
+  return place;
+}
+
 /** A labelled control: <label>text <control></label>, so a reader (and a test) finds it by its label. */
 export function labelled(text, control, className = "") {
   const label = el("label", className);

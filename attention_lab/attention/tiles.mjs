@@ -88,12 +88,13 @@ export function paint(box, grid, width, height, fontPx = 12) {
   canvas.setAttribute("aria-label", `${grid.title}: ${t.L} layers of ${t.H} heads`);
   canvas.style.setProperty("--width", `${at.width}px`); // its size on the page (attention.css)
   canvas.style.setProperty("--height", `${at.height}px`);
-  [canvas.width, canvas.height] = [Math.round(at.width * ratio), Math.round(at.height * ratio)];
+  const [w, h] = [Math.round(at.width * ratio), Math.round(at.height * ratio)];
+  if (canvas.width !== w || canvas.height !== h) [canvas.width, canvas.height] = [w, h]; // (a new size clears it)
   Object.assign(canvas.dataset, {layers: t.L, heads: t.H, row: grid.row ?? "", focus: grid.focus ? grid.focus.join(",") : ""});
   canvas.geometry = {...at, tiles: t};
 
-  const cells = document.createElement("canvas");
-  [cells.width, cells.height] = [t.cols, t.rows];
+  const cells = (canvas.cells ??= document.createElement("canvas")); // a pixel a cell, drawn larger below
+  if (cells.width !== t.cols || cells.height !== t.rows) [cells.width, cells.height] = [t.cols, t.rows];
   cells.getContext("2d").putImageData(new ImageData(pixels(t, ...grid.range), t.cols, t.rows), 0, 0);
   const ctx = canvas.getContext("2d");
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);

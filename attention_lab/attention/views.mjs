@@ -2,7 +2,7 @@
 // weights (words or pieces, special tokens, colour scale, reading), then the focused head large and every head
 // beside it or under it. All of it is drawn here from the decoding the page holds: no request to the server.
 
-import {el, labelled, onVisible, root, select, shown} from "../assets/dom.mjs";
+import {el, labelled, placeOf, root, select} from "../assets/dom.mjs";
 import {focusChoices, focusLabel, focusOf} from "../assets/look.mjs";
 import {draw, emptyFigure, legend, withColourBar} from "../assets/plot.mjs";
 import {page, setKind, setLook, watch} from "../assets/store.mjs";
@@ -27,11 +27,10 @@ export function large(fig, presenting = presenterMode()) {
   return {...fig, layout};
 }
 
-/** The sizes the figures get in `figures` (the container): the focused head fills the screen's height below it. */
-export function sizes(figures) {
-  const width = figures.clientWidth;
+/** The sizes the figures get in a container at `place` (placeOf): the focused head fills the screen's height below
+ * it. */
+export function sizes({width, top}) {
   const beside = width >= BESIDE_PX;
-  const top = figures.getBoundingClientRect().top + globalThis.scrollY;
   const focusHeight = Math.max(240, Math.min(900, globalThis.innerHeight - top - 16));
   const gridWidth = beside ? Math.min(Math.round(0.42 * width), 420) : width;
   return {beside, focusHeight, gridWidth, gridHeight: beside ? focusHeight : Math.min(360, Math.round(0.6 * width))};
@@ -131,18 +130,20 @@ export function attentionViews(box, source = PAGE_SOURCE) {
     JSON.stringify(page.look), JSON.stringify(size), presenterMode(), source.empty];
   const redraw = () => {
     sync();
-    if (!shown(figures) || !page.names) return;
-    const size = sizes(figures);
+    if (!place.visible || !page.names) return;
+    const size = sizes(place);
     figures.classList.toggle("beside", size.beside);
     const d = source.decoding(), now = drawing(d, size);
     if (drawn && now.every((part, i) => part === drawn[i])) return;
     drawn = now;
     const made = d ? kindFigures(d, page.kind, source.shown(), page.look, size) : {focus: emptyFigure(source.empty, 200)};
+    // the canvas first: its type is set while the page's style is still as laid out (after plotly's drawing, setting
+    // it would work the style out again)
+    if (made.grid) paint(gridBox, made.grid, size.gridWidth, size.gridHeight, presenterMode() ? 16 : 12);
+    else gridBox.replaceChildren();
     focused = large(made.focus);
     draw(focusBox, focused);
     legend(focusBox, focused, page.look);
-    if (made.grid) paint(gridBox, made.grid, size.gridWidth, size.gridHeight, presenterMode() ? 16 : 12);
-    else gridBox.replaceChildren();
   };
   gridBox.addEventListener("click", (event) => {
     const canvas = gridBox.querySelector("canvas.tiles");
@@ -151,8 +152,8 @@ export function attentionViews(box, source = PAGE_SOURCE) {
     const tile = tileAt(canvas, event.clientX - rect.left, event.clientY - rect.top);
     if (tile) setLook({focus: tile});
   });
+  const place = placeOf(figures, redraw);
   watch(redraw);
-  onVisible(figures, redraw);
   globalThis.addEventListener("resize", redraw);
   redraw();
   return redraw;
