@@ -29,8 +29,18 @@ def wire(c: dict, wiring) -> None:
     for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
         wiring.on(c[name].click, getattr(decoding, name), api_name=f"ui_{name}", **wiring.UNDOCUMENTED)
     wiring.on(c["candidates"].select, decoding.force, data=wiring.picked("token"))
-    c["road"].write(None, None, [c[name] for name in ("output", "status", "step", "back", "original")], js=WRITE)
-    gr.on([c[name].change for name in OPTIONS], None, [c[name] for name in OPTIONS], None, js=READ_OPTIONS)
+    # the page's own writes: no progress shown on what they write (gradio's status tracker would flash over it)
+    written = [c[name] for name in ("output", "status", "step", "back", "original")]
+    c["road"].write(None, None, written, js=WRITE, show_progress="hidden", queue=False)
+    gr.on(
+        [c[name].change for name in OPTIONS],
+        None,
+        [c[name] for name in OPTIONS],
+        None,
+        js=READ_OPTIONS,
+        show_progress="hidden",
+        queue=False,
+    )
     for name in ("source", "max_len", "top_k", "strategy"):  # a new source or option: redrawn
         wiring.on(c[name].change, lambda user, controls: user.shown, trigger_mode="always_last")
     c["examples"].change(
