@@ -18,7 +18,10 @@ export function draw(container, fig) {
   const layout = fig.message === undefined ? fig.layout
     : {...fig.layout, annotations: [messageAt(fig.message, container)]};
   globalThis.Plotly.react(gd, fig.data, {...layout, autosize: true}, CONFIG);
-  if (!fig.data.length) container.querySelector(":scope > .colour-legend")?.remove(); // nothing drawn, no colours
+  if (!fig.data.length) { // nothing drawn, no colours
+    container.querySelector(":scope > .colour-legend")?.remove();
+    container.classList.remove("with-legend");
+  }
   return gd;
 }
 
@@ -85,6 +88,7 @@ export function colourAxis(look) {
  * is redrawn with every plotly.react, 10 ms of a Step's), spanning the figure's rows; it changes with the look. */
 export function legend(container, fig, look) {
   let box = container.querySelector(":scope > .colour-legend");
+  container.classList.toggle("with-legend", fig.data.length > 0); // the figure and its legend side by side
   if (!fig.data.length) {
     box?.remove();
     return;
