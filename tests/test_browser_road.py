@@ -173,6 +173,9 @@ def test_with_a_tab_the_server_draws_open_the_server_takes_the_clicks(served_app
     open_tab(page, "Why")
     page.wait_for_function("() => document.body.dataset.road === 'server'", timeout=WAIT_MS)
     assert "while this tab is open" in page.locator(".road-line").inner_text()
+    why = page.locator("#lab-views").get_by_text(re.compile("Step 1 wrote"))
+    why.first.wait_for(timeout=WAIT_MS)  # the tab drawn from the page's decoding, its fill done
+    page.settle()
     sent = []
     page.on("request", lambda r: sent.append(r.url) if "/gradio_api/queue/join" in r.url else None)
     click(page, "Step")
