@@ -110,9 +110,9 @@ def test_a_copy_is_named_by_what_it_is_made_from(registry):
     assert config["copies"]["de-en"].endswith(str(de_en) + "/") and config["runtime"]["wasm"].endswith(".wasm.gz")
 
 
-def page(key, model="reverse", source="abc", tokens=(), shown=0, before=None, top_k=8) -> str:
-    sent = {"key": key, "model": model, "source": source, "top_k": top_k, "max_len": None, "tokens": list(tokens)}
-    return json.dumps({**sent, "shown": shown, "before": before})
+def page(key, model="reverse", source="abc", tokens=(), shown=0, before=None, top_k=8, sent=None) -> str:
+    decoding = {"key": key, "model": model, "source": source, "top_k": top_k, "max_len": None, "tokens": list(tokens)}
+    return json.dumps({**decoding, "shown": shown, "before": before, **({"sent": sent} if sent else {})})
 
 
 def test_the_server_takes_the_page_decoding_as_the_run(registry):
@@ -129,6 +129,24 @@ def test_the_server_takes_the_page_decoding_as_the_run(registry):
     road.take(user, Controls("reverse", "abc", page=sent))
     assert user.run is run  # held already: nothing rebuilt
     assert next(user._serials) == 8  # the session's own next run is numbered after the page's
+
+
+def test_a_decoding_the_page_sent_before_one_taken_is_not_taken(registry):
+    """gradio may run a session's events out of order: a tab opened with the page's decoding, then a Step the
+    server took, whose event ran first. The tab's older decoding must not become the run again."""
+    road, user = Road(registry), UserState()
+    tokens = [int(t) for t in registry.entries["reverse"].pipeline.tokenizer.encode("cba")[:-1]]
+    road.take(user, Controls("reverse", "abc", page=page({"serial": 1, "version": 3}, tokens=tokens, sent=2)))
+    newer = user.run
+    assert newer.session.tokens == tokens
+    road.take(user, Controls("reverse", "abc", page=page({"serial": 1, "version": 2}, tokens=tokens[:2], sent=1)))
+    assert user.run is newer and user.run.session.tokens == tokens  # the older one came too late
+    road.take(user, Controls("reverse", "abc", page=page({"serial": 1, "version": 4}, tokens=tokens[:1], sent=3)))
+    assert user.run.session.tokens == tokens[:1]  # a newer one is taken (Back, in the page)
+    road.take(user, Controls("reverse", "abc", page=json.dumps({"key": None, "sent": 4})))
+    assert user.run is None  # Reset, in the page
+    road.take(user, Controls("reverse", "abc", page=page({"serial": 1, "version": 4}, tokens=tokens[:1], sent=3)))
+    assert user.run is None
 
 
 def test_a_page_that_shows_nothing_clears_the_run_and_a_script_sends_nothing(registry):

@@ -84,6 +84,7 @@ export class Road {
     this.options(first.strategy ?? "greedy", first.beam_size ?? 4, first.max_len ?? null, first.top_k ?? 8);
     this.pending = null;
     this.passing = false; // a click handed on to the server
+    this.sends = 0; // how many decodings the page has sent: the server takes none older than one it took
   }
 
   /** Where the model `name` decodes now, in words, and whether it is here ("page"), coming ("loading") or not. */
@@ -187,12 +188,13 @@ export class Road {
   }
 
   /** The decoding the page shows, for the server (decoding/road.py), as the control's text: "" when the page shows
-   * one the server made. */
+   * one the server made. Each is numbered in the order the page sent it (`sent`): the server may run a session's
+   * events out of order, and takes no decoding sent before one it took. */
   decoded() {
     const loops = [...this.loops.values(), ...this.retired.values()];
     const loop = this.loops.get(controlsNow().model) || this.retired.get(controlsNow().model) || loops.find((l) => l.session);
     if (!loop || !(loop.session ? sameKey(page.key, loop.key()) : page.key === null && loop.serial > 0)) return "";
-    return JSON.stringify(loop.decoded());
+    return JSON.stringify({...loop.decoded(), sent: ++this.sends});
   }
 
   /** Send a click the page handed on to the server (`button.click()`, not taken here). */

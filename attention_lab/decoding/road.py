@@ -75,6 +75,7 @@ class PageDecoding:
     beam_size: int | None = None  # a beam search of this size wrote it (its beams are kept for the Beams tab)
     ablate: frozenset[Head] = frozenset()  # the heads ablated throughout
     strategy: str = "greedy"  # what the page wrote the step loop's outputs for
+    sent: int = 0  # its number in the order the page sent its decodings (0: not numbered)
 
 
 def read(text: object) -> PageDecoding | None:
@@ -83,8 +84,9 @@ def read(text: object) -> PageDecoding | None:
         return None
     try:
         sent = json.loads(text)
+        order = int(sent.get("sent") or 0)
         if sent.get("key") is None:
-            return PageDecoding(None)
+            return PageDecoding(None, sent=order)
         before = sent.get("before")
         return PageDecoding(
             Key(int(sent["key"]["serial"]), int(sent["key"]["version"])),
@@ -98,6 +100,7 @@ def read(text: object) -> PageDecoding | None:
             checked_beam(sent["beam_size"]) if sent.get("beam_size") else None,
             frozenset(Head(str(kind), int(layer), int(head)) for kind, layer, head in sent.get("ablate") or ()),
             checked_strategy(sent.get("strategy") or "greedy"),
+            order,
         )
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise InputError("The page sent a decoding the server cannot read; press Reset.") from err
@@ -113,10 +116,17 @@ class Road:
 
     def take(self, user: UserState, c: Controls) -> PageDecoding | None:
         """Make what the page shows (`c.page`) the user's run, unless it is already (call under the user's lock);
-        what the page sent, when it did. The page holds that decoding and shows its step: neither is sent again."""
+        what the page sent, when it did. The page holds that decoding and shows its step: neither is sent again.
+
+        gradio may run a session's events out of order (a tab opened, then Step: the Step's event first), so a
+        decoding the page sent before one taken already is older than the run: it is not taken."""
         sent = read(c.page)
         if sent is None:
             return None
+        if sent.sent:
+            if sent.sent < user.page_sent:
+                return None
+            user.page_sent = sent.sent
         run = user.run
         if sent.key is None:
             user.run = None
