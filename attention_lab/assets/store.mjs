@@ -24,9 +24,15 @@ globalThis.attentionLab = page; // for a person at the console, the tests and th
 
 const watchers = new Set();
 
-/** Call `fn(what)` whenever the state changes ("decoding", "shown", "kind", "look" or "names"); returns how to stop. */
-export function watch(fn) {
-  watchers.add(fn);
+/** Call `fn(what)` whenever the state changes ("decoding", "shown", "kind", "look" or "names"); returns how to stop.
+ * `first`: before the watchers there already. A view drawn by plotly, which reads the page's layout as it draws, goes
+ * first: the others' writes would make each of its reads lay the page out again (5 ms of a Step's 35). */
+export function watch(fn, first = false) {
+  if (first) {
+    const others = [...watchers];
+    watchers.clear();
+    for (const f of [fn, ...others]) watchers.add(f);
+  } else watchers.add(fn);
   return () => watchers.delete(fn);
 }
 

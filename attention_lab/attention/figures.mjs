@@ -35,7 +35,9 @@ export function focusFigure(focused, look, title, row, axes, height) {
     title: {text: title, font: {size: 12}, x: 0, xanchor: "left", y: 1, yanchor: "top", pad: {t: 6, l: 4}},
     height: Math.max(200, Math.min(height, fits)), margin: {l: Math.min(labelPx(ys), 140) + 10, r: 10, t: top, b: bottom},
     coloraxis: {...colourAxis(look), showscale: false}, plot_bgcolor: "white", dragmode: "pan", hovermode: "closest",
-    xaxis: {type: "category", side: "top", tickangle: -45, ...spikes()}, yaxis: {...rows, ...spikes()},
+    // no grid lines: the cells cover them (plotly would draw them at every Step all the same)
+    xaxis: {type: "category", side: "top", tickangle: -45, showgrid: false, zeroline: false, ...spikes()},
+    yaxis: {...rows, showgrid: false, zeroline: false, ...spikes()},
     shapes, modebar: {orientation: "v"}}};
 }
 

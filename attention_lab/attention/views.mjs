@@ -153,7 +153,7 @@ export function attentionViews(box, source = PAGE_SOURCE) {
     if (tile) setLook({focus: tile});
   });
   const place = placeOf(figures, redraw);
-  watch(redraw);
+  watch(redraw, true);
   globalThis.addEventListener("resize", redraw);
   redraw();
   return redraw;
