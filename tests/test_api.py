@@ -3,6 +3,7 @@
 All slow: they share one served app (tests/conftest.py, served_app), which the fast loop leaves out.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,18 @@ def ui(client, action: str, model: str, text: str, **controls) -> dict:
     names = [output.name for output in (*OUTPUTS, ASK) if output.name not in ("step", "back")]
     answer = client.predict(*inputs, api_name=f"/ui_{action}")
     assert len(answer) == len(names)
-    return dict(zip(names, answer))
+    return {name: data(value) for name, value in zip(names, answer)}
+
+
+def data(value):
+    """A drawn component's value as data: it travels as JSON text (assets.components.as_text); a text output stays."""
+    if not isinstance(value, str):
+        return value
+    try:
+        read = json.loads(value)
+    except ValueError:
+        return value
+    return read if isinstance(read, dict) else value
 
 
 def skipped(value) -> bool:

@@ -46,6 +46,15 @@ def url(path: Path) -> str:
     return f"gradio_api/file={path}"
 
 
+# A component's props as its module reads them: its value, sent as JSON text (components.Drawn), as data, read
+# once for each text.
+READ_VALUE = (
+    "((text, data) => new Proxy(props, {get(target, name) { const v = target[name];"
+    " if (name !== 'value' || typeof v !== 'string') return v;"
+    " if (v !== text) [text, data] = [v, JSON.parse(v)]; return data; }}))()"
+)
+
+
 def mount(module: str, events: tuple[str, ...] = ()) -> str:
     """The js_on_load of a component drawn by `module` (a path under attention_lab/): import it, then mount it on
     the component with gradio's element, trigger, props and watch. Only paths go into this code, never data;
@@ -54,7 +63,7 @@ def mount(module: str, events: tuple[str, ...] = ()) -> str:
     named = "".join(f" {json.dumps(name)}" for name in events)
     return (
         f"import(new URL({address!r}, document.baseURI).href)"
-        ".then((m) => m.mount({element, trigger, props, watch}))"
+        ".then((m) => m.mount({element, trigger, props: " + READ_VALUE + ", watch}))"
         ".catch((err) => console.error('attention lab: ' + err));" + (f" /* its events:{named} */" if events else "")
     )
 
