@@ -25,12 +25,7 @@ export function shown(node) {
 
 /** Call `fn` when `node` comes into view again (a tab opened) or changes width. */
 export function onVisible(node, fn) {
-  let width = -1;
-  new ResizeObserver(() => {
-    const now = node.clientWidth;
-    if (now !== width && now > 0) fn();
-    width = now;
-  }).observe(node);
+  placeOf(node, fn);
 }
 
 /** Where `node` is, kept as layout leaves it: {visible, width, top} (its tab open, its width, its top in the
@@ -41,7 +36,7 @@ export function placeOf(node, fn) {
   new ResizeObserver(() => {
     const width = node.clientWidth, again = width !== place.width && width > 0;
     Object.assign(place, {visible: width > 0 && node.offsetParent !== null, width,
-      top: node.getBoundingClientRect().top + globalThis.scrollY});
+      top: width > 0 ? node.getBoundingClientRect().top + globalThis.scrollY : 0});
     if (again) fn();
   }).observe(node);
   return place;

@@ -18,7 +18,8 @@ globalThis.ResizeObserver = class {
 function component(value = null) {
   const listeners = [];
   const props = {value};
-  const box = {clientWidth: 300, get offsetParent() { return this.shown ? {} : null; }, shown: true};
+  const box = {clientWidth: 300, get offsetParent() { return this.shown ? {} : null; }, shown: true,
+    getBoundingClientRect: () => ({top: 0, left: 0, width: 300, height: 100})};
   return {props, box, watch: (name, fn) => listeners.push(fn), send: (v) => { props.value = v; listeners.forEach((fn) => fn()); }};
 }
 
