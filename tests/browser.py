@@ -51,6 +51,10 @@ def opened(browser, url: str, viewport: dict = WIDE, wait_for_output: bool = Tru
     if road == "server":
         url += ("&" if "?" in url else "?") + "road=server"
     page = browser.new_page(viewport=viewport)
+    # a page module that failed to load or mount says so on the console (assets.mount): a test may read them
+    page.module_errors = []
+    page.on("console", lambda m: page.module_errors.append(m.text) if m.text.startswith("attention lab:") else None)
+    page.on("pageerror", lambda err: page.module_errors.append(str(err)))
     pending = []
     page.on("request", lambda r: pending.append(r) if "/queue/" in r.url else None)
     for done in ("requestfinished", "requestfailed"):

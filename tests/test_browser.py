@@ -233,6 +233,20 @@ def test_no_view_scrolls_sideways(served_app, browser, viewport):
     page.close()
 
 
+def test_every_tabs_page_module_loads_and_draws_with_no_error(served_app, browser):
+    """Every tab of the tab table opened after a Run: no page module failed to load or mount, and no script error.
+    (A module that throws as it mounts leaves its view empty and says so only on the console.)"""
+    from attention_lab.tabs import TABS
+
+    page = opened(browser, served_app[0], WIDE)
+    run(page, SPLIT)
+    for tab in TABS:
+        open_tab(page, tab.title)
+        page.settle()
+    assert page.module_errors == []
+    page.close()
+
+
 def test_a_long_paragraph_keeps_the_page_short_and_the_focused_head_pans(served_app, browser):
     page = opened(browser, served_app[0])
     run(page, PARAGRAPH)

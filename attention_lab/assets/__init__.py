@@ -46,11 +46,11 @@ def url(path: Path) -> str:
     return f"gradio_api/file={path}"
 
 
-# A component's props as its module reads them: its value, sent as JSON text (components.Drawn), as data, read
-# once for each text.
+# A component's props as its module reads them: its value, sent as JSON text (components.as_text), as data, read
+# once for each text; none (gradio's empty text) as null.
 READ_VALUE = (
     "((text, data) => new Proxy(props, {get(target, name) { const v = target[name];"
-    " if (name !== 'value' || typeof v !== 'string') return v;"
+    " if (name !== 'value' || typeof v !== 'string') return v; if (v === '') return null;"
     " if (v !== text) [text, data] = [v, JSON.parse(v)]; return data; }}))()"
 )
 
