@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from gradio_client import Client
 
+from attention_lab.feature import DATA
 from attention_lab.page.lab import ASK
 from attention_lab.tabs import CONTROLS, OUTPUTS
 
@@ -30,18 +31,18 @@ def ui(client, action: str, model: str, text: str, **controls) -> dict:
     names = [output.name for output in (*OUTPUTS, ASK) if output.name not in ("step", "back")]
     answer = client.predict(*inputs, api_name=f"/ui_{action}")
     assert len(answer) == len(names)
-    return {name: data(value) for name, value in zip(names, answer)}
+    return {name: data(value) if name in DRAWN else value for name, value in zip(names, answer)}
+
+
+DRAWN = {output.name for output in (*OUTPUTS, ASK) if output.kind == DATA}  # the page modules' data
 
 
 def data(value):
-    """A drawn component's value as data: it travels as JSON text (assets.components.as_text); a text output stays."""
-    if not isinstance(value, str):
+    """A drawn component's value as data: it must travel as JSON text (assets/components.py says why)."""
+    if skipped(value):
         return value
-    try:
-        read = json.loads(value)
-    except ValueError:
-        return value
-    return read if isinstance(read, dict) else value
+    assert isinstance(value, str), value
+    return json.loads(value)
 
 
 def skipped(value) -> bool:

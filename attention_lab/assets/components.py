@@ -2,13 +2,13 @@
 left alone), whose value is the data the server sends for it, and whose js_on_load imports the module and mounts it,
 once plotly.js (in the document's head) has loaded.
 
-The value travels as JSON text (as_text), which the module reads as data (`mount`). gradio copies a component's value whole
-(a deep snapshot) whenever it updates the component's other properties, such as its loading status at every
-answer; a decoding's weights as data took it 130 ms an answer, as text nothing."""
+The value travels as JSON text (as_text: the page's wiring sends every data output so), which the module reads as
+data (assets.mount). gradio copies a component's value whole (a deep snapshot) whenever it updates the component's
+other properties, such as its loading status at every answer; a decoding's weights as data took it 130 ms of a
+Heads-tab Run, as text nothing."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import gradio as gr
@@ -23,23 +23,13 @@ def as_text(value: Any) -> str | None:
     return None if value is None else orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
-def as_data(payload: Any) -> Any:
-    """A drawn component's value as the page sends it back: the data of its JSON text."""
-    if not isinstance(payload, str):
-        return payload
-    try:
-        return json.loads(payload)
-    except ValueError:
-        return payload
-
-
 def drawn(
     module: str, elem_id: str, value=None, classes: tuple[str, ...] = (), events: tuple[str, ...] = (), **options
 ) -> gr.HTML:
     """A component that `module` draws into from the data the server sends it as its value (`events`: the events of
     its own the module triggers, each then a listener of the component: component.fill(...))."""
-    component = gr.HTML(
-        value,
+    return gr.HTML(
+        as_text(value),
         html_template=EMPTY,
         js_on_load=mount(module, events),
         head=f'<script src="{url(PLOTLY)}"></script>',
@@ -47,7 +37,3 @@ def drawn(
         elem_classes=["lab-view", *classes],
         **options,
     )
-    # its own, not a subclass's: gradio writes a type stub beside the module of every component class
-    component.postprocess, component.preprocess = as_text, as_data
-    component.value = as_text(component.value)
-    return component

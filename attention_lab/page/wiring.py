@@ -17,9 +17,10 @@ from typing import ClassVar
 
 import gradio as gr
 
+from ..assets.components import as_text
 from ..checks import InputError
 from ..controls import DECODING_CONTROLS, Controls
-from ..feature import BUTTON, DECODE, HEAVY, NOTICE, TABLE, TITLED, Output
+from ..feature import BUTTON, DATA, DECODE, HEAVY, NOTICE, TABLE, TITLED, Output
 from .lab import ASK, Action, Lab
 
 logger = logging.getLogger("attention_lab")
@@ -37,6 +38,7 @@ SENDS_PAGE = (
 )
 # How a value from the Lab becomes its component's update, by the output's kind (attention_lab.feature).
 UPDATES = {
+    DATA: as_text,  # a drawn component's: JSON text (assets/components.py says why)
     BUTTON: lambda value: gr.update(interactive=bool(value)),
     NOTICE: lambda value: gr.update(value=value, visible=bool(value)),
     TABLE: lambda value: gr.update(value=value or None),
