@@ -100,12 +100,11 @@ export class Loop {
     return session;
   }
 
-  /** Tell the loop's outputs and the views (`message`) what changed: the outputs first, since gradio writes them
-   * after a wait of its own, which then passes while the views draw. */
+  /** Tell the views (`message`) and the loop's outputs what changed. */
   send(message) {
     this.unsent = false;
-    this.ui.wrote(this.outputs());
     if (message) receive(message);
+    this.ui.wrote(this.outputs());
   }
 
   /** The loop's outputs as the server's step loop shows them (decoding/view.py). */

@@ -123,10 +123,9 @@ class Road:
         sent = read(c.page)
         if sent is None:
             return None
-        if sent.sent:
-            if sent.sent < user.page_sent:
-                return None
-            user.page_sent = sent.sent
+        if sent.sent and sent.sent < user.page_sent:
+            return None
+        user.page_sent = max(user.page_sent, sent.sent)
         run = user.run
         if sent.key is None:
             user.run = None
