@@ -70,6 +70,11 @@ class KVCache:
             self.tgt_key_mask.index_select(0, index),
         )
 
+    def self_keys_values(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per decoder layer, the cached self-attention keys and values, each (B, H, P, K) (the page's graphs hand
+        them from step to step)."""
+        return [(c.self_k, c.self_v) for c in self.layers]
+
 
 def sinusoidal_positions(max_len: int, d_model: int) -> torch.Tensor:
     """(max_len, D) table: PE[pos, 2i] = sin(pos / 10000^(2i/D)), PE[pos, 2i+1] = cos(same)."""
@@ -194,6 +199,18 @@ class Transformer(
         layers = list(zip(self.decoder.layers, cache.layers))
         own = [layer.self_attn.value_norms(c.self_v[:, :, start:]) for layer, c in layers]
         return own, [layer.cross_attn.value_norms(c.cross_v) for layer, c in layers] if cross else []
+
+    def cross_keys_values(self, memory: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per decoder layer, the cross-attention's keys and values of `memory` (B, S, D), each (B, H, S, K): what a
+        cache holds for the source (the page's encoder graph computes them once)."""
+        return [layer.cross_attn.project_kv(memory) for layer in self.decoder.layers]
+
+    def cache_from(self, layers: list[tuple[torch.Tensor, ...]]) -> KVCache:
+        """A cache of given tensors: per decoder layer (self_k, self_v, cross_k, cross_v), (B, H, P or S, K), every
+        target position real (the page's decoder graph takes its cache as inputs)."""
+        self_k = layers[0][0]
+        mask = torch.ones(self_k.size(0), self_k.size(2), dtype=torch.bool, device=self_k.device)
+        return KVCache([LayerCache(*tensors) for tensors in layers], mask)
 
     # Encode / decode / forward ---------------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Our model as two ONNX graphs that a page runs with ONNX Runtime Web: the encoder, and one decoder step with the KV
+"""A model as two ONNX graphs that a page runs with ONNX Runtime Web: the encoder, and one decoder step with the KV
 cache as inputs and outputs. Each graph gives every head's weights and what the readings need as named outputs
 (ONNX Runtime returns nothing else), so the page draws what the app draws.
 
@@ -6,16 +6,22 @@ cache as inputs and outputs. Each graph gives every head's weights and what the 
               encoder_rollout (Le, S, S), cross_k and cross_v (Ld, H, S, K) the memory's keys and values for every
               decoder layer, cross_norms (Ld, H, S)
     decoder:  token (1, 1) the previous token, past_k and past_v (Ld, H, P, K) the cache (P may be 0: the first step),
-              cross_k, cross_v, keep_self and keep_cross (Ld, H) -> logits (V) with what the model may not write at -inf, next_k and next_v
-              (Ld, H, P + 1, K), self (Ld, H, P + 1) and cross (Ld, H, S) this step's weights, self_norms (Ld, H)
-              the new key's ||v W_o||
+              cross_k, cross_v, keep_self and keep_cross (Ld, H) -> logits (V) with what the model never writes at
+              -inf, next_k and next_v (Ld, H, P + 1, K), self (Ld, H, P + 1) and cross (Ld, H, S) this step's weights,
+              self_norms (Ld, H) the new key's ||v W_o||
 
 The `keep_*` inputs are head masks: each head's output is multiplied by its entry (1 keeps it, 0 ablates it, as
 transformer.Interventions(ablate=...) does at hook_z), so a page decodes with heads ablated too. The position of a
-step is the cache's length. Both graphs are traced from the library's own modules (the same
-encode and decode the app runs), so what they compute is what the library computes; tests/test_live_graphs.py runs
-them with Python's onnxruntime against the library. The weights of both graphs are stored once, in one file of
-float32 tensors beside them (ONNX external data), which the page hands to both sessions.
+step is the cache's length. The rules that depend on the step (a token forced first, eos held back or forced at the
+limit) are the page's to apply (page_copy.page_config gives them).
+
+Both graphs are traced from the model's own encode and decode, through the contract (transformer.contract): our
+Transformer, or a transformers model through the adapter (attention_lab.adapters.hf), whose forward is transformers'
+own; three members beyond the contract say where a family keeps its keys and values (`cross_keys_values`,
+`cache_from`, the cache's `self_keys_values`). So what the graphs compute is what the app computes;
+tests/test_live.py and tests/test_live_hf.py run them with Python's onnxruntime against the library and against
+transformers. The weights of both graphs are stored once, in one file beside them (ONNX external data), which the
+page hands to both sessions.
 """
 
 from __future__ import annotations
@@ -29,11 +35,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from transformer import Transformer
 from transformer import hooks as hook_points
+from transformer.attention import value_norms
+from transformer.contract import NextTokenRules, Seq2SeqModel
 from transformer.hooks import attention_name
-from transformer.layers import LayerCache
-from transformer.model import KVCache
 from transformer.readings import rollout
 
 OPSET = 17
@@ -55,7 +60,7 @@ def kept(kind: str, keep: torch.Tensor) -> list:
 class EncoderGraph(nn.Module):
     """The encoder as the page runs it (see the module's docstring)."""
 
-    def __init__(self, model: Transformer) -> None:
+    def __init__(self, model: Seq2SeqModel) -> None:
         super().__init__()
         self.model = model
 
@@ -66,10 +71,10 @@ class EncoderGraph(nn.Module):
         weights = torch.stack([w[0] for w in enc.attentions])
         norms = torch.stack([n[0] for n in model.encoder_value_norms(enc)])
         rolled = torch.stack(rollout([w[0] for w in enc.attentions]))
-        kv = [layer.cross_attn.project_kv(enc.memory) for layer in model.decoder.layers]
+        kv = model.cross_keys_values(enc.memory)
         cross_k, cross_v = torch.stack([k[0] for k, _ in kv]), torch.stack([v[0] for _, v in kv])
         cross_norms = torch.stack(
-            [layer.cross_attn.value_norms(v)[0] for layer, (_, v) in zip(model.decoder.layers, kv)]
+            [value_norms(v, model.sublayer("cross", layer).w_o)[0] for layer, (_, v) in enumerate(kv)]
         )
         return weights, norms, rolled, cross_k, cross_v, cross_norms
 
@@ -77,28 +82,30 @@ class EncoderGraph(nn.Module):
 class DecoderGraph(nn.Module):
     """One decoding step with the KV cache as inputs and outputs (see the module's docstring)."""
 
-    def __init__(self, model: Transformer) -> None:
+    def __init__(self, model: Seq2SeqModel) -> None:
         super().__init__()
         self.model = model
+        self.banned = NextTokenRules(banned=model.rules.banned)  # the rules of a step are the page's to apply
 
     def forward(self, token, past_k, past_v, cross_k, cross_v, keep_self, keep_cross):
         model = self.model
-        layers = [
-            LayerCache(past_k[i][None], past_v[i][None], cross_k[i][None], cross_v[i][None]) for i in range(len(past_k))
-        ]
-        cache = KVCache(layers, torch.ones(1, past_k.size(2), dtype=torch.bool))
-        src_mask = torch.ones(1, 1, 1, cross_k.size(2), dtype=torch.bool)
+        cache = model.cache_from(
+            [(past_k[i][None], past_v[i][None], cross_k[i][None], cross_v[i][None]) for i in range(len(past_k))]
+        )
+        S = cross_k.size(2)
+        memory = cross_k.new_zeros(1, S, model.config.d_model)  # read from the cache: only its length counts
+        src_mask = torch.ones(1, 1, 1, S, dtype=torch.bool)
         with hook_points.using([*kept("decoder_self", keep_self), *kept("cross", keep_cross)]):
-            dec = model.decode(token, None, src_mask, cache, use_cache=True, output_attentions=True)
-        logits = model.rules.apply(model.project(dec.hidden[0, -1]), 1)
-        next_k = torch.stack([c.self_k[0] for c in dec.cache.layers])
-        next_v = torch.stack([c.self_v[0] for c in dec.cache.layers])
+            dec = model.decode(token, memory, src_mask, cache, use_cache=True, output_attentions=True)
+        logits = self.banned.apply(model.project(dec.hidden[0, -1]), 0)
+        own = dec.cache.self_keys_values()
+        next_k, next_v = torch.stack([k[0] for k, _ in own]), torch.stack([v[0] for _, v in own])
         self_weights = torch.stack([w[0, :, -1] for w in dec.self_attentions])
         cross_weights = torch.stack([w[0, :, -1] for w in dec.cross_attentions])
         norms = torch.stack(
             [
-                layer.self_attn.value_norms(c.self_v[:, :, -1:])[0, :, 0]
-                for layer, c in zip(model.decoder.layers, dec.cache.layers)
+                value_norms(v[:, :, -1:], model.sublayer("decoder_self", layer).w_o)[0, :, 0]
+                for layer, (_, v) in enumerate(own)
             ]
         )
         return logits, next_k, next_v, self_weights, cross_weights, norms
@@ -113,19 +120,15 @@ class Exported:
     weights: bytes
 
 
-def exported(model: Transformer) -> Exported:
-    """`model` (ours, in eval mode on the CPU) as the page's two graphs, each weight stored once."""
-    import onnx
-
-    if model.rules.begin_banned or model.rules.forced_first or model.rules.forced_last or model.rules.min_length:
-        raise ValueError("only a model whose rules hold at every step (pad and bos never written) can be exported")
+def exported(model: Seq2SeqModel) -> Exported:
+    """`model` (ours or an adapter's, in eval mode on the CPU) as the page's two graphs, each weight stored once."""
     cfg = model.config
     src = torch.tensor([[5, 6, 7, cfg.eos_id]])
-    H, K = cfg.n_heads, cfg.d_model // cfg.n_heads
-    past = torch.zeros(cfg.n_decoder_layers, H, 2, K)
+    H = cfg.n_heads
     keep_e, keep_d = torch.ones(cfg.n_encoder_layers, H), torch.ones(cfg.n_decoder_layers, H)
     with torch.no_grad():
         kv = EncoderGraph(model)(src, keep_e)[3:5]
+    past = torch.zeros(cfg.n_decoder_layers, H, 2, kv[0].size(-1))
     axes_s = {"source": {1: "S"}, "cross_k": {2: "S"}, "cross_v": {2: "S"}}
     encoder = _traced(
         EncoderGraph(model),
@@ -156,9 +159,18 @@ def exported(model: Transformer) -> Exported:
             "cross": {2: "S"},
         },
     )
+    blob = shared_weights(encoder, decoder)
+    return Exported(encoder.SerializeToString(), decoder.SerializeToString(), blob)
+
+
+def shared_weights(*graphs) -> bytes:
+    """The blob (WEIGHTS) that `graphs` (onnx ModelProtos, changed in place) read their tensors of 1 KB or more from
+    as external data: each distinct tensor (by its bytes) stored once, 64-byte aligned."""
+    import onnx
+
     blob = bytearray()
     seen: dict[bytes, tuple[int, int]] = {}
-    for graph in (encoder, decoder):
+    for graph in graphs:
         for tensor in graph.graph.initializer:
             raw = tensor.raw_data
             if len(raw) < 1024:  # small constants stay inside the graph
@@ -172,7 +184,7 @@ def exported(model: Transformer) -> Exported:
             onnx.external_data_helper.set_external_data(tensor, WEIGHTS, offset, length)
             tensor.data_location = onnx.TensorProto.EXTERNAL
             tensor.ClearField("raw_data")
-    return Exported(encoder.SerializeToString(), decoder.SerializeToString(), bytes(blob))
+    return bytes(blob)
 
 
 def _traced(module: nn.Module, args: tuple, inputs, outputs, axes: dict):

@@ -126,6 +126,10 @@ class HFCache:
             layer.keys, layer.values = layer.keys.index_select(0, index), layer.values.index_select(0, index)
         return HFCache(new)
 
+    def self_keys_values(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per decoder layer, the cached self-attention keys and values, each (B, H, P, K)."""
+        return [(layer.keys, layer.values) for layer in self.inner.self_attention_cache.layers]
+
     def values(self) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """Per decoder layer, the cached self-attention (B, H, P, K) and cross-attention (B, H, S, K) values."""
         own = [layer.values for layer in self.inner.self_attention_cache.layers]
@@ -247,6 +251,30 @@ class HFSeq2Seq(nn.Module):
         attentions = (tuple(out.attentions), tuple(out.cross_attentions)) if output_attentions else ((), ())
         new_cache = HFCache(out.past_key_values) if caching else None
         return DecoderOutput(out.last_hidden_state, *attentions, new_cache)
+
+    def cross_keys_values(self, memory: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """Per decoder layer, the cross-attention's keys and values of `memory` (B, S, D), each (B, H, S, K), as the
+        family's attention projects them (BART's k_proj and v_proj, T5's k and v, neither scaled)."""
+        B, S = memory.shape[:2]
+        out = []
+        for module in self.modules_by_kind["cross"]:
+            k, v = (module.k_proj, module.v_proj) if hasattr(module, "k_proj") else (module.k, module.v)
+            heads = n_heads(module)
+            out.append(tuple(p(memory).view(B, S, heads, -1).transpose(1, 2) for p in (k, v)))
+        return out
+
+    def cache_from(self, layers: list[tuple[torch.Tensor, ...]]) -> HFCache:
+        """A cache of given tensors: per decoder layer (self_k, self_v, cross_k, cross_v), (B, H, P or S, K), the
+        cross-attention's marked as filled, so transformers reads them rather than projecting the memory again."""
+        from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
+        own, source = DynamicCache(), DynamicCache()
+        for index, (self_k, self_v, cross_k, cross_v) in enumerate(layers):
+            own.update(self_k, self_v, index)
+            source.update(cross_k, cross_v, index)
+        cache = EncoderDecoderCache(own, source)
+        cache.is_updated = dict.fromkeys(range(len(layers)), True)
+        return HFCache(cache)
 
     def sublayer(self, kind: str, layer: int) -> AttentionSublayer:
         """The attention of `kind` in `layer`: its output projection (BART's out_proj, T5's o, which has no bias)
