@@ -1,11 +1,14 @@
-"""Tiny random transformers models of three families, saved with save_pretrained as a Hub repo holds them.
+"""Tiny random transformers models of five families, saved with save_pretrained as a Hub repo holds them.
 
 - Marian, with a sentencepiece model trained here on a few lines (source.spm, target.spm, vocab.json);
 - BART, with a byte-level BPE trained here with `tokenizers`;
-- T5, with a unigram model trained here with `tokenizers`.
+- T5, with a unigram model trained here with `tokenizers`;
+- mBART, with MBartTokenizer (a fast tokenizer) converted by transformers from a sentencepiece model trained here;
+- M2M100, with M2M100Tokenizer (sentencepiece model + vocab.json, language tokens after the vocabulary).
 
 Each has the family's own decoder start token and generation rules (Marian: pad starts, pad banned, eos forced at the
-limit; BART: eos starts, <s> forced first; T5: pad starts), so the tests see what real checkpoints do.
+limit; BART: eos starts, <s> forced first; T5: pad starts; mBART and M2M100: eos starts, the target language forced
+first), so the tests see what real checkpoints do. FAMILIES holds the first three, PAGE_FAMILIES all five.
 """
 
 from __future__ import annotations
@@ -144,6 +147,71 @@ def t5(folder: Path) -> Path:
     return _save(T5ForConditionalGeneration(config).eval(), tokenizer, folder)
 
 
+def mbart(folder: Path) -> Path:
+    """A random mBART model; sources read `tokens </s> en_XX`, and generation forces de_DE first as the target
+    language, as mbart-large-50-many-to-many's does."""
+    from transformers import MBartConfig, MBartForConditionalGeneration, MBartTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    spm_file = folder / "sentencepiece.bpe.model"
+    spm_file.write_bytes(_train_sentencepiece(90).getvalue())
+    # the file alone: transformers converts it to a fast tokenizer (MBartConverter's layout: 4 specials, the pieces,
+    # 25 language codes, <mask>), which save_pretrained writes as tokenizer.json
+    tokenizer = MBartTokenizer.from_pretrained(folder, src_lang="en_XX", tgt_lang="de_DE")
+    spm_file.unlink()
+    target = tokenizer.convert_tokens_to_ids("de_DE")
+    config = MBartConfig(
+        vocab_size=len(tokenizer),
+        bos_token_id=0,
+        pad_token_id=1,
+        eos_token_id=2,
+        decoder_start_token_id=2,
+        forced_bos_token_id=target,
+        forced_eos_token_id=2,
+        **SMALL,
+    )
+    torch.manual_seed(0)
+    hf = MBartForConditionalGeneration(config).eval()
+    hf.generation_config.forced_bos_token_id = target
+    hf.generation_config.forced_eos_token_id = 2
+    return _save(hf, tokenizer, folder)
+
+
+def m2m100(folder: Path) -> Path:
+    """A random M2M100 model; sources read `__en__ tokens </s>`, and __de__ is forced first as the target language.
+    Its tokenizer is sentencepiece only (no tokenizer.json): vocab.json (fairseq's order) and the 100 language tokens
+    after it; the model's vocabulary adds the 8 made-up words that m2m100_418M's has."""
+    import sentencepiece as spm
+    from transformers import M2M100Config, M2M100ForConditionalGeneration, M2M100Tokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    model = _train_sentencepiece(90)
+    (folder / "sentencepiece.bpe.model").write_bytes(model.getvalue())
+    processor = spm.SentencePieceProcessor(model_proto=model.getvalue())
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+    for i in range(processor.get_piece_size()):
+        vocab.setdefault(processor.id_to_piece(i), len(vocab))
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    tokenizer = M2M100Tokenizer(
+        str(folder / "vocab.json"), str(folder / "sentencepiece.bpe.model"), src_lang="en", tgt_lang="de"
+    )
+    target = tokenizer.get_lang_id("de")
+    config = M2M100Config(
+        vocab_size=max(tokenizer.lang_token_to_id.values()) + 1 + tokenizer.num_madeup_words,
+        bos_token_id=0,
+        pad_token_id=1,
+        eos_token_id=2,
+        decoder_start_token_id=2,
+        forced_bos_token_id=target,
+        **SMALL,
+    )
+    config.init_std = 1.0  # scaled embeddings, as Marian's: more to say different things for different sources
+    torch.manual_seed(0)
+    hf = M2M100ForConditionalGeneration(config).eval()
+    hf.generation_config.forced_bos_token_id = target
+    return _save(hf, tokenizer, folder)
+
+
 def _train_sentencepiece(vocab_size: int) -> io.BytesIO:
     import sentencepiece as spm
 
@@ -176,6 +244,7 @@ def _save(hf, tokenizer, folder: Path) -> Path:
 
 
 FAMILIES = {"marian": marian, "bart": bart, "t5": t5}
+PAGE_FAMILIES = {**FAMILIES, "mbart": mbart, "m2m100": m2m100}  # the page's tokenizers are tested on all five
 
 
 def loaded(family: str, tmp_path_factory):
