@@ -26,6 +26,7 @@ from attention_lab.attention.record import attention_record
 from attention_lab.checks import InputError, check_source
 from attention_lab.export.live import parts
 from attention_lab.models.graphs import check
+from attention_lab.models.onnx_decoding import GraphDecoder
 from attention_lab.models.page_copy import page_config
 from attention_lab.records import jsonable
 from tests.node import NODE, needs_node
@@ -51,60 +52,17 @@ def exported(tmp_path_factory):
     return out
 
 
-def sessions(folder: Path):
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    return [ort.InferenceSession(str(folder / f"{graph}.onnx"), options) for graph in ("encoder", "decoder")]
-
-
-def keep_masks(config: dict, ablated=()) -> dict[str, np.ndarray]:
-    """The graphs' head masks (layers, heads) per kind: 1, and 0 for each head of `ablated` (transformer.Head)."""
-    H = config["n_heads"]
-    layers = {"encoder": config["n_encoder_layers"], "decoder_self": config["n_decoder_layers"]}
-    keep = {kind: np.ones((n, H), np.float32) for kind, n in {**layers, "cross": config["n_decoder_layers"]}.items()}
-    for head in ablated:
-        keep[head.kind][head.layer, head.head] = 0.0
-    return keep
-
-
-class Greedy:
-    """A greedy decoding driven by onnxruntime on the exported graphs, step by step (with heads ablated)."""
-
-    def __init__(self, folder: Path, config: dict, ablated=()):
-        self.encoder, self.decoder = sessions(folder)
-        self.config = config
-        self.keep = keep_masks(config, ablated)
-
-    def decode(self, ids: list[int]):
-        c = self.config
-        feeds = {"source": [ids], "keep_encoder": self.keep["encoder"]}
-        encoded = dict(zip([o.name for o in self.encoder.get_outputs()], self.encoder.run(None, feeds)))
-        shape = (c["n_decoder_layers"], c["n_heads"], 0, c["d_model"] // c["n_heads"])
-        past_k = past_v = np.zeros(shape, np.float32)
-        token, steps = c["bos_id"], []
-        while len(steps) < c["max_new_tokens"]:
-            feeds = {"token": [[token]], "past_k": past_k, "past_v": past_v}
-            feeds.update(cross_k=encoded["cross_k"], cross_v=encoded["cross_v"])
-            feeds.update(keep_self=self.keep["decoder_self"], keep_cross=self.keep["cross"])
-            out = dict(zip([o.name for o in self.decoder.get_outputs()], self.decoder.run(None, feeds)))
-            token = int(np.argmax(out["logits"]))
-            past_k, past_v = out["next_k"], out["next_v"]
-            steps.append(out | {"token": token})
-            if token == c["eos_id"]:
-                break
-        return encoded, steps
-
-
 def test_the_graphs_give_the_librarys_logits_and_every_heads_weights(exported):
     for _, folder in exported.values():
         check(folder)  # onnx's checker, full check, on both graphs and their external weights
     for name, text in (("de-en", "Ich habe den Verdacht, dass er lügt."), ("reverse", "attention2026")):
         pipeline, folder = exported[name]
         model, ids = pipeline.model, pipeline.tokenizer.encode(text)
-        encoded, steps = Greedy(folder, page_config(pipeline, name)).decode(ids)
+        decoding = GraphDecoder(folder, page_config(pipeline, name)).decode(ids)
+        encoded, steps = decoding.encoder, decoding.steps
         session = DecodingSession(model, ids)
         session.run()
-        assert [s["token"] for s in steps] == session.tokens
+        assert decoding.tokens == session.tokens
         close = {"atol": 1e-5, "rtol": 0}
         torch.testing.assert_close(torch.tensor(encoded["encoder"]), torch.stack(session.encoder_attention), **close)
         torch.testing.assert_close(
@@ -115,11 +73,11 @@ def test_the_graphs_give_the_librarys_logits_and_every_heads_weights(exported):
             out = model(torch.tensor([ids]), tokens)
             logits = model.rules.apply(out.logits[0], None)
         for t, (graph, step) in enumerate(zip(steps, session.steps)):
-            torch.testing.assert_close(torch.tensor(graph["self"]), torch.stack(step.self_attention), **close)
-            torch.testing.assert_close(torch.tensor(graph["cross"]), torch.stack(step.cross_attention), **close)
+            torch.testing.assert_close(torch.tensor(graph.outputs["self"]), torch.stack(step.self_attention), **close)
+            torch.testing.assert_close(torch.tensor(graph.outputs["cross"]), torch.stack(step.cross_attention), **close)
             finite = logits[t].isfinite()
-            assert torch.equal(torch.tensor(graph["logits"]).isfinite(), finite)
-            torch.testing.assert_close(torch.tensor(graph["logits"])[finite], logits[t][finite], atol=1e-5, rtol=0)
+            assert torch.equal(torch.tensor(graph.logits).isfinite(), finite)
+            torch.testing.assert_close(torch.tensor(graph.logits)[finite], logits[t][finite], atol=1e-5, rtol=0)
 
 
 def test_the_graphs_head_masks_ablate_heads_as_the_library_does(exported):
@@ -134,14 +92,15 @@ def test_the_graphs_head_masks_ablate_heads_as_the_library_does(exported):
         model, ids = pipeline.model, pipeline.tokenizer.encode(text)
         session = DecodingSession(model, ids, interventions=Interventions(ablate=frozenset(chosen[name])))
         session.run()
-        encoded, steps = Greedy(folder, page_config(pipeline, name), chosen[name]).decode(ids)
-        assert [s["token"] for s in steps] == session.tokens
+        decoding = GraphDecoder(folder, page_config(pipeline, name), chosen[name]).decode(ids)
+        encoded, steps = decoding.encoder, decoding.steps
+        assert decoding.tokens == session.tokens
         assert session.tokens != DecodingSession(model, ids).run()  # the ablation changed what is written
         close = {"atol": 1e-5, "rtol": 0}
         torch.testing.assert_close(torch.tensor(encoded["encoder"]), torch.stack(session.encoder_attention), **close)
         for graph, step in zip(steps, session.steps):
-            torch.testing.assert_close(torch.tensor(graph["cross"]), torch.stack(step.cross_attention), **close)
-            torch.testing.assert_close(torch.tensor(graph["self"]), torch.stack(step.self_attention), **close)
+            torch.testing.assert_close(torch.tensor(graph.outputs["cross"]), torch.stack(step.cross_attention), **close)
+            torch.testing.assert_close(torch.tensor(graph.outputs["self"]), torch.stack(step.self_attention), **close)
 
 
 def test_the_graphs_decode_half_the_held_out_split_and_250_reversals_as_the_library(exported, tmp_path):
@@ -157,7 +116,7 @@ def test_the_graphs_decode_half_the_held_out_split_and_250_reversals_as_the_libr
     }
     for name, texts in cases.items():
         pipeline, folder = exported[name]
-        greedy, differ = Greedy(folder, page_config(pipeline, name)), []
+        greedy, differ = GraphDecoder(folder, page_config(pipeline, name)), []
         sources = [pipeline.truncate(pipeline.tokenizer.encode(text)) for text in texts]
         ours = []
         for start in range(0, len(sources), 128):  # the library's greedy decoding, a padded batch at a time
@@ -167,7 +126,7 @@ def test_the_graphs_decode_half_the_held_out_split_and_250_reversals_as_the_libr
                 padded[row, : len(ids)] = torch.tensor(ids)
             ours += greedy_decode(pipeline.model, padded)
         for text, ids, tokens in zip(texts, sources, ours):
-            graph = [s["token"] for s in greedy.decode(ids)[1]]
+            graph = greedy.decode(ids).tokens
             if graph[-1] == pipeline.model.config.eos_id:
                 graph = graph[:-1]
             if graph != tokens:
@@ -289,17 +248,25 @@ def test_the_page_reads_a_source_as_the_app_on_a_thousand_sentences(exported, na
         assert page == {"ids": ids, "notice": notice}, text
 
 
-def test_export_in_the_app_offers_our_models_live_page_and_refuses_another_librarys(tmp_path_factory):
+def test_export_in_the_app_offers_each_models_live_page_and_refuses_one_made_in_code(tmp_path_factory):
     from attention_lab.export.feature import live
     from attention_lab.models.registry import Registry
     from tests.hf_models import loaded
+    from transformer import Seq2SeqPipeline
 
     pytest.importorskip("transformers")
+    reverse = load_pretrained(bundled("reverse"))
     registry = Registry.of(
-        {"reverse": load_pretrained(bundled("reverse")), "marian": loaded("marian", tmp_path_factory)}
+        {
+            "reverse": reverse,
+            "marian": loaded("marian", tmp_path_factory),
+            "in-code": Seq2SeqPipeline(reverse.model, reverse.tokenizer),  # no folder: nothing to copy from
+        }
     )
     page = Path(live(registry)("reverse"))
     assert page.suffix == ".html" and "ort.wasm.bundle.min.mjs" in page.read_text(encoding="utf-8")
     assert live(registry)("reverse") == str(page)  # made once per model
-    with pytest.raises(InputError, match=r"^Only our own models can be exported as a live page"):
-        live(registry)("marian")
+    marian = Path(live(registry)("marian")).read_text(encoding="utf-8")
+    assert "part:weights.bin" in marian and "live-precision" in marian  # a transformers model's, its precision said
+    with pytest.raises(InputError, match=r"^in-code: only a model loaded from a folder or the Hub can be exported"):
+        live(registry)("in-code")
