@@ -50,7 +50,7 @@ export async function beamSearch(session, k, alpha = ALPHA) {
   for (let step = 0; step < steps && beams.length; step++) {
     const outs = [];
     for (const beam of beams) outs.push(await session.decode(beam.tokens.length ? beam.tokens.at(-1) : c.bos_id, beam.cache));
-    const logProbs = outs.map((out) => logSoftmax(out.logits.data));
+    const logProbs = outs.map((out) => logSoftmax(session.ruled(out.logits.data, step)));
     const V = logProbs[0].length;
     const live = [];
     best(beams, logProbs, 2 * k).forEach(([score, flat], rank) => {

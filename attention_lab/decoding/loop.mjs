@@ -89,7 +89,7 @@ export class Loop {
     Object.assign(this, {session, text, options, before: null, beamed: null});
     this.notice = [notice, this.model.lengthNotice(ids)].filter(Boolean).join(" ");
     const held = page.decoding;
-    if (held && page.key && !ours && sameSource(held, ids, this.model) && held.steps.every((s) => session.canWrite(s.token))) {
+    if (held && page.key && !ours && sameSource(held, ids, this.model) && held.steps.every((s, i) => session.canWrite(s.token, i))) {
       for (const step of held.steps) await session.step(step.token);
       [this.serial, this.version] = [page.key.serial, page.key.version];
       return session;
@@ -194,7 +194,7 @@ export class Loop {
       if (!page.decoding || !page.decoding.steps.length) throw new InputError(PICK_FIRST);
       const session = await this.current(false);
       const at = Math.max(1, Math.min(Number(shown) || 1, session.steps.length));
-      if (!session.canWrite(token)) throw new InputError(PICK_LISTED);
+      if (!session.canWrite(token, at - 1)) throw new InputError(PICK_LISTED);
       const before = session.steps.slice();
       while (session.steps.length >= at) session.back();
       await session.step(token);

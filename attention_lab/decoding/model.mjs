@@ -1,13 +1,15 @@
-// Our model decoding in the page, with ONNX Runtime Web: the two graphs attention_lab/models/graphs.py exports (the
-// encoder, and one decoder step with the KV cache as inputs and outputs), the tokenizer from the checkpoint's
-// tokenizer.json (@huggingface/tokenizers), and greedy decoding step by step with back and what-if, as the
-// library's DecodingSession does it. The runtime and the tokenizer library are handed in (the page loads them from
+// A model decoding in the page, with ONNX Runtime Web: the two graphs attention_lab/models/graphs.py exports (the
+// encoder, and one decoder step with the KV cache as inputs and outputs), the tokenizer from its tokenizer.json
+// (@huggingface/tokenizers), and greedy decoding step by step with back and what-if, as the library's
+// DecodingSession does it, under the model's own rules for each step (a token forced first, eos held back or forced
+// at the limit: transformer.contract.NextTokenRules). The runtime and the tokenizer library are handed in (the page loads them from
 // the file itself, the Node tests from the package), so this module runs the same in both.
 
 import {tokenLabel} from "./pieces.mjs";
 
 const BLANK = /^[\s\p{Cc}\p{Cf}\p{Z}]*$/u; // only white space, control or format characters (checks.is_blank)
 const ALNUM = /^[\p{L}\p{N}]$/u;
+const MARKS = /[\uFDD0-\uFDD2]/g;
 
 /** Input the page cannot use, with a message for the person who typed it (the app's own messages). */
 export class InputError extends Error {}
@@ -28,21 +30,24 @@ export class LiveModel {
 
   constructor(ort, [encoder, decoder], tokenizer, config) {
     Object.assign(this, {ort, encoder, decoder, tokenizer, config});
-    this.special = new Set([config.pad_id, config.bos_id, config.eos_id]);
+    this.special = new Set(config.special_ids ?? [config.pad_id, config.bos_id, config.eos_id]);
   }
 
+  /** The piece of `id`, without the marks a converted sentencepiece tokenizer puts on entries that text alone
+   * never reaches (U+FDD0–U+FDD2: adapters/hf/page_tokenizer.py). */
   piece(id) {
-    return this.tokenizer.id_to_token(id) ?? "<unk>";
+    return (this.tokenizer.id_to_token(id) ?? "<unk>").replace(MARKS, "");
   }
 
   label(id) {
     return tokenLabel(this.piece(id), this.special.has(id), this.config.character_level);
   }
 
-  /** Ids of `text` as the library's tokenizer gives them (without the end token): the tokenizer library leaves a
-   * word-level vocabulary's unknown character as null, where the library writes <unk>. */
-  ids(text) {
-    return this.tokenizer.encode(text).ids.map((id) => id ?? this.config.unk_id);
+  /** Ids of `text` as the library's tokenizer gives them, without the markers a source gets (`marked`: with them):
+   * the tokenizer library leaves a word-level vocabulary's unknown character as null, where the library writes
+   * <unk>. */
+  ids(text, marked = false) {
+    return this.tokenizer.encode(text, {add_special_tokens: marked}).ids.map((id) => id ?? this.config.unk_id);
   }
 
   /** Characters of `text` the model reads as <unk>, in order of first appearance. */
@@ -65,7 +70,8 @@ export class LiveModel {
       if (this.config.alphabet) throw new InputError(`This model only knows ${this.config.alphabet}; remove ${names}.`);
       notice = `Not in the vocabulary (read as <unk>): ${names}. `;
     }
-    const full = [...this.ids(text), this.config.eos_id];
+    // a transformers model's tokenizer.json marks a source itself (eos, BART's <s>, a language code); ours ends it here
+    const full = this.config.marks_source ? this.ids(text, true) : [...this.ids(text), this.config.eos_id];
     const ids = full.length > this.config.max_len ? [...full.slice(0, this.config.max_len - 1), this.config.eos_id]
       : full;
     if (ids.length < full.length) notice += `The source was ${full.length} tokens; only the first ${ids.length - 1} are used.`;
@@ -135,7 +141,7 @@ export class LiveSession {
     this.encoderRollout = encoded.encoder_rollout.data; // (Le, S, S)
     this.crossNorms = encoded.cross_norms.data; // (Ld, H, S)
     this.cross = {cross_k: encoded.cross_k, cross_v: encoded.cross_v};
-    const K = c.d_model / c.n_heads;
+    const K = c.head_dim ?? c.d_model / c.n_heads;
     const empty = new model.ort.Tensor("float32", new Float32Array(0), [c.n_decoder_layers, c.n_heads, 0, K]);
     this.caches = [{past_k: empty, past_v: empty}]; // caches[t]: what step t + 1 reads
     this.steps = [];
@@ -150,21 +156,42 @@ export class LiveSession {
     return n > 0 && (this.steps[n - 1].token === this.model.config.eos_id || n >= this.maxNew);
   }
 
-  /** Whether the model may write `token` at all (never pad or bos, nor an id outside its vocabulary). */
-  canWrite(token) {
+  /** Whether the model may write `token` at step `step` (0-based; the next one by default): never pad or bos, nor
+   * an id outside its vocabulary, nor what its rules forbid there (DecodingSession.can_write). */
+  canWrite(token, step = this.steps.length) {
     const c = this.model.config;
-    return Number.isInteger(token) && token >= 0 && token < c.tgt_vocab_size && !c.banned.includes(token);
+    if (!Number.isInteger(token) || token < 0 || token >= c.tgt_vocab_size || c.banned.includes(token)) return false;
+    const one = new Float32Array(c.tgt_vocab_size);
+    return Number.isFinite(this.ruled(one, step)[token]);
+  }
+
+  /** `logits` with what the model's rules forbid at `step` (0-based) at -inf (NextTokenRules.apply; the graph
+   * already holds back what is never written): a copy, or `logits` itself when no rule acts there. */
+  ruled(logits, step) {
+    const rules = this.model.config.rules;
+    if (!rules) return logits;
+    const limit = this.maxNew;
+    let forced = step === 0 ? rules.forced_first : null;
+    if (step === limit - 1 && rules.forced_last != null) forced = rules.forced_last;
+    const held = [...(step === 0 ? rules.begin_banned : []), ...(step + 1 < rules.min_length ? rules.eos_ids : [])];
+    if (forced == null && !held.length) return logits;
+    const out = Float32Array.from(logits);
+    if (forced != null) { // what is forced is written whatever else holds (as NextTokenRules.apply)
+      out.fill(-Infinity);
+      out[forced] = 0;
+    } else for (const id of held) out[id] = -Infinity;
+    return out;
   }
 
   /** Decode one token: the argmax, or `force` (what if the model had written it?). */
   async step(force = null) {
     if (this.finished) throw new InputError("Decoding has finished: step back or reset first.");
-    if (force != null && !this.canWrite(force)) {
+    if (force != null && !this.canWrite(force, this.steps.length)) {
       throw new InputError(`The model never writes token ${force} at step ${this.steps.length + 1}.`);
     }
     const c = this.model.config;
     const out = await this.decode(this.steps.length ? this.steps.at(-1).token : c.bos_id, this.caches.at(-1));
-    const probs = softmax(out.logits.data);
+    const probs = softmax(this.ruled(out.logits.data, this.steps.length));
     const top = topK(probs, this.topK);
     const chosen = force ?? top[0];
     const step = {

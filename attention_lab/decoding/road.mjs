@@ -75,6 +75,14 @@ async function loadCopy(folder, {ort, Tokenizer}) {
   return LiveModel.load(ort, Tokenizer, {encoder, decoder, weights, tokenizer: json(tokenizer), config: json(config)});
 }
 
+/** What a copy in a reduced precision changes, as its config says (models/page_copy.py; "" for float32): a person
+ * must know when the drawing is not the float32 model's. */
+export function precisionNote({precision}) {
+  if (!precision || precision.name === "float32") return "";
+  const same = Math.round(precision.identical * precision.n);
+  return ` in ${precision.name} (${same} of ${precision.n} sentences as in float32; attention ±${precision.max_attention.toPrecision(2)})`;
+}
+
 /** The page's road: which models decode here, and the loop of each. */
 export class Road {
   constructor(config, writer) {
@@ -94,7 +102,7 @@ export class Road {
     if (this.broken.has(name)) return ["server", `Decodes on the server: the page copy failed (${this.broken.get(name)}).`];
     if (!this.config.copies[name]) return ["server", "Decodes on the server: this model has no page copy."];
     if (this.loops.has(name) && serverTabOpen()) return ["server", "Decodes on the server while this tab is open."];
-    if (this.loops.has(name)) return ["page", "Decodes in this page."];
+    if (this.loops.has(name)) return ["page", `Decodes in this page${precisionNote(this.loops.get(name).model.config)}.`];
     return ["loading", "Decodes on the server while its page copy loads…"];
   }
 

@@ -1,14 +1,17 @@
-"""attention-lab export --live MODEL -o FILE.html | DIR/: one of our models decoding in the page, with no server.
+"""attention-lab export --live MODEL [--precision P] -o FILE.html | DIR/: a model decoding in the page, with no server.
 
-The page runs the model with ONNX Runtime Web (the graphs of graphs.py), tokenizes with @huggingface/tokenizers
-from the checkpoint's tokenizer.json, steps through a greedy decoding as the app does (model.mjs) and sends its
-views the messages the server would send (messages.mjs), so the app's own modules draw them. Written as:
+MODEL is one of ours (a bundled name or a checkpoint folder) or any transformers encoder–decoder the adapter loads
+(a Hub repo id or a save_pretrained folder: Marian, BART, mBART, T5, M2M100/NLLB). The page runs it with ONNX
+Runtime Web (its page copy: models/page_copy.py, the graphs of graphs.py in the precision asked for), tokenizes with
+@huggingface/tokenizers from a tokenizer.json, steps through a greedy decoding as the app does (model.mjs) and sends
+its views the messages the server would send (messages.mjs), so the app's own modules draw them. Written as:
 
 - one HTML file (FILE.html) that works opened from disk with no network: plotly.js, the runtime and its WebAssembly,
-  the graphs, their weights and the tokenizer inside, each gzip-compressed and base64-encoded (the weights are
-  float32, stored once for both graphs);
+  the graphs, their weights and the tokenizer inside, each gzip-compressed and base64-encoded; only while it stays
+  under LIMIT_MB (a bigger model is refused in one line that says to write a folder);
 - a folder (DIR/) for static hosting: index.html and those parts as files beside it, and a README.md whose front
-  matter makes it a static Hugging Face Space (`sdk: static`).
+  matter makes it a static Hugging Face Space (`sdk: static`), with the headers of cross-origin isolation, under
+  which the runtime decodes on several threads.
 
 The runtime and the tokenizer library are the npm packages onnxruntime-web 1.30.0 (MIT) and
 @huggingface/tokenizers 0.2.0 (Apache-2.0), kept in decoding/vendor/ (see its README.md).
@@ -21,11 +24,14 @@ import base64
 import functools
 import gzip
 import html
+import json
+import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from transformer import DecodingSession, Seq2SeqPipeline, Transformer, load_pretrained
+from transformer import DecodingSession, Seq2SeqPipeline, load_pretrained
 from transformer.bundled import BUNDLED
 from transformer.checkpoint import CheckpointError
 
@@ -37,8 +43,8 @@ from ..checks import InputError, check_source
 from ..decoding.messages import Full, Key
 from ..decoding.state import shown_step
 from ..models.examples import first_example
-from ..models.graphs import WEIGHTS, exported
-from ..models.page_copy import page_config
+from ..models.page_copy import copy_files, copyable
+from ..models.precision import PRECISIONS
 from ..models.registry import Registry, entry_of
 
 HERE = Path(__file__).resolve().parent
@@ -56,16 +62,15 @@ RUNTIME = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm", "tokenizers
 LIMIT_MB = 50
 
 
-def parts(pipeline: Seq2SeqPipeline) -> dict[str, bytes]:
-    """The files the page loads: the graphs, their weights, the tokenizer and the runtime."""
-    if not isinstance(pipeline.model, Transformer) or pipeline.folder is None:
-        raise InputError("Only our own models can be exported as a live page (the Hub's run in the app).")
-    graphs = exported(pipeline.model.eval())
-    files = {"encoder.onnx": graphs.encoder, "decoder.onnx": graphs.decoder, WEIGHTS: graphs.weights}
-    files["tokenizer.json"] = (Path(pipeline.folder) / "tokenizer.json").read_bytes()
-    for name in RUNTIME:
-        packed = VENDOR / f"{name}.gz"
-        files[name] = gzip.decompress(packed.read_bytes()) if packed.exists() else (VENDOR / name).read_bytes()
+def parts(pipeline: Seq2SeqPipeline, name: str = "model", precision: str | None = None) -> dict[str, bytes]:
+    """The files the page loads: the model's page copy (its graphs, their weights, the tokenizer and config.json)
+    and the runtime."""
+    if not copyable(pipeline):
+        raise InputError(f"{name}: only a model loaded from a folder or the Hub can be exported as a live page.")
+    files = copy_files(pipeline, name, precision)
+    for part in RUNTIME:
+        packed = VENDOR / f"{part}.gz"
+        files[part] = gzip.decompress(packed.read_bytes()) if packed.exists() else (VENDOR / part).read_bytes()
     return files
 
 
@@ -85,6 +90,7 @@ async function bytes(name) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 async function load(name) {
+  if (!document.getElementById("part:" + name)) return import(new URL(name, document.baseURI).href);
   const code = new Blob([await bytes(name)], {type: "text/javascript"});
   return import(URL.createObjectURL(code));
 }
@@ -94,8 +100,9 @@ await %s.start(state, {ort, Tokenizer: tokenizers.Tokenizer, bytes});
 """
 
 
-def page(pipeline: Seq2SeqPipeline, name: str, inside: dict[str, bytes] | None = None) -> str:
-    """The live page's HTML; `inside`: the parts it carries (one file), or None (a folder: they lie beside it)."""
+def page(pipeline: Seq2SeqPipeline, name: str, config: dict, inside: dict[str, bytes] | None = None) -> str:
+    """The live page's HTML, for the copy whose config is `config`; `inside`: the parts it carries (one file), or
+    None (a folder: they lie beside it)."""
     from plotly.offline import get_plotlyjs
 
     text = example(pipeline, name)
@@ -110,7 +117,7 @@ def page(pipeline: Seq2SeqPipeline, name: str, inside: dict[str, bytes] | None =
             Key(0, 0), shown_step(session, None), payload.full(session, pipeline.tokenizer, name)
         ),  # drawn as the page opens
         "output": pipeline.tokenizer.decode(session.tokens),
-        "config": page_config(pipeline, name),
+        "config": config,
     }
     packed = "".join(
         f"<script type='application/octet-stream' id='part:{file}'>"
@@ -123,7 +130,7 @@ def page(pipeline: Seq2SeqPipeline, name: str, inside: dict[str, bytes] | None =
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{html.escape(title)}</title><style>{styles(STYLESHEETS)}</style>"
         f"<script>{get_plotlyjs()}</script></head><body class='lab-export lab-live' data-busy='true'>"
-        f"{controls(name)}"
+        f"{controls(name, config['precision'])}"
         + "".join(f"<div data-part='{p}' class='lab-view'></div>" for p in ("lab-steps", "now", "candidates", "views"))
         + f"<script id='state' type='application/json'>{in_script(state)}</script><script>{bundle(ENTRY)}\n"
         f"{bundle_name(ENTRY)}.open(JSON.parse(document.getElementById('state').textContent));</script>{packed}"
@@ -131,11 +138,12 @@ def page(pipeline: Seq2SeqPipeline, name: str, inside: dict[str, bytes] | None =
     )
 
 
-def controls(name: str) -> str:
-    """The step loop's controls, with the app's labels."""
+def controls(name: str, precision: dict) -> str:
+    """The step loop's controls, with the app's labels, under the model's name and precision."""
     button = "<button type='button' id='lab-{0}' class='lab-button{2}' disabled>{1}</button>"
     return (
         f"<h1>Attention Lab <small>{html.escape(name)}, decoding in this page</small></h1>"
+        f"<p class='live-precision'>{html.escape(precision_line(precision))}</p>"
         "<div class='live-controls'>"
         f"<label class='live-field'><span>Model</span><select id='lab-model'><option>{html.escape(name)}</option>"
         "</select></label>"
@@ -151,6 +159,16 @@ def controls(name: str) -> str:
     )
 
 
+def precision_line(precision: dict) -> str:
+    """The copy's precision, and what it changes against float32 (precision.drift), in words."""
+    if precision["name"] == "float32":
+        return "float32: the model's own weights."
+    return (
+        f"{precision['name']}: {precision['identical']:.0%} of {precision['n']} sentences decode as in float32; "
+        f"attention weights differ by at most {precision['max_attention']:.2g}."
+    )
+
+
 SPACE_README = """---
 title: Attention Lab live ({name})
 emoji: 🔍
@@ -160,37 +178,82 @@ sdk: static
 app_file: index.html
 pinned: false
 license: mit
+custom_headers:
+  cross-origin-embedder-policy: require-corp
+  cross-origin-opener-policy: same-origin
+  cross-origin-resource-policy: cross-origin
 ---
 
 Attention Lab's {name} model decoding in the browser with ONNX Runtime Web: every head's encoder self-, decoder
-self- and cross-attention at every step. Nothing runs on a server. Made with `attention-lab export --live {name} -o DIR/`.
+self- and cross-attention at every step. Nothing runs on a server. {precision} Made with
+`attention-lab export --live {name} --precision {precision_name} -o DIR/`.
 """
 
 
-def write(model: str, out: Path) -> Path:
-    """The live page of `model` (a bundled model's name, a checkpoint folder or a Hub repo id) as one file (out ends
-    in .html) or a folder; returns what it wrote (the file, or the folder's index.html)."""
-    folder = BUNDLED / model if (BUNDLED / model).is_dir() else model
-    pipeline = load_pretrained(folder)
-    name = model if (BUNDLED / model).is_dir() else Path(str(model).rstrip("/")).name
-    files = parts(pipeline)
+def load(model: str) -> tuple[Seq2SeqPipeline, str]:
+    """The pipeline of `model` (a bundled model's name, a folder, or a Hub repo id) and the name the page shows."""
+    if (BUNDLED / model).is_dir():
+        return load_pretrained(BUNDLED / model), model
+    return load_pretrained(model), Path(str(model).rstrip("/")).name
+
+
+def one_file(pipeline: Seq2SeqPipeline, name: str, precision: str | None = None) -> str:
+    """The live page as one HTML file with every part inside; InputError if the parts are over LIMIT_MB."""
+    files = parts(pipeline, name, precision)
+    config = json.loads(files.pop("config.json"))
+    size = sum(len(data) for data in files.values()) / 1e6
+    if size > LIMIT_MB:
+        raise InputError(
+            f"{name} in {config['precision']['name']} is {size:.0f} MB, over the {LIMIT_MB} MB a one-file page "
+            "carries: write a folder (-o DIR/) or choose a smaller --precision."
+        )
+    return page(pipeline, name, config, files)
+
+
+def write(model: str, out: Path, precision: str | None = None) -> Path:
+    """The live page of `model` (a bundled model's name, a folder or a Hub repo id) in `precision` (the model's
+    default if None) as one file (out ends in .html) or a folder; returns what it wrote (the file, or the folder's
+    index.html). Everything is made before anything is written, and written beside its place first, so a failure
+    leaves nothing half-written."""
+    pipeline, name = load(model)
     if out.suffix.lower() in (".html", ".htm"):
+        text = one_file(pipeline, name, precision)
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(page(pipeline, name, files), encoding="utf-8")
+        _placed(out, lambda path: path.write_text(text, encoding="utf-8"))
         return out
+    files = parts(pipeline, name, precision)
+    config = json.loads(files["config.json"])
+    files["README.md"] = SPACE_README.format(
+        name=name, precision=precision_line(config["precision"]), precision_name=config["precision"]["name"]
+    ).encode("utf-8")
+    files["index.html"] = page(pipeline, name, config).encode("utf-8")
     out.mkdir(parents=True, exist_ok=True)
-    for file, data in files.items():
-        (out / file).write_bytes(data)
-    (out / "README.md").write_text(SPACE_README.format(name=name), encoding="utf-8")
-    (out / "index.html").write_text(page(pipeline, name), encoding="utf-8")
+    work = Path(tempfile.mkdtemp(prefix=".live-", dir=out))
+    try:
+        for file, data in files.items():
+            (work / file).write_bytes(data)
+        for file in files:
+            os.replace(work / file, out / file)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     return out / "index.html"
+
+
+def _placed(path: Path, write) -> None:
+    """write(a temporary path beside `path`), then move it into place."""
+    temporary = path.with_name(f".{path.name}.part")
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 @functools.lru_cache(maxsize=4)
 def live_page(pipeline: Seq2SeqPipeline, name: str) -> str:
     """The live page of a loaded model, as one file in a fresh temporary folder; its path (made once per model)."""
     path = Path(tempfile.mkdtemp(prefix="attention-")) / f"attention-lab-live-{name.replace('/', '-')}.html"
-    path.write_text(page(pipeline, name, parts(pipeline)), encoding="utf-8")
+    path.write_text(one_file(pipeline, name), encoding="utf-8")
     return str(path)
 
 
@@ -200,16 +263,26 @@ def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.exp
         "--live",
         required=True,
         metavar="MODEL",
-        help="a bundled model's name (de-en, reverse) or a folder in our format",
+        help="a bundled model's name (de-en, reverse), a checkpoint folder (ours or transformers') or a Hub repo id",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        help="the weights' precision (default: float32 for our models; for a transformers model, int8 or else float16 "
+        "if it decodes 90%% of 50 sentences as float32 does, else float32)",
     )
     parser.add_argument("-o", "--out", type=Path, required=True, help="FILE.html (one file) or DIR/ (a folder)")
     args = parser.parse_args(argv)
     try:
-        path = write(args.live, args.out)
+        path = write(args.live, args.out, args.precision)
     except (InputError, CheckpointError, OSError, ValueError) as err:
         print(f"attention-lab export --live: {str(err).splitlines()[0]}", file=sys.stderr)
         return 2
-    size = sum(p.stat().st_size for p in path.parent.iterdir()) if path.name == "index.html" else path.stat().st_size
+    size = (
+        sum(p.stat().st_size for p in path.parent.iterdir() if p.is_file())
+        if path.name == "index.html"
+        else path.stat().st_size
+    )
     print(f"{path}: the live page of {args.live} ({size / 1e6:.1f} MB)")
     return 0
 

@@ -1,6 +1,7 @@
 """A model's page copy: what a page needs to decode it with ONNX Runtime Web, with no server. That is the two graphs
-of graphs.py, the weights they share, the tokenizer, and the page's config (`page_config`: the model's sizes, ids,
-limits and rules, and what the page's messages name).
+of graphs.py, the weights they share (in the copy's precision: precision.py), the tokenizer as a tokenizer.json, and
+the page's config (`page_config`: the model's sizes, ids, limits and rules, what the page's messages name, and the
+precision with what it changes against float32).
 
 The app makes each of its models' copies once, in the background as it starts, and serves them as static files
 (decoding/road.mjs loads them after the page's first paint). A copy is kept in the user's cache (CACHE), in a folder
@@ -8,11 +9,15 @@ named by the model and a digest of what it is made from (the checkpoint's files 
 changed checkpoint gets a new copy and an unchanged one is never made twice; the checkpoint's own folder stays as the
 Hub has it. `attention-lab export --live` writes the same files into a live page.
 
-Only our own models have a copy here; a transformers model decodes on the server.
+Our own models and the transformers encoder–decoders the adapter loads have one (`copyable`). Ours stay float32.
+Another's copy is, by default, the smallest of int8 and float16 (precision.py says what each changes) whose greedy
+outputs equal float32's on at least KEPT of the 50 drift sentences, else float32: int8 is a quarter of the size, and
+where it changes what the model writes, the drawing would not be the model's.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -25,15 +30,20 @@ from concurrent.futures import Executor, Future
 from pathlib import Path
 
 from transformer import Seq2SeqPipeline, Transformer
+from transformer.tokenizer import Tokenizer
 
-from ..checks import known_characters
+from ..checks import InputError, check_source, known_characters
 from . import graphs
+from . import precision as precision_code
 from .graphs import WEIGHTS, exported
+from .precision import PRECISIONS, converted, drift
 from .registry import ModelEntry, Registry
 
 logger = logging.getLogger("attention_lab")
 HEX = set("0123456789abcdef")
 FILES = ("encoder.onnx", "decoder.onnx", WEIGHTS, "tokenizer.json", "config.json")  # config.json last: it marks it made
+REDUCED = ("int8", "float16")  # tried in this order for a transformers model's copy (see the module's docstring)
+KEPT = 0.9  # the share of the drift sentences a reduced precision must decode as float32 does, to be the default
 CACHE = Path(os.environ.get("ATTENTION_LAB_CACHE", Path.home() / ".cache" / "attention-lab")) / "page"
 # The characters whose names a message may give (checks.describe_char): what a keyboard types in the languages
 # around our models (Latin, its accents, Greek, Cyrillic, punctuation, currency, arrows, common symbols, emoji), and
@@ -47,6 +57,10 @@ def page_config(pipeline: Seq2SeqPipeline, name: str, trained_length: int | None
     model, tokenizer = pipeline.model, pipeline.tokenizer
     c = model.config
     return {
+        "head_dim": model.sublayer("cross", 0).w_o.size(1) // c.n_heads,
+        "special_ids": sorted(model.special_ids),
+        "rules": dataclasses.asdict(model.rules),  # what the model may write at each step (NextTokenRules)
+        "marks_source": not isinstance(tokenizer, Tokenizer),  # its tokenizer.json adds eos and any other marker
         "name": name,
         "n_encoder_layers": c.n_encoder_layers,
         "n_decoder_layers": c.n_decoder_layers,
@@ -92,54 +106,111 @@ def ideographs() -> tuple[tuple[int, int], ...]:
 
 
 def copyable(pipeline: Seq2SeqPipeline) -> bool:
-    """Whether the model can have a page copy: one of ours, loaded from a folder."""
-    return isinstance(pipeline.model, Transformer) and pipeline.folder is not None
+    """Whether the model can have a page copy: one loaded from a folder whose family gives the graphs' tensors (ours,
+    and the adapter's transformers models)."""
+    return pipeline.folder is not None and hasattr(pipeline.model, "cross_keys_values")
 
 
-def made_from(pipeline: Seq2SeqPipeline) -> str:
-    """A digest of what a copy is made from: the checkpoint's files and the code that exports the graphs."""
-    files = [Path(pipeline.folder) / name for name in ("config.json", "model.safetensors", "tokenizer.json")]
-    code = [Path(graphs.__file__), Path(__file__)]
-    return _digest(tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in [*files, *code] if p.is_file()))
+def made_from(pipeline: Seq2SeqPipeline, precision: str = "float32") -> str:
+    """A digest of what a copy is made from: the checkpoint's files, the code that exports the graphs, and the
+    precision."""
+    files = sorted(p for p in Path(pipeline.folder).iterdir() if p.is_file() and not p.name.startswith("."))
+    code = [Path(graphs.__file__), Path(precision_code.__file__), Path(__file__)]
+    return _digest((precision, *((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in [*files, *code])))
 
 
 @functools.lru_cache(maxsize=32)
-def _digest(files: tuple[tuple[str, int, int], ...]) -> str:
-    """The digest of the files' bytes; the same paths, sizes and times are read once."""
-    digest = hashlib.sha256()
-    for path, _, _ in files:
-        digest.update(Path(path).read_bytes())
+def _digest(key: tuple) -> str:
+    """The digest of the precision and the files' bytes; the same paths, sizes and times are read once."""
+    digest = hashlib.sha256(key[0].encode())
+    for path, _, _ in key[1:]:
+        with open(path, "rb") as file:
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()[:16]
 
 
-def home(entry: ModelEntry) -> Path:
+def home(entry: ModelEntry, precision: str | None = None) -> Path:
     """Where the entry's copy is kept: in the cache, by its name and what it is made from."""
     name = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in entry.name)
-    return CACHE / f"{name}-{made_from(entry.pipeline)}"
+    return CACHE / f"{name}-{made_from(entry.pipeline, precision or 'default')}"
+
+
+def page_tokenizer(pipeline: Seq2SeqPipeline, name: str) -> bytes:
+    """The model's tokenizer as a tokenizer.json for @huggingface/tokenizers: ours as its checkpoint keeps it, a
+    transformers model's as the adapter gives it (converted where it has only sentencepiece files)."""
+    if isinstance(pipeline.tokenizer, Tokenizer):
+        return (Path(pipeline.folder) / "tokenizer.json").read_bytes()
+    from ..adapters.hf.page_tokenizer import tokenizer_json
+
+    return tokenizer_json(pipeline.tokenizer, name).encode("utf-8")
+
+
+def drift_sources(pipeline: Seq2SeqPipeline) -> list[list[int]]:
+    """The 50 sources a reduced precision is measured on: everyday sentences in English, German, French and Spanish
+    (drift_sentences.txt), those the model can read."""
+    sources = []
+    for text in Path(__file__).with_name("drift_sentences.txt").read_text(encoding="utf-8").splitlines():
+        try:
+            sources.append(check_source(pipeline, text.strip())[0])
+        except InputError:
+            continue
+    return sources
+
+
+def copy_files(
+    pipeline: Seq2SeqPipeline, name: str, precision: str | None = None, trained_length: int | None = None
+) -> dict[str, bytes]:
+    """The files of the model's page copy (FILES): its graphs in `precision` (the model's default if None: see the
+    module's docstring), their weights, its tokenizer.json and the page's config, which states the precision and,
+    for any but float32, what it changes (precision.drift, measured here against the float32 graphs)."""
+    if precision is not None and precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
+    try:
+        made = exported(pipeline.model.eval())
+    except Exception as err:  # the tracer and onnx raise many kinds: the model is named, with the first line of why
+        why = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise ValueError(f"{name}: its graphs cannot be exported to ONNX ({why})") from err
+    config = page_config(pipeline, name, trained_length)
+    config["precision"] = {"name": "float32"}
+    if precision is None and not isinstance(pipeline.model, Transformer):
+        tried = REDUCED
+    else:
+        tried = () if precision in (None, "float32") else (precision,)
+    sources = drift_sources(pipeline) if tried else []
+    for candidate in tried:
+        reduced = converted(made, candidate)
+        changed = drift(made, reduced, config, sources)
+        if precision is not None or changed.identical >= KEPT:
+            config["precision"] = {"name": candidate, **dataclasses.asdict(changed)}
+            made = reduced
+            break
+    return {
+        "encoder.onnx": made.encoder,
+        "decoder.onnx": made.decoder,
+        WEIGHTS: made.weights,
+        "tokenizer.json": page_tokenizer(pipeline, name),
+        "config.json": json.dumps(config, ensure_ascii=False).encode("utf-8"),
+    }
 
 
 def is_made(folder: Path) -> bool:
     return all((folder / name).is_file() for name in FILES)
 
 
-def make(entry: ModelEntry, folder: Path | None = None) -> Path:
+def make(entry: ModelEntry, folder: Path | None = None, precision: str | None = None) -> Path:
     """The entry's page copy, made into `folder` (its home by default) unless it is made already; returns the
     folder. Written into a temporary folder beside it first, so a page never loads half a copy."""
-    folder = folder or home(entry)
-    pipeline = entry.pipeline
+    folder = folder or home(entry, precision)
     if is_made(folder):
         return folder
-    made = exported(pipeline.model.eval())
-    config = page_config(pipeline, entry.name, entry.trained_length)
+    files = copy_files(entry.pipeline, entry.name, precision, entry.trained_length)
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".page-", dir=folder.parent))
     work.chmod(0o755)  # served as it is
     try:
-        (work / "encoder.onnx").write_bytes(made.encoder)
-        (work / "decoder.onnx").write_bytes(made.decoder)
-        (work / WEIGHTS).write_bytes(made.weights)
-        shutil.copyfile(Path(pipeline.folder) / "tokenizer.json", work / "tokenizer.json")
-        (work / "config.json").write_text(json.dumps(config, ensure_ascii=False), encoding="utf-8")
+        for file in FILES:  # config.json last
+            (work / file).write_bytes(files[file])
         if not is_made(folder):  # else another process made it meanwhile: theirs is as good
             shutil.rmtree(folder, ignore_errors=True)
             work.rename(folder)

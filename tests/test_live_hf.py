@@ -1,0 +1,210 @@
+"""transformers encoder–decoders in the page: each family's page copy (models/page_copy.py) against transformers.
+
+For a tiny random Marian, BART, mBART, T5 and M2M100 made with save_pretrained (tests/hf_models):
+- the graphs, run by Python's onnxruntime, give transformers' logits and every head's weights (an eager
+  output_attentions=True forward on the same tokens) and generate()'s greedy tokens on 12 sentences (50 each in
+  benchmarks/hub_live.py), under the family's own rules (a token forced first, eos forced at the limit), applied
+  from the copy's config;
+- the page's own decoding (decoding/model.mjs on the runtime and tokenizer library the page carries) run in Node
+  reads each source as transformers' tokenizer does and writes generate()'s tokens;
+- `attention-lab export --live` writes such a model as a folder and as one file, says in one line why it cannot, and
+  leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from attention_lab.checks import check_source
+from attention_lab.export import live
+from attention_lab.models import page_copy
+from attention_lab.models.onnx_decoding import GraphDecoder
+from tests import hf_models
+from tests.node import NODE, needs_node
+from tests.tolerance import assert_close
+
+pytestmark = pytest.mark.slow
+transformers = pytest.importorskip("transformers")
+pytest.importorskip("onnxruntime")
+REPO = Path(__file__).resolve().parent.parent
+DECODE = REPO / "tests" / "js" / "live_decode.mjs"
+FAMILIES = sorted(getattr(hf_models, "PAGE_FAMILIES", hf_models.FAMILIES))
+WORDS = (
+    "Wo ist der Bahnhof ? Ich habe Hunger . Das Haus alt und klein Er liest ein Buch über Katzen Wir gehen morgen in "
+    "die Stadt Kinder spielen im Garten Kannst du mir bitte helfen Heute Wetter schön where is the station I am hungry "
+    "house old small reads book about cats 12 2026 3,5 Straße Grüße ! , :"
+)
+# The float32 eps of the largest value compared that each comparison allows (tests/tolerance.py): several times the
+# worst measured (weights: M2M100 1,122, Marian 460, T5 248, BART and mBART 15; logits: M2M100 625, Marian 194). The
+# tiny models are made with large weights (varied outputs), so their streams are large, and a float32 sum in another
+# order (onnxruntime's kernels against torch's) moves a weight by more than eps; at a trained model's scale the
+# differences are those of benchmarks/hub_live.py.
+WEIGHT_ULPS, LOGIT_ULPS = 4000, 2500
+LIMIT = 12
+
+
+def sentences(n: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(WORDS.split(), k=rng.randint(1, 14))) for _ in range(n)]
+
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def copied(request, tmp_path_factory):
+    """(family, pipeline through the adapter, transformers' own model with eager attention, its float32 copy's
+    folder and config)."""
+    from transformer import load_pretrained
+
+    made = getattr(hf_models, "PAGE_FAMILIES", hf_models.FAMILIES)[request.param]
+    folder = made(tmp_path_factory.mktemp(request.param))
+    pipeline = load_pretrained(str(folder))
+    reference = transformers.AutoModelForSeq2SeqLM.from_pretrained(folder, attn_implementation="eager").eval()
+    copy = tmp_path_factory.mktemp(f"{request.param}-copy")
+    for name, data in page_copy.copy_files(pipeline, request.param, "float32").items():
+        (copy / name).write_bytes(data)
+    return request.param, pipeline, reference, copy, json.loads((copy / "config.json").read_text(encoding="utf-8"))
+
+
+def generated(reference, ids: list[int], limit: int) -> list[int]:
+    """transformers' greedy generate() of at most `limit` tokens under the model's generation config, without the
+    decoder start token, cut after eos as the library's decoding is."""
+    out = reference.generate(torch.tensor([ids]), num_beams=1, do_sample=False, max_new_tokens=limit)[0, 1:].tolist()
+    eos = reference.generation_config.eos_token_id
+    return out[: out.index(eos) + 1] if eos in out else out
+
+
+def test_the_graphs_give_transformers_tokens_logits_and_every_heads_weights(copied):
+    family, pipeline, reference, folder, config = copied
+    assert config["precision"] == {"name": "float32"}
+    config = {**config, "max_new_tokens": LIMIT}  # eos forced at a limit the test can reach
+    decoder = GraphDecoder(folder, config)
+    for text in sentences(12):  # benchmarks/hub_live.py measures 50 per family
+        ids = check_source(pipeline, text)[0]
+        decoding = decoder.decode(ids)
+        tokens = generated(reference, ids, LIMIT)
+        assert decoding.tokens == tokens, (family, text)
+        start = [config["bos_id"], *tokens[:-1]]
+        with torch.no_grad():
+            theirs = reference(
+                input_ids=torch.tensor([ids]), decoder_input_ids=torch.tensor([start]), output_attentions=True
+            )
+        what = f"{family} {text!r}"
+        for layer, weights in enumerate(theirs.encoder_attentions):
+            assert_close(decoding.encoder["encoder"][layer], weights[0], ulps=WEIGHT_ULPS, what=f"{what} encoder")
+        for t, step in enumerate(decoding.steps):
+            for layer in range(config["n_decoder_layers"]):
+                self_theirs = theirs.decoder_attentions[layer][0, :, t, : t + 1]
+                assert_close(step.outputs["self"][layer], self_theirs, ulps=WEIGHT_ULPS, what=f"{what} self")
+                cross = theirs.cross_attentions[layer][0, :, t]
+                assert_close(step.outputs["cross"][layer], cross, ulps=WEIGHT_ULPS, what=f"{what} cross")
+            logits = theirs.logits[0, t].numpy()
+            allowed = np.isfinite(step.logits)
+            if allowed.sum() == 1:  # a forced token: its rule wrote the logits
+                continue
+            assert_close(step.logits[allowed], logits[allowed], ulps=LOGIT_ULPS, what=f"{what} logits")
+
+
+def test_the_copy_states_the_families_rules_and_markers(copied):
+    family, pipeline, _, _, config = copied
+    rules = pipeline.model.rules
+    assert config["rules"]["forced_first"] == rules.forced_first and config["rules"]["forced_last"] == rules.forced_last
+    assert config["marks_source"] and set(config["special_ids"]) >= {config["eos_id"], config["pad_id"]}
+    if family in ("bart", "mbart", "m2m100"):
+        assert config["rules"]["forced_first"] is not None  # the token the family writes first (<s>, a language)
+
+
+def node_decode(folder: Path, request: dict, tmp_path: Path) -> dict:
+    asked = tmp_path / "request.json"
+    asked.write_text(json.dumps(request), encoding="utf-8")
+    done = subprocess.run(
+        [NODE, str(DECODE), str(folder), str(asked)], capture_output=True, text=True, timeout=600, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout)
+
+
+@needs_node
+def test_the_page_reads_and_decodes_as_transformers_in_node(copied, tmp_path):
+    family, pipeline, reference, copy, config = copied
+    folder = tmp_path / "copy"  # the copy, with a limit the test can reach (the whole answer comes back as JSON)
+    folder.mkdir()
+    for file in copy.iterdir():
+        (folder / file.name).symlink_to(file)
+    config = {**config, "max_new_tokens": LIMIT}
+    (folder / "config.json").unlink()
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    texts = sentences(8, seed=1)
+    answer = node_decode(folder, {"decode": texts, "tokenize": texts}, tmp_path)
+    for text, read, page in zip(texts, answer["tokenize"], answer["decode"]):
+        ids, notice = check_source(pipeline, text)
+        assert read == {"ids": ids, "notice": notice}, (family, text)
+        assert page["ids"] == ids and page["tokens"] == generated(reference, ids, config["max_new_tokens"])
+        assert not page["schema"], page["schema"]
+
+
+def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothing(
+    copied, tmp_path, monkeypatch, capsys
+):
+    family, pipeline, *_ = copied
+    if family != "bart":
+        pytest.skip("one family is enough for the writing; the graphs are tested for each")
+    source = str(pipeline.folder)
+    index = live.write(source, tmp_path / "site", "float32")
+    written = sorted(p.name for p in index.parent.iterdir())
+    assert written == sorted([*page_copy.FILES, *live.RUNTIME, "README.md", "index.html"])
+    readme = (index.parent / "README.md").read_text(encoding="utf-8")
+    assert "sdk: static" in readme and "cross-origin-embedder-policy: require-corp" in readme
+    page = live.write(source, tmp_path / "one.html", "float32")
+    assert "part:weights.bin" in page.read_text(encoding="utf-8")
+    # over the one-file limit: refused in one line, nothing written
+    monkeypatch.setattr(live, "LIMIT_MB", 0.01)
+    assert live.main(["--live", source, "-o", str(tmp_path / "big.html")]) == 2
+    message = capsys.readouterr().err.strip().splitlines()[-1]  # after transformers' loading bars
+    assert (
+        message.startswith("attention-lab export --live: ")
+        and "write a folder (-o DIR/)" in message
+        and not (tmp_path / "big.html").exists()
+    )
+    # a graph that cannot be exported: one line naming the model, and no folder half-written
+    monkeypatch.setattr(page_copy, "exported", lambda model: (_ for _ in ()).throw(ValueError("no graph")))
+    assert live.main(["--live", source, "-o", str(tmp_path / "broken")]) == 2
+    message = capsys.readouterr().err.strip().splitlines()[-1]
+    assert message.endswith(f"{Path(source).name}: its graphs cannot be exported to ONNX (no graph)"), message
+    assert not (tmp_path / "broken").exists() or not any((tmp_path / "broken").iterdir())
+
+
+def test_the_app_gives_a_transformers_model_a_copy_in_the_smallest_precision_that_keeps_its_outputs(
+    copied, tmp_path, monkeypatch
+):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from attention_lab.decoding.road import road_config
+    from attention_lab.models.graphs import exported
+    from attention_lab.models.precision import converted, drift
+    from attention_lab.models.registry import Registry
+
+    family, pipeline, *_ = copied
+    if family != "bart":
+        pytest.skip("one family is enough for the app's copy; the graphs are tested for each")
+    monkeypatch.setattr(page_copy, "CACHE", tmp_path)
+    registry = Registry.of({family: pipeline})
+    assert road_config(registry)["copies"][family] is not None  # the page loads it once it is made
+    copies = page_copy.PageCopies(registry)
+    with ThreadPoolExecutor(1) as executor:
+        copies.start(executor)
+        folder = copies.made[family].result(timeout=300)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    chosen = config["precision"]
+    order = [*page_copy.REDUCED, "float32"]
+    assert chosen["name"] in order
+    if chosen["name"] != "float32":
+        assert chosen["identical"] >= page_copy.KEPT and chosen["n"] == 50
+    made, sources = exported(pipeline.model.eval()), page_copy.drift_sources(pipeline)
+    for smaller in order[: order.index(chosen["name"])]:  # each smaller one changed too many outputs
+        assert drift(made, converted(made, smaller), config, sources).identical < page_copy.KEPT, smaller
