@@ -48,6 +48,14 @@ function controls() {
   return ui;
 }
 
+/** The runtime's threads: where the page is cross-origin isolated (a served folder whose host sends the headers its
+ * README asks for), half the cores as the runtime's default has it, at least 2 and at most 4; else one (a file from
+ * disk, most hosts: no SharedArrayBuffer). */
+export function threads() {
+  if (!globalThis.crossOriginIsolated) return 1;
+  return Math.max(2, Math.min(4, Math.floor((globalThis.navigator?.hardwareConcurrency || 2) / 2)));
+}
+
 let opened = null;
 
 /** Mount the views and draw the example the file was made with, as the library decoded it when the file was
@@ -76,7 +84,7 @@ export function open(state) {
  * example is decoded in the page. */
 export async function start(state, {ort, Tokenizer, bytes}) {
   const {ui, page} = open(state);
-  ort.env.wasm.numThreads = 1;
+  ort.env.wasm.numThreads = threads();
   ort.env.wasm.wasmBinary = await bytes("ort-wasm-simd-threaded.wasm");
   const [encoder, decoder, weights, tokenizer] = await Promise.all(
     ["encoder.onnx", "decoder.onnx", "weights.bin", "tokenizer.json"].map(bytes));
