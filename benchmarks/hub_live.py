@@ -63,10 +63,12 @@ def sentences(n: int, seed: int = 0) -> list[str]:
     return [" ".join(rng.choices(WORDS.split(), k=rng.randint(1, 14))) for _ in range(n)]
 
 
-def folder_mb(folder: Path, runtime: bool = True) -> float:
-    from attention_lab.export.live import RUNTIME
+def folder_mb(folder: Path, model_only: bool = False) -> float:
+    """The folder's size, or (model_only) that of the model's own files: its graphs, weights, tokenizer and config
+    (the rest is the runtime, plotly and the page, the same for every model)."""
+    from attention_lab.models.page_copy import FILES
 
-    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file() and (runtime or p.name not in RUNTIME)) / 1e6
+    return sum(p.stat().st_size for p in folder.iterdir() if p.is_file() and (not model_only or p.name in FILES)) / 1e6
 
 
 def served(folder: Path) -> tuple[subprocess.Popen, str]:
@@ -271,7 +273,7 @@ def main() -> None:
                 checkpoint,
                 chosen["name"] + (" (default)" if precision is None else ""),
                 folder_mb(index.parent),
-                folder_mb(index.parent, runtime=False),
+                folder_mb(index.parent, model_only=True),
                 took,
                 chosen,
             )

@@ -119,6 +119,8 @@ def shaped(family: str, folder: Path, shape: dict, vocab_size: int, text: str) -
         model.generation_config.forced_eos_token_id = vocab[eos]
     if first is not None:
         model.generation_config.forced_bos_token_id = vocab[first]
+    # random weights rarely write eos: a trained model's translation of a benchmark sentence ends well before this
+    model.generation_config.max_length = 32
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)

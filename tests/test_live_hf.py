@@ -22,13 +22,16 @@ import numpy as np
 import pytest
 import torch
 
+from attention_lab.attention import payload
 from attention_lab.checks import check_source
 from attention_lab.export import live
 from attention_lab.models import page_copy
 from attention_lab.models.onnx_decoding import GraphDecoder
+from attention_lab.records import jsonable
 from tests import hf_models
 from tests.node import NODE, needs_node
 from tests.tolerance import assert_close
+from transformer import DecodingSession
 
 pytestmark = pytest.mark.slow
 transformers = pytest.importorskip("transformers")
@@ -146,6 +149,15 @@ def test_the_page_reads_and_decodes_as_transformers_in_node(copied, tmp_path):
         assert read == {"ids": ids, "notice": notice}, (family, text)
         assert page["ids"] == ids and page["tokens"] == generated(reference, ids, config["max_new_tokens"])
         assert not page["schema"], page["schema"]
+        # the page labels the source, the decoding and each step's candidates as the server does
+        session = DecodingSession(pipeline.model, ids, max_new_tokens=LIMIT)
+        session.run()
+        ours, theirs = page["full"]["data"], jsonable(payload.full(session, pipeline.tokenizer, family))
+        for key in ("model", "layers", "heads", "bos", "src", "out"):
+            assert ours[key] == theirs[key], (family, text, key)
+        for a, b in zip(ours["steps"], theirs["steps"], strict=True):
+            assert (a["token"], a["label"]) == (b["token"], b["label"]), (family, text)
+            assert [c[:2] for c in a["top"]] == [c[:2] for c in b["top"]], (family, text)
 
 
 def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothing(

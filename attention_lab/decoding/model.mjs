@@ -31,12 +31,23 @@ export class LiveModel {
   constructor(ort, [encoder, decoder], tokenizer, config) {
     Object.assign(this, {ort, encoder, decoder, tokenizer, config});
     this.special = new Set(config.special_ids ?? [config.pad_id, config.bos_id, config.eos_id]);
+    this.pieces = new Map(); // id -> the piece shown
   }
 
-  /** The piece of `id`, without the marks a converted sentencepiece tokenizer puts on entries that text alone
-   * never reaches (U+FDD0–U+FDD2: adapters/hf/page_tokenizer.py). */
+  /** The piece of `id` for display, as the server shows it. Ours: the vocabulary's piece. A transformers model's
+   * (adapters/hf/tokenizer.py TransformersTokenizer.id_to_token): a word's first piece starts with "▁" (byte-level
+   * BPE's "Ġ" too) and bytes are shown as the text they decode to; without the marks a converted sentencepiece
+   * tokenizer puts on entries that text alone never reaches (U+FDD0–U+FDD2: adapters/hf/page_tokenizer.py). */
   piece(id) {
-    return (this.tokenizer.id_to_token(id) ?? "<unk>").replace(MARKS, "");
+    if (this.pieces.has(id)) return this.pieces.get(id);
+    const raw = (this.tokenizer.id_to_token(id) ?? "<unk>").replace(MARKS, "");
+    let piece = raw;
+    if (this.config.marks_source && !this.special.has(id) && !raw.startsWith("▁")) {
+      const text = this.tokenizer.decode([id], {skip_special_tokens: false, clean_up_tokenization_spaces: false});
+      piece = text.startsWith(" ") ? "▁" + text.slice(1) : text || raw;
+    }
+    this.pieces.set(id, piece);
+    return piece;
   }
 
   label(id) {

@@ -26,7 +26,11 @@ export function wordGroups(pieces, special, characterLevel = false) {
   return groups;
 }
 
-const strip = (text) => text.replaceAll(WORD_BOUNDARY, " ").trim();
+// Python's str.strip() removes what str.isspace() calls white space, which is not JavaScript's trim(): the
+// information separators U+001C–U+001F and U+0085 are, U+FEFF is not (a byte-level piece can be any of them)
+const PY_SPACE = "[\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]";
+const EDGES = new RegExp(`^${PY_SPACE}+|${PY_SPACE}+$`, "g");
+const strip = (text) => text.replaceAll(WORD_BOUNDARY, " ").replace(EDGES, "");
 
 export function pieceLabel(piece, first, special = false) {
   if (special) return piece;

@@ -19,7 +19,9 @@ import {Loop} from "./loop.mjs";
 import {LiveModel} from "./model.mjs";
 
 const ACTIONS = {"lab-run": "run", "lab-step": "step", "lab-back": "back", "lab-reset": "reset"};
-const POLL_MS = 1000, POLL_TRIES = 300; // a copy is made as the app starts: wait for it for up to 5 minutes
+// a copy is made as the app starts (a transformers model's, measured in two precisions, can take minutes): ask for it
+// every second at first, then less often, for up to an hour
+const POLL_MS = 1000, POLL_MAX_MS = 10_000, POLL_TRIES = 400;
 const $ = (selector) => document.querySelector(selector);
 const TABS = "#lab-tabs button[role=tab]";
 
@@ -67,7 +69,7 @@ async function loadCopy(folder, {ort, Tokenizer}) {
     const answer = await fetch(new URL(folder + "config.json", document.baseURI));
     if (answer.ok) break;
     if (tries >= POLL_TRIES) throw new Error(`config.json: ${answer.status} ${answer.statusText}`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS * 1.05 ** tries, POLL_MAX_MS)));
   }
   const [encoder, decoder, weights, tokenizer, config] = await Promise.all(
     ["encoder.onnx", "decoder.onnx", "weights.bin", "tokenizer.json", "config.json"].map((f) => bytes(folder + f)));

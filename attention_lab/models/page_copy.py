@@ -44,6 +44,8 @@ HEX = set("0123456789abcdef")
 FILES = ("encoder.onnx", "decoder.onnx", WEIGHTS, "tokenizer.json", "config.json")  # config.json last: it marks it made
 REDUCED = ("int8", "float16")  # tried in this order for a transformers model's copy (see the module's docstring)
 KEPT = 0.9  # the share of the drift sentences a reduced precision must decode as float32 does, to be the default
+DRIFT_TOKENS = 48  # the most tokens a drift sentence is decoded to (a translation of one is shorter; a model that
+# never writes eos would otherwise take its whole limit, 511 tokens for opus-mt, on each)
 CACHE = Path(os.environ.get("ATTENTION_LAB_CACHE", Path.home() / ".cache" / "attention-lab")) / "page"
 # The characters whose names a message may give (checks.describe_char): what a keyboard types in the languages
 # around our models (Latin, its accents, Greek, Cyrillic, punctuation, currency, arrows, common symbols, emoji), and
@@ -178,9 +180,10 @@ def copy_files(
     else:
         tried = () if precision in (None, "float32") else (precision,)
     sources = drift_sources(pipeline) if tried else []
+    measured = {**config, "max_new_tokens": min(config["max_new_tokens"], DRIFT_TOKENS)}
     for candidate in tried:
         reduced = converted(made, candidate)
-        changed = drift(made, reduced, config, sources)
+        changed = drift(made, reduced, measured, sources)
         if precision is not None or changed.identical >= KEPT:
             config["precision"] = {"name": candidate, **dataclasses.asdict(changed)}
             made = reduced

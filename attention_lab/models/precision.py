@@ -34,7 +34,9 @@ tokens (teacher forcing), both decoded with onnxruntime (onnx_decoding.py).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,15 +147,29 @@ def quantized(graphs: list) -> list:
             names = {t.name for t in graph.graph.initializer}
             tables = {n.input[0]: int8 for n in graph.graph.node if n.op_type == "Gather" and n.input[0] in names}
             path = Path(folder) / f"int8{i}.onnx"
-            quantize_dynamic(
-                graph,
-                path,
-                op_types_to_quantize=["MatMul", "Gather"],
-                weight_type=QuantType.QInt8,
-                extra_options={"TensorQuantOverrides": tables},
-            )
+            with quiet():
+                quantize_dynamic(
+                    graph,
+                    path,
+                    op_types_to_quantize=["MatMul", "Gather"],
+                    weight_type=QuantType.QInt8,
+                    extra_options={"TensorQuantOverrides": tables},
+                )
             out.append(read_dequantized(onnx.load(str(path)), weights))
         return out
+
+
+@contextlib.contextmanager
+def quiet():
+    """The quantizer's notes on every tensor it leaves as it is (logged at INFO on the root logger, so into the
+    app's log) kept out."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        root.setLevel(level)
 
 
 def folded(graph, path: Path) -> None:
