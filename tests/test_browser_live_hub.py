@@ -10,8 +10,6 @@ import http.server
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 
 import pytest
 import torch
@@ -20,6 +18,7 @@ from attention_lab.checks import check_source
 from attention_lab.export import live
 from tests import hf_models
 from tests.conftest import free_port
+from tests.test_browser_live import wait_for
 
 pytestmark = pytest.mark.slow  # a real browser, and an export
 transformers = pytest.importorskip("transformers")
@@ -116,7 +115,7 @@ def test_the_folder_decodes_served_and_on_threads_where_the_host_isolates_it(bro
         stderr=subprocess.DEVNULL,
     )
     try:
-        answering(port)
+        wait_for(port)
         plain = decoded(browser, f"http://127.0.0.1:{port}/index.html", offline=False)
     finally:
         server.terminate()
@@ -136,13 +135,3 @@ def test_the_folder_decodes_served_and_on_threads_where_the_host_isolates_it(bro
         isolated_server.server_close()
     assert isolated["isolated"] and isolated["threads"] >= 2  # the runtime decodes on threads there
     assert isolated["tokens"] == expected and isolated["drawn"] >= 1 and not isolated["errors"]
-
-
-def answering(port: int) -> None:
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/README.md", timeout=1)
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise TimeoutError(f"http.server did not answer on port {port}")

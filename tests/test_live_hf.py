@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -29,15 +28,14 @@ from attention_lab.models import page_copy
 from attention_lab.models.onnx_decoding import GraphDecoder
 from attention_lab.records import jsonable
 from tests import hf_models
-from tests.node import NODE, needs_node
+from tests.node import needs_node
+from tests.test_live import node_decode
 from tests.tolerance import assert_close
 from transformer import DecodingSession
 
 pytestmark = pytest.mark.slow
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("onnxruntime")
-REPO = Path(__file__).resolve().parent.parent
-DECODE = REPO / "tests" / "js" / "live_decode.mjs"
 FAMILIES = sorted(getattr(hf_models, "PAGE_FAMILIES", hf_models.FAMILIES))
 WORDS = (
     "Wo ist der Bahnhof ? Ich habe Hunger . Das Haus alt und klein Er liest ein Buch über Katzen Wir gehen morgen in "
@@ -72,6 +70,15 @@ def copied(request, tmp_path_factory):
     for name, data in page_copy.copy_files(pipeline, request.param, "float32").items():
         (copy / name).write_bytes(data)
     return request.param, pipeline, reference, copy, json.loads((copy / "config.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def bart(tmp_path_factory):
+    """A tiny BART through the adapter: one family is enough for writing a page and for the app's copy (the graphs
+    are tested for each)."""
+    from transformer import load_pretrained
+
+    return load_pretrained(str(hf_models.bart(tmp_path_factory.mktemp("bart"))))
 
 
 def generated(reference, ids: list[int], limit: int) -> list[int]:
@@ -122,16 +129,6 @@ def test_the_copy_states_the_families_rules_and_markers(copied):
         assert config["rules"]["forced_first"] is not None  # the token the family writes first (<s>, a language)
 
 
-def node_decode(folder: Path, request: dict, tmp_path: Path) -> dict:
-    asked = tmp_path / "request.json"
-    asked.write_text(json.dumps(request), encoding="utf-8")
-    done = subprocess.run(
-        [NODE, str(DECODE), str(folder), str(asked)], capture_output=True, text=True, timeout=600, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout)
-
-
 @needs_node
 def test_the_page_reads_and_decodes_as_transformers_in_node(copied, tmp_path):
     family, pipeline, reference, copy, config = copied
@@ -160,12 +157,8 @@ def test_the_page_reads_and_decodes_as_transformers_in_node(copied, tmp_path):
             assert [c[:2] for c in a["top"]] == [c[:2] for c in b["top"]], (family, text)
 
 
-def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothing(
-    copied, tmp_path, monkeypatch, capsys
-):
-    family, pipeline, *_ = copied
-    if family != "bart":
-        pytest.skip("one family is enough for the writing; the graphs are tested for each")
+def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothing(bart, tmp_path, monkeypatch, capsys):
+    pipeline = bart
     source = str(pipeline.folder)
     index = live.write(source, tmp_path / "site", "float32")
     written = sorted(p.name for p in index.parent.iterdir())
@@ -192,7 +185,7 @@ def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothi
 
 
 def test_the_app_gives_a_transformers_model_a_copy_in_the_smallest_precision_that_keeps_its_outputs(
-    copied, tmp_path, monkeypatch
+    bart, tmp_path, monkeypatch
 ):
     from concurrent.futures import ThreadPoolExecutor
 
@@ -201,9 +194,7 @@ def test_the_app_gives_a_transformers_model_a_copy_in_the_smallest_precision_tha
     from attention_lab.models.precision import converted, drift
     from attention_lab.models.registry import Registry
 
-    family, pipeline, *_ = copied
-    if family != "bart":
-        pytest.skip("one family is enough for the app's copy; the graphs are tested for each")
+    family, pipeline = "bart", bart
     monkeypatch.setattr(page_copy, "CACHE", tmp_path)
     registry = Registry.of({family: pipeline})
     assert road_config(registry)["copies"][family] is not None  # the page loads it once it is made
