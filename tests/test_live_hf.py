@@ -165,8 +165,8 @@ def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothi
     assert written == sorted([*page_copy.FILES, *live.RUNTIME, "README.md", "index.html"])
     readme = (index.parent / "README.md").read_text(encoding="utf-8")
     assert "sdk: static" in readme and "cross-origin-embedder-policy: require-corp" in readme
-    page = live.write(source, tmp_path / "one.html", "float32")
-    assert "part:weights.bin" in page.read_text(encoding="utf-8")
+    page = live.write(source, tmp_path / "one.html", "float32").read_text(encoding="utf-8")
+    assert "part:weights.bin" in page and f"<small>{Path(source).name}, decoding in this page" in page  # its name
     # over the one-file limit: refused in one line, nothing written
     monkeypatch.setattr(live, "LIMIT_MB", 0.01)
     assert live.main(["--live", source, "-o", str(tmp_path / "big.html")]) == 2

@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 
 from transformer import DecodingSession, Seq2SeqPipeline, load_pretrained
-from transformer.bundled import BUNDLED
+from transformer.bundled import BUNDLED, bundled_names
 from transformer.checkpoint import CheckpointError
 
 from ..assets import PAGE_CSS, bundle, bundle_name, in_script, styles
@@ -192,9 +192,9 @@ self- and cross-attention at every step. Nothing runs on a server. {precision} M
 
 def load(model: str) -> tuple[Seq2SeqPipeline, str]:
     """The pipeline of `model` (a bundled model's name, a folder, or a Hub repo id) and the name the page shows."""
-    if (BUNDLED / model).is_dir():
+    if model in bundled_names():
         return load_pretrained(BUNDLED / model), model
-    return load_pretrained(model), Path(str(model).rstrip("/")).name
+    return load_pretrained(model), Path(str(model).rstrip("/")).name  # a folder's name, or a Hub repo's
 
 
 def one_file(pipeline: Seq2SeqPipeline, name: str, precision: str | None = None) -> str:
