@@ -146,7 +146,7 @@ export class LiveSession {
     this.keep = keep || model.keep([]);
     this.srcIds = ids;
     this.topK = Math.max(1, Math.min(topK, c.tgt_vocab_size));
-    this.maxNew = maxNew || c.max_new_tokens;
+    this.maxNew = Math.min(maxNew || Infinity, c.max_new_tokens); // never past the model's own limit (next_token.py)
     this.encoder = encoded.encoder.data; // (Le, H, S, S)
     this.encoderNorms = encoded.encoder_norms.data; // (Le, H, S)
     this.encoderRollout = encoded.encoder_rollout.data; // (Le, S, S)
@@ -167,17 +167,20 @@ export class LiveSession {
     return n > 0 && (this.steps[n - 1].token === this.model.config.eos_id || n >= this.maxNew);
   }
 
-  /** Whether the model may write `token` at step `step` (0-based; the next one by default): never pad or bos, nor
-   * an id outside its vocabulary, nor what its rules forbid there (DecodingSession.can_write). */
-  canWrite(token, step = this.steps.length) {
+  /** Whether the model may write `token` at the step of index `index` (0-based: the step that follows `index`
+   * tokens; the next one by default): never an id outside its vocabulary, nor what it never writes (pad, bos), nor
+   * what its rules forbid there; a token forced there is written whatever else holds (DecodingSession.can_write). */
+  canWrite(token, index = this.steps.length) {
     const c = this.model.config;
-    if (!Number.isInteger(token) || token < 0 || token >= c.tgt_vocab_size || c.banned.includes(token)) return false;
-    const one = new Float32Array(c.tgt_vocab_size);
-    return Number.isFinite(this.ruled(one, step)[token]);
+    if (!Number.isInteger(token) || token < 0 || token >= c.tgt_vocab_size) return false;
+    const row = new Float32Array(c.tgt_vocab_size);
+    for (const id of c.banned) row[id] = -Infinity; // as the graph gives the logits
+    return Number.isFinite(this.ruled(row, index)[token]);
   }
 
-  /** `logits` with what the model's rules forbid at `step` (0-based) at -inf (NextTokenRules.apply; the graph
-   * already holds back what is never written): a copy, or `logits` itself when no rule acts there. */
+  /** `logits` with what the model's rules forbid at the step of index `step` (0-based) at -inf
+   * (NextTokenRules.apply; the graph already holds back what is never written): a copy, or `logits` itself when no
+   * rule acts there. */
   ruled(logits, step) {
     const rules = this.model.config.rules;
     if (!rules) return logits;
