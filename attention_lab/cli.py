@@ -25,7 +25,7 @@ COMMANDS = {  # name -> (module, what it does)
     "space": ("attention_lab.space", "put the app on a Hugging Face Space"),
     "export": ("attention_lab.notebook.lesson", "a decoding's views as one HTML file that works offline"),
 }
-LIVE = ("attention_lab.export.live", "one of our models decoding in the page: one HTML file, or a folder for a Space")
+LIVE = ("attention_lab.export.live", "a model decoding in the page (ours or the Hub's): one HTML file, or a folder")
 
 
 def serve_parser() -> argparse.ArgumentParser:

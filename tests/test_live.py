@@ -248,13 +248,16 @@ def test_the_page_reads_a_source_as_the_app_on_a_thousand_sentences(exported, na
         assert page == {"ids": ids, "notice": notice}, text
 
 
-def test_export_in_the_app_offers_each_models_live_page_and_refuses_one_made_in_code(tmp_path_factory):
+def test_export_in_the_app_offers_each_models_live_page_and_refuses_one_made_in_code(tmp_path_factory, monkeypatch):
     from attention_lab.export.feature import live
     from attention_lab.models.registry import Registry
     from tests.hf_models import loaded
     from transformer import Seq2SeqPipeline
 
     pytest.importorskip("transformers")
+    from attention_lab.models import page_copy
+
+    monkeypatch.setattr(page_copy, "CACHE", tmp_path_factory.mktemp("cache"))  # the copies the pages are made from
     reverse = load_pretrained(bundled("reverse"))
     registry = Registry.of(
         {

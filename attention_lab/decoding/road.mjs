@@ -77,12 +77,10 @@ async function loadCopy(folder, {ort, Tokenizer}) {
   return LiveModel.load(ort, Tokenizer, {encoder, decoder, weights, tokenizer: json(tokenizer), config: json(config)});
 }
 
-/** What a copy in a reduced precision changes, as its config says (models/page_copy.py; "" for float32): a person
- * must know when the drawing is not the float32 model's. */
+/** What a copy in a reduced precision changes, in the words its config gives (models/page_copy.py
+ * precision_said; "" for float32): a person must know when the drawing is not the float32 model's. */
 export function precisionNote({precision}) {
-  if (!precision || precision.name === "float32") return "";
-  const same = Math.round(precision.identical * precision.n);
-  return ` in ${precision.name} (${same} of ${precision.n} sentences as in float32; attention ±${precision.max_attention.toPrecision(2)})`;
+  return !precision || precision.name === "float32" ? "" : ` in ${precision.said}`;
 }
 
 /** The page's road: which models decode here, and the loop of each. */

@@ -1,12 +1,14 @@
 """Export, in the Attention tab: the whole view as one HTML file that works offline, every head's weights as JSON,
-and for our own models the live page (the model decoding in the browser: export/live.py). (The focused head as PNG
-or SVG is the page's own: the buttons beside the Focus head.)"""
+and the model's live page (the model decoding in the browser, made from its page copy: export/live.py). (The focused
+head as PNG or SVG is the page's own: the buttons beside the Focus head.)"""
 
 from __future__ import annotations
 
 import json
 
 import gradio as gr
+
+from transformer import CheckpointError
 
 from ..attention import payload
 from ..attention.looks import names
@@ -62,7 +64,7 @@ def live(registry):
     def as_live(model: str) -> str:
         """The live page of the model shown (one HTML file that decodes in the browser); its path. Made once per
         model."""
-        return live_page(registry.entry(model).pipeline, model)
+        return live_page(registry.entry(model))
 
     return as_live
 
@@ -78,8 +80,8 @@ def wire(c: dict, wiring) -> None:
         def event(*args):
             try:
                 return gr.update(value=make(*args), visible=True)
-            except InputError as err:
-                gr.Warning(str(err))
+            except (InputError, CheckpointError, ValueError) as err:  # a model that cannot be copied says why
+                gr.Warning(str(err).splitlines()[0] if str(err).strip() else type(err).__name__)
                 return gr.skip()
 
         return event

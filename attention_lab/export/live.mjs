@@ -1,4 +1,4 @@
-// The live page: one of our models decoding in the page (decoding/model.mjs, ONNX Runtime Web), with the app's step
+// The live page: a model (ours, or a transformers model's page copy) decoding in the page (decoding/model.mjs, ONNX Runtime Web), with the app's step
 // loop as the app's page runs it (decoding/loop.mjs: Model, Source, Run, Step, Back, Reset, Show step, an Output
 // box, the keys, the candidates and what-if) and the app's own views, which draw the messages the loop makes of its
 // decoding (decoding/messages.mjs) as they draw the server's.
@@ -49,8 +49,8 @@ function controls() {
 }
 
 /** The runtime's threads: where the page is cross-origin isolated (a served folder whose host sends the headers its
- * README asks for), half the cores as the runtime's default has it, at least 2 and at most 4; else one (a file from
- * disk, most hosts: no SharedArrayBuffer). */
+ * README asks for), half the cores (rounded down), at least 2 and at most 4; else one (a file from disk, most hosts:
+ * no SharedArrayBuffer). */
 export function threads() {
   if (!globalThis.crossOriginIsolated) return 1;
   return Math.max(2, Math.min(4, Math.floor((globalThis.navigator?.hardwareConcurrency || 2) / 2)));

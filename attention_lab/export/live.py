@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import functools
 import gzip
 import html
 import json
@@ -43,9 +42,9 @@ from ..checks import InputError, check_source
 from ..decoding.messages import Full, Key
 from ..decoding.state import shown_step
 from ..models.examples import first_example
-from ..models.page_copy import copy_files, copyable
+from ..models.page_copy import FILES, copy_files, copyable, make
 from ..models.precision import PRECISIONS
-from ..models.registry import Registry, entry_of
+from ..models.registry import ModelEntry, Registry, entry_of
 
 HERE = Path(__file__).resolve().parent
 ENTRY = HERE / "live.mjs"
@@ -65,9 +64,18 @@ LIMIT_MB = 50
 def parts(pipeline: Seq2SeqPipeline, name: str = "model", precision: str | None = None) -> dict[str, bytes]:
     """The files the page loads: the model's page copy (its graphs, their weights, the tokenizer and config.json)
     and the runtime."""
+    refuse_uncopyable(pipeline, name)
+    return {**copy_files(pipeline, name, precision), **runtime()}
+
+
+def refuse_uncopyable(pipeline: Seq2SeqPipeline, name: str) -> None:
     if not copyable(pipeline):
         raise InputError(f"{name}: only a model loaded from a folder or the Hub can be exported as a live page.")
-    files = copy_files(pipeline, name, precision)
+
+
+def runtime() -> dict[str, bytes]:
+    """The runtime's and the tokenizer library's files, as a page loads them."""
+    files = {}
     for part in RUNTIME:
         packed = VENDOR / f"{part}.gz"
         files[part] = gzip.decompress(packed.read_bytes()) if packed.exists() else (VENDOR / part).read_bytes()
@@ -143,7 +151,7 @@ def controls(name: str, precision: dict) -> str:
     button = "<button type='button' id='lab-{0}' class='lab-button{2}' disabled>{1}</button>"
     return (
         f"<h1>Attention Lab <small>{html.escape(name)}, decoding in this page</small></h1>"
-        f"<p class='live-precision'>{html.escape(precision_line(precision))}</p>"
+        f"<p class='live-precision'>{html.escape(precision['said'])}.</p>"
         "<div class='live-controls'>"
         f"<label class='live-field'><span>Model</span><select id='lab-model'><option>{html.escape(name)}</option>"
         "</select></label>"
@@ -159,16 +167,6 @@ def controls(name: str, precision: dict) -> str:
     )
 
 
-def precision_line(precision: dict) -> str:
-    """The copy's precision, and what it changes against float32 (precision.drift), in words."""
-    if precision["name"] == "float32":
-        return "float32: the model's own weights."
-    return (
-        f"{precision['name']}: {precision['identical']:.0%} of {precision['n']} sentences decode as in float32; "
-        f"attention weights differ by at most {precision['max_attention']:.2g}."
-    )
-
-
 SPACE_README = """---
 title: Attention Lab live ({name})
 emoji: 🔍
@@ -177,14 +175,14 @@ colorTo: indigo
 sdk: static
 app_file: index.html
 pinned: false
-license: mit
+license: {license}
 custom_headers:
   cross-origin-embedder-policy: require-corp
   cross-origin-opener-policy: same-origin
   cross-origin-resource-policy: cross-origin
 ---
 
-Attention Lab's {name} model decoding in the browser with ONNX Runtime Web: every head's encoder self-, decoder
+{name} decoding in the browser with ONNX Runtime Web: every head's encoder self-, decoder
 self- and cross-attention at every step. Nothing runs on a server. {precision} Made with
 `attention-lab export --live {name} --precision {precision_name} -o DIR/`.
 """
@@ -197,9 +195,10 @@ def load(model: str) -> tuple[Seq2SeqPipeline, str]:
     return load_pretrained(model), Path(str(model).rstrip("/")).name  # a folder's name, or a Hub repo's
 
 
-def one_file(pipeline: Seq2SeqPipeline, name: str, precision: str | None = None) -> str:
-    """The live page as one HTML file with every part inside; InputError if the parts are over LIMIT_MB."""
-    files = parts(pipeline, name, precision)
+def one_file(pipeline: Seq2SeqPipeline, name: str, precision: str | None = None, files: dict | None = None) -> str:
+    """The live page as one HTML file with every part inside (`files`: the parts, made already); InputError if the
+    parts are over LIMIT_MB."""
+    files = dict(files or parts(pipeline, name, precision))
     config = json.loads(files.pop("config.json"))
     size = sum(len(data) for data in files.values()) / 1e6
     if size > LIMIT_MB:
@@ -224,19 +223,39 @@ def write(model: str, out: Path, precision: str | None = None) -> Path:
     files = parts(pipeline, name, precision)
     config = json.loads(files["config.json"])
     files["README.md"] = SPACE_README.format(
-        name=name, precision=precision_line(config["precision"]), precision_name=config["precision"]["name"]
+        name=name,
+        precision=config["precision"]["said"] + ".",
+        precision_name=config["precision"]["name"],
+        license=license_of(pipeline),
     ).encode("utf-8")
     files["index.html"] = page(pipeline, name, config).encode("utf-8")
-    out.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".live-", dir=out))
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    older = out.with_name(f".{out.name}-older")
     try:
         for file, data in files.items():
             (work / file).write_bytes(data)
-        for file in files:
-            os.replace(work / file, out / file)
+        work.chmod(0o755)  # served as it is
+        if out.exists():  # the folder written before goes whole, once the new one is whole
+            shutil.rmtree(older, ignore_errors=True)
+            out.rename(older)
+        work.rename(out)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(older, ignore_errors=True)
     return out / "index.html"
+
+
+def license_of(pipeline: Seq2SeqPipeline) -> str:
+    """The licence its model card gives (the page carries the model's weights), "other" when it gives none."""
+    from huggingface_hub import ModelCard
+
+    card = Path(pipeline.folder) / "README.md"
+    try:
+        return str(ModelCard.load(card).data.license or "other") if card.is_file() else "other"
+    except Exception:  # noqa: BLE001 - a card that cannot be read gives no licence
+        return "other"
 
 
 def _placed(path: Path, write) -> None:
@@ -249,11 +268,21 @@ def _placed(path: Path, write) -> None:
         temporary.unlink(missing_ok=True)
 
 
-@functools.lru_cache(maxsize=4)
-def live_page(pipeline: Seq2SeqPipeline, name: str) -> str:
-    """The live page of a loaded model, as one file in a fresh temporary folder; its path (made once per model)."""
-    path = Path(tempfile.mkdtemp(prefix="attention-")) / f"attention-lab-live-{name.replace('/', '-')}.html"
-    path.write_text(one_file(pipeline, name), encoding="utf-8")
+_LIVE_PAGES: dict[int, str] = {}  # the live page made for each entry (by its id: an entry lives as long as the app)
+
+
+def live_page(entry: ModelEntry) -> str:
+    """The live page of a model the app serves, as one file in a fresh temporary folder, made from its page copy (the
+    one the app makes as it starts: models/page_copy.py); its path (made once per model)."""
+    if id(entry) in _LIVE_PAGES:
+        return _LIVE_PAGES[id(entry)]
+    refuse_uncopyable(entry.pipeline, entry.name)
+    copy = make(entry)
+    files = {file: (copy / file).read_bytes() for file in FILES}
+    files.update(runtime())
+    path = Path(tempfile.mkdtemp(prefix="attention-")) / f"attention-lab-live-{entry.name.replace('/', '-')}.html"
+    path.write_text(one_file(entry.pipeline, entry.name, files=files), encoding="utf-8")
+    _LIVE_PAGES[id(entry)] = str(path)
     return str(path)
 
 
@@ -276,7 +305,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.exp
     try:
         path = write(args.live, args.out, args.precision)
     except (InputError, CheckpointError, OSError, ValueError) as err:
-        print(f"attention-lab export --live: {str(err).splitlines()[0]}", file=sys.stderr)
+        print(f"attention-lab export --live: {(str(err).splitlines() or [type(err).__name__])[0]}", file=sys.stderr)
         return 2
     size = (
         sum(p.stat().st_size for p in path.parent.iterdir() if p.is_file())

@@ -9,7 +9,8 @@ named by the model and a digest of what it is made from (the checkpoint's files 
 changed checkpoint gets a new copy and an unchanged one is never made twice; the checkpoint's own folder stays as the
 Hub has it. `attention-lab export --live` writes the same files into a live page.
 
-Our own models and the transformers encoder–decoders the adapter loads have one (`copyable`). Ours stay float32.
+Our own models and the transformers encoder–decoders the adapter loads have one (`copyable`). Ours are float32 by
+default.
 Another's copy is, by default, the smallest of int8 and float16 (precision.py says what each changes) whose greedy
 outputs equal float32's on at least KEPT of the 50 drift sentences, else float32: int8 is a quarter of the size, and
 where it changes what the model writes, the drawing would not be the model's.
@@ -20,10 +21,13 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import importlib.metadata
+import inspect
 import json
 import logging
 import os
 import shutil
+import sys
 import tempfile
 import unicodedata
 from concurrent.futures import Executor, Future
@@ -33,10 +37,10 @@ from transformer import Seq2SeqPipeline, Transformer
 from transformer.tokenizer import Tokenizer
 
 from ..checks import InputError, check_source, known_characters
-from . import graphs
+from . import graphs, onnx_decoding
 from . import precision as precision_code
 from .graphs import WEIGHTS, exported
-from .precision import PRECISIONS, converted, drift
+from .precision import PRECISIONS, converted, drift, reference_decodings
 from .registry import ModelEntry, Registry
 
 logger = logging.getLogger("attention_lab")
@@ -44,6 +48,8 @@ HEX = set("0123456789abcdef")
 FILES = ("encoder.onnx", "decoder.onnx", WEIGHTS, "tokenizer.json", "config.json")  # config.json last: it marks it made
 REDUCED = ("int8", "float16")  # tried in this order for a transformers model's copy (see the module's docstring)
 KEPT = 0.9  # the share of the drift sentences a reduced precision must decode as float32 does, to be the default
+# the libraries whose versions a copy depends on: a copy made under others is made again
+LIBRARIES = ("torch", "onnx", "onnxruntime", "transformers", "tokenizers", "sentencepiece")
 DRIFT_TOKENS = 48  # the most tokens a drift sentence is decoded to (a translation of one is shorter; a model that
 # never writes eos would otherwise take its whole limit, 511 tokens for opus-mt, on each)
 CACHE = Path(os.environ.get("ATTENTION_LAB_CACHE", Path.home() / ".cache" / "attention-lab")) / "page"
@@ -117,8 +123,25 @@ def made_from(pipeline: Seq2SeqPipeline, precision: str = "float32") -> str:
     """A digest of what a copy is made from: the checkpoint's files, the code that exports the graphs, and the
     precision."""
     files = sorted(p for p in Path(pipeline.folder).iterdir() if p.is_file() and not p.name.startswith("."))
-    code = [Path(graphs.__file__), Path(precision_code.__file__), Path(__file__)]
-    return _digest((precision, *((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in [*files, *code])))
+    code = [Path(m.__file__) for m in (graphs, precision_code, onnx_decoding, sys.modules[__name__])]
+    code += [Path(__file__).with_name("drift_sentences.txt"), Path(inspect.getfile(type(pipeline.model)))]
+    if not isinstance(pipeline.tokenizer, Tokenizer):  # its tokenizer.json is converted
+        from ..adapters.hf import page_tokenizer as conversion
+
+        code.append(Path(conversion.__file__))
+    versions = " ".join(f"{package}={_version(package)}" for package in LIBRARIES)
+
+    def key(p: Path) -> tuple[str, int, int]:
+        return str(p), p.stat().st_size, p.stat().st_mtime_ns
+
+    return _digest((f"{precision} {versions}", *(key(p) for p in [*files, *code])))
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "none"
 
 
 @functools.lru_cache(maxsize=32)
@@ -146,6 +169,18 @@ def page_tokenizer(pipeline: Seq2SeqPipeline, name: str) -> bytes:
     from ..adapters.hf.page_tokenizer import tokenizer_json
 
     return tokenizer_json(pipeline.tokenizer, name).encode("utf-8")
+
+
+def precision_said(precision: dict) -> str:
+    """A copy's precision, and what it changes against float32, in the words the page shows beside the model's name
+    (decoding/road.mjs, the live page's header)."""
+    if precision["name"] == "float32":
+        return "float32: the model's own weights"
+    same = round(precision["identical"] * precision["n"])
+    return (
+        f"{precision['name']}: {same} of {precision['n']} sentences decode as in float32; attention within "
+        f"{precision['max_attention']:.2g}"
+    )
 
 
 def drift_sources(pipeline: Seq2SeqPipeline) -> list[list[int]]:
@@ -180,14 +215,24 @@ def copy_files(
     else:
         tried = () if precision in (None, "float32") else (precision,)
     sources = drift_sources(pipeline) if tried else []
+    if tried and not sources:
+        if precision is not None:
+            raise ValueError(f"{name}: reads none of the 50 sentences {precision} is measured on, so it stays float32")
+        tried = ()  # nothing to measure a reduced precision on: float32, the model's own
     measured = {**config, "max_new_tokens": min(config["max_new_tokens"], DRIFT_TOKENS)}
+    wanted = reference_decodings(made, measured, sources) if tried else []
     for candidate in tried:
-        reduced = converted(made, candidate)
-        changed = drift(made, reduced, measured, sources)
+        try:
+            reduced = converted(made, candidate)
+            changed = drift(made, reduced, measured, sources, wanted)
+        except Exception as err:  # onnxruntime's quantizer and sessions raise many kinds: named, with the first line
+            why = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ValueError(f"{name}: its graphs cannot be made {candidate} ({why})") from err
         if precision is not None or changed.identical >= KEPT:
             config["precision"] = {"name": candidate, **dataclasses.asdict(changed)}
             made = reduced
             break
+    config["precision"]["said"] = precision_said(config["precision"])
     return {
         "encoder.onnx": made.encoder,
         "decoder.onnx": made.decoder,

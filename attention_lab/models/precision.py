@@ -23,7 +23,8 @@ shape inference), and the reads of a weight in the other orientation are rewritt
 - a tied embedding (the table E gathered from, and Eᵀ the output projection reads) is gathered from Eᵀ along its
   axis 1 and transposed back, so the int8 Eᵀ is the one table both graphs hold, and the output layer stays an
   int8 MatMul (reading Eᵀ through DequantizeLinear instead would dequantize the whole table at every step: an
-  opus-mt-sized step took 28 ms instead of 7 in onnxruntime, against 19 in float32);
+  opus-mt-sized step took 28 ms instead of 7 in one measurement with onnxruntime; benchmarks/RESULTS.md's precision
+  table has the step times of each precision, which vary with the machine's load);
 - any other read of a MatMul's weight (the value norms read W_o) goes through DequantizeLinear of the int8 weight
   (and a Transpose where it wants the other orientation).
 
@@ -106,17 +107,28 @@ class Drift:
     n: int  # sources
 
 
-def drift(reference: Exported, other: Exported, config: dict, sources: list[list[int]]) -> Drift:
-    """`other` against `reference` on `sources` (ids, eos included), both greedy-decoded with onnxruntime."""
+def drift(
+    reference: Exported, other: Exported, config: dict, sources: list[list[int]], wanted: list[Decoding] | None = None
+) -> Drift:
+    """`other` against `reference` on `sources` (ids, eos included), both greedy-decoded with onnxruntime;
+    `wanted`: the reference's decodings of them, when they are decoded already (a copy measures two precisions)."""
     if not sources:
         raise ValueError("drift needs at least one source (got none)")
-    ours, theirs = GraphDecoder(reference, config), GraphDecoder(other, config)
+    theirs = GraphDecoder(other, config)
+    wanted = wanted or reference_decodings(reference, config, sources)
     same, largest = 0, 0.0
-    for source in sources:
-        want = ours.decode(source)
-        same += theirs.decode(source).tokens == want.tokens
-        largest = max(largest, attention_difference(want, theirs.decode(source, force=want.tokens)))
+    for source, want in zip(sources, wanted, strict=True):
+        free = theirs.decode(source)
+        same += free.tokens == want.tokens
+        forced = free if free.tokens == want.tokens else theirs.decode(source, force=want.tokens)
+        largest = max(largest, attention_difference(want, forced))
     return Drift(same / len(sources), largest, len(sources))
+
+
+def reference_decodings(reference: Exported, config: dict, sources: list[list[int]]) -> list[Decoding]:
+    """The greedy decodings of `sources` that drift measures another precision against."""
+    ours = GraphDecoder(reference, config)
+    return [ours.decode(source) for source in sources]
 
 
 def attention_difference(a: Decoding, b: Decoding) -> float:
@@ -159,17 +171,26 @@ def quantized(graphs: list) -> list:
         return out
 
 
+class _QuantizerNotes(logging.Filter):
+    """Drops the quantizer's notes on every tensor it leaves as it is: it logs them at INFO on the root logger, so
+    into the app's log. Records of any other code pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.levelno < logging.WARNING and "onnxruntime" in record.pathname)
+
+
+_NOTES = _QuantizerNotes()
+
+
 @contextlib.contextmanager
 def quiet():
-    """The quantizer's notes on every tensor it leaves as it is (logged at INFO on the root logger, so into the
-    app's log) kept out."""
+    """The quantizer's notes kept out of the log while it runs (the root logger's level is left as it is)."""
     root = logging.getLogger()
-    level = root.level
-    root.setLevel(max(level, logging.WARNING))
+    root.addFilter(_NOTES)
     try:
         yield
     finally:
-        root.setLevel(level)
+        root.removeFilter(_NOTES)
 
 
 def folded(graph, path: Path) -> None:
