@@ -260,7 +260,7 @@ def main() -> None:
     text = " ".join([STEP_TEXT, *sentences(50)])
     folders, written = {}, {}
     for family, checkpoint, shape, vocab, precisions in MODELS:
-        model = shaped(family, work / checkpoint, shape, vocab, text)
+        model = shaped(family, work / checkpoint, shape, vocab, text, max_length=32)
         for precision in precisions:
             label = f"{checkpoint} {precision or 'default'}"
             began = time.perf_counter()

@@ -75,10 +75,10 @@ def t5_shape(d_model: int, layers: int, heads: int, ffn: int) -> dict:
     }
 
 
-def shaped(family: str, folder: Path, shape: dict, vocab_size: int, text: str) -> Path:
+def shaped(family: str, folder: Path, shape: dict, vocab_size: int, text: str, max_length: int | None = None) -> Path:
     """A random model of `family` (FAMILIES) of `shape` (its config's sizes: marian_shape's keys, or t5_shape's for
     T5) with `vocab_size` tokens, saved in `folder` with a word-level tokenizer that knows the words of `text` and
-    marks a source as the family does; returns the folder."""
+    marks a source as the family does, and `max_length` in its generation config if given; returns the folder."""
     import torch
     import transformers
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
@@ -119,8 +119,8 @@ def shaped(family: str, folder: Path, shape: dict, vocab_size: int, text: str) -
         model.generation_config.forced_eos_token_id = vocab[eos]
     if first is not None:
         model.generation_config.forced_bos_token_id = vocab[first]
-    # random weights rarely write eos: a trained model's translation of a benchmark sentence ends well before this
-    model.generation_config.max_length = 32
+    if max_length is not None:  # random weights rarely write eos: a benchmark may stop them where a trained one would
+        model.generation_config.max_length = max_length
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)

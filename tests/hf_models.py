@@ -243,6 +243,14 @@ def _save(hf, tokenizer, folder: Path) -> Path:
     return folder
 
 
+def generated(reference, ids: list[int], limit: int) -> list[int]:
+    """transformers' greedy generate() of at most `limit` tokens under the model's generation config, without the
+    decoder start token, stopped after eos as the library's decoding is: what each test holds ours to."""
+    out = reference.generate(torch.tensor([ids]), num_beams=1, do_sample=False, max_new_tokens=limit)[0, 1:].tolist()
+    eos = reference.generation_config.eos_token_id
+    return out[: out.index(eos) + 1] if eos in out else out
+
+
 FAMILIES = {"marian": marian, "bart": bart, "t5": t5}
 PAGE_FAMILIES = {**FAMILIES, "mbart": mbart, "m2m100": m2m100}  # the page's tokenizers are tested on all five
 

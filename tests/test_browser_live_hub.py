@@ -12,7 +12,6 @@ import sys
 import threading
 
 import pytest
-import torch
 
 from attention_lab.checks import check_source
 from attention_lab.export import live
@@ -45,10 +44,7 @@ def bart(tmp_path_factory):
 
 def generated(pipeline, reference, text: str) -> list[int]:
     ids = check_source(pipeline, text)[0]
-    limit = pipeline.model.config.max_new_tokens
-    out = reference.generate(torch.tensor([ids]), num_beams=1, do_sample=False, max_new_tokens=limit)[0, 1:].tolist()
-    eos = reference.generation_config.eos_token_id
-    return out[: out.index(eos) + 1] if eos in out else out
+    return hf_models.generated(reference, ids, pipeline.model.config.max_new_tokens)
 
 
 def decoded(browser, url: str, offline: bool) -> dict:

@@ -38,10 +38,7 @@ def family(request, tmp_path_factory):
 
 
 def generated(reference, ids: list[int], limit: int = LIMIT) -> list[int]:
-    """transformers' greedy generate(), without the decoder start token, stopped after eos as ours is."""
-    out = reference.generate(torch.tensor([ids]), num_beams=1, do_sample=False, max_new_tokens=limit)[0, 1:].tolist()
-    eos = reference.generation_config.eos_token_id
-    return out[: out.index(eos) + 1] if eos in out else out
+    return hf_models.generated(reference, ids, limit)
 
 
 def test_greedy_decoding_equals_transformers_generate(family):

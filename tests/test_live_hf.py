@@ -2,7 +2,7 @@
 
 For a tiny random Marian, BART, mBART, T5 and M2M100 made with save_pretrained (tests/hf_models):
 - the graphs, run by Python's onnxruntime, give transformers' logits and every head's weights (an eager
-  output_attentions=True forward on the same tokens) and generate()'s greedy tokens on 12 sentences (50 each in
+  output_attentions=True forward on the same tokens) and generate()'s greedy tokens on 6 sentences (50 each in
   benchmarks/hub_live.py), under the family's own rules (a token forced first, eos forced at the limit), applied
   from the copy's config;
 - the page's own decoding (decoding/model.mjs on the runtime and tokenizer library the page carries) run in Node
@@ -81,23 +81,15 @@ def bart(tmp_path_factory):
     return load_pretrained(str(hf_models.bart(tmp_path_factory.mktemp("bart"))))
 
 
-def generated(reference, ids: list[int], limit: int) -> list[int]:
-    """transformers' greedy generate() of at most `limit` tokens under the model's generation config, without the
-    decoder start token, cut after eos as the library's decoding is."""
-    out = reference.generate(torch.tensor([ids]), num_beams=1, do_sample=False, max_new_tokens=limit)[0, 1:].tolist()
-    eos = reference.generation_config.eos_token_id
-    return out[: out.index(eos) + 1] if eos in out else out
-
-
 def test_the_graphs_give_transformers_tokens_logits_and_every_heads_weights(copied):
     family, pipeline, reference, folder, config = copied
     assert config["precision"]["name"] == "float32" and "identical" not in config["precision"]
     config = {**config, "max_new_tokens": LIMIT}  # eos forced at a limit the test can reach
     decoder = GraphDecoder(folder, config)
-    for text in sentences(12):  # benchmarks/hub_live.py measures 50 per family
+    for text in sentences(6):  # benchmarks/hub_live.py measures 50 per family
         ids = check_source(pipeline, text)[0]
         decoding = decoder.decode(ids)
-        tokens = generated(reference, ids, LIMIT)
+        tokens = hf_models.generated(reference, ids, LIMIT)
         assert decoding.tokens == tokens, (family, text)
         start = [config["bos_id"], *tokens[:-1]]
         with torch.no_grad():
@@ -139,12 +131,12 @@ def test_the_page_reads_and_decodes_as_transformers_in_node(copied, tmp_path):
     config = {**config, "max_new_tokens": LIMIT}
     (folder / "config.json").unlink()
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    texts = sentences(8, seed=1)
+    texts = sentences(5, seed=1)
     answer = node_decode(folder, {"decode": texts, "tokenize": texts}, tmp_path)
     for text, read, page in zip(texts, answer["tokenize"], answer["decode"]):
         ids, notice = check_source(pipeline, text)
         assert read == {"ids": ids, "notice": notice}, (family, text)
-        assert page["ids"] == ids and page["tokens"] == generated(reference, ids, config["max_new_tokens"])
+        assert page["ids"] == ids and page["tokens"] == hf_models.generated(reference, ids, config["max_new_tokens"])
         assert not page["schema"], page["schema"]
         # the page labels the source, the decoding and each step's candidates as the server does
         session = DecodingSession(pipeline.model, ids, max_new_tokens=LIMIT)
