@@ -6,17 +6,16 @@ tab's attribution is; redraws (Show step, words, a way back to the plain attribu
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..attention.units import token_label
 from ..attribution.methods import AGGREGATES, METHODS, no_gradients, titled
 from ..decoding.state import Run, interventions_key
+from ..feature import slow_value
 from .contrast import ContrastError, contrast_step
 from .messages import Contrast, ContrastNotes, significant
 
-logger = logging.getLogger("attention_lab")
 SLOW = "Attributing the difference of the two logits…"
 
 
@@ -49,20 +48,16 @@ def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Cal
         notes = ContrastNotes(METHODS[method].note, AGGREGATES[aggregate])
         message = Contrast(asked.step, list(asked.written), label, asked.alternative, titled(method, aggregate),
                            aggregate, notes)  # fmt: skip
-        try:
+
+        def contrasted() -> Contrast:
             c = contrast_step(model, src_ids, tokens, asked.step, asked.alternative, method, aggregate, limit,
                               interventions, name=f"“{label}”")  # fmt: skip
-        except ContrastError as err:
-            message.error = str(err)
-        except RuntimeError as err:
-            message.error = no_gradients(err)
-        except Exception as err:  # said in the tab, which would otherwise say "computing" for good
-            logger.exception("contrast failed")
-            message.error = f"The contrast failed: {str(err).splitlines()[0] if str(err) else err!r}"
-        else:
             message.difference, message.source, message.prefix = (
                 round(c.difference, 5), significant(c.source), significant(c.prefix)
             )  # fmt: skip
-        return message
+            return message
+
+        told = {ContrastError: str, RuntimeError: no_gradients}
+        return slow_value("The contrast", contrasted, lambda line: replace(message, error=line), told)
 
     return make
