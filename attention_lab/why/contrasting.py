@@ -14,7 +14,7 @@ from ..attribution.methods import AGGREGATES, METHODS, no_gradients, titled
 from ..decoding.state import Run, interventions_key
 from ..feature import slow_value
 from .contrast import ContrastError, contrast_step
-from .messages import Contrast, ContrastNotes, significant
+from .messages import ContrastMessage, ContrastNotes, significant
 
 SLOW = "Attributing the difference of the two logits…"
 
@@ -37,19 +37,19 @@ def contrast_view(run: Run, method: str, aggregate: str, asked: Asked | None) ->
     return key, contrast_message(run, method, aggregate, asked)
 
 
-def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Callable[[], Contrast]:
+def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Callable[[], ContrastMessage]:
     """How to make the contrast's message for the page (what it needs is taken now, under the user's lock)."""
     session, tokenizer = run.session, run.pipeline.tokenizer
     model, src_ids, tokens = session.model, list(session.src_ids), list(session.tokens)
     limit, interventions, special = session.max_new_tokens, session.interventions, session.model.special_ids
 
-    def make() -> Contrast:
+    def make() -> ContrastMessage:
         label = token_label(tokenizer, asked.alternative, special)
         notes = ContrastNotes(METHODS[method].note, AGGREGATES[aggregate])
-        message = Contrast(asked.step, list(asked.written), label, asked.alternative, titled(method, aggregate),
-                           aggregate, notes)  # fmt: skip
+        message = ContrastMessage(asked.step, list(asked.written), label, asked.alternative,
+                                  titled(method, aggregate), aggregate, notes)  # fmt: skip
 
-        def contrasted() -> Contrast:
+        def filled() -> ContrastMessage:
             c = contrast_step(model, src_ids, tokens, asked.step, asked.alternative, method, aggregate, limit,
                               interventions, name=f"“{label}”")  # fmt: skip
             message.difference, message.source, message.prefix = (
@@ -58,6 +58,6 @@ def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Cal
             return message
 
         told = {ContrastError: str, RuntimeError: no_gradients}
-        return slow_value("The contrast", contrasted, lambda line: replace(message, error=line), told)
+        return slow_value("The contrast", filled, lambda line: replace(message, error=line), told)
 
     return make

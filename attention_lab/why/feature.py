@@ -40,7 +40,7 @@ from .api import ENDPOINTS
 from .contrasting import SLOW as CONTRAST_SLOW
 from .contrasting import Asked, contrast_view
 from .deletion import deletion_table
-from .messages import Contrast, DecoderLensData, Notes, Why, decoderlens_data, lens_data, why_step
+from .messages import ContrastMessage, DecoderLensData, Notes, Why, decoderlens_data, lens_data, why_step
 
 DEFAULT_METHOD, DEFAULT_AGGREGATE = "input_x_gradient", "sum"
 NOTE = (
@@ -254,6 +254,6 @@ WHY = Feature(
     controls=("method", "aggregate"),
     endpoints=ENDPOINTS,
     state=WhyState,
-    messages=(Why, Contrast, DecoderLensData),
+    messages=(Why, ContrastMessage, DecoderLensData),
     stylesheet=Path(__file__).with_name("why.css"),
 )
