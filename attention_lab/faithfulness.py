@@ -13,6 +13,7 @@ from tqdm import tqdm
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from transformer import bundled, load_pretrained
 from transformer.bundled import bundled_names
+from transformer.checkpoint import error_line
 
 from .why.deletion import deletion_table
 
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.fai
     try:
         pipeline = load_pretrained(str(bundled(args.model)) if args.model in bundled_names() else args.model)
     except Exception as err:  # noqa: BLE001 - any reason a model cannot load, said in one line
-        print(f"cannot load the model: {err}", file=sys.stderr)
+        print(f"cannot load the model: {error_line(err)}", file=sys.stderr)
         return 2
     table = deletion_table(pipeline, sources, args.seed, progress=lambda s: tqdm(s, desc="sentences", unit="sentence"))
     print(f"\nDeletion test: {args.model}, {table.sentences} sentences, {table.steps} steps.")

@@ -22,19 +22,24 @@ A slow output does not hold up the click: the click is answered with a placehold
 the output is begun in the background at once, and it follows the answer on the same stream if it is made within
 half a second; otherwise the page asks for it (page/ask.mjs), and a fill in the heavy lane sends it. A view gives a
 slow output that is made already (kept from before, or nothing to compute) as `Ready(value)`: it goes out with the
-answer, with no placeholder.
+answer, with no placeholder. A slow output is made through `slow_value`, which keeps it and says a failure in one line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from transformer.checkpoint import error_line
+
 TEXT, MARKDOWN, NOTICE, BUTTON, TABLE, TITLED, DATA = "text", "markdown", "notice", "button", "table", "titled", "data"
 DECODE, HEAVY = "decode", "heavy"  # the queue's lanes: quick decoding, and heavy work one at a time (page/wiring.py)
 T = TypeVar("T")
+logger = logging.getLogger("attention_lab")
+MISSING = object()  # what `slow_value` finds where nothing is kept (None may be a value)
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,39 @@ class Ready:
 
     def __call__(self) -> Any:
         return self.value
+
+
+def slow_value(
+    what: str,
+    make: Callable[[], T],
+    failed: Callable[[str], T],
+    told: Mapping[type[Exception] | tuple[type[Exception], ...], Callable[[Exception], str]] | None = None,
+    kept: dict | None = None,
+    key: Hashable = None,
+) -> T:
+    """A slow output's value: `make()`, or `failed(line)` when that raises, so that the tab says in one line what
+    went wrong instead of its placeholder for good.
+
+    A failure of a kind `told` names (the model's or the input's, not the app's: a model autograd cannot
+    differentiate, interventions a probe cannot read) is said as `told` says it; any other is logged with its
+    traceback and said as "{what} failed: {its first line}". With `kept` (what the run keeps of this output), the
+    value made for `key` is kept there, alone, and found there the next time; a failure is never kept, so the next
+    view tries again.
+    """
+    if kept is not None and (found := kept.get(key, MISSING)) is not MISSING:
+        return found
+    try:
+        value = make()
+    except Exception as err:
+        say = next((say for kinds, say in (told or {}).items() if isinstance(err, kinds)), None)
+        if say is not None:
+            return failed(say(err))
+        logger.exception("%s failed", what)
+        return failed(f"{what} failed: {error_line(err)}")
+    if kept is not None:
+        kept.clear()
+        kept[key] = value
+    return value
 
 
 @dataclass(frozen=True)

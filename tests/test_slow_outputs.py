@@ -12,6 +12,8 @@ import pytest
 from attention_lab.app import make_lab
 from attention_lab.controls import Controls
 from attention_lab.decoding.state import UserState
+from attention_lab.feature import slow_value
+from attention_lab.flow import feature as flow_feature
 from attention_lab.heads import feature as heads_feature
 from attention_lab.models.registry import Registry, load_models
 from attention_lab.page.lab import ASK
@@ -126,3 +128,62 @@ def test_a_shut_tab_opened_before_is_made_ahead_and_opens_made():
     finally:
         bundled.ahead.shutdown(wait=True)
         bundled.early.shutdown(wait=True)
+
+
+def test_a_slow_value_is_kept_for_its_key_alone_and_a_failure_is_said_in_one_line_logged_and_not_kept(caplog):
+    caplog.set_level("ERROR", logger="attention_lab")
+    kept, made = {}, []
+
+    def make(value):
+        def run():
+            made.append(value)
+            if isinstance(value, Exception):
+                raise value
+            return value
+
+        return run
+
+    said = slow_value("The view", make(KeyError()), lambda line: f"said: {line}", kept=kept, key="a")
+    assert said == "said: The view failed: KeyError" and kept == {}  # no text: its type's name; not kept
+    assert [(r.getMessage(), r.exc_info is not None) for r in caplog.records] == [("The view failed", True)]
+    wrong = RuntimeError("the first line\nand a traceback's worth more")
+    assert slow_value("The view", make(wrong), str) == "The view failed: the first line"
+    assert slow_value("The view", make(1), str, kept=kept, key="a") == 1 and kept == {"a": 1}
+    assert slow_value("The view", make(2), str, kept=kept, key="a") == 1  # found kept: not made again
+    assert slow_value("The view", make(3), str, kept=kept, key="b") == 3 and kept == {"b": 3}  # the latest alone
+    assert made[1:] == [wrong, 1, 3]  # 2 was never made
+
+
+def test_a_failure_of_a_kind_told_is_said_its_way_and_not_logged(caplog):
+    caplog.set_level("INFO", logger="attention_lab")
+    told = {(ValueError, TypeError): lambda err: f"No view here: {err}", RuntimeError: lambda err: "no gradients"}
+
+    def failing(err):
+        def run():
+            raise err
+
+        return run
+
+    assert slow_value("The view", failing(TypeError("odd")), str, told) == "No view here: odd"
+    assert slow_value("The view", failing(RuntimeError("x")), str, told) == "no gradients"
+    assert not caplog.records
+    assert slow_value("The view", failing(OSError("disk")), str, told) == "The view failed: disk"  # not told
+    assert len(caplog.records) == 1
+
+
+def test_a_tab_whose_view_fails_says_why_in_one_line_and_makes_it_again_next_time(registry, monkeypatch, caplog):
+    caplog.set_level("ERROR", logger="attention_lab")
+    lab, user, c = make_lab(registry), UserState(), Controls("de-en", SOURCE, max_len=4)
+    user.tab = "flow"
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the graph's sublayers moved\nTraceback (most recent call last): ...")
+
+    monkeypatch.setattr(flow_feature, "flow", broken)
+    lab.do(lab.decoding.run, user, c)
+    assert lab.fill(user)["flow"]["error"] == "The graph failed: the graph's sublayers moved"
+    assert [r.getMessage() for r in caplog.records] == ["The graph failed"]
+    monkeypatch.undo()
+    lab.do(lab.decoding.back, user, c)  # another decoding: made afresh, as the failure was not kept
+    message = lab.fill(user)["flow"]
+    assert "error" not in message and message["count"] > 0

@@ -11,6 +11,7 @@ from attention_lab.app import endpoints, make_lab
 from attention_lab.models.registry import load_models
 from tests.conftest import tiny_pipelines
 from transformer import CheckpointError, Transformer
+from transformer.checkpoint import error_line
 from transformer.hub import load_pretrained
 
 
@@ -111,6 +112,19 @@ def test_weights_that_do_not_match_the_config(good, tmp_path):
     config["d_ff"] = 48  # same names, other shapes
     (good / "config.json").write_text(json.dumps(config))
     refused(good, r"model.safetensors: weights do not match config.json")
+
+
+@pytest.mark.parametrize(
+    "err, line",
+    [
+        (RuntimeError("size mismatch for w\n\tcopying a param with shape"), "size mismatch for w"),
+        (ValueError("\n  padded first line  \nmore"), "padded first line"),
+        (KeyError(), "KeyError"),  # no text: its type's name
+        (OSError(" \n "), "OSError"),
+    ],
+)
+def test_an_error_is_said_in_its_first_line_or_by_its_type(err, line):
+    assert error_line(err) == line
 
 
 @pytest.mark.parametrize("key, value", [("d_model", 4096), ("n_encoder_layers", 60), ("src_vocab_size", 10**7)])

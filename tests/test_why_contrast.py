@@ -12,7 +12,7 @@ from attention_lab.attribution.methods import AGGREGATES, Scorer, attribute, att
 from attention_lab.checks import InputError
 from attention_lab.records import jsonable
 from attention_lab.why.api import attribution_record, contrast_record
-from attention_lab.why.contrast import Contrast, ContrastError, contrast_step
+from attention_lab.why.contrast import ContrastError, LogitDifference, contrast_step
 from tests.conftest import tiny_pipelines
 from tests.tolerance import assert_close
 from training.reversal import reversal_pairs
@@ -141,7 +141,7 @@ def test_occlusions_contrast_is_the_fall_of_the_logit_difference(tiny):
     pipeline, ids, tokens = tiny
     step, other = 3, (tokens[2] + 5) % pipeline.model.config.tgt_vocab_size
     c = contrast_step(pipeline.model, ids, tokens, step, other, "occlusion", "sum", limit=6)
-    scorer = Contrast(pipeline.model, ids, tokens, other, limit=6)
+    scorer = LogitDifference(pipeline.model, ids, tokens, other, limit=6)
     src, tgt = scorer.inputs(step)
     with torch.no_grad():
         for j in range(len(ids)):

@@ -23,6 +23,7 @@ from sacrebleu.metrics.base import Score
 
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from transformer import CheckpointError, Seq2SeqPipeline, load_pretrained
+from transformer.checkpoint import error_line
 
 from .data import ding_split, read_tsv
 from .reversal import reversal_pairs
@@ -156,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         pipeline = load_pretrained(args.model)
     except CheckpointError as err:
-        print(f"cannot load the model: {err}", file=sys.stderr)
+        print(f"cannot load the model: {error_line(err)}", file=sys.stderr)
         return 1
     started = time.time()
     report = report_reversal if is_reversal(pipeline) else report_translation

@@ -130,7 +130,7 @@ def load_weights(model: torch.nn.Module, folder: Path, device: str = "cpu") -> N
     except SafetensorError as err:
         raise CheckpointError(f"{path}: not a readable safetensors file ({err})") from err
     except (RuntimeError, ValueError) as err:  # shape mismatches, dtype problems
-        raise CheckpointError(f"{path}: weights do not match {CONFIG_FILE} ({_first_line(err)})") from err
+        raise CheckpointError(f"{path}: weights do not match {CONFIG_FILE} ({error_line(err)})") from err
     if missing or unexpected:
         raise CheckpointError(
             f"{path}: weights do not match {CONFIG_FILE} (missing: {_names(missing)}; unexpected: {_names(unexpected)})"
@@ -149,6 +149,7 @@ def _names(names: list[str], limit: int = 5) -> str:
     return shown if len(names) <= limit else f"{shown} and {len(names) - limit} more"
 
 
-def _first_line(err: Exception) -> str:
+def error_line(err: BaseException) -> str:
+    """An exception in one line, for a message: its text's first line, or its type's name when it has no text."""
     text = str(err).strip()
-    return text.splitlines()[0] if text else type(err).__name__
+    return text.splitlines()[0].rstrip() if text else type(err).__name__

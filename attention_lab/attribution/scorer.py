@@ -41,7 +41,7 @@ class Method:
     """An attribution method: its title and its choices in one line (the page and the API say them), what it
     computes for a step (`parts`: its values and integrated gradients' convergence delta, or None) and how a token's
     one number is made of them (`reduce`, by aggregate). `contrasts`: whether it can attribute a logit difference
-    (a Contrast scorer's score), not only log p."""
+    (why.contrast.LogitDifference's score), not only log p."""
 
     title: str
     note: str

@@ -21,7 +21,7 @@ from ..assets.components import drawn
 from ..attention import payload
 from ..checks import InputError, as_int
 from ..controls import Controls
-from ..decoding.actions import branched, replace
+from ..decoding.actions import branched, replace_decoding
 from ..decoding.search import MAX_BEAM, checked_beam, decoded_on, forced
 from ..decoding.state import Run, UserState, interventions_key
 from ..feature import DATA, Feature, Output, Screen
@@ -128,7 +128,7 @@ def decode_on(strategy: str) -> Callable[[UserState, Controls], int]:
         tree, node = picked_node(run, run.states.get(TreeState), c)
         path, spell = tree.path(node), run.pipeline.tokenizer.id_to_token
         session, _ = decoded_on(run.session, path, strategy, beam_of(c), spell)
-        replace(run, session, branched(run, session, CHANGE), undoable=True)
+        replace_decoding(run, session, branched(run, session, CHANGE), undoable=True)
         return max(1, tree.nodes[node].step)
 
     return action

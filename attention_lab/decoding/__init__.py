@@ -1,7 +1,7 @@
 """The step loop: Run, Step, Back, Reset, a what-if and beam search on one user's run, in the page's left column.
 
 state      Run (a decoding and the model it uses, and what each feature keeps of it), UserState
-actions    Decoding: Run, Step, Back, Reset and what-if on a user's run; decoding to the end, a decoding replaced
+actions    DecodingActions: Run, Step, Back, Reset and what-if on a user's run; decoding to the end, a decoding replaced
 search     greedy or beam search from a session, a hypothesis forced, decoding on from a prefix; one beam limit
 request    one request to an endpoint of the JSON API: the shared models and the endpoint's limits
 messages   what the page is told of the decoding: all of it once, then a step more or fewer

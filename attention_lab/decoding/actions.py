@@ -30,7 +30,7 @@ def decode_to_end(run: Run, strategy: str, beam_size: object) -> None:
     loop(run).beams = search.history if search is not None else []
 
 
-def replace(run: Run, session: DecodingSession, before: Before | None, undoable: bool = False) -> None:
+def replace_decoding(run: Run, session: DecodingSession, before: Before | None, undoable: bool = False) -> None:
     """Make `session` (of the run's source) the run's decoding, with `before` compared beside it (None: nothing);
     if `undoable`, the decoding it replaces is what the next Back restores."""
     kept = loop(run)
@@ -46,7 +46,7 @@ def branched(run: Run, session: DecodingSession, change: str) -> Before:
     return Before(list(run.session.steps), first_difference(run.session.steps, session.steps), change)
 
 
-class Decoding:
+class DecodingActions:
     """The decoding actions over the shared models."""
 
     def __init__(self, registry: Registry) -> None:
@@ -109,7 +109,7 @@ class Decoding:
                 loop(run).ahead = (version, forked)
 
     def back(self, user: UserState, c: Controls) -> None:
-        """One step back; right after a decoding was replaced whole (`replace`), back to the one it replaced."""
+        """One step back; right after a decoding was replaced whole (`replace_decoding`), back to the one it replaced."""
         run = user.run
         kept = loop(run) if run is not None else None
         if kept is not None and kept.undo is not None and kept.undo.version == run.version:

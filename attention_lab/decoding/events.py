@@ -8,7 +8,7 @@ import json
 import gradio as gr
 
 from ..models.examples import example_for
-from .actions import Decoding
+from .actions import DecodingActions
 
 # The page's own step loop (road.mjs) writes the loop's outputs through gradio, in the page, with no request.
 WRITE = "() => window.attentionLabRoad.written()"
@@ -22,7 +22,7 @@ TAKE_PROPOSED = (
 
 def wire(c: dict, wiring) -> None:
     """`c`: the page's components by name; `wiring`: attention_lab.page.wiring.Wiring."""
-    decoding: Decoding = wiring.lab.decoding
+    decoding: DecodingActions = wiring.lab.decoding
     # a Run may take a moment: the Output shows that it is coming (the views redraw at once when it does)
     run = {"show_progress": "full", "show_progress_on": [c["output"]]}
     wiring.on(c["run"].click, decoding.run, api_name="ui_run", **run, **wiring.UNDOCUMENTED)

@@ -6,7 +6,7 @@ cached on exactly those keys.
 
 The run keeps the page's key (its serial and version), so the page is sent no decoding it already holds, and the
 step loop's own outputs (the Output, the notice, the buttons), which the page wrote for itself, are taken as drawn
-(attention_lab.page.render.Views.held): an answer made for an older decoding never overwrites them.
+(attention_lab.page.render.Views.drawn_by_page): an answer made for an older decoding never overwrites them.
 """
 
 from __future__ import annotations

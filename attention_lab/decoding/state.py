@@ -160,7 +160,7 @@ def interventions_text(run: Run) -> str:
     return "edited: " + "; ".join(edits) + (f"; still ablated: {ablated}" if ablated else "")
 
 
-def held(run: Run) -> str:
+def interventions_status(run: Run) -> str:
     """The interventions the run's decoding holds, as the step loop says them while they last; "" for none."""
     text = interventions_text(run)
     return f"{text[0].upper()}{text[1:]} (Reset to undo)." if text else ""

@@ -9,7 +9,7 @@ from ..feature import BUTTON, DATA, NOTICE, TEXT, TITLED, Output, Screen
 from .actions import BEAM_MODE, FINISHED
 from .messages import key as decoding_key
 from .messages import message
-from .state import Run, asks_for, held, loop
+from .state import Run, asks_for, interventions_status, loop
 
 OUTPUTS = (
     Output("output", TEXT),
@@ -30,7 +30,9 @@ def view(s: Screen) -> dict:
     if run is None:
         return blank(beam_note)
     session, tokenizer = run.session, run.pipeline.tokenizer
-    status = " ".join(filter(None, [run.notice, held(run), FINISHED if session.finished else "", beam_note]))
+    status = " ".join(
+        filter(None, [run.notice, interventions_status(run), FINISHED if session.finished else "", beam_note])
+    )
     n, output = len(session.steps), tokenizer.decode(session.tokens)
     can_step = not beam_note and (not session.finished or not asks_for(run, c, s.max_len))
     before = loop(run).before

@@ -9,6 +9,7 @@ import json
 import gradio as gr
 
 from transformer import CheckpointError
+from transformer.checkpoint import error_line
 
 from ..attention import payload
 from ..attention.looks import names
@@ -81,7 +82,7 @@ def wire(c: dict, wiring) -> None:
             try:
                 return gr.update(value=make(*args), visible=True)
             except (InputError, CheckpointError, ValueError) as err:  # a model that cannot be copied says why
-                gr.Warning(str(err).splitlines()[0] if str(err).strip() else type(err).__name__)
+                gr.Warning(error_line(err))
                 return gr.skip()
 
         return event

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from transformer import DecodingSession, Seq2SeqPipeline, load_pretrained
 from transformer.bundled import BUNDLED, bundled_names
-from transformer.checkpoint import CheckpointError
+from transformer.checkpoint import CheckpointError, error_line
 
 from ..assets import PAGE_CSS, bundle, bundle_name, in_script, styles
 from ..attention import payload
@@ -305,7 +305,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.exp
     try:
         path = write(args.live, args.out, args.precision)
     except (InputError, CheckpointError, OSError, ValueError) as err:
-        print(f"attention-lab export --live: {(str(err).splitlines() or [type(err).__name__])[0]}", file=sys.stderr)
+        print(f"attention-lab export --live: {error_line(err)}", file=sys.stderr)
         return 2
     size = (
         sum(p.stat().st_size for p in path.parent.iterdir() if p.is_file())

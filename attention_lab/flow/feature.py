@@ -9,19 +9,19 @@ a placeholder and is filled after it, and a decoding already read is not read ag
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import gradio as gr
 
+from transformer.checkpoint import error_line
 from transformer.flow import flow
 
 from ..assets.components import drawn
 from ..decoding.messages import key as decoding_key
 from ..decoding.state import Run, interventions_key
-from ..feature import DATA, Feature, Output, Ready, Screen
+from ..feature import DATA, Feature, Output, Ready, Screen, slow_value
 from .api import ENDPOINTS
 from .record import FlowMessage, flow_message
 
@@ -34,14 +34,13 @@ NOTE = (
     "at or above the threshold that lead to the prediction are drawn. Click a head's edge to focus that head."
 )
 OUTPUTS = (Output("flow", DATA, slow="Reading every contribution of this decoding…"),)
-logger = logging.getLogger("attention_lab")
 
 
 @dataclass
 class FlowState:
-    """What the Flow tab keeps of a run: the last decoding it read and its message."""
+    """What the Flow tab keeps of a run: the last decoding it read (its key) and its message."""
 
-    read: tuple[tuple, FlowMessage] | None = None
+    read: dict[tuple, FlowMessage] = field(default_factory=dict)
 
 
 def view(s: Screen) -> dict:
@@ -50,8 +49,9 @@ def view(s: Screen) -> dict:
     key = (run.entry.name, tuple(session.src_ids), tuple(session.tokens), interventions_key(session))
     state = run.states.get(FlowState)
     shown = (decoding_key(run), key)
-    if state.read is not None and state.read[0] == key:
-        return {"flow": (shown, Ready(replace(state.read[1], key=decoding_key(run))))}
+    read = state.read.get(key)
+    if read is not None:
+        return {"flow": (shown, Ready(replace(read, key=decoding_key(run))))}
     return {"flow": (shown, graph_message(run, state, key))}
 
 
@@ -66,17 +66,16 @@ def graph_message(run: Run, state: FlowState, key: tuple) -> Callable[[], FlowMe
         empty = FlowMessage(serial, tokens, layers, cfg.n_heads, [], [], [], 0, 0, "")
         if not tokens:
             return empty
-        try:
-            message = flow_message(serial, pipeline, flow(pipeline.model, src_ids, tokens, interventions))
-        except (ValueError, TypeError) as err:  # interventions it cannot read, a model whose sublayers it cannot
-            empty.error = f"No graph for this decoding: {err}"
-            return empty
-        except Exception as err:  # said in the tab, which would otherwise say "computing" for good
-            logger.exception("the contribution graph failed")
-            empty.error = f"The graph failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
-            return empty
-        state.read = (key, message)
-        return message
+        message = slow_value(
+            "The graph",
+            lambda: flow_message(serial, pipeline, flow(pipeline.model, src_ids, tokens, interventions)),
+            lambda line: replace(empty, error=line),
+            # interventions it cannot read, a model whose sublayers it cannot
+            told={(ValueError, TypeError): lambda err: f"No graph for this decoding: {error_line(err)}"},
+            kept=state.read,
+            key=key,
+        )
+        return message if message.key == serial else replace(message, key=serial)  # one kept for another version
 
     return make
 

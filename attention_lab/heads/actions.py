@@ -11,7 +11,7 @@ from transformer import DecodingSession
 from ..attention.naming import parse_heads
 from ..checks import InputError
 from ..controls import Controls
-from ..decoding.actions import Decoding, replace
+from ..decoding.actions import DecodingActions, replace_decoding
 from ..decoding.state import Before, Run, UserState, first_difference
 from .ablation import ablated_session
 from .editing import edit_session, point_weights
@@ -29,7 +29,7 @@ def plain_session(run: Run) -> DecodingSession | None:
 class HeadTests:
     """Ablation and editing, started from the page's controls."""
 
-    def __init__(self, decoding: Decoding) -> None:
+    def __init__(self, decoding: DecodingActions) -> None:
         self.decoding = decoding
 
     def ablate(self, user: UserState, c: Controls, heads: object) -> None:
@@ -42,11 +42,13 @@ class HeadTests:
             plain = self.decoding.start(c).session
             plain.run()
         if not chosen:  # nothing ablated: the plain decoding, as Run gives it
-            replace(run, plain, None)
+            replace_decoding(run, plain, None)
             state.plain, state.ablated = None, None
             return
         ablated = ablated_session(plain, chosen)
-        replace(run, ablated, Before(list(plain.steps), first_difference(plain.steps, ablated.steps), "ablation"))
+        replace_decoding(
+            run, ablated, Before(list(plain.steps), first_difference(plain.steps, ablated.steps), "ablation")
+        )
         state.plain, state.ablated = plain, chosen
 
     def edit(self, user: UserState, c: Controls, picked: object, heads: object) -> int:
@@ -68,5 +70,5 @@ class HeadTests:
         if state.plain is None:
             state.plain = session
         state.ablated = None  # the chart described an ablation's steps, not these
-        replace(run, edited, Before(list(session.steps), step, "edit"))
+        replace_decoding(run, edited, Before(list(session.steps), step, "edit"))
         return step

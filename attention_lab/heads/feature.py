@@ -17,7 +17,7 @@ from ..attention.grids import Summary, summary_data
 from ..attention.naming import head_choices
 from ..attention.summaries import head_summaries
 from ..attention.units import token_label
-from ..decoding.state import Run, held, loop
+from ..decoding.state import Run, interventions_status, loop
 from ..feature import DATA, Feature, Output, Ready, Screen
 from ..records import Nothing
 from .ablation import ablation_effects, importance
@@ -98,7 +98,7 @@ def effects(run: Run) -> Callable[[], dict]:
     if not ablated or before is None:
         return Ready(NO_EFFECTS)
     model, src_ids, limit = run.session.model, list(run.session.src_ids), run.session.max_new_tokens
-    tokens, holding = [s.token for s in before.steps], held(run)
+    tokens, holding = [s.token for s in before.steps], interventions_status(run)
     label = partial(token_label, run.pipeline.tokenizer, special_ids=model.special_ids)
     return lambda: effects_data(ablation_effects(model, src_ids, tokens, ablated, 3, limit), label, holding)
 

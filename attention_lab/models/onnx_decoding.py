@@ -66,7 +66,9 @@ class Step:
 
 
 @dataclass
-class Decoding:
+class GraphDecoding:
+    """A greedy (or forced) decoding by the two graphs: what the encoder gave, and each step."""
+
     encoder: dict[str, np.ndarray]  # the encoder graph's outputs: encoder (Le, H, S, S), cross_k (Ld, H, S, K), ...
     steps: list[Step] = field(default_factory=list)
 
@@ -92,12 +94,12 @@ class GraphDecoder:
         outputs = self.encoder.run(None, {name: feeds[name] for name in self.inputs[0]})
         return dict(zip([o.name for o in self.encoder.get_outputs()], outputs))
 
-    def decode(self, source: Sequence[int], force: Sequence[int] | None = None) -> Decoding:
+    def decode(self, source: Sequence[int], force: Sequence[int] | None = None) -> GraphDecoding:
         """The greedy decoding of `source` (ids, eos included) up to eos or max_new_tokens; with `force`, those tokens
         are written instead, one a step, whatever the logits say (the steps' outputs are what the graphs read on
         them)."""
         c = self.config
-        decoding = Decoding(self.encode(source))
+        decoding = GraphDecoding(self.encode(source))
         shape = (c["n_decoder_layers"], c["n_heads"], 0, c.get("head_dim") or c["d_model"] // c["n_heads"])
         past_k = past_v = np.zeros(shape, np.float32)
         fixed = {"cross_k": decoding.encoder["cross_k"], "cross_v": decoding.encoder["cross_v"]}

@@ -34,6 +34,7 @@ from concurrent.futures import Executor, Future
 from pathlib import Path
 
 from transformer import Seq2SeqPipeline, Transformer
+from transformer.checkpoint import error_line
 from transformer.tokenizer import Tokenizer
 
 from ..checks import InputError, check_source, known_characters
@@ -206,8 +207,7 @@ def copy_files(
     try:
         made = exported(pipeline.model.eval())
     except Exception as err:  # the tracer and onnx raise many kinds: the model is named, with the first line of why
-        why = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise ValueError(f"{name}: its graphs cannot be exported to ONNX ({why})") from err
+        raise ValueError(f"{name}: its graphs cannot be exported to ONNX ({error_line(err)})") from err
     config = page_config(pipeline, name, trained_length)
     config["precision"] = {"name": "float32"}
     if precision is None and not isinstance(pipeline.model, Transformer):
@@ -226,8 +226,7 @@ def copy_files(
             reduced = converted(made, candidate)
             changed = drift(made, reduced, measured, sources, wanted)
         except Exception as err:  # onnxruntime's quantizer and sessions raise many kinds: named, with the first line
-            why = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise ValueError(f"{name}: its graphs cannot be made {candidate} ({why})") from err
+            raise ValueError(f"{name}: its graphs cannot be made {candidate} ({error_line(err)})") from err
         if precision is not None or changed.identical >= KEPT:
             config["precision"] = {"name": candidate, **dataclasses.asdict(changed)}
             made = reduced

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from .graphs import WEIGHTS, Exported, shared_weights
-from .onnx_decoding import Decoding, GraphDecoder
+from .onnx_decoding import GraphDecoder, GraphDecoding
 
 PRECISIONS = ("float32", "float16", "int8")
 ATTENTIONS = ("encoder", "self", "cross")  # the graphs' attention outputs (encoder graph; decoder graph)
@@ -108,7 +108,11 @@ class Drift:
 
 
 def drift(
-    reference: Exported, other: Exported, config: dict, sources: list[list[int]], wanted: list[Decoding] | None = None
+    reference: Exported,
+    other: Exported,
+    config: dict,
+    sources: list[list[int]],
+    wanted: list[GraphDecoding] | None = None,
 ) -> Drift:
     """`other` against `reference` on `sources` (ids, eos included), both greedy-decoded with onnxruntime;
     `wanted`: the reference's decodings of them, when they are decoded already (a copy measures two precisions)."""
@@ -125,13 +129,13 @@ def drift(
     return Drift(same / len(sources), largest, len(sources))
 
 
-def reference_decodings(reference: Exported, config: dict, sources: list[list[int]]) -> list[Decoding]:
+def reference_decodings(reference: Exported, config: dict, sources: list[list[int]]) -> list[GraphDecoding]:
     """The greedy decodings of `sources` that drift measures another precision against."""
     ours = GraphDecoder(reference, config)
     return [ours.decode(source) for source in sources]
 
 
-def attention_difference(a: Decoding, b: Decoding) -> float:
+def attention_difference(a: GraphDecoding, b: GraphDecoding) -> float:
     """The largest absolute difference of any attention weight between two decodings of one source on the same
     tokens: the encoder's, and every step's self- and cross-attention."""
     pairs = [(a.encoder["encoder"], b.encoder["encoder"])]

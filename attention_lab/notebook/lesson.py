@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from transformer.checkpoint import CheckpointError
+from transformer.checkpoint import CheckpointError, error_line
 
 from ..checks import InputError
 from .view import show
@@ -25,7 +25,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.not
         view = show(args.model, args.source, args.strategy, args.beam_size)
         path = view.save(args.out)
     except (InputError, CheckpointError, OSError, ValueError) as err:
-        print(f"attention-lab export: {str(err).splitlines()[0]}", file=sys.stderr)  # one line, whatever the cause
+        print(f"attention-lab export: {error_line(err)}", file=sys.stderr)  # one line, whatever the cause
         return 2
     print(f"{path}: {view.name}, “{view.source}” → “{view.output}” ({path.stat().st_size / 1e6:.1f} MB)")
     return 0

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, wait
 
 from ..controls import Controls
-from ..decoding.actions import Decoding
+from ..decoding.actions import DecodingActions
 from ..decoding.state import UserState
 from ..decoding.view import goes_on
 from ..feature import DATA, Feature, Output, Shared
@@ -45,7 +45,7 @@ class Lab:
         self.asked = itertools.count(1)
         self.default = "de-en" if "de-en" in registry.entries else registry.names[0]
         self.views = Views(loop, tabs, shared)
-        self.decoding = Decoding(registry)
+        self.decoding = DecodingActions(registry)
 
     def do(self, action: Action, user: UserState, c: Controls, *extra) -> dict:
         """Run `action` on the user's run under the user's lock; the page's changes, name -> new value."""
@@ -70,7 +70,7 @@ class Lab:
             run, c = user.run, dataclasses.replace(c, strategy=sent.strategy)
             if run is not None:
                 c = dataclasses.replace(c, model=run.entry.name, source=run.text, top_k=run.top_k, max_len=run.max_len)
-            self.views.held(user, c, self.decoding.max_len(c))
+            self.views.drawn_by_page(user, c, self.decoding.max_len(c))
 
     def _step_ahead(self, user: UserState) -> None:
         try:

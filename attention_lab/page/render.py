@@ -43,7 +43,7 @@ class Views:
                 found.update(feature.view(screen))
         return found
 
-    def held(self, user: UserState, c: Controls, max_len: int | None) -> None:
+    def drawn_by_page(self, user: UserState, c: Controls, max_len: int | None) -> None:
         """The page decoded the user's run itself and wrote the step loop's outputs for it: they are drawn."""
         for name, (key, _) in self.loop.view(self.screen(user, c, user.shown, max_len)).items():
             user.drawn[name] = key

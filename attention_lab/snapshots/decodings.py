@@ -13,6 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from transformer import DecodingSession, Seq2SeqPipeline
+from transformer.checkpoint import error_line
 from transformer.snapshots import Snapshot
 
 from ..attention.summaries import head_summaries
@@ -94,7 +95,7 @@ class Snapshots:
         except Exception as err:  # noqa: BLE001 - one broken snapshot must not take the others down
             logger.warning("snapshot %s of %s failed to decode: %s", snapshot.label, name, err)
             return SnapshotDecoding(
-                snapshot, error=f"The snapshot at {snapshot.label} of {name} failed to decode: {err}"
+                snapshot, error=f"The snapshot at {snapshot.label} of {name} failed to decode: {error_line(err)}"
             )
         best = None
         if alignment:

@@ -20,6 +20,7 @@ from tqdm import tqdm
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from transformer import bundled, load_pretrained
 from transformer.bundled import bundled_names
+from transformer.checkpoint import error_line
 
 from ..checks import InputError
 from ..models.devices import DEVICES, DTYPES, pick_device
@@ -66,7 +67,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.sur
     try:
         pipeline = load_pretrained(spec)
     except Exception as err:  # noqa: BLE001 - any reason a model cannot load, said in one line
-        print(f"cannot load the model: {' '.join(str(err).split())}", file=sys.stderr)
+        print(f"cannot load the model: {error_line(err)}", file=sys.stderr)
         return 2
     try:
         writable(args.out)

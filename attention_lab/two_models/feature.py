@@ -10,7 +10,6 @@ write model A's words, it is forced again whenever those change, and only the la
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +27,7 @@ from ..decoding.request import Request
 from ..decoding.search import forced
 from ..decoding.state import Run, interventions_key
 from ..decoding.target import target_ids
-from ..feature import DATA, Feature, Output, Ready, Screen, Shared
+from ..feature import DATA, Feature, Output, Ready, Screen, Shared, slow_value
 from .api import COMPARE, SNAPSHOT, decoded, fresh
 from .record import TwoModelsMessage, two_models_message
 from .words import word_attention
@@ -45,7 +44,6 @@ NOTE = (
     "word of either output to show it."
 )
 OUTPUTS = (Output("two_models", DATA, slow="Decoding with the second model…"),)
-logger = logging.getLogger("attention_lab")
 
 Side = tuple  # (model name, WordAttention, token labels): one model's decoding in words
 
@@ -93,9 +91,6 @@ def second_side(shared: Shared, model: str, text: str, words: str | None = None)
         return side_of(run, session, f"{run.entry.name}, writing A's words")
     except InputError as err:
         return str(err)
-    except Exception as err:  # said in the tab, which would otherwise say "decoding" for good (not kept: it may pass)
-        logger.exception("the second model's decoding failed")
-        return Failed(f"The second model failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
 
 
 def message_of(key: Key | None, tokens: list[int], a: Side, b: Side | str) -> TwoModelsMessage:
@@ -128,7 +123,7 @@ def second_message(shared: Shared, text: str, state: TwoModelsState, kept: tuple
 
     def make() -> TwoModelsMessage:
         model, words = kept
-        b = second_side(shared, model, text, words)
+        b = slow_value("The second model", lambda: second_side(shared, model, text, words), Failed)
         return message_of(*now, b if isinstance(b, Failed) else state.keep(kept, b))
 
     return make

@@ -23,7 +23,7 @@ class ContrastError(ValueError):
     """A contrast that cannot be made: said in one line."""
 
 
-class Contrast(Scorer):
+class LogitDifference(Scorer):
     """logit(token written at a step) − logit(`alternative`) as a function of the embeddings (see Scorer)."""
 
     def __init__(self, model: Seq2SeqModel, src_ids: list[int], tokens: list[int], alternative: int, **options):
@@ -35,7 +35,7 @@ class Contrast(Scorer):
 
 
 @dataclass
-class Contrasted:
+class StepContrast:
     step: int  # 1-based
     token: int  # the token written at that step
     alternative: int
@@ -57,7 +57,7 @@ def contrast_step(
     interventions: Interventions | None = None,
     ig_steps: int = IG_STEPS,
     name: str = "",
-) -> Contrasted:
+) -> StepContrast:
     """Step `step` (1-based) of a decoding of `src_ids` that wrote `tokens`: logit(tokens[step-1]) −
     logit(alternative) attributed by `method`, aggregated by `aggregate` (attribution's METHODS and AGGREGATES).
     ContrastError if the step is not one of the decoding's, the alternative is the token written, or the model's
@@ -71,7 +71,7 @@ def contrast_step(
         raise ContrastError(f"Step must be from 1 to {len(tokens)}, this decoding's steps (got {step}).")
     if alternative == tokens[step - 1]:
         raise ContrastError(f"That is the token written at step {step}: contrast it with another candidate.")
-    scorer = Contrast(model, src_ids, tokens, alternative, limit=limit, interventions=interventions)
+    scorer = LogitDifference(model, src_ids, tokens, alternative, limit=limit, interventions=interventions)
     with torch.no_grad():
         difference = float(scorer(*scorer.inputs(step), step)[0])
     if not np.isfinite(difference):  # the rules give the alternative -inf here
@@ -79,4 +79,4 @@ def contrast_step(
         raise ContrastError(f"The model may not write {what} at step {step} (its rules forbid it there).")
     parts, delta = per_dimension(scorer, step, method, ig_steps)
     source, prefix = aggregated(parts, method, aggregate)
-    return Contrasted(step, tokens[step - 1], alternative, source, prefix, difference, delta)
+    return StepContrast(step, tokens[step - 1], alternative, source, prefix, difference, delta)

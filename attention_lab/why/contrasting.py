@@ -6,17 +6,16 @@ tab's attribution is; redraws (Show step, words, a way back to the plain attribu
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..attention.units import token_label
 from ..attribution.methods import AGGREGATES, METHODS, no_gradients, titled
 from ..decoding.state import Run, interventions_key
+from ..feature import slow_value
 from .contrast import ContrastError, contrast_step
-from .messages import Contrast, ContrastNotes, significant
+from .messages import ContrastMessage, ContrastNotes, significant
 
-logger = logging.getLogger("attention_lab")
 SLOW = "Attributing the difference of the two logits…"
 
 
@@ -38,31 +37,27 @@ def contrast_view(run: Run, method: str, aggregate: str, asked: Asked | None) ->
     return key, contrast_message(run, method, aggregate, asked)
 
 
-def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Callable[[], Contrast]:
+def contrast_message(run: Run, method: str, aggregate: str, asked: Asked) -> Callable[[], ContrastMessage]:
     """How to make the contrast's message for the page (what it needs is taken now, under the user's lock)."""
     session, tokenizer = run.session, run.pipeline.tokenizer
     model, src_ids, tokens = session.model, list(session.src_ids), list(session.tokens)
     limit, interventions, special = session.max_new_tokens, session.interventions, session.model.special_ids
 
-    def make() -> Contrast:
+    def make() -> ContrastMessage:
         label = token_label(tokenizer, asked.alternative, special)
         notes = ContrastNotes(METHODS[method].note, AGGREGATES[aggregate])
-        message = Contrast(asked.step, list(asked.written), label, asked.alternative, titled(method, aggregate),
-                           aggregate, notes)  # fmt: skip
-        try:
+        message = ContrastMessage(asked.step, list(asked.written), label, asked.alternative,
+                                  titled(method, aggregate), aggregate, notes)  # fmt: skip
+
+        def filled() -> ContrastMessage:
             c = contrast_step(model, src_ids, tokens, asked.step, asked.alternative, method, aggregate, limit,
                               interventions, name=f"“{label}”")  # fmt: skip
-        except ContrastError as err:
-            message.error = str(err)
-        except RuntimeError as err:
-            message.error = no_gradients(err)
-        except Exception as err:  # said in the tab, which would otherwise say "computing" for good
-            logger.exception("contrast failed")
-            message.error = f"The contrast failed: {str(err).splitlines()[0] if str(err) else err!r}"
-        else:
             message.difference, message.source, message.prefix = (
                 round(c.difference, 5), significant(c.source), significant(c.prefix)
             )  # fmt: skip
-        return message
+            return message
+
+        told = {ContrastError: str, RuntimeError: no_gradients}
+        return slow_value("The contrast", filled, lambda line: replace(message, error=line), told)
 
     return make

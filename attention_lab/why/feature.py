@@ -12,9 +12,8 @@ those, so a Step neither sends nor computes it again, and kept on the run's WhyS
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import gradio as gr
@@ -36,12 +35,12 @@ from ..checks import InputError, as_int
 from ..controls import Controls
 from ..decoding.messages import key as decoding_key
 from ..decoding.state import Run, UserState, interventions_key, opened
-from ..feature import DATA, MARKDOWN, Feature, Output, Screen
+from ..feature import DATA, MARKDOWN, Feature, Output, Screen, slow_value
 from .api import ENDPOINTS
 from .contrasting import SLOW as CONTRAST_SLOW
 from .contrasting import Asked, contrast_view
 from .deletion import deletion_table
-from .messages import Contrast, DecoderLensData, Notes, Why, decoderlens_data, lens_data, why_step
+from .messages import ContrastMessage, DecoderLensData, Notes, Why, decoderlens_data, lens_data, why_step
 
 DEFAULT_METHOD, DEFAULT_AGGREGATE = "input_x_gradient", "sum"
 NOTE = (
@@ -67,7 +66,6 @@ DELETION_MEANING = (
 )
 DELETION_SLOW = "Removing each ranking's top source tokens at every step of this sentence…"
 
-logger = logging.getLogger("attention_lab")
 OUTPUTS = (
     Output("why", DATA, slow="Attributing every step and reading every layer…"),
     Output("deletion", MARKDOWN, slow=DELETION_SLOW),
@@ -118,15 +116,15 @@ def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callab
         message = Why(key, method, aggregate, titled(method, aggregate), notes, tokens)
         if not tokens:
             return message
-        try:
+
+        def attributed() -> Why:
             message.steps = [why_step(a) for a in _attributions(made, session, src_ids, tokens, method, aggregate)]
             message.lens = lens_data(model, tokenizer, src_ids, tokens, limit, interventions)
-        except RuntimeError as err:  # a model whose forward pass autograd cannot differentiate
-            message.error = no_gradients(err)
-        except Exception as err:  # said in the tab, which would otherwise say "computing" for good
-            logger.exception("why this token failed")
-            message.error = f"Attribution failed: {str(err).splitlines()[0] if str(err) else type(err).__name__}"
-        return message
+            return message
+
+        # a RuntimeError: a model whose forward pass autograd cannot differentiate
+        told = {RuntimeError: no_gradients}
+        return slow_value("Attribution", attributed, lambda line: replace(message, error=line), told)
 
     return make
 
@@ -146,15 +144,13 @@ def decoderlens(run: Run) -> Callable[[], DecoderLensData]:
     limit, interventions = session.max_new_tokens, session.interventions
 
     def make() -> DecoderLensData:
-        if key not in made:
-            try:
-                made.clear()  # one run keeps one: its source and model do not change, only an edit or the limit
-                made[key] = decoderlens_data(model, tokenizer, src_ids, limit, interventions)
-            except Exception as err:  # said in the tab, which would otherwise say "computing" for good
-                logger.exception("the DecoderLens failed")
-                reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-                return DecoderLensData([], limit, error=f"The DecoderLens failed: {reason}")
-        return made[key]
+        return slow_value(
+            "The DecoderLens",
+            lambda: decoderlens_data(model, tokenizer, src_ids, limit, interventions),
+            lambda line: DecoderLensData([], limit, error=line),
+            kept=made,  # one run keeps one: its source and model do not change, only an edit or the limit
+            key=key,
+        )
 
     return make
 
@@ -258,6 +254,6 @@ WHY = Feature(
     controls=("method", "aggregate"),
     endpoints=ENDPOINTS,
     state=WhyState,
-    messages=(Why, Contrast, DecoderLensData),
+    messages=(Why, ContrastMessage, DecoderLensData),
     stylesheet=Path(__file__).with_name("why.css"),
 )

@@ -80,7 +80,7 @@ class ContrastNotes:
 
 
 @dataclass
-class Contrast:
+class ContrastMessage:
     step: int  # 1-based
     tokens: list[int]  # the tokens written up to the step when it was asked
     alternative: str  # as labelled

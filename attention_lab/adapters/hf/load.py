@@ -14,7 +14,7 @@ from pathlib import Path
 from huggingface_hub import HfApi
 
 from transformer import checkpoint
-from transformer.checkpoint import CheckpointError, model_type, pickled_files
+from transformer.checkpoint import CheckpointError, error_line, model_type, pickled_files
 from transformer.hub import Seq2SeqPipeline
 
 logger = logging.getLogger(__name__)
@@ -131,7 +131,7 @@ def _guarded(name: str, what: str, load):
     except CheckpointError:
         raise
     except Exception as err:  # transformers raises OSError, ValueError, KeyError... for a bad repo
-        text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        text = error_line(err)
         if what == "tokenizer":
             raise CheckpointError(f"{name}: has no usable tokenizer ({text})") from err
         raise CheckpointError(f"{name}: its {what} could not be loaded by transformers ({text})") from err
