@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
+import itertools
 import os
 import re
 import runpy
 import shlex
 import shutil
 import sys
+import warnings
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -45,7 +48,7 @@ def anchors(page: Path) -> set[str]:
     """Every #anchor a link may name in `page`: its headings' (a repeated one gets -1, -2, ... as on GitHub)."""
     found: dict[str, int] = {}
     parsed = tokens(page)
-    for opening, inline in zip(parsed, parsed[1:]):
+    for opening, inline in itertools.pairwise(parsed):
         if opening.type == "heading_open":
             text = "".join(child.content for child in inline.children if child.type in ("text", "code_inline"))
             name = slug(text)
@@ -117,7 +120,9 @@ def measured_numbers(root: Path) -> list[str]:
 
 def blocks(page: Path) -> list[tuple[str, str]]:
     """Each fenced code block of `page`: (its language, its text)."""
-    return [(token.info.split()[0] if token.info else "", token.content) for token in tokens(page) if token.type == "fence"]
+    return [
+        (token.info.split()[0] if token.info else "", token.content) for token in tokens(page) if token.type == "fence"
+    ]
 
 
 class Parsed(Exception):
@@ -143,9 +148,10 @@ def parse_only(argv: list[str]):
 
 
 def flags_parse(run, argv: list[str]) -> str:
-    """"" when `run` parses `argv` without complaint, else why not."""
+    """Empty when `run` parses `argv` without complaint, else why not."""
     try:
-        with parse_only(argv), contextlib.redirect_stderr(open(os.devnull, "w")):  # noqa: SIM115 - closed on exit
+        with parse_only(argv), contextlib.redirect_stderr(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # runpy: the module was imported before, by another page
             run()
     except Parsed:
         return ""
@@ -158,7 +164,7 @@ EXTERNAL = {"sudo", "apt-get", "hf", "git", "npm"}  # programs of the system, ch
 
 
 def command_problem(root: Path, words: list[str]) -> str:
-    """"" when one shell command of a page would start as written: its program or script exists and its flags parse."""
+    """Empty when one shell command of a page would start as written: its program or script exists and its flags parse."""
     while words and re.fullmatch(r"\w+=\S*", words[0]):  # an environment variable set for the command
         words = words[1:]
     program, args = words[0], words[1:]
@@ -223,7 +229,9 @@ def failing_blocks(root: Path, page: Path) -> list[str]:
             except Exception as err:  # noqa: BLE001 - any failure of the example is the finding
                 failing.append(f"{where}: {type(err).__name__}: {err}")
         elif language in ("bash", "sh", "shell"):
-            failing += [f"{where}: `{' '.join(c)}`: {p}" for c in shell_commands(text) if (p := command_problem(root, c))]
+            failing += [
+                f"{where}: `{' '.join(c)}`: {p}" for c in shell_commands(text) if (p := command_problem(root, c))
+            ]
     return failing
 
 
@@ -250,6 +258,22 @@ def test_every_code_block_of_the_page_runs(name):
 
 def test_the_api_page_is_the_declarations_own():
     assert not api_page_differs(REPO), "the endpoints changed: run python -m attention_lab.api_page"
+
+
+def test_an_endpoint_a_feature_adds_is_on_the_api_page():
+    from attention_lab.api_page import api_page
+    from attention_lab.feature import Endpoint, Feature, Limits
+    from attention_lab.tabs import TABS
+
+    def length(request, model: str, text: str, twice: bool = False) -> str:
+        """The source's tokens, counted."""
+        return str(len(text))
+
+    more = (*TABS, Feature("notes", "Notes", endpoints=(Endpoint("length", length, str, "Counted.", Limits(12)),)))
+    page = api_page(more)
+    assert page.startswith(api_page().split("\n## `/")[0].split("\n| endpoint |")[0])  # the same introduction
+    assert "| [`/length`](#length) | Counted. | 12 | the model’s own | heavy |" in page
+    assert "- **Inputs:** `model: str`, `text: str`, `twice: bool = false`." in page and "## `/length`" in page
 
 
 def test_the_pages_have_examples_and_few_that_do_not_run():
