@@ -235,12 +235,13 @@ def failing_blocks(root: Path, page: Path) -> list[str]:
     return failing
 
 
-def api_page_differs(root: Path) -> bool:
-    """Whether docs/api.md under `root` is not what the endpoint declarations generate."""
+def api_page_differs(root: Path, tabs: tuple | None = None) -> bool:
+    """Whether docs/api.md under `root` is not what the endpoint declarations of the tab table `tabs` (the app's, by
+    default) generate."""
     from attention_lab.api_page import api_page
 
     page = root / "docs" / "api.md"
-    return not page.is_file() or page.read_text(encoding="utf-8") != api_page()
+    return not page.is_file() or page.read_text(encoding="utf-8") != (api_page() if tabs is None else api_page(tabs))
 
 
 def test_every_link_of_the_pages_resolves():
