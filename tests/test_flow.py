@@ -189,7 +189,7 @@ def test_pruning_keeps_what_reaches_the_prediction(de_en):
 def test_reversal_the_heaviest_route_from_the_source_starts_at_the_mirror_position(reverse):
     """Step t (1-based) of a string of n characters copies character n - t: the route from the source whose
     product is largest must start there at >= 90% of the steps that copy (all of them, 1,461 steps of 200 strings,
-    when this was written: the README's figure; the test draws 100)."""
+    when this was written: RESULTS.md's figure; the test draws 100)."""
     hits = steps = 0
     for text, _ in reversal_pairs(100, min_len=3, max_len=12, seed=5):
         src_ids, tokens = decoded(reverse, text)
@@ -240,11 +240,11 @@ def test_the_page_cuts_and_prunes_each_steps_graph_as_the_library_does(de_en):
     assert [row[2] for row in drawn] == pytest.approx([row[2] for row in expected], abs=1e-6)
 
 
-def test_the_readme_example_gives_what_it_says():
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+def test_the_library_pages_example_gives_what_it_says():
+    text = (Path(__file__).resolve().parent.parent / "docs" / "library.md").read_text(encoding="utf-8")
     block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "heaviest_route(" in b)
     namespace: dict = {}
-    exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(block, "docs/library.md", "exec"), namespace)  # noqa: S102 - the page's own example
     route, weight, graph = namespace["route"], namespace["weight"], namespace["graph"]
     assert route[0].source == f"{ENCODER}.0.embed.4" and round(weight, 3) == 0.022
     assert [(e.layer, e.head) for e in route if e.kind == "head"] == [(2, 3)] and route[-2].kind == "ffn"

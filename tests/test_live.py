@@ -104,7 +104,7 @@ def test_the_graphs_head_masks_ablate_heads_as_the_library_does(exported):
 
 
 def test_the_graphs_decode_half_the_held_out_split_and_250_reversals_as_the_library(exported, tmp_path):
-    """Every second sentence of the Ding test split (501 of 1,002; the README's figure is all of them, measured once)
+    """Every second sentence of the Ding test split (501 of 1,002; RESULTS.md's figure is all of them, measured once)
     and 250 fresh strings decode to the library's greedy tokens through the exported graphs."""
     from training.data import ding_split
 

@@ -1,28 +1,36 @@
-"""The README's Python example runs as written, and its claims about the shapes hold."""
+"""The README's and docs/ pages' Python examples say what they do: their claims about shapes and outputs hold (each
+block also runs in tests/test_docs.py), and the README is the Space card that opens with the two commands."""
 
 import re
 from pathlib import Path
 
 README = Path(__file__).resolve().parent.parent / "README.md"
+PAGES = [README, *sorted((README.parent / "docs").glob("*.md"))]
 
 
-def test_readme_python_example_runs():
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
-    model_code = [b for b in blocks if "TransformerConfig(" in b]
-    assert model_code, "the README has no Python example of the model code"
+def example(marker: str) -> tuple[str, Path]:
+    """The first Python block of the pages that holds `marker`, and its page."""
+    for page in PAGES:
+        for block in re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), flags=re.DOTALL):
+            if marker in block:
+                return block, page
+    raise AssertionError(f"no page has a Python example with {marker}")
+
+
+def test_the_model_example_gives_the_shapes_it_states():
+    block, page = example("TransformerConfig(")
     namespace: dict = {}
-    exec(compile(model_code[0], str(README), "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(block, str(page), "exec"), namespace)  # noqa: S102 - the page's own example
     out = namespace["out"]
     assert out.logits.shape == (2, 3, 100)
     assert out.attentions.cross[0].shape == (2, 4, 3, 4)
 
 
-def test_readme_intervention_example_gives_the_outputs_it_states():
-    text = README.read_text(encoding="utf-8")
-    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "Interventions(" in b)
+def test_the_intervention_example_gives_the_outputs_it_states():
+    block, page = example("Interventions(")
     namespace: dict = {}
     claims = re.findall(r"^(m\.tokenizer\.decode\(.*\))  # '(.*?)'", block, flags=re.MULTILINE)
-    exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(block, str(page), "exec"), namespace)  # noqa: S102 - the page's own example
     assert len(claims) == 3
     for expression, stated in claims:
         assert eval(expression, namespace) == stated, expression
@@ -58,13 +66,13 @@ def test_space_front_matter_matches_the_requirements():
     assert fields["app_file"] == "app.py" and "python_version" in fields and "models:" in front
 
 
-# Names the README gives that a clone does not have: what a command writes (data, surveys, runs), placeholders (DIR,
+# Names the pages give that a clone does not have: what a command writes (data, surveys, runs), placeholders (DIR,
 # OUT, TASK; snapshots/ inside a checkpoint folder) and a Hub repo's git refs.
 NOT_IN_A_CLONE = {"DIR", "OUT", "data", "surveys", "runs", "snapshots", "refs", "checkpoints/TASK"}
 
 
 def named_paths(text: str) -> set[str]:
-    """The repository paths the README names: a folder or file path in backticks, and every image."""
+    """The repository paths a page names: a folder or file path in backticks, and every image."""
     quoted = re.findall(r"`([\w.-]+/(?:[\w.*-]+/?)*)`", text)
     images = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", text)
     paths = {p.rstrip("/") for p in [*quoted, *images]}
@@ -72,18 +80,23 @@ def named_paths(text: str) -> set[str]:
 
 
 def named_modules(text: str) -> set[str]:
-    """The modules the README runs with python -m (or torchrun -m)."""
+    """The modules a page runs with python -m (or torchrun -m)."""
     return set(re.findall(r"(?:python3? -m|torchrun\b[^\n`]*? -m) ([A-Za-z_][\w.]*)", text))
 
 
-def test_every_path_and_module_the_readme_names_exists():
+def test_every_path_and_module_the_pages_name_exists():
     import importlib.util
 
-    text = README.read_text(encoding="utf-8")
-    paths, modules = named_paths(text), named_modules(text)
-    assert "attention_lab/attention/payload.py" in paths and "attention_lab.survey" in modules  # the checks read them
-    assert not [p for p in sorted(paths) if not (README.parent / p).exists()], "paths the README names are missing"
-    assert not [m for m in sorted(modules) if importlib.util.find_spec(m) is None], "modules it runs are missing"
+    missing, modules = [], set()
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        modules |= named_modules(text)  # a path is the repository's, or (an image) beside its page
+        missing += [
+            p for p in sorted(named_paths(text)) if not (README.parent / p).exists() | (page.parent / p).exists()
+        ]
+    assert "attention_lab.survey" in modules, "the check reads the modules the pages run"
+    assert not missing, f"paths the pages name are missing: {missing}"
+    assert not [m for m in sorted(modules) if importlib.util.find_spec(m) is None], "modules they run are missing"
 
 
 def test_the_name_checks_find_a_stale_name():
@@ -93,30 +106,9 @@ def test_the_name_checks_find_a_stale_name():
     assert not any((README.parent / p).exists() for p in named_paths(text))
 
 
-def test_readme_patching_example_gives_what_it_says():
-    text = README.read_text(encoding="utf-8")
-    block = next(b for b in re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL) if "Pair(" in b)
+def test_the_patching_example_gives_what_it_says():
+    block, page = example("Pair(")
     namespace: dict = {}
-    exec(compile(block, str(README), "exec"), namespace)  # noqa: S102 - the README's own example
+    exec(compile(block, str(page), "exec"), namespace)  # noqa: S102 - the page's own example
     r = namespace["swept"].encoder_states[-1, :, 2]
     assert float(r[3]) >= 0.99 and float(r[[0, 1, 2, 4, 5, 6]].abs().max()) <= 0.01
-
-
-def endpoint_rows(text: str) -> dict:
-    """The README's endpoint table: name -> (source limit, new limit, lane), as written."""
-    rows = re.findall(r"^\| `/(\w+)` \| .*? \| (\d+) \| (\d+|the model’s own) \| (\w+) \|$", text, flags=re.MULTILINE)
-    return {name: (int(source), None if new.startswith("the") else int(new), lane) for name, source, new, lane in rows}
-
-
-def test_the_readme_lists_every_endpoint_with_its_limits_and_lane():
-    from attention_lab import tabs
-
-    declared = {
-        e.name: (e.limits.source, e.limits.new, e.lane) for feature in tabs.features() for e in feature.endpoints
-    }
-    assert endpoint_rows(README.read_text(encoding="utf-8")) == declared
-    stale = README.read_text(encoding="utf-8").replace(
-        "| `/ablate` | What ablating heads throughout changes, step by step. | 64 |",
-        "| `/ablate` | What ablating heads throughout changes, step by step. | 65 |",
-    )
-    assert endpoint_rows(stale) != declared  # a limit changed in the code and not here is caught

@@ -27,7 +27,7 @@ from transformer.snapshots import list_snapshots
 REPO = Path(__file__).resolve().parent.parent
 BUNDLED = REPO / "checkpoints"
 REVERSE = BUNDLED / "reverse"
-FIXED = "abcdef12"  # the string whose alignment per snapshot the README quotes
+FIXED = "abcdef12"  # the string whose alignment per snapshot RESULTS.md quotes
 
 
 def test_the_plan_is_log_spaced_from_step_0_to_the_last():

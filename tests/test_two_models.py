@@ -346,7 +346,7 @@ def test_a_source_the_marian_reads_as_unknown_tokens_is_refused_in_one_line(with
 
 
 def test_the_readmes_reversal_example_says_what_the_endpoint_answers(bundled):
-    """README, "Two models on one sentence": the snapshot at step 583 reads the mirror position at every shared word,
+    """docs/findings.md, "Two models on one sentence" (its figures in RESULTS.md): the snapshot at step 583 reads the mirror position at every shared word,
     with less of its weight; the distances' range and mean; at step 1,269 the whole reversal, and a smaller mean."""
     answer = compare(bundled, "reverse", "reverse@step 583", "abcdef12")
     shipped, snapshot = answer["models"]
