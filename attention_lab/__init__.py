@@ -2,7 +2,7 @@
 
 One folder per feature a user sees, each with its layout, its events, its actions, its state and its page modules
 (ES modules, .mjs: the server sends data, the page draws); the tab table (tabs.py) lists them, a line each, and the
-README's Layout says what each holds. decoding/ is the step loop (Run, Step, Back, Reset, what-if, beam search; Show
+docs/layout.md says what each holds. decoding/ is the step loop (Run, Step, Back, Reset, what-if, beam search; Show
 step and the output) that every tab draws from;
 
 and what they stand on:

@@ -61,8 +61,8 @@ AGREEMENT_NOTE = (
 DELETION_ASK = "Run the deletion test to see, on this sentence, which ranking of the source words to trust."
 DELETION_MEANING = (
     "A ranking that knows what the output depends on makes it fall more; random is the floor. Occlusion leads at 1 "
-    "by construction (its values are that fall). One sentence is a small sample: the README gives the table over a "
-    "test set."
+    "by construction (its values are that fall). One sentence is a small sample: docs/findings.md gives the table "
+    "over a test set."
 )
 DELETION_SLOW = "Removing each ranking's top source tokens at every step of this sentence…"
 
@@ -177,7 +177,7 @@ def _attributions(
 
 
 def deletion(run: Run) -> Callable[[], str]:
-    """How to make the deletion test's table for the run's source, decoded greedily as the README's are."""
+    """How to make the deletion test's table for the run's source, decoded greedily as those of docs/findings.md are."""
     pipeline, text = run.pipeline, run.text
 
     def make() -> str:
