@@ -24,16 +24,16 @@ from .next_token import _checked
 
 
 @dataclass
-class Run:
+class ForcedRun:
     """What one teacher-forced pass gave. `logits` are made from `hidden` when first read (a reading of one step
     projects only the positions it needs: model.project(run.hidden[:, -1]))."""
 
-    model: Seq2SeqModel
+    model: Seq2SeqModel = field(repr=False)
     encoded: EncoderOutput  # the encoder's output: memory (B, S, D) and the source mask
     hidden: torch.Tensor | None  # (B, T, D): the decoder's output before the output layer; None for the encoder alone
     cache: dict[str, torch.Tensor]  # hook name -> its value (stepwise: the encoder's, and the last step's)
     steps: list[dict[str, torch.Tensor]] = field(default_factory=list)  # stepwise: per position, the decoder's values
-    _logits: torch.Tensor | None = None
+    _logits: torch.Tensor | None = field(default=None, repr=False)
 
     @property
     def logits(self) -> torch.Tensor | None:
@@ -57,8 +57,8 @@ def run_with_cache(
     interventions: Interventions | None = None,
     hooks: Iterable[Hook] = (),
     stepwise: bool = False,
-) -> Run:
-    """Run `model` over `src` with the decoder forced along `tokens`, and keep the values at the hook points named.
+) -> ForcedRun:
+    """ForcedRun `model` over `src` with the decoder forced along `tokens`, and keep the values at the hook points named.
 
     Args:
         model: any Seq2SeqModel.
@@ -74,7 +74,7 @@ def run_with_cache(
             differs is read as it decodes); the whole prefix in one call otherwise.
 
     Shape:
-        Run.logits (B, T, V), Run.hidden (B, T, D), Run.cache[name] as transformers.hooks documents it.
+        ForcedRun.logits (B, T, V), ForcedRun.hidden (B, T, D), ForcedRun.cache[name] as transformer.hooks documents it.
 
     Examples:
         >>> from transformer import Transformer, TransformerConfig
@@ -97,14 +97,14 @@ def run_with_cache(
             src = src.to(device) if isinstance(src, torch.Tensor) else torch.tensor([list(src)], device=device)
             encoded = model.encode(src)
         if tokens is None:
-            return Run(model, encoded, None, dict(cache))
+            return ForcedRun(model, encoded, None, dict(cache))
         tokens = list(tokens)
         if not tokens:
             raise ValueError("there is no token to force: a teacher-forced pass needs at least one")
         tgt = decoder_input(model, tokens, encoded.memory.size(0), device)
         if not stepwise:
             hidden = model.decode(tgt, encoded.memory, encoded.src_mask).hidden
-            return Run(model, encoded, hidden, dict(cache))
+            return ForcedRun(model, encoded, hidden, dict(cache))
         steps, hiddens, kv = [], [], None
         for t in range(tgt.size(1)):
             with recording(names) as step:
@@ -112,7 +112,7 @@ def run_with_cache(
             kv = dec.cache
             hiddens.append(dec.hidden)
             steps.append(step)
-    return Run(model, encoded, torch.cat(hiddens, dim=1), dict(cache), steps)
+    return ForcedRun(model, encoded, torch.cat(hiddens, dim=1), dict(cache), steps)
 
 
 def one_run(interventions: Interventions | None, what: str) -> None:

@@ -32,7 +32,7 @@ import torch
 from .config import KINDS, n_layers
 from .contract import EncoderOutput, Seq2SeqModel
 from .decoding import _max_new_tokens, greedy_decode, next_token_logits
-from .forced import Run, decoder_input, run_with_cache
+from .forced import ForcedRun, decoder_input, run_with_cache
 from .hooks import Hook, using
 from .interventions import Activations, Interventions, Restore
 
@@ -130,7 +130,7 @@ class Pair:
         """A hook that reads `embeds` (B, S, D) in place of the source's token embeddings."""
         return [("encoder.hook_embed", lambda x, at: embeds)]
 
-    def _log_probs(self, run: Run) -> torch.Tensor:
+    def _log_probs(self, run: ForcedRun) -> torch.Tensor:
         """(B, T): the log p of each clean token in a teacher-forced run, under decoding's rules."""
         logits = next_token_logits(self.model, run.hidden, None, self.limit)
         return logits.log_softmax(dim=-1).gather(-1, self.written.expand(run.hidden.size(0), -1)[..., None])[..., 0]
