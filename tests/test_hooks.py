@@ -349,3 +349,16 @@ def test_unhooked_attention_makes_neither_scores_nor_results(monkeypatch):
         model(torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 8, 9]]))
     config = model.config
     assert len(fused) == config.n_encoder_layers + 2 * config.n_decoder_layers
+
+
+@torch.no_grad()
+def test_run_with_cache_forces_a_list_per_row_as_each_row_alone():
+    """Rows of different lengths are padded after their tokens: each row's logits are its own run's."""
+    model = Transformer(tiny_config()).eval()
+    src, rows = torch.tensor([[5, 6, 7, 2], [8, 9, 2, 0]]), [[10, 4, 9, 2], [7, 2]]
+    both = run_with_cache(model, src, rows).logits
+    for b, row in enumerate(rows):
+        alone = run_with_cache(model, src[b : b + 1, : 4 - b], row).logits[0]
+        assert_close(both[b, : len(row)], alone, ulps=LOGIT_ULPS, what=f"row {b} in a batch")
+    with pytest.raises(ValueError, match="no token to force"):
+        run_with_cache(model, src, [[10, 2], []])

@@ -472,10 +472,10 @@ def test_the_length_check_counts_a_long_module(tmp_path):
 
 
 # The modules that may run a model's encoder or decoder themselves: the model, decoding, the teacher-forced pass
-# (transformer.forced.run_with_cache, which every reading of a decoding goes through), the adapters, the exported
-# step graphs, and the survey (a batch of many decodings' own padded prefixes, every attention map read at once).
+# (transformer.forced.run_with_cache, which every reading of a decoding goes through), the adapters and the
+# exported step graphs.
 RUN_THE_MODEL = ("transformer/model.py", "transformer/decoding.py", "transformer/beams.py", "transformer/forced.py")
-RUN_THE_MODEL += ("attention_lab/adapters/", "attention_lab/models/graphs.py", "attention_lab/survey/statistics.py")
+RUN_THE_MODEL += ("attention_lab/adapters/", "attention_lab/models/graphs.py")
 
 
 def forward_passes(folder: Path, root: Path = REPO, allowed: tuple[str, ...] = RUN_THE_MODEL) -> list[str]:

@@ -12,7 +12,7 @@ Dimension key: B batch rows, S source positions, T the tokens written (the decod
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -43,16 +43,22 @@ class ForcedRun:
         return self._logits
 
 
-def decoder_input(model: Seq2SeqModel, tokens: Iterable[int], rows: int, device: torch.device) -> torch.Tensor:
-    """(rows, T): the decoder inputs that teacher-force `tokens` (T of them): bos, then every token but the last."""
-    tokens = list(tokens)
-    return torch.tensor([[model.config.bos_id, *tokens[:-1]]], device=device).expand(rows, -1)
+def decoder_input(
+    model: Seq2SeqModel, tokens: Sequence[int] | Sequence[Sequence[int]], rows: int, device: torch.device
+) -> torch.Tensor:
+    """(rows, T): the decoder inputs that teacher-force `tokens`: bos, then every token but the last. `tokens`: the
+    same T tokens for every row, or one list per row (T the longest; a shorter row padded with pad_id after it)."""
+    bos, pad = model.config.bos_id, model.config.pad_id
+    if tokens and isinstance(tokens[0], (list, tuple)):
+        T = max(len(row) for row in tokens)
+        return torch.tensor([[bos, *row[:-1]] + [pad] * (T - len(row)) for row in tokens], device=device)
+    return torch.tensor([[bos, *tokens[:-1]]], device=device).expand(rows, -1)
 
 
 def run_with_cache(
     model: Seq2SeqModel,
     src: list[int] | torch.Tensor | EncoderOutput,
-    tokens: Iterable[int] | None,
+    tokens: Iterable[int] | Sequence[Sequence[int]] | None,
     names: Iterable[str] | Callable[[str], bool] = (),
     interventions: Interventions | None = None,
     hooks: Iterable[Hook] = (),
@@ -65,8 +71,8 @@ def run_with_cache(
         src: the source ids (S,), a batch (B, S) of sources padded with pad_id, or the EncoderOutput of an earlier
             run (the encoder does not run again; its B rows are the decoder's).
         tokens: the tokens written (the end token included, if written): the decoder reads bos and every token
-            but the last, and its position t predicts tokens[t]; the same tokens in every row. None: the encoder
-            alone.
+            but the last, and its position t predicts tokens[t]; the same tokens in every row, or one list per row
+            (padded with pad_id after a shorter one). None: the encoder alone.
         names: hook names (transformer.hooks), or a predicate on names, whose values the run keeps.
         interventions: ablations, edits, records or restorations held over the whole pass (checked first).
         hooks: more hooks held over the pass (inside the interventions', so they see what those left).
@@ -99,8 +105,8 @@ def run_with_cache(
         if tokens is None:
             return ForcedRun(model, encoded, None, dict(cache))
         tokens = list(tokens)
-        if not tokens:
-            raise ValueError("there is no token to force: a teacher-forced pass needs at least one")
+        if not tokens or not all(len(row) for row in tokens if isinstance(row, (list, tuple))):
+            raise ValueError("there is no token to force: a teacher-forced pass needs at least one in every row")
         tgt = decoder_input(model, tokens, encoded.memory.size(0), device)
         if not stepwise:
             hidden = model.decode(tgt, encoded.memory, encoded.src_mask).hidden
