@@ -13,7 +13,8 @@ import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders lo
 from tests import hf_models
 from tests.conftest import tiny_config, tiny_pipelines
 from tests.tolerance import assert_close
-from transformer import DecodingSession, Head, Interventions, Transformer, hooks
+from transformer import DecodingSession, Head, Interventions, Transformer, hooks, run_with_cache
+from transformer.config import KINDS, n_layers
 from transformer.hooks import hook_names, recording, using
 from transformer.interventions import CrossEdit, held
 from transformer.lens import decoder_lens
@@ -64,7 +65,9 @@ def expected_shape(name: str, config, B: int, S: int, T: int, P: int) -> tuple[i
     encoder = name.startswith("encoder")
     queries, point = (S if encoder else T), name.rsplit(".", 1)[1]
     keys = S if encoder or ".cross_attn." in name else P + T
-    shapes = {"hook_v": (B, H, keys, K), "hook_pattern": (B, H, queries, keys), "hook_z": (B, H, queries, K)}
+    shapes = {"hook_q": (B, H, queries, K), "hook_k": (B, H, keys, K), "hook_v": (B, H, keys, K)}
+    shapes |= {"hook_attn_scores": (B, H, queries, keys), "hook_pattern": (B, H, queries, keys)}
+    shapes |= {"hook_z": (B, H, queries, K), "hook_result": (B, H, queries, D)}
     return shapes.get(point, (B, queries, D))
 
 
@@ -277,3 +280,85 @@ def test_a_pre_ln_bart_like_model_reads_its_mid_streams_and_refuses_to_replace_t
             with pytest.raises(ValueError, match="can be read but not replaced"), using([(name, lambda x, at: 2 * x)]):
                 model.decode(tgt, enc[0].memory, enc[0].src_mask)
                 model.encode(src)
+
+
+KIND_POINTS = {"encoder": "encoder.layers.{}.hook_attn_out", "decoder_self": "decoder.layers.{}.hook_attn_out"}
+KIND_POINTS["cross"] = "decoder.layers.{}.hook_cross_attn_out"
+ATTENTION_ULPS = 64  # a reading recomputed from outside (another order of sums) against the model's own
+
+
+def may_attend(model, src, tgt) -> dict[str, torch.Tensor]:
+    """Per kind, where a query may attend (True), broadcastable to (B, H, T, S): the source's real tokens, and the
+    decoder's causal order (its inputs here hold no padding)."""
+    keys = (src != model.config.pad_id)[:, None, None, :]
+    return {"encoder": keys, "cross": keys, "decoder_self": torch.ones(tgt.size(1), tgt.size(1)).tril().bool()}
+
+
+@torch.no_grad()
+def test_the_head_points_meet_their_definitions(pipeline):
+    """softmax of the scores, masked, is the pattern; the heads' results summed plus W_o's bias are the attention's
+    output; on our model q k^T / sqrt(K) is the scores."""
+    model, (src, tgt) = pipeline.model, inputs(pipeline)
+    with recording(lambda name: True) as seen:
+        enc = model.encode(src)
+        model.decode(tgt, enc.memory, enc.src_mask)
+    masks = may_attend(model, src, tgt)
+    for kind in KINDS:
+        for layer in range(n_layers(model.config, kind)):
+            at = {p: seen[hooks.attention_name(kind, layer, p)] for p in hooks.HEAD_POINTS}
+            weights = at["hook_attn_scores"].masked_fill(~masks[kind], float("-inf")).softmax(dim=-1)
+            assert_close(weights, at["hook_pattern"], ulps=ATTENTION_ULPS, what=f"{kind} {layer} softmax(scores)")
+            b_o = model.sublayer(kind, layer).b_o
+            summed = at["hook_result"].sum(dim=1) + (0 if b_o is None else b_o)
+            out = seen[KIND_POINTS[kind].format(layer)]
+            assert_close(summed, out, ulps=ATTENTION_ULPS, what=f"{kind} {layer} heads' results summed")
+            if isinstance(model, Transformer):
+                scores = at["hook_q"] @ at["hook_k"].transpose(-2, -1) / at["hook_q"].size(-1) ** 0.5
+                assert_close(scores, at["hook_attn_scores"], ulps=ATTENTION_ULPS, what=f"{kind} {layer} q k")
+
+
+@torch.no_grad()
+def test_run_with_cache_gives_the_models_own_logits(pipeline):
+    model = pipeline.model
+    src_ids = pipeline.encode_batch(["Das Haus ist alt."])[0].tolist()
+    words = [t for t in range(model.config.tgt_vocab_size) if t not in model.special_ids][5:9]
+    tgt = torch.tensor([[model.config.bos_id, *words[:-1]]])
+    names = [hooks.attention_name("cross", 1, "hook_result")]
+    run = run_with_cache(model, src_ids, words, names)
+    if isinstance(model, Transformer):
+        own = model(torch.tensor([src_ids]), tgt).logits
+    else:  # transformers' own forward, the output layer's bias and scaling included
+        own = model.hf(input_ids=torch.tensor([src_ids]), decoder_input_ids=tgt).logits
+    assert_close(run.logits, own, ulps=LOGIT_ULPS, what="run_with_cache against the model's forward")
+    assert list(run.cache) == names and run.cache[names[0]].shape[:3] == (1, model.config.n_heads, len(words))
+    stepwise = run_with_cache(model, src_ids, words, names, stepwise=True)
+    assert_close(stepwise.logits, own, ulps=LOGIT_ULPS, what="run_with_cache, a position at a time")
+    assert [step[names[0]].shape[2] for step in stepwise.steps] == [1] * len(words)
+
+
+def test_unhooked_attention_makes_neither_scores_nor_results(monkeypatch):
+    """With no hook at a scores, pattern or result point, attention runs SDPA's kernel and one output matmul."""
+    from transformer import attention
+
+    model = Transformer(tiny_config()).eval()
+    fused = []
+    monkeypatch.setattr(attention.MultiHeadAttention, "head_results", lambda *a: pytest.fail("results made"))
+    sdpa = attention.F.scaled_dot_product_attention
+    monkeypatch.setattr(attention.F, "scaled_dot_product_attention", lambda *a, **k: fused.append(1) or sdpa(*a, **k))
+    with torch.no_grad(), using([("decoder.layers.0.cross_attn.hook_z", lambda x, at: x)]):
+        model(torch.tensor([[5, 6, 7, 2]]), torch.tensor([[1, 8, 9]]))
+    config = model.config
+    assert len(fused) == config.n_encoder_layers + 2 * config.n_decoder_layers
+
+
+@torch.no_grad()
+def test_run_with_cache_forces_a_list_per_row_as_each_row_alone():
+    """Rows of different lengths are padded after their tokens: each row's logits are its own run's."""
+    model = Transformer(tiny_config()).eval()
+    src, rows = torch.tensor([[5, 6, 7, 2], [8, 9, 2, 0]]), [[10, 4, 9, 2], [7, 2]]
+    both = run_with_cache(model, src, rows).logits
+    for b, row in enumerate(rows):
+        alone = run_with_cache(model, src[b : b + 1, : 4 - b], row).logits[0]
+        assert_close(both[b, : len(row)], alone, ulps=LOGIT_ULPS, what=f"row {b} in a batch")
+    with pytest.raises(ValueError, match="no token to force"):
+        run_with_cache(model, src, [[10, 2], []])

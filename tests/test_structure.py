@@ -469,3 +469,63 @@ def test_no_module_is_longer_than_400_lines():
 def test_the_length_check_counts_a_long_module(tmp_path):
     (tmp_path / "long.mjs").write_text("// a line\n" * 401)
     assert file_lengths([tmp_path / "long.mjs"], tmp_path) == {"long.mjs": 401}
+
+
+# The modules that may run a model's encoder or decoder themselves: the model, decoding, the teacher-forced pass
+# (transformer.forced.run_with_cache, which every reading of a decoding goes through), the adapters and the
+# exported step graphs.
+RUN_THE_MODEL = ("transformer/model.py", "transformer/decoding.py", "transformer/beams.py", "transformer/forced.py")
+RUN_THE_MODEL += ("attention_lab/adapters/", "attention_lab/models/graphs.py")
+
+
+def forward_passes(folder: Path, root: Path = REPO, allowed: tuple[str, ...] = RUN_THE_MODEL) -> list[str]:
+    """Lines outside `allowed` that run a model themselves: a decoder call (model.decode(tgt, memory, src_mask...)),
+    an encoder call on a model (…model.encode(src)), or a teacher-forced decoder input built in a tensor
+    (torch.tensor([[bos, *tokens[:-1]]]))."""
+    found = []
+    for path in sorted(folder.rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        if name.startswith(allowed):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and _runs_the_model(node):
+                found.append(f"{name}:{node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+def _runs_the_model(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr == "decode":
+        return len(call.args) >= 3 or any("memory" in ast.unparse(a) for a in [*call.args, *call.keywords])
+    if isinstance(func, ast.Attribute) and func.attr == "encode":
+        return ast.unparse(func.value).endswith("model")
+    if isinstance(func, ast.Attribute) and func.attr == "tensor":  # torch.tensor([[bos, *tokens[:-1]]])
+        return any(_teacher_forced(node) for arg in call.args for node in ast.walk(arg))
+    return False
+
+
+def _teacher_forced(node: ast.AST) -> bool:
+    """A list [..bos.., *x[:-1]]: the decoder inputs that force x."""
+    if not isinstance(node, ast.List) or not node.elts or "bos" not in ast.unparse(node.elts[0]):
+        return False
+    return any(isinstance(e, ast.Starred) and isinstance(e.value, ast.Subscript) for e in node.elts[1:])
+
+
+def test_no_reading_of_a_decoding_runs_the_model_itself():
+    """Every probe reads a decoding through transformer.forced.run_with_cache: a copied forward pass fails here."""
+    assert not [*forward_passes(REPO / "transformer"), *forward_passes(REPO / "attention_lab")]
+
+
+def test_the_forward_pass_check_finds_a_copied_pass(tmp_path):
+    probe = tmp_path / "transformer" / "probe.py"
+    probe.parent.mkdir()
+    probe.write_text("text = tokenizer.decode(ids)\nids = tokenizer.encode(text)\nlabels = [bos, *tokens[:-1]]\n")
+    assert forward_passes(tmp_path / "transformer", tmp_path) == []
+    copied = "tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]])\n"
+    copied += "enc = self.model.encode(src)\nhidden = model.decode(tgt, enc.memory, enc.src_mask).hidden\n"
+    probe.write_text(copied)
+    assert [line.split(": ")[0] for line in forward_passes(tmp_path / "transformer", tmp_path)] == [
+        "transformer/probe.py:1",
+        "transformer/probe.py:2",
+        "transformer/probe.py:3",
+    ]

@@ -13,6 +13,7 @@ from .checkpoint import CheckpointError
 from .config import TransformerConfig
 from .contract import KINDS, NextTokenRules, Seq2SeqModel, Seq2SeqTokenizer
 from .decoding import DecodingSession, beam_search, greedy_decode
+from .forced import ForcedRun, run_with_cache
 from .hub import Seq2SeqPipeline, load_pretrained
 from .interventions import CrossEdit, Head, Interventions
 from .model import Attentions, Seq2SeqOutput, Transformer
@@ -23,6 +24,7 @@ __all__ = [
     "CheckpointError",
     "CrossEdit",
     "DecodingSession",
+    "ForcedRun",
     "Head",
     "Interventions",
     "NextTokenRules",
@@ -36,4 +38,5 @@ __all__ = [
     "bundled",
     "greedy_decode",
     "load_pretrained",
+    "run_with_cache",
 ]

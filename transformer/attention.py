@@ -51,11 +51,9 @@ class MultiHeadAttention(nn.Module):
         self.in_proj = nn.Linear(d_model, 3 * d_model)
         self.out_proj = nn.Linear(d_model, d_model)
         # named by the model that holds this module (hooks.name_points): encoder.layers.0.self_attn.hook_v, ...
-        self.hook_v, self.hook_pattern, self.hook_z = (
-            HookPoint("hook_v"),
-            HookPoint("hook_pattern"),
-            HookPoint("hook_z"),
-        )
+        self.hook_q, self.hook_k, self.hook_v = HookPoint("hook_q"), HookPoint("hook_k"), HookPoint("hook_v")
+        self.hook_attn_scores, self.hook_pattern = HookPoint("hook_attn_scores"), HookPoint("hook_pattern")
+        self.hook_z, self.hook_result = HookPoint("hook_z"), HookPoint("hook_result")
 
     def split_heads(self, x: torch.Tensor) -> torch.Tensor:
         B, T, D = x.shape
@@ -89,15 +87,16 @@ class MultiHeadAttention(nn.Module):
         """softmax(q k^T / sqrt(K)) v for projected heads, then the output projection.
 
         q (B, H, T, K), k and v (B, H, S, K), mask (True = may attend) broadcastable to (B, H, T, S); `start` is the
-        first query position (hooks tied to positions read it). The values, the weights and the head outputs pass
-        through hook_v, hook_pattern and hook_z. Returns output (B, T, D) and, if need_weights, the weights
-        (B, H, T, S) that were used (a hook's included); otherwise, and with no hook at the pattern, SDPA's fused
-        kernel runs.
+        first query position (hooks tied to positions read it). The queries, keys, values, scores (before the mask),
+        weights, head outputs and each head's share of the output pass through hook_q, hook_k, hook_v,
+        hook_attn_scores, hook_pattern, hook_z and hook_result. Returns output (B, T, D) and, if need_weights, the
+        weights (B, H, T, S) that were used (a hook's included); otherwise, and with no hook at the scores or the
+        pattern, SDPA's fused kernel runs. The scores and each head's result are made only when hooked.
         """
         dropout_p = self.dropout if self.training else 0.0
-        v = self.hook_v(v, start)
-        if need_weights or self.hook_pattern.active():
-            scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))  # (B, H, T, S)
+        q, k, v = self.hook_q(q, start), self.hook_k(k, start), self.hook_v(v, start)
+        if need_weights or self.hook_attn_scores.active() or self.hook_pattern.active():
+            scores = self.hook_attn_scores((q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1)), start)  # (B, H, T, S)
             if mask is not None:
                 scores = scores.masked_fill(~mask, float("-inf"))
             weights = self.hook_pattern(scores.softmax(dim=-1), start)
@@ -106,8 +105,18 @@ class MultiHeadAttention(nn.Module):
             weights = None
             heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
         heads = self.hook_z(heads, start)
+        weights = weights if need_weights else None
+        if self.hook_result.active():  # each head's output through its K columns of W_o: (B, H, T, D)
+            return self.head_results(heads, start).sum(dim=1) + self.out_proj.bias, weights
         B, H, T, K = heads.shape
-        return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights if need_weights else None
+        return self.out_proj(heads.transpose(1, 2).reshape(B, T, H * K)), weights
+
+    def head_results(self, heads: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Head outputs z (B, H, T, K) -> each head's result z^h W_o^h^T (B, H, T, D), through hook_result: their
+        sum over heads plus the output projection's bias is the attention's output."""
+        H, K = heads.size(1), heads.size(3)
+        by_head = self.out_proj.weight.view(self.out_proj.weight.size(0), H, K)  # (D, H, K)
+        return self.hook_result(torch.einsum("bhtk,dhk->bhtd", heads, by_head), start)
 
     def value_norms(self, v: torch.Tensor) -> torch.Tensor:
         """How much each key can move the output through each head: ||v_j W_o^h|| (Kobayashi et al. 2020).

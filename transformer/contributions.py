@@ -33,7 +33,8 @@ from torch import nn
 from . import hooks
 from .config import KINDS, n_layers
 from .contract import Seq2SeqModel
-from .interventions import Head, Interventions, held
+from .forced import one_run, run_with_cache
+from .interventions import Head, Interventions
 
 
 @dataclass
@@ -80,7 +81,12 @@ class Mixing:
 
     @contextlib.contextmanager
     def reading(self, model: Seq2SeqModel, ablated: frozenset[Head] = frozenset()) -> Iterator[Mixing]:
-        """Hold hooks that read each sublayer's weights (the `ablated` heads' as 0: they add nothing), values and
+        """Hold `hooks(model, ablated)` for the scope."""
+        with hooks.using(self.hooks(model, ablated)):
+            yield self
+
+    def hooks(self, model: Seq2SeqModel, ablated: frozenset[Head] = frozenset()) -> list[hooks.Hook]:
+        """Hooks that read each sublayer's weights (the `ablated` heads' as 0: they add nothing), values and
         residual stream; its output projection and post-norm come from model.sublayer."""
         found = []
         for kind in KINDS:
@@ -95,8 +101,7 @@ class Mixing:
                 found.append((hooks.attention_name(kind, layer, "hook_pattern"), _keep(sublayer, "weights", gone)))
                 found.append((hooks.attention_name(kind, layer, "hook_v"), _keep(sublayer, "values")))
                 found.append((f"{side}.layers.{layer}.{residual}", _keep(sublayer, "residual")))
-        with hooks.using(found):
-            yield self
+        return found
 
 
 def _keep(sublayer: Sublayer, name: str, ablated: list[int] = ()):
@@ -156,17 +161,13 @@ def alti_plus(
 ) -> Contributions:
     """ALTI+ for a decoding of `src_ids` that wrote `tokens` (the end token included, if written), with the
     interventions it held: per step, the contributions of each source token and each decoder input."""
-    if interventions is not None and (interventions.restore is not None or any(interventions.rows)):
-        raise ValueError("contributions read one run as it is: restored activations and per-row ablations are not read")
+    one_run(interventions, "contributions")
     device = next(model.parameters()).device
     mixing = Mixing()
-    src = torch.tensor([src_ids], device=device)
-    tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]], device=device)
     ablated = interventions.ablate if interventions is not None else frozenset()
-    with torch.no_grad(), held(interventions), mixing.reading(model, ablated):
-        enc = model.encode(src)
-        model.decode(tgt, enc.memory, enc.src_mask)
-    S, T = src.size(1), tgt.size(1)
+    with torch.no_grad():
+        run_with_cache(model, src_ids, tokens, interventions=interventions, hooks=mixing.hooks(model, ablated))
+    S, T = len(src_ids), len(tokens)
     rows = torch.eye(S, dtype=torch.float64, device=device)
     for layer in range(n_layers(model.config, "encoder")):
         rows = sublayer_contributions(mixing.sublayers[("encoder", layer)], cross=False) @ rows

@@ -25,8 +25,9 @@ import torch
 
 from .contract import Seq2SeqModel
 from .decoding import greedy_decode
-from .hooks import At, recording, using
-from .interventions import Interventions, held
+from .forced import one_run, run_with_cache
+from .hooks import At, using
+from .interventions import Interventions
 from .next_token import _checked, _max_new_tokens
 
 
@@ -64,15 +65,12 @@ def decoderlens(
     if not src_ids:
         raise ValueError("the source is empty")
     interventions = _checked(model, interventions)
-    if interventions and (any(interventions.rows) or interventions.restore is not None):
-        raise ValueError("the DecoderLens decodes every layer as one batch row: per-row interventions cannot apply")
+    one_run(interventions, "the DecoderLens's decodings (a batch row per layer)")
     limit = _max_new_tokens(model, max_new_tokens)
     L = model.config.n_encoder_layers
-    device = next(model.parameters()).device
-    src = torch.tensor([src_ids], device=device)
     names = ["encoder.layers.0.hook_resid_pre", *(f"encoder.layers.{layer}.hook_resid_post" for layer in range(L))]
-    with held(interventions), recording(names) as states:
-        model.encode(src)
+    src = torch.tensor([src_ids], device=next(model.parameters()).device)
+    states = run_with_cache(model, src, None, names, interventions).cache  # the encoder alone
     readings = torch.cat([states[name] for name in names])  # (L + 1, S, D): row l is layer l's output
 
     def read_layer_l(x: torch.Tensor, at: At) -> torch.Tensor:

@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import hooks
 from .config import n_layers
 from .contract import Seq2SeqModel
 from .contributions import Mixing, Sublayer, closeness, sublayer_contributions, through_norm
-from .interventions import Interventions, held
+from .forced import one_run, run_with_cache
+from .interventions import Interventions
 
 ENCODER, DECODER, PREDICTION = "encoder", "decoder", "prediction"
 HEAD, RESIDUAL, FFN = "head", "residual", "ffn"
@@ -260,20 +260,15 @@ def flow(
     written), under the interventions it held: one forward pass over the whole decoding."""
     if not tokens:
         raise ValueError("nothing was written: decode a step first")
-    if interventions is not None and (interventions.restore is not None or any(interventions.rows)):
-        raise ValueError("the graph reads one run as it is: restored activations and per-row ablations are not read")
-    device = next(model.parameters()).device
+    one_run(interventions, "the flow routes")
     cfg = model.config
     mixing = Mixing()
-    src = torch.tensor([src_ids], device=device)
-    tgt = torch.tensor([[cfg.bos_id, *tokens[:-1]]], device=device)
     L_enc, L_dec = n_layers(cfg, "encoder"), n_layers(cfg, "decoder_self")
     names = [f"encoder.layers.{layer}.{p}" for layer in range(L_enc) for p in ("hook_resid_mid", "hook_ff_out")]
     names += [f"decoder.layers.{layer}.{p}" for layer in range(L_dec) for p in ("hook_resid_mid_cross", "hook_ff_out")]
     ablated = interventions.ablate if interventions is not None else frozenset()
-    with torch.no_grad(), held(interventions), mixing.reading(model, ablated), hooks.recording(names) as seen:
-        enc = model.encode(src)
-        model.decode(tgt, enc.memory, enc.src_mask)
+    with torch.no_grad():
+        seen = run_with_cache(model, src_ids, tokens, names, interventions, mixing.hooks(model, ablated)).cache
     result = Flow(list(src_ids), list(tokens))
     centred = lambda kind, layer: model.sublayer(kind, layer).norm is not None  # post-LN: a norm after each sum
     for layer in range(L_enc):

@@ -18,30 +18,46 @@ B batch, H heads, S source positions, T this call's queries, P cached positions,
 
     encoder.hook_embed                          (B, S, D) the source's token embeddings before positions
     encoder.layers.{l}.hook_resid_pre           (B, S, D) the residual stream entering layer l
+    encoder.layers.{l}.self_attn.hook_q         (B, H, S, K) each head's queries           } made only when hooked
+    encoder.layers.{l}.self_attn.hook_k         (B, H, S, K) each head's keys              }
     encoder.layers.{l}.self_attn.hook_v         (B, H, S, K) each head's values
+    encoder.layers.{l}.self_attn.hook_attn_scores (B, H, S, S) q k^T / sqrt(K), before the mask: softmax of them,
+                                                masked, is the pattern (made only when hooked)
     encoder.layers.{l}.self_attn.hook_pattern   (B, H, S, S) each head's weights after softmax (what it uses)
     encoder.layers.{l}.self_attn.hook_z         (B, H, S, K) each head's output (pattern @ v), before W_o
+    encoder.layers.{l}.self_attn.hook_result    (B, H, S, D) each head's output through its K columns of W_o: their
+                                                sum over heads plus W_o's bias is hook_attn_out (made only when hooked)
     encoder.layers.{l}.hook_attn_out            (B, S, D) the self-attention sublayer's output (W_o and bias)
     encoder.layers.{l}.hook_resid_mid           (B, S, D) the stream after self-attention (after its norm, post-LN)
     encoder.layers.{l}.hook_ff_out              (B, S, D) the feed-forward sublayer's output
     encoder.layers.{l}.hook_resid_post          (B, S, D) the layer's output
     decoder.hook_embed                          (B, T, D)
     decoder.layers.{l}.hook_resid_pre           (B, T, D)
-    decoder.layers.{l}.self_attn.hook_v         (B, H, P+T, K) every key so far (the cache keeps the un-hooked)
+    decoder.layers.{l}.self_attn.hook_q         (B, H, T, K)
+    decoder.layers.{l}.self_attn.hook_k         (B, H, P+T, K) every key so far (the cache keeps the un-hooked)
+    decoder.layers.{l}.self_attn.hook_v         (B, H, P+T, K) (the same)
+    decoder.layers.{l}.self_attn.hook_attn_scores (B, H, T, P+T)
     decoder.layers.{l}.self_attn.hook_pattern   (B, H, T, P+T)
     decoder.layers.{l}.self_attn.hook_z         (B, H, T, K)
+    decoder.layers.{l}.self_attn.hook_result    (B, H, T, D)
     decoder.layers.{l}.hook_attn_out            (B, T, D)
     decoder.layers.{l}.hook_resid_mid           (B, T, D) after self-attention, entering cross-attention
-    decoder.layers.{l}.cross_attn.hook_v        (B, H, S, K) (on cached steps too, on the cached values)
+    decoder.layers.{l}.cross_attn.hook_q        (B, H, T, K)
+    decoder.layers.{l}.cross_attn.hook_k        (B, H, S, K) (on cached steps too, on the cached keys)
+    decoder.layers.{l}.cross_attn.hook_v        (B, H, S, K) (the same, values)
+    decoder.layers.{l}.cross_attn.hook_attn_scores (B, H, T, S)
     decoder.layers.{l}.cross_attn.hook_pattern  (B, H, T, S)
     decoder.layers.{l}.cross_attn.hook_z        (B, H, T, K)
+    decoder.layers.{l}.cross_attn.hook_result   (B, H, T, D)
     decoder.layers.{l}.hook_cross_attn_out      (B, T, D)
     decoder.layers.{l}.hook_resid_mid_cross     (B, T, D) after cross-attention, entering the feed-forward
     decoder.layers.{l}.hook_ff_out              (B, T, D)
     decoder.layers.{l}.hook_resid_post          (B, T, D)
 
 Each point fires once per layer per encode (encoder names) or decode (decoder names) call. While a hook is active at
-a pattern point, attention computes its weights explicitly (not SDPA's fused kernel).
+a scores or pattern point, attention computes its weights explicitly (not SDPA's fused kernel); while one is active
+at a result point, the output is the heads' results summed (not one matmul). Unhooked, neither is made. On the
+adapters' models the scores are the family's own logits before its mask (T5's position bias in them, unscaled).
 """
 
 from __future__ import annotations
@@ -60,7 +76,7 @@ Hook = tuple["str | Callable[[str], bool]", HookFn]  # (a name, or a predicate o
 
 ATTENTION = {"encoder": "encoder.layers.{}.self_attn", "decoder_self": "decoder.layers.{}.self_attn"}
 ATTENTION["cross"] = "decoder.layers.{}.cross_attn"
-HEAD_POINTS = ("hook_v", "hook_pattern", "hook_z")
+HEAD_POINTS = ("hook_q", "hook_k", "hook_v", "hook_attn_scores", "hook_pattern", "hook_z", "hook_result")
 ENCODER_LAYER_POINTS = ("hook_resid_pre", "hook_attn_out", "hook_resid_mid", "hook_ff_out", "hook_resid_post")
 DECODER_LAYER_POINTS = ("hook_resid_pre", "hook_attn_out", "hook_resid_mid", "hook_cross_attn_out")
 DECODER_LAYER_POINTS += ("hook_resid_mid_cross", "hook_ff_out", "hook_resid_post")

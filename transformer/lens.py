@@ -20,8 +20,8 @@ import torch
 
 from .contract import Seq2SeqModel
 from .decoding import next_token_logits
-from .hooks import recording
-from .interventions import Interventions, held
+from .forced import run_with_cache
+from .interventions import Interventions
 
 
 @dataclass
@@ -51,12 +51,8 @@ def decoder_lens(
         raise ValueError("nothing was written: decode a step first")
     device = next(model.parameters()).device
     cfg = model.config
-    src = torch.tensor([src_ids], device=device)
-    tgt = torch.tensor([[cfg.bos_id, *tokens[:-1]]], device=device)
     names = [f"decoder.layers.{layer}.hook_resid_post" for layer in range(cfg.n_decoder_layers)]
-    with held(interventions), recording(names) as states:
-        enc = model.encode(src)
-        model.decode(tgt, enc.memory, enc.src_mask)
+    states = run_with_cache(model, src_ids, tokens, names, interventions).cache
     written = torch.tensor(tokens, device=device)
     limit = max_new_tokens or cfg.max_new_tokens
     top_ids, top_probs, written_probs = [], [], []

@@ -30,10 +30,11 @@ from dataclasses import dataclass
 import torch
 
 from .config import KINDS, n_layers
-from .contract import Seq2SeqModel
+from .contract import EncoderOutput, Seq2SeqModel
 from .decoding import _max_new_tokens, greedy_decode, next_token_logits
-from .hooks import using
-from .interventions import Activations, Interventions, Restore, held
+from .forced import ForcedRun, decoder_input, run_with_cache
+from .hooks import Hook, using
+from .interventions import Activations, Interventions, Restore
 
 NOTHING_TO_RESTORE = 0.1  # nats: a step whose clean and corrupted log p differ by less has no r
 NOISE_SCALE = 3.0  # the noise's standard deviation, in embedding standard deviations (ROME's)
@@ -104,64 +105,48 @@ class Pair:
             raise ValueError("give a corrupted source, or positions to corrupt with noise")
         self.model, self.tokens = model, list(tokens)
         device = next(model.parameters()).device
-        cfg = model.config
         self.limit = _max_new_tokens(model, max_new_tokens)
         self.src = torch.tensor([list(clean)], device=device)
         self.corrupted_src = self.src if corrupted is None else torch.tensor([list(corrupted)], device=device)
-        self.tgt = torch.tensor([[cfg.bos_id, *self.tokens[:-1]]], device=device)
+        self.tgt = decoder_input(model, self.tokens, 1, device)
         self.written = torch.tensor(self.tokens, device=device)
         with torch.no_grad():
             self.embeds = noisy_embeddings(model, self.corrupted_src, noise, seed)
             self.clean = Activations()
-            self.clean_logp = self._run(self.src, None, Interventions(record=self.clean))[0]
-            with self._embedded(self.embeds):
-                enc = model.encode(self.corrupted_src)
-            self.memory, self.src_mask = enc.memory, enc.src_mask
-            self.corrupted_logp = self._decode(self.memory, self.src_mask, None)[0]
+            clean_run = run_with_cache(model, self.src, self.tokens, interventions=Interventions(record=self.clean))
+            self.clean_logp = self._log_probs(clean_run)[0]
+            corrupted = run_with_cache(model, self.corrupted_src, self.tokens, hooks=self._embedded(self.embeds))
+            self.encoded = corrupted.encoded  # the corrupted encoder's output, for restorations in the decoder only
+            self.corrupted_logp = self._log_probs(corrupted)[0]
 
     @torch.no_grad()
     def corrupted_output(self) -> list[int]:
         """What the model writes, greedily, from the corrupted source."""
-        with self._embedded(self.embeds):
+        with using(self._embedded(self.embeds)):
             return greedy_decode(self.model, self.corrupted_src, self.limit)[0]
 
     @staticmethod
-    def _embedded(embeds: torch.Tensor | None):
-        """Hold a hook that reads `embeds` (B, S, D) in place of the source's token embeddings (none: nothing)."""
-        return using([("encoder.hook_embed", lambda x, at: embeds)] if embeds is not None else [])
+    def _embedded(embeds: torch.Tensor) -> list[Hook]:
+        """A hook that reads `embeds` (B, S, D) in place of the source's token embeddings."""
+        return [("encoder.hook_embed", lambda x, at: embeds)]
 
-    def _log_probs(self, hidden: torch.Tensor) -> torch.Tensor:
-        """(B, T, D) decoder output -> (B, T): the log p of each clean token, under decoding's rules."""
-        logits = next_token_logits(self.model, hidden, None, self.limit)
-        return logits.log_softmax(dim=-1).gather(-1, self.written.expand(hidden.size(0), -1)[..., None])[..., 0]
-
-    def _decode(
-        self, memory: torch.Tensor, src_mask: torch.Tensor, interventions: Interventions | None
-    ) -> torch.Tensor:
-        """(B, T) log p of the clean tokens, the decoder reading `memory` (B, S, D)."""
-        B = memory.size(0)
-        tgt, src_mask = self.tgt.expand(B, -1), src_mask.expand(B, -1, -1, -1)
-        with held(interventions):
-            return self._log_probs(self.model.decode(tgt, memory, src_mask).hidden)
-
-    def _run(self, src: torch.Tensor, embeds: torch.Tensor | None, interventions: Interventions) -> torch.Tensor:
-        with held(interventions), self._embedded(embeds):
-            enc = self.model.encode(src)
-        return self._decode(enc.memory, enc.src_mask, interventions)
+    def _log_probs(self, run: ForcedRun) -> torch.Tensor:
+        """(B, T): the log p of each clean token in a teacher-forced run, under decoding's rules."""
+        logits = next_token_logits(self.model, run.hidden, None, self.limit)
+        return logits.log_softmax(dim=-1).gather(-1, self.written.expand(run.hidden.size(0), -1)[..., None])[..., 0]
 
     @torch.no_grad()
     def logp(self, restore: Restore) -> torch.Tensor:
         """(B, T): the clean tokens' log p in the corrupted run with what `restore` marks taken from its clean run
         (this pair's `clean`), one row per row of its masks."""
         interventions = Interventions(restore=restore)
-        interventions.check(self.model.config)
         B = restore.rows
         if restore.encoder_states is not None or "encoder" in restore.heads:
-            src = self.corrupted_src.expand(B, -1)
-            return self._run(src, self.embeds.expand(B, -1, -1), interventions)
-        return self._decode(
-            self.memory.expand(B, -1, -1), self.src_mask, interventions
-        )  # the encoder's output is the corrupted one
+            src, embedded = self.corrupted_src.expand(B, -1), self._embedded(self.embeds.expand(B, -1, -1))
+            return self._log_probs(run_with_cache(self.model, src, self.tokens, (), interventions, embedded))
+        enc = self.encoded  # the encoder's output is the corrupted one
+        encoded = EncoderOutput(enc.memory.expand(B, -1, -1), enc.src_mask.expand(B, -1, -1, -1), ())
+        return self._log_probs(run_with_cache(self.model, encoded, self.tokens, (), interventions))
 
     def restored(self, logp: torch.Tensor) -> torch.Tensor:
         """r for log p (..., T); NaN at steps where clean and corrupted differ by less than NOTHING_TO_RESTORE."""

@@ -32,7 +32,8 @@ from . import hooks
 from .config import n_layers
 from .contract import Seq2SeqModel
 from .decoding import next_token_logits
-from .interventions import Head, Interventions, held
+from .forced import one_run, run_with_cache
+from .interventions import Head, Interventions
 
 LOGITS_BUDGET = 2**25  # next-token logits (rows × steps × V) one pass may hold
 
@@ -83,17 +84,23 @@ def _hooks(heads: frozenset[Head], kinds: tuple[str, ...], positions: torch.Tens
 class _Run:
     """One decoding's source and decoder inputs, and batched passes that zero a token per row."""
 
-    def __init__(self, model: Seq2SeqModel, src_ids: list[int], tokens: list[int], limit: int) -> None:
+    def __init__(
+        self,
+        model: Seq2SeqModel,
+        src_ids: list[int],
+        tokens: list[int],
+        limit: int,
+        interventions: Interventions | None,
+    ) -> None:
         device = next(model.parameters()).device
-        self.model, self.limit = model, limit
+        self.model, self.limit, self.tokens, self.interventions = model, limit, list(tokens), interventions
         self.src = torch.tensor([list(src_ids)], device=device)
-        self.tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]], device=device)
-        self.written = torch.tensor(list(tokens), device=device)
+        self.written = torch.tensor(self.tokens, device=device)
 
     def changes(self, positions: torch.Tensor, heads: frozenset[Head], source: bool) -> tuple[torch.Tensor, ...]:
         """Zero each of `positions` (source positions, or decoder input positions) in its own row: the reference's
         log p (T,), and per position the fall (N, T) and the cosine distance (N, T)."""
-        T, V = self.tgt.size(1), self.model.config.tgt_vocab_size
+        T, V = len(self.tokens), self.model.config.tgt_vocab_size
         per_pass = max(1, LOGITS_BUDGET // (T * V) - 1)
         logp, falls, distances = None, [], []
         for first in range(0, len(positions), per_pass):
@@ -108,12 +115,10 @@ class _Run:
     @torch.no_grad()
     def _pass(self, positions: torch.Tensor, heads: frozenset[Head], source: bool):
         R = 1 + len(positions)
-        src, tgt = self.src.expand(R, -1), self.tgt.expand(R, -1)
-        own = ("encoder",) if source else ()
-        with hooks.using(_hooks(heads, own, positions)):
-            enc = self.model.encode(src)
-        with hooks.using(_hooks(heads, ("cross",) if source else ("decoder_self",), positions)):
-            hidden = self.model.decode(tgt, enc.memory, enc.src_mask).hidden  # (R, T, D)
+        kinds = ("encoder", "cross") if source else ("decoder_self",)  # a kind's points fire on its side only
+        zeroed = _hooks(heads, kinds, positions)
+        run = run_with_cache(self.model, self.src.expand(R, -1), self.tokens, (), self.interventions, zeroed)
+        hidden = run.hidden  # (R, T, D)
         logits = next_token_logits(self.model, hidden, None, self.limit)
         logp = logits.log_softmax(dim=-1).gather(-1, self.written.expand(R, -1)[..., None])[..., 0]  # (R, T)
         # 1 - cos(a, b) = ||a/|a| - b/|b|||^2 / 2: the same, and exactly 0 for equal states (1 - cos rounds)
@@ -137,19 +142,17 @@ def value_zeroing(
     head for the source tokens, every decoder self head for the decoder inputs)."""
     if not tokens:
         raise ValueError("nothing was written: decode a step first")
-    if interventions is not None and (interventions.restore is not None or any(interventions.rows)):
-        raise ValueError("value zeroing reads one run as it is: restored activations and per-row ablations are not")
+    one_run(interventions, "value zeroing's changes")
     config = model.config
     chosen = every_head(config, ("cross", "decoder_self")) if heads is None else frozenset(heads)
     Interventions(ablate=chosen).check(config)  # each head is one this model has
     wanted = range(1, len(tokens) + 1) if steps is None else sorted(set(steps))
     if any(not 1 <= t <= len(tokens) for t in wanted):
         raise ValueError(f"steps must be in 1..{len(tokens)} (got {list(wanted)})")
-    run = _Run(model, src_ids, tokens, limit or config.max_new_tokens)
+    run = _Run(model, src_ids, tokens, limit or config.max_new_tokens, interventions)
     device = run.src.device
-    with held(interventions):
-        logp, source_fall, source_distance = run.changes(torch.arange(len(src_ids), device=device), chosen, True)
-        _, prefix_fall, prefix_distance = run.changes(torch.arange(len(tokens), device=device), chosen, False)
+    logp, source_fall, source_distance = run.changes(torch.arange(len(src_ids), device=device), chosen, True)
+    _, prefix_fall, prefix_distance = run.changes(torch.arange(len(tokens), device=device), chosen, False)
     found = []
     for t in wanted:
         i = t - 1

@@ -21,10 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from transformer import Interventions, Seq2SeqModel
+from transformer import Interventions, Seq2SeqModel, run_with_cache
 from transformer.decoding import next_token_logits
-from transformer.hooks import using
-from transformer.interventions import held
+from transformer.forced import decoder_input
 
 IG_STEPS = 50
 AGGREGATES = {
@@ -88,32 +87,24 @@ class Scorer:
         self.src_ids = list(src_ids)
         self.limit = limit or model.config.max_new_tokens
         self.src = torch.tensor([src_ids], device=device)
-        self.tgt = torch.tensor([[model.config.bos_id, *tokens]], device=device)
 
     def inputs(self, step: int) -> tuple[torch.Tensor, torch.Tensor]:
         """The embeddings that step `step` (1-based) reads: the source's (1, S, D) and its decoder inputs' (1, step, D)."""
         with torch.no_grad():
-            src, tgt = self.model.embed_source(self.src), self.model.embed_target(self.tgt[:, :step])
+            tgt = decoder_input(self.model, self.tokens[:step], 1, self.src.device)  # bos, tokens[: step - 1]
+            src, tgt = self.model.embed_source(self.src), self.model.embed_target(tgt)
         return src.requires_grad_(), tgt.requires_grad_()
 
     def __call__(self, src_embeds: torch.Tensor, tgt_embeds: torch.Tensor, step: int) -> torch.Tensor:
         B, T = src_embeds.size(0), tgt_embeds.size(1)
-        src, tgt = self.src.expand(B, -1), self.tgt[:, :T].expand(B, -1)
         # the embeddings are read at the hook points before positions; a cached call covers positions start..
         given = [
             ("encoder.hook_embed", lambda x, at: src_embeds),
             ("decoder.hook_embed", lambda x, at: tgt_embeds[:, at.start : at.start + x.size(1)]),
         ]
-        with held(self.interventions), using(given):
-            enc = self.model.encode(src)
-            if self.cached:  # one position at a time through the cache, as decoding reads it
-                cache = None
-                for t in range(T):
-                    dec = self.model.decode(tgt[:, t : t + 1], enc.memory, enc.src_mask, cache, use_cache=True)
-                    cache = dec.cache
-            else:
-                dec = self.model.decode(tgt, enc.memory, enc.src_mask)
-        return self.score(next_token_logits(self.model, dec.hidden[:, -1], step - 1, self.limit), step)
+        src, tokens = self.src.expand(B, -1), self.tokens[:T]  # step T reads bos and the T - 1 tokens before it
+        run = run_with_cache(self.model, src, tokens, (), self.interventions, given, stepwise=self.cached)
+        return self.score(next_token_logits(self.model, run.hidden[:, -1], step - 1, self.limit), step)
 
     def log_prob(self, step: int) -> float:
         """What is attributed at step `step`, with the embeddings as they are (log p of the token written)."""

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from transformer import DecodingSession, Head, Interventions, Seq2SeqModel
+from transformer import DecodingSession, Head, Interventions, Seq2SeqModel, run_with_cache
 from transformer.config import KINDS, n_layers
+from transformer.contract import EncoderOutput
 from transformer.decoding import next_token_logits
-from transformer.interventions import held
 
 from ..attention.naming import all_heads
 
@@ -43,13 +43,9 @@ def next_token_log_probs(
     """(batch, steps, V) next-token log-probabilities along `tokens`, teacher-forced: step t sees bos and tokens[:t];
     the batch repeats the sentence (for Interventions.rows). `limit` is the decoding's length limit (a model may
     force its last token)."""
-    device = next(model.parameters()).device
-    src = torch.tensor([src_ids], device=device).expand(batch, -1)
-    tgt = torch.tensor([[model.config.bos_id, *tokens[:-1]]], device=device).expand(batch, -1)
-    with held(interventions):
-        enc = model.encode(src)
-        dec = model.decode(tgt, enc.memory, enc.src_mask)
-    return next_token_logits(model, dec.hidden, None, limit).log_softmax(dim=-1).cpu()
+    src = torch.tensor([src_ids], device=next(model.parameters()).device).expand(batch, -1)
+    hidden = run_with_cache(model, src, tokens, interventions=interventions).hidden
+    return next_token_logits(model, hidden, None, limit).log_softmax(dim=-1).cpu()
 
 
 def kl_divergence(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
@@ -93,18 +89,17 @@ def importance(model, src_ids: list[int], tokens: list[int], limit: int | None =
         return grids
     heads, device = all_heads(config), next(model.parameters()).device
     encoders = {h: 1 + i for i, h in enumerate(h for h in heads if h.kind == "encoder")}  # 0: the plain encoder
-    with held(Interventions(rows=(frozenset(), *(frozenset({h}) for h in encoders)))):
-        encoded = model.encode(torch.tensor([src_ids], device=device).expand(1 + len(encoders), -1))
-    prefix = torch.tensor([[config.bos_id, *tokens[:-1]]], device=device)
+    src = torch.tensor([src_ids], device=device).expand(1 + len(encoders), -1)
+    per_encoder = Interventions(rows=(frozenset(), *(frozenset({h}) for h in encoders)))
+    encoded = run_with_cache(model, src, None, interventions=per_encoder).encoded  # the encoders alone
 
     def log_probs(part: list[Head | None]) -> torch.Tensor:
         """(rows, steps, V): a row per head of `part` ablated alone (None: nothing ablated)."""
         index = torch.tensor([encoders.get(h, 0) for h in part], device=device)
         rows = tuple(frozenset() if h is None or h in encoders else frozenset({h}) for h in part)
-        with held(Interventions(rows=rows)):
-            memory, mask = encoded.memory.index_select(0, index), encoded.src_mask.index_select(0, index)
-            hidden = model.decode(prefix.expand(len(part), -1), memory, mask).hidden
-        return next_token_logits(model, hidden, None, limit).log_softmax(dim=-1).cpu()
+        memory, mask = encoded.memory.index_select(0, index), encoded.src_mask.index_select(0, index)
+        run = run_with_cache(model, EncoderOutput(memory, mask, ()), tokens, interventions=Interventions(rows=rows))
+        return next_token_logits(model, run.hidden, None, limit).log_softmax(dim=-1).cpu()
 
     original = log_probs([None])[0]
     # Rows in chunks, so that a large vocabulary (opus-mt's 58k) keeps the batch's logits under about 256 MB.

@@ -13,8 +13,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from transformer import Seq2SeqModel
+from transformer import Seq2SeqModel, run_with_cache
 from transformer.config import KINDS, n_layers
+from transformer.forced import decoder_input
+from transformer.hooks import attention_name
 
 from ..models.alignments import gold_alignment
 
@@ -44,10 +46,11 @@ def batch_totals(model: Seq2SeqModel, src: torch.Tensor, steps: list[list[int]],
     """The sums over one batch: src (B, S) padded, and each row's decoded steps (its tokens, eos included)."""
     config, device = model.config, src.device
     T = max(len(s) for s in steps)
-    inputs = [[config.bos_id, *s[:-1]] + [config.pad_id] * (T - len(s)) for s in steps]
-    tgt = torch.tensor(inputs, device=device)
-    enc = model.encode(src, output_attentions=True)
-    dec = model.decode(tgt, enc.memory, enc.src_mask, output_attentions=True)
+    tgt = decoder_input(model, steps, len(steps), device)  # (B, T), padded after each row's steps
+    run = run_with_cache(model, src, steps, lambda name: name.endswith(".hook_pattern"))
+    weights = {
+        k: [run.cache[attention_name(k, layer, "hook_pattern")] for layer in range(n_layers(config, k))] for k in KINDS
+    }
     special_ids = torch.tensor(sorted(model.special_ids), device=device)
     src_real = src != config.pad_id  # (B, S)
     lengths = torch.tensor([len(s) for s in steps], device=device)
@@ -55,7 +58,6 @@ def batch_totals(model: Seq2SeqModel, src: torch.Tensor, steps: list[list[int]],
     keys = {"encoder": torch.isin(src, special_ids), "cross": torch.isin(src, special_ids)}
     keys["decoder_self"] = torch.isin(tgt, special_ids) & tgt_real
     queries = {"encoder": src_real, "decoder_self": tgt_real, "cross": tgt_real}
-    weights = {"encoder": enc.attentions, "decoder_self": dec.self_attentions, "cross": dec.cross_attentions}
     gold = [gold_alignment(alignment, int(n)) for n in src_real.sum(dim=1).tolist()]
     aimed = torch.full((len(steps), T), -1, dtype=torch.long)  # (B, T): each step's gold source position, or -1
     for b, pairs in enumerate(gold):

@@ -20,10 +20,9 @@ import math
 import numpy as np
 import torch
 
-from transformer import Interventions, Seq2SeqModel, Seq2SeqPipeline
+from transformer import Interventions, Seq2SeqModel, Seq2SeqPipeline, run_with_cache
 from transformer.contributions import alti_plus
 from transformer.decoding import next_token_logits
-from transformer.interventions import held
 
 from ..attention.units import source_words
 from ..attribution.methods import attribute, source_share
@@ -41,24 +40,12 @@ def forced(
 ) -> tuple[np.ndarray, np.ndarray]:
     """`tokens` forced one step at a time, as DecodingSession.step decodes: log p of each (T,), under the rules
     for a decoding of at most `limit` steps, and the cross-attention (T, L, S) of each decoder layer, mean over heads."""
-    device = next(model.parameters()).device
-    with held(interventions):
-        enc = model.encode(torch.tensor([src_ids], device=device))
-        cache, logps, cross = None, [], []
-        for t, previous in enumerate([model.config.bos_id, *tokens[:-1]]):
-            dec = model.decode(
-                torch.tensor([[previous]], device=device),
-                enc.memory,
-                enc.src_mask,
-                cache,
-                use_cache=True,
-                output_attentions=True,
-            )
-            cache = dec.cache
-            logp = next_token_logits(model, dec.hidden[0, -1], t, limit).log_softmax(dim=-1)
-            logps.append(float(logp[tokens[t]]))
-            cross.append(torch.stack([w[0, :, -1] for w in dec.cross_attentions]).float().mean(dim=1).cpu())  # (L, S)
-    return np.array(logps), torch.stack(cross).numpy().astype(np.float64)
+    names = [f"decoder.layers.{layer}.cross_attn.hook_pattern" for layer in range(model.config.n_decoder_layers)]
+    run = run_with_cache(model, src_ids, tokens, names, interventions, stepwise=True)
+    logps = next_token_logits(model, run.hidden[0], None, limit).log_softmax(dim=-1)
+    logps = logps.gather(-1, torch.tensor(tokens, device=logps.device)[:, None])[:, 0]  # (T,)
+    cross = [torch.stack([step[name][0, :, -1] for name in names]).float().mean(dim=1) for step in run.steps]
+    return logps.double().cpu().numpy(), torch.stack(cross).cpu().numpy().astype(np.float64)  # (T,), (T, L, S)
 
 
 def values(

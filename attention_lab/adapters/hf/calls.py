@@ -39,6 +39,7 @@ class Call:
     side: str = "encoder"  # "encoder" or "decoder": which hook_embed a shared embedding module passes through
     start: int = 0  # P, the positions the decoder's cache held before this call
     values: dict[int, torch.Tensor] | None = None  # filled, by attention module, when the call records values
+    moved: dict[int, torch.Tensor] = field(default_factory=dict)  # by attention module: what hook_result added
     seen: set[int] = field(default_factory=set)  # the modules whose attention ran through the attention function
 
 
@@ -60,9 +61,9 @@ def calling(call: Call):
 
 
 def attention(module: nn.Module, query, key, value, attention_mask, **kwargs):
-    """The family's own eager attention, its values, weights and head outputs through the module's hook points;
-    outside a call, eager unchanged. value (B, H, S, K) holds every key so far (transformers' cache is updated
-    before this runs, and keeps the un-hooked values)."""
+    """The family's own eager attention, its queries, keys, values, scores, weights, head outputs and each head's
+    result through the module's hook points; outside a call, eager unchanged. value (B, H, S, K) holds every key so
+    far (transformers' cache is updated before this runs, and keeps the un-hooked keys and values)."""
     eager = sys.modules[type(module).__module__].eager_attention_forward
     call = _current.get()
     if call is None:
@@ -70,16 +71,39 @@ def attention(module: nn.Module, query, key, value, attention_mask, **kwargs):
     call.seen.add(id(module))
     if call.values is not None:
         call.values[id(module)] = value
-    hook_v, hook_pattern, hook_z = module._attention_lab_points
-    value = hook_v(value, call.start)
-    output, weights = eager(module, query, key, value, attention_mask, **kwargs)  # (B, T, H, K), (B, H, T, S)
+    hook_q, hook_k, hook_v, hook_scores, hook_pattern, hook_z, hook_result = module._attention_lab_points
+    query, key, value = hook_q(query, call.start), hook_k(key, call.start), hook_v(value, call.start)
+    if hook_scores.active():
+        output, weights = scored(module, query, key, value, attention_mask, hook_scores, call.start, **kwargs)
+    else:
+        output, weights = eager(module, query, key, value, attention_mask, **kwargs)  # (B, T, H, K), (B, H, T, S)
     if hook_pattern.active():
         hooked = hook_pattern(weights, call.start)
         if hooked is not weights:  # what the head uses is what the hook gave
             output, weights = (hooked.to(value) @ value).transpose(1, 2), hooked
     if hook_z.active():
         output = hook_z(output.transpose(1, 2), call.start).transpose(1, 2)
+    if hook_result.active():
+        by_head = (module.out_proj if hasattr(module, "out_proj") else module.o).weight  # (D, H * K): BART's, T5's
+        H, K = output.size(2), output.size(3)
+        results = torch.einsum("bthk,dhk->bhtd", output, by_head.view(-1, H, K))
+        hooked = hook_result(results, call.start)
+        if hooked is not results:  # the module's output projection sums the heads: add what the hook moved
+            call.moved[id(module)] = (hooked - results).sum(dim=1)
     return output.contiguous(), weights
+
+
+def scored(module: nn.Module, query, key, value, attention_mask, point, start: int, **kwargs):
+    """Eager attention with its scores (q k^T scaled, plus T5's position bias; before the mask) through `point`."""
+    scaling = kwargs.get("scaling")
+    scores = query @ key.transpose(2, 3) * (query.size(-1) ** -0.5 if scaling is None else scaling)
+    if kwargs.get("position_bias") is not None:
+        scores = scores + kwargs["position_bias"]
+    scores = point(scores, start)
+    if attention_mask is not None:
+        scores = scores + attention_mask
+    weights = nn.functional.dropout(scores.softmax(dim=-1), p=kwargs.get("dropout", 0.0), training=module.training)
+    return (weights @ value).transpose(1, 2).contiguous(), weights
 
 
 AttentionInterface.register(ATTENTION, attention)
@@ -116,7 +140,12 @@ def layer_output(module: nn.Module, args, output):
 
 
 def module_output(module: nn.Module, args, output):
-    """A module's output (B, T, D) (the first of a tuple) through the point it gives (_attention_lab_out)."""
+    """A module's output (B, T, D) (the first of a tuple) through the point it gives (_attention_lab_out), after
+    what a hook at an attention's hook_result moved in it."""
+    call = _current.get()
+    moved = call.moved.pop(id(module), None) if call is not None else None
+    if moved is not None:
+        output = (output[0] + moved, *output[1:]) if isinstance(output, tuple) else output + moved
     return _through(module._attention_lab_out, output)
 
 

@@ -3,7 +3,7 @@
 
     hook_embed                      the encoder's or the decoder's embed_tokens (its output: before positions)
     hook_resid_pre, hook_resid_post a layer's input and output
-    self_attn / cross_attn hook_v, hook_pattern, hook_z
+    self_attn / cross_attn hook_q, hook_k, hook_v, hook_attn_scores, hook_pattern, hook_z, hook_result
                                     inside the attention function (attention_lab.adapters.hf.calls)
     hook_attn_out, hook_cross_attn_out
                                     the attention module's output (its output projection's bias included)
@@ -20,7 +20,7 @@ from __future__ import annotations
 from torch import nn
 from transformers import PreTrainedModel
 
-from transformer.hooks import HookPoint, attention_name
+from transformer.hooks import HEAD_POINTS, HookPoint, attention_name
 
 from .calls import install
 
@@ -54,7 +54,7 @@ def put_points(
         _put(module, "_attention_lab_embed", points, "embed")
     for kind, modules in attentions.items():
         for layer, module in enumerate(modules):
-            points = tuple(HookPoint(attention_name(kind, layer, p)) for p in ("hook_v", "hook_pattern", "hook_z"))
+            points = tuple(HookPoint(attention_name(kind, layer, p)) for p in HEAD_POINTS)
             module._attention_lab_points = points
             out = "hook_cross_attn_out" if kind == "cross" else "hook_attn_out"
             side = "encoder" if kind == "encoder" else "decoder"
