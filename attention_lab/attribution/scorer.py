@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from transformer import Interventions, Seq2SeqModel, run_with_cache
+from transformer.checkpoint import error_line
 from transformer.decoding import next_token_logits
 from transformer.forced import decoder_input
 
@@ -118,7 +119,7 @@ class Scorer:
 
 def no_gradients(err: RuntimeError) -> str:
     """What to say for a model whose forward pass autograd cannot differentiate (the error autograd raised)."""
-    return f"This model cannot give gradients for attribution: {str(err).splitlines()[0]}"
+    return f"This model cannot give gradients for attribution: {error_line(err)}"
 
 
 def check_aggregate(aggregate: str) -> None:
