@@ -14,6 +14,7 @@ attention_lab/*/ the app's parts: each imports only the parts below it (lab_laye
 """
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -86,8 +87,9 @@ def imports(path: Path, modules: frozenset[str] = frozenset()) -> set[str]:
     return found
 
 
+@functools.cache
 def project_graph() -> dict[str, set[str]]:
-    """Module -> the project modules it imports."""
+    """Module -> the project modules it imports (read once: the tests below only read it)."""
     names = {module_name(p): p for p in source_files()}
     modules = frozenset(names)
     return {name: {m for m in imports(path, modules) if m in names and m != name} for name, path in names.items()}
@@ -181,6 +183,7 @@ def lab_part(module: str) -> str:
     return module.split(".")[1] if module.count(".") else ""
 
 
+@functools.cache
 def table_folders() -> tuple[str, ...]:
     """The folders of the tab table's features (attention_lab.tabs.features()), in its order: where each one's
     layout (or view, or wiring) is defined."""
