@@ -21,9 +21,9 @@ from .models.page_copy import PageCopies
 from .models.registry import Registry
 from .page import frame
 from .page.lab import Lab
-from .page.wiring import CONCURRENCY, LANES, Wiring
+from .page.wiring import CONCURRENCY, LANES, Wiring, handed
 from .serving.api import Endpoints, documentation, served
-from .tabs import LOOP, TABS, features, options, outputs
+from .tabs import LOOP, TABS, features, options, outputs, publishers
 
 logger = logging.getLogger("attention_lab")
 # Gradio keeps every session's component values until the session is evicted, oldest first, beyond this many
@@ -81,11 +81,11 @@ def build_demo(registry: Registry, tabs: tuple = TABS) -> gr.Blocks:
     PageCopies(registry).start(COPIES)  # made once, in the background: the page decodes itself once they are
     lab = make_lab(registry, tabs, ahead=True)
     with gr.Blocks(title="Attention Lab", fill_width=True) as demo:
-        components, state, opened = frame.build(registry, lab.default, LOOP, tabs)
+        components, state, opened, laid = frame.build(registry, lab.default, LOOP, tabs)
         wiring = Wiring(lab, components, state, list(options(tabs)), list(outputs(tabs)))
         for feature in features(tabs):
             if feature.wire is not None:
-                feature.wire(components, wiring)
+                feature.wire(handed(feature, laid, publishers(tabs)), wiring)
         wire_tabs(wiring, opened)
         wiring.on(demo.load, lab.decoding.run)  # the page opens on its first example, decoded
         for feature in features(tabs):

@@ -7,6 +7,8 @@ its stylesheet beside its page modules, the type of what it keeps of a run (`sta
 an app-wide store (`store`), and the records its page modules are sent (`messages`, the page's JSON Schema).
 attention_lab/tabs.py lists the features, one line each; the app builds the page, the API and the queue's lanes from
 that table, and no other module lists every feature or endpoint. A new feature is a new folder and one line there.
+Features never read each other's components by name: a feature declares which of its components others may listen
+to (`publishes`) and which of theirs it listens to (`listens`), and its `wire` is handed those and its own.
 
 An output's kind says how its value reaches its component (attention_lab.page.wiring):
 
@@ -152,8 +154,13 @@ class Feature:
     layout: Callable[..., dict] | None = None  # (registry, default model) -> its components by name
     outputs: tuple[Output, ...] = ()
     view: View | None = None  # what its outputs show while its tab is open (None: drawn in the page alone)
-    wire: Callable[..., None] | None = None  # (components, wiring): its own events
+    wire: Callable[..., None] | None = None  # (its components and those it listens to, wiring): its own events
     controls: tuple[str, ...] = ()  # its components every decoding event sends (read from Controls.options)
+    # The page's events between features, by the name of the component that fires them: those of its components
+    # other features may listen to, and the other features' components its `wire` listens to (it is handed those
+    # and its own, nothing else)
+    publishes: tuple[str, ...] = ()
+    listens: tuple[str, ...] = ()
     needs_run: bool = True  # with no run, its outputs are blank (the Training tab decodes the source itself)
     parts: tuple[Feature, ...] = field(default=())  # features laid out, drawn and wired inside this one's tab
     endpoints: tuple[Endpoint, ...] = ()

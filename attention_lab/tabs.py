@@ -53,4 +53,21 @@ def options(tabs: tuple[Feature, ...] = TABS) -> tuple[str, ...]:
     return tuple(name for feature in features(tabs) for name in feature.controls)
 
 
+def publishers(tabs: tuple[Feature, ...] = TABS) -> dict[str, Feature]:
+    """Each event of the page that features may listen to -> the feature that publishes it."""
+    return {name: feature for feature in features(tabs) for name in feature.publishes}
+
+
+def unheard(tabs: tuple[Feature, ...] = TABS) -> list[str]:
+    """What the table's features listen to that none of them publishes, or that two publish, one line each."""
+    published = [name for feature in features(tabs) for name in feature.publishes]
+    twice = [f"{name} is published twice" for name in sorted(set(published)) if published.count(name) > 1]
+    return twice + [
+        f"{feature.id} listens to {name}, which no feature publishes"
+        for feature in features(tabs)
+        for name in feature.listens
+        if name not in published
+    ]
+
+
 OUTPUTS, CONTROLS = outputs(), (*DECODING_CONTROLS, *options())  # as the page is wired (the API's tests read them)

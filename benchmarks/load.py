@@ -21,14 +21,11 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The controls after Model and Source, in attention_lab.tabs.CONTROLS' order: strategy, beam size, max length, top-k
-# shown, the decoding the page shows (none: the server decodes, as for a script), the Why tab's method and aggregate, the Trust tab's method, the Beam tree tab's beam size and the Two models
-# tab's side B (none chosen) and what it writes (tests/test_api.py keeps the order). How the page looks is the page's.
-CONTROLS = ("greedy", 4, 64, 8, "", "input_x_gradient", "sum", "alti", 4, None, "own")
 SENTENCES = [
     "Ich habe Hunger.",
     "Das Haus ist alt.",
@@ -41,16 +38,72 @@ SENTENCES = [
 ]
 
 
+@dataclass(frozen=True)
+class Buttons:
+    """How a script calls the page's buttons (/ui_run, /ui_step, /ui_back, /ui_reset) by name, read from the served
+    app: every control the page sends (attention_lab.tabs.CONTROLS), in the order its events send them, each at the
+    value it has as the page opens unless given; the answer by output name (attention_lab.tabs.OUTPUTS, then the
+    page's ask for slow outputs; the Step and Back buttons' own updates do not reach an API client)."""
+
+    values: dict[str, object]  # control -> its value as the page opens
+    outputs: tuple[str, ...]  # the names of what reaches an API client, in the answer's order
+
+    @classmethod
+    def of(cls, client) -> Buttons:
+        from gradio_client.utils import SKIP_COMPONENTS
+
+        from attention_lab.page.lab import ASK
+        from attention_lab.tabs import CONTROLS, OUTPUTS
+
+        config = client.config
+        run = next(d for d in config["dependencies"] if d.get("api_name") == "ui_run")
+        components = {c["id"]: c for c in config["components"]}
+
+        def sent(ids: list[int]) -> list[int]:  # as gradio_client sends and answers: without state, rows, buttons
+            return [i for i in ids if not components[i].get("skip_api", components[i]["type"] in SKIP_COMPONENTS)]
+
+        inputs, outputs = sent(run["inputs"]), run["outputs"][1:]  # the outputs after the user's state
+        names = [output.name for output in (*OUTPUTS, ASK)]
+        if len(inputs) != len(CONTROLS) or len(outputs) != len(names):
+            raise ValueError(
+                f"the app's buttons send {len(inputs)} controls and answer {len(outputs)} outputs; this checkout "
+                f"names {len(CONTROLS)} and {len(names)} (attention_lab.tabs): serve this checkout's app"
+            )
+        values = {name: components[i].get("props", {}).get("value") for name, i in zip(CONTROLS, inputs)}
+        return cls(values, tuple(name for name, i in zip(names, outputs) if sent([i])))
+
+    def inputs(self, **controls) -> list:
+        """The values a button's endpoint takes: each control by name, the page's own value for the rest."""
+        if unknown := sorted(set(controls) - set(self.values)):
+            raise ValueError(f"no control named {', '.join(unknown)} (the page's: {', '.join(self.values)})")
+        return list({**self.values, **controls}.values())
+
+    def answer(self, response: tuple) -> dict:
+        """The endpoint's answer by output name (gr.skip() as gradio_client returns it for what did not change)."""
+        return dict(zip(self.outputs, response, strict=True))
+
+
+_BUTTONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # a client -> its app's Buttons, read once
+
+
+def buttons(client) -> Buttons:
+    if client not in _BUTTONS:
+        _BUTTONS[client] = Buttons.of(client)
+    return _BUTTONS[client]
+
+
 @dataclass
 class Request:
     action: str  # "run", "step", "back" or "reset": the page's buttons
     model: str = ""
     text: str = ""
 
-    def call(self, client) -> tuple:
-        """The button's endpoint, with every control as the page sends it; the values of the page's outputs
-        (attention_lab.tabs.OUTPUTS) that reach an API client (gr.skip() for those that did not change)."""
-        return client.predict(self.model, self.text, *CONTROLS, api_name=f"/ui_{self.action}")
+    def call(self, client, **controls) -> dict:
+        """The button's endpoint, with every control as the page sends it (the model and the source this request's,
+        the others `controls`, by name, or the page's own); the page's outputs by name (Buttons.answer)."""
+        press = buttons(client)
+        sent = press.inputs(model=self.model, source=self.text, **controls)
+        return press.answer(client.predict(*sent, api_name=f"/ui_{self.action}"))
 
 
 def user_requests(user: int, n: int = 5) -> list[Request]:
@@ -75,13 +128,13 @@ def user_requests(user: int, n: int = 5) -> list[Request]:
     return plan[:n]
 
 
-def fingerprint(response: tuple) -> str:
+def fingerprint(response: dict) -> str:
     """What the user sees (output, notice, figures with every weight), as a hash: equal answers, equal hashes."""
     return hashlib.sha256(json.dumps(response, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def output_of(response: tuple) -> str:
-    return response[0]
+def output_of(response: dict) -> str:
+    return response["output"]
 
 
 @dataclass
@@ -275,67 +328,6 @@ def lane_test(url: str, clients: int = 8, repeats: int = 15) -> LaneResult:
     return LaneResult(alone, loaded, clients, len(done))
 
 
-def cpu_s(pid: int) -> float:
-    """The CPU seconds a process has used (user and system), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-@dataclass
-class ClassResult:
-    pages: int
-    clicks: int  # Run, Step, Back and Reset clicks, every page together
-    requests: int  # decoding requests the server got meanwhile (its queue's joins)
-    cpu_s: float  # the server's CPU seconds meanwhile
-    wall_s: float
-    idle_cpu_s: float  # the server's CPU seconds in as long with the pages open and nobody clicking
-
-
-CLASS_SOURCES = ("Wie geht es dir heute?", "Das Haus ist alt.", "Ich habe Hunger.", "Er kommt morgen.")
-
-
-def class_test(url: str, pid: int, pages: int = 10, rounds: int = 3, road: str = "page") -> ClassResult:
-    """A class on a Space: `pages` Chromium pages, each decoding in the page once its copy has loaded (`road`
-    "server": each decoding on the server, as ?road=server asks), click Run, Back, Back, Step, Reset and Step on a
-    sentence of their own `rounds` times; the server's decoding requests and CPU seconds while they do (their
-    opening and loading left out)."""
-    import shutil as which
-
-    from playwright.sync_api import sync_playwright
-
-    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
-    args += ["--disable-sync", "--no-first-run", "--disable-quic"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=which.which("chromium") or "/usr/bin/chromium", args=args)
-        opened, requests = [], []
-        for i in range(pages):
-            page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
-            page.goto(url if road == "page" else url + "?road=server")
-            page.wait_for_function(f"() => document.body.dataset.road === {road!r}", timeout=300_000)
-            page.get_by_label("Source").fill(CLASS_SOURCES[i % len(CLASS_SOURCES)])
-            opened.append(page)
-        time.sleep(3)  # the typing's own redraws answered
-        for page in opened:
-            page.on("request", lambda r: requests.append(r.url) if "/queue/join" in r.url else None)
-        cpu, began = cpu_s(pid), time.perf_counter()
-        time.sleep(10)
-        idle_per_s = (cpu_s(pid) - cpu) / (time.perf_counter() - began)
-        cpu, began, clicks = cpu_s(pid), time.perf_counter(), 0
-        for _ in range(rounds):
-            for page in opened:
-                for name in ("Run", "Back", "Back", "Step", "Reset", "Step"):
-                    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
-                    page.get_by_role("button", name=name, exact=True).click()
-                    page.wait_for_function(
-                        f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=120_000
-                    )
-                    clicks += 1
-        wall = time.perf_counter() - began
-        result = ClassResult(pages, clicks, len(requests), cpu_s(pid) - cpu, wall, idle_per_s * wall)
-        browser.close()
-    return result
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--users", type=int, default=32)
@@ -347,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
     server, url = start_app()
     try:
         if args.pages:
+            from load_class import class_test  # a browser per page: only here
+
             for road in ("page", "server"):
                 found = class_test(url, server.pid, args.pages, road=road)
                 print(

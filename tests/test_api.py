@@ -5,13 +5,16 @@ All slow: they share one served app (tests/conftest.py, served_app), which the f
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from gradio_client import Client
 
-from attention_lab.feature import DATA
+from attention_lab.controls import Controls
+from attention_lab.feature import BUTTON, DATA
 from attention_lab.page.lab import ASK
-from attention_lab.tabs import CONTROLS, OUTPUTS
+from attention_lab.tabs import CONTROLS, OUTPUTS, features
+from benchmarks.load import Buttons, Request, buttons
 
 pytestmark = pytest.mark.slow
 
@@ -23,15 +26,10 @@ def served(served_app):
 
 
 def ui(client, action: str, model: str, text: str, **controls) -> dict:
-    """A button's endpoint called as the page calls it: every control, in CONTROLS' order; the answer by name (the
-    Step and Back buttons' own updates do not reach an API client; the last is the page's ask for slow outputs)."""
-    values = {"strategy": "greedy", "beam_size": 4, "max_len": 64, "top_k": 8, "page": "", "method": "input_x_gradient",
-              "aggregate": "sum", "trust_method": "alti", "tree_beam": 4, "second_model": None, "second_writes": "own", **controls}  # fmt: skip
-    inputs = [model, text, *(values[name] for name in CONTROLS[2:])]
-    names = [output.name for output in (*OUTPUTS, ASK) if output.name not in ("step", "back")]
-    answer = client.predict(*inputs, api_name=f"/ui_{action}")
-    assert len(answer) == len(names)
-    return {name: data(value) if name in DRAWN else value for name, value in zip(names, answer)}
+    """A button's endpoint called as the page calls it (benchmarks/load.py's Request: every control, by name, the
+    page's own value for those not given); the answer by name, the page modules' data parsed."""
+    answer = Request(action, model, text).call(client, **controls)
+    return {name: data(value) if name in DRAWN else value for name, value in answer.items()}
 
 
 DRAWN = {output.name for output in (*OUTPUTS, ASK) if output.kind == DATA}  # the page modules' data
@@ -76,24 +74,7 @@ def test_the_api_page_documents_the_api_endpoints_only(served):
     client, _ = served
     documented = client.view_api(return_format="dict", print_info=False)["named_endpoints"]
     # no stray /UserState from the state's default, and none of the page's own events
-    assert set(documented) == {
-        "/translate",
-        "/attention",
-        "/heads",
-        "/training",
-        "/ablate",
-        "/edit",
-        "/attribute",
-        "/contrast",
-        "/lens",
-        "/decoder_lens",
-        "/flow",
-        "/patch",
-        "/beam_tree",
-        "/continue",
-        "/score",
-        "/compare_models",
-    }
+    assert set(documented) == {f"/{endpoint.name}" for feature in features() for endpoint in feature.endpoints}
 
 
 def test_a_user_error_is_one_line_in_the_server_log_not_a_traceback(served, capfd, caplog):
@@ -336,12 +317,26 @@ def test_api_beam_tree_is_the_beam_search_and_continue_decodes_on_from_a_prefix(
     assert answer["output_tokens"] == greedy
 
 
-def test_the_load_test_sends_every_control_the_page_sends():
-    """benchmarks/load.py calls the buttons' endpoints as the page does: a value for each of the page's controls
-    after Model and Source, or gradio refuses the call."""
-    import sys
+def test_the_load_test_sends_every_control_by_name(served):
+    """benchmarks/load.py calls the buttons' endpoints as the page does: every control of the tab table, by name, at
+    the page's own value unless given; it reads the answer by name."""
+    client, _ = served
+    press = buttons(client)
+    assert list(press.values) == list(CONTROLS)
+    assert (press.values["max_len"], press.values["strategy"]) == (Controls().max_len, Controls().strategy)
+    assert set(press.outputs) == {o.name for o in (*OUTPUTS, ASK)} - {o.name for o in OUTPUTS if o.kind == BUTTON}
+    client.reset_session()
+    assert Request("run", "reverse", "abc123").call(client, max_len=3)["output"] == "321"
+    with pytest.raises(ValueError, match="no control named max_length"):
+        press.inputs(max_length=3)
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-    from load import CONTROLS as SENT
 
-    assert len(SENT) == len(CONTROLS) - 2
+def test_the_load_test_says_when_the_app_sends_other_controls():
+    stale = SimpleNamespace(  # a client of an app served from another checkout, whose buttons send one control fewer
+        config={
+            "dependencies": [{"api_name": "ui_run", "inputs": [0, *range(1, len(CONTROLS))], "outputs": [0]}],
+            "components": [{"id": 0, "type": "state"}, *({"id": i, "type": "textbox"} for i in range(1, 99))],
+        }
+    )
+    with pytest.raises(ValueError, match=f"send {len(CONTROLS) - 1} controls"):
+        Buttons.of(stale)

@@ -79,7 +79,7 @@ def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
         list(pool.map(new_sessions, clients))
     client = clients[0]
     client.reset_session()
-    assert Request("run", "reverse", "abc").call(client)[0] == "cba"
+    assert Request("run", "reverse", "abc").call(client)["output"] == "cba"
     assert len(holder.session_data) <= SESSION_CAPACITY
     assert client.session_hash in holder.session_data  # the newest session is kept
     assert not any(session in holder.session_data for session in first_sessions)  # the oldest are gone
@@ -110,8 +110,8 @@ def test_the_queue_decodes_two_requests_at_once_and_no_more(served_app, monkeypa
 
     monkeypatch.setattr(DecodingSession, "step", slow_step)
     calls = [
-        lambda c: Request("run", "reverse", "abcdefgh").call(c)[0],
-        lambda c: Request("step", "reverse", "abcdefgh").call(c)[0],
+        lambda c: Request("run", "reverse", "abcdefgh").call(c)["output"],
+        lambda c: Request("step", "reverse", "abcdefgh").call(c)["output"],
         lambda c: c.predict("reverse", "abcdefgh", "greedy", 4, api_name="/translate"),
         lambda c: c.predict("reverse", "abcdefgh", "greedy", 4, api_name="/attention")["output_text"],
     ] * 2

@@ -1,12 +1,13 @@
-"""A feature owns what it adds: a throwaway feature folder (a tab with a button and a view, one endpoint, a stylesheet,
-a state type, a page message) and its line in the tab table, in a copy of the package, and nothing else edited: the
-app built from the copy has the tab on its page, the endpoint in its API with its limits and lane, the stylesheet on
-its page, the message in its schema, and the feature's state kept apart from every other feature's."""
+"""A feature owns what it adds: a throwaway feature folder (a tab with a button, a control and a view, one endpoint, a
+stylesheet, a state type, a page message) and its line in the tab table, in a copy of the project, and nothing else
+edited: the app served from the copy has the tab on its page, the endpoint in its API with its limits and lane, the
+stylesheet on its page, the message in its schema, its control sent by every decoding event, and the feature's state
+kept apart from every other feature's; and the project's own checks (CHECKS: the structure, the API, the load
+benchmark's controls), run on the copy, pass as they are."""
 
 from __future__ import annotations
 
 import difflib
-import json
 import os
 import shutil
 import subprocess
@@ -58,12 +59,17 @@ def press(user, c):
 
 
 def view(s: Screen) -> dict:
-    pressed = s.run.states.get(NotesState).pressed
-    return {"note": (pressed, lambda: Note(f"pressed {pressed} times"))}
+    pressed, loud = s.run.states.get(NotesState).pressed, bool(s.controls.option("notes_loud"))
+    text = f"pressed {pressed} times" + ("!" if loud else "")
+    return {"note": ((pressed, loud), lambda: Note(text))}
 
 
 def layout(registry, default: str) -> dict:
-    return {"note": drawn("notes/notes.mjs", "notes-view"), "press": gr.Button("Press me")}
+    return {
+        "note": drawn("notes/notes.mjs", "notes-view"),
+        "press": gr.Button("Press me"),
+        "notes_loud": gr.Checkbox(False, label="Loudly"),
+    }
 
 
 def wire(c: dict, wiring) -> None:
@@ -77,6 +83,7 @@ NOTES = Feature(
     outputs=(Output("note", DATA),),
     view=view,
     wire=wire,
+    controls=("notes_loud",),
     endpoints=(Endpoint("length", length, str, "The source's tokens, counted.", Limits(12), lane=HEAVY),),
     stylesheet=Path(__file__).with_name("notes.css"),
     state=NotesState,
@@ -94,40 +101,65 @@ export function mount({element, props, watch}) {
 }
 """
 STYLESHEET = "#notes-view { font-style: italic; }\n"
-CHECK = r"""
-import json, sys
-import attention_lab.app as app
-from attention_lab import schema
+# What the copy's app shows of the feature: run in the copy beside the project's own checks (CHECKS), on one served
+# app (tests/conftest.py, served_app).
+NOTES_TEST = r"""
+import pytest
+
+from attention_lab import app, schema
 from attention_lab.controls import Controls
 from attention_lab.decoding.state import UserState
-from attention_lab.models.registry import Registry
-from tests.conftest import tiny_pipelines
-
-registry = Registry.of(tiny_pipelines())
-demo = app.build_demo(registry)
-lab = app.make_lab(registry)
-fns = {fn.api_name: fn for fn in demo.fns.values() if fn.api_name}
-tabs = [block.label for block in demo.blocks.values() if type(block).__name__ == "Tab"]
-endpoint = fns["length"]
-user, c = UserState(), Controls("reverse", "abc")
-lab.do(lab.decoding.run, user, c)
-before = [kind.__name__ for kind in user.run.states.kinds()]
-opened = lab.open_tab(user, c, "notes")
 from attention_lab.notes.feature import NotesState, press
-pressed = lab.do(press, user, c)
-print(json.dumps({
-    "tabs": tabs,
-    "lane": [endpoint.concurrency_id, endpoint.concurrency_limit],
-    "description": endpoint.api_description,
-    "answer": app.endpoints(lab).length("reverse", "abcd"),
-    "css": [str(p) for p in app.launch_options()["css_paths"]],
-    "schema": "Note" in schema.page_schema()["$defs"],
-    "opened": opened.get("note"),
-    "pressed": pressed.get("note"),
-    "states": [before, [kind.__name__ for kind in user.run.states.kinds()]],
-    "count": user.run.states.get(NotesState).pressed,
-}))
+from benchmarks.load import Request, buttons
+
+pytestmark = pytest.mark.slow
+
+
+def test_the_notes_feature_is_on_the_page_in_the_api_and_in_the_schema(served_app):
+    url, registry, demo = served_app
+    tabs = [block.label for block in demo.blocks.values() if type(block).__name__ == "Tab"]
+    assert tabs[-1] == "Notes"  # its tab, on the page
+    endpoint = next(fn for fn in demo.fns.values() if fn.api_name == "length")
+    assert (endpoint.concurrency_id, endpoint.concurrency_limit) == ("heavy", 1)  # its endpoint, in its lane,
+    assert endpoint.api_description.startswith("The source's tokens, counted. At most 12 source tokens")  # limits
+    assert app.endpoints(app.make_lab(registry)).length("reverse", "abcd") == "5"  # answering (4 characters, </s>)
+    assert app.launch_options()["css_paths"][-1].parts[-2:] == ("notes", "notes.css")  # its stylesheet
+    assert "Note" in schema.page_schema()["$defs"]  # its message
+
+
+def test_the_notes_feature_keeps_its_state_apart_and_reads_its_control(served_app):
+    url, registry, demo = served_app
+    lab, user, c = app.make_lab(registry), UserState(), Controls("reverse", "abc")
+    lab.do(lab.decoding.run, user, c)
+    before = {kind.__name__ for kind in user.run.states.kinds()}
+    assert lab.open_tab(user, c, "notes").get("note") == {"text": "pressed 0 times", "op": "note"}  # drawn as opened
+    loud = Controls("reverse", "abc", options={"notes_loud": True})
+    assert lab.do(press, user, loud).get("note") == {"text": "pressed 1 times!", "op": "note"}
+    after = {kind.__name__ for kind in user.run.states.kinds()}
+    assert "NotesState" not in before and after - before == {"NotesState"}  # its state, apart
+    assert user.run.states.get(NotesState).pressed == 1
+
+
+def test_a_script_sends_the_notes_control_by_name(served_app):
+    from gradio_client import Client
+
+    client = Client(served_app[0], verbose=False)
+    assert buttons(client).values["notes_loud"] is False
+    assert Request("run", "reverse", "abc").call(client, notes_loud=True)["output"] == "cba"
 """
+# The project's own checks, run on the copy as they are (a pytest node id each).
+CHECKS = (
+    "tests/test_structure.py",
+    "tests/test_api.py::test_the_api_page_documents_the_api_endpoints_only",
+    "tests/test_api.py::test_the_load_test_sends_every_control_by_name",  # the load benchmark's controls
+)
+LEFT_OUT = {".git", "checkpoints", "data", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
+
+
+def copied(repo: Path, copy: Path) -> None:
+    """The project as it is, in `copy`: its files, the bundled checkpoints linked (the served app's models)."""
+    shutil.copytree(repo, copy, ignore=lambda folder, names: [n for n in names if n in LEFT_OUT or n == "screenshots"])
+    (copy / "checkpoints").symlink_to(repo / "checkpoints")
 
 
 def added(copy: Path) -> None:
@@ -147,10 +179,10 @@ def added(copy: Path) -> None:
 
 
 def edits(original: Path, copy: Path) -> list[str]:
-    """Every file of the copy's package that differs from the original's, and the lines changed in it."""
+    """Every file of the copy that differs from the original's, and the lines changed in it."""
     changed = []
-    for path in sorted((copy / "attention_lab").rglob("*")):
-        if not path.is_file() or "__pycache__" in path.parts:
+    for path in sorted(copy.rglob("*")):
+        if not path.is_file() or path.is_symlink() or "__pycache__" in path.parts:
             continue
         before = original / path.relative_to(copy)
         if not before.exists():
@@ -167,8 +199,7 @@ def edits(original: Path, copy: Path) -> list[str]:
 
 def test_a_new_feature_is_a_folder_and_its_line_in_the_table(tmp_path):
     copy = tmp_path / "repo"
-    for part in ("attention_lab", "transformer", "training", "tests"):
-        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__", "screenshots"))
+    copied(REPO, copy)
     added(copy)
     assert edits(REPO, copy) == [
         "new: attention_lab/notes/__init__.py",
@@ -178,18 +209,13 @@ def test_a_new_feature_is_a_folder_and_its_line_in_the_table(tmp_path):
         "attention_lab/tabs.py: +from .notes.feature import NOTES",
         "attention_lab/tabs.py: +    NOTES,",
     ]
+    (copy / "tests" / "test_notes_added.py").write_text(NOTES_TEST)
     env = {**os.environ, "PYTHONPATH": str(copy), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
+    ran = ["tests/test_notes_added.py", *CHECKS]
     done = subprocess.run(
-        [sys.executable, "-c", CHECK], cwd=copy, env=env, capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
-    assert found["tabs"][-1] == "Notes"  # its tab, on the page
-    assert found["lane"] == ["heavy", 1]  # its endpoint, in its lane,
-    assert found["answer"] == "5"  # answering (4 characters, </s>)
-    assert found["description"].startswith("The source's tokens, counted. At most 12 source tokens")  # its limits
-    assert found["css"][-1] == str(copy / "attention_lab" / "notes" / "notes.css") and found["schema"]
-    assert found["opened"] == {"text": "pressed 0 times", "op": "note"}  # drawn as its tab opens
-    assert found["pressed"] == {"text": "pressed 1 times", "op": "note"} and found["count"] == 1
-    before, after = found["states"]
-    assert "NotesState" not in before and set(after) - set(before) == {"NotesState"}  # its state, apart
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-q", "-rA", *ran],
+        cwd=copy, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]
+    passed = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("PASSED ")]
+    assert all(any(test.startswith(check) for test in passed) for check in ran), passed  # each of them ran

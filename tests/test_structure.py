@@ -8,11 +8,13 @@ training/      how the checkpoints were made: may import the library (and the ad
                rest of the app
 attention_lab/ the app: may import its adapters and the library, never training/; app.py (the Space's entry) imports
                attention_lab alone
-attention_lab/*/ the app's parts: each imports only the parts below it (LAB_LAYERS); a feature's per-run state is
-               written by that feature alone; no class has more than 20 methods
+attention_lab/*/ the app's parts: each imports only the parts below it (lab_layers()); the features, read from the
+               tab table, import the shared layers and never each other; a feature's per-run state is written by
+               that feature alone; no class has more than 20 methods
 """
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -33,27 +35,16 @@ MAY_NOT_IMPORT = {  # the parts each must not reach: app -> attention_lab -> ada
     "app": {"training", "benchmarks", "tests", "transformer", "adapters"},  # app.py: the app's entry, nothing else
     "benchmarks": {"training", "tests"},
 }
-# The app's parts, bottom up: each may import the parts before it in this list, itself, and nothing after it. The
-# page (frame, wiring, Lab) sits below the features: they meet it only through what it hands their `wire`.
-LAB_LAYERS = (
+# The app's parts, bottom up. Below the features, the layers they share: each may import the ones before it in this
+# list and itself. The page (frame, wiring, Lab) sits below the features: they meet it only through what it hands
+# their `wire`. The features (every folder of the tab table's features, attention_lab.tabs.features(), not named
+# here) import the layers below them and themselves, never each other. Above them, the faces over every feature and
+# the command: each may import everything below it.
+BELOW_FEATURES = (
     *("adapters", "checks", "controls", "records", "feature", "assets", "models", "attention", "attribution"),
     *("decoding", "page"),
-    *(
-        "heads",
-        "why",
-        "flow",
-        "patch",
-        "trust",
-        "beam_tree",
-        "snapshots",
-        "survey",
-        "compare",
-        "two_models",
-        "beams",
-        "export",
-    ),
-    *("notebook", "serving", "tabs", "schema", "app", "cli", "__main__"),  # the faces over every feature, the command
 )
+ABOVE_FEATURES = ("notebook", "serving", "tabs", "schema", "api_page", "app", "cli", "__main__")
 LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why", "adapters"}}  # python -m attention_lab.X and what it runs
 MAX_FUNCTION_LINES = 60  # docstring excluded
 MAX_FILE_LINES = 400  # tests aside; the page's modules (.mjs) too
@@ -96,8 +87,9 @@ def imports(path: Path, modules: frozenset[str] = frozenset()) -> set[str]:
     return found
 
 
+@functools.cache
 def project_graph() -> dict[str, set[str]]:
-    """Module -> the project modules it imports."""
+    """Module -> the project modules it imports (read once: the tests below only read it)."""
     names = {module_name(p): p for p in source_files()}
     modules = frozenset(names)
     return {name: {m for m in imports(path, modules) if m in names and m != name} for name, path in names.items()}
@@ -191,14 +183,36 @@ def lab_part(module: str) -> str:
     return module.split(".")[1] if module.count(".") else ""
 
 
-def lab_upward_imports(graph: dict[str, set[str]]) -> list[str]:
-    """Every import by an app module of a part that is not below it (LAB_LAYERS), as "a -> b"."""
+@functools.cache
+def table_folders() -> tuple[str, ...]:
+    """The folders of the tab table's features (attention_lab.tabs.features()), in its order: where each one's
+    layout (or view, or wiring) is defined."""
+    from attention_lab.tabs import features
+
+    made = ((f.layout or f.view or f.wire).__module__ for f in features())
+    return tuple(dict.fromkeys(lab_part(module) for module in made))
+
+
+def lab_layers(folders: tuple[str, ...] | None = None) -> dict[str, set[str]]:
+    """Each part of the app -> the parts it may import: a shared layer those before it and itself, a feature folder
+    (`folders`, by default the tab table's, less the shared layers) the shared layers and itself, and a face over the
+    features everything below it."""
+    features = [f for f in (table_folders() if folders is None else folders) if f not in BELOW_FEATURES]
+    below = {part: set(BELOW_FEATURES[: i + 1]) for i, part in enumerate(BELOW_FEATURES)}
+    beside = {part: {*BELOW_FEATURES, part} for part in features}
+    above = {part: {*BELOW_FEATURES, *features, *ABOVE_FEATURES[: i + 1]} for i, part in enumerate(ABOVE_FEATURES)}
+    return {**below, **beside, **above}
+
+
+def lab_upward_imports(graph: dict[str, set[str]], layers: dict[str, set[str]] | None = None) -> list[str]:
+    """Every import by an app module of a part it may not import (lab_layers()), as "a -> b"."""
+    layers = lab_layers() if layers is None else layers
     wrong = []
     for module, imported in sorted(graph.items()):
         if not module.startswith("attention_lab."):
             continue
         part = lab_part(module)
-        allowed = LAB_COMMANDS[part] if part in LAB_COMMANDS else set(LAB_LAYERS[: LAB_LAYERS.index(part) + 1])
+        allowed = LAB_COMMANDS[part] if part in LAB_COMMANDS else layers.get(part, set())
         inside = (m for m in sorted(imported) if m.startswith("attention_lab."))
         wrong += [f"{module} -> {m}" for m in inside if lab_part(m) not in allowed]
     return wrong
@@ -213,32 +227,33 @@ def test_the_layer_check_finds_an_import_upwards():
         "attention_lab.heads.ablation": {"attention_lab.decoding.state", "attention_lab.checks"},
         "attention_lab.decoding.state": {"attention_lab.heads.naming"},
     }
-    assert lab_upward_imports(graph) == ["attention_lab.decoding.state -> attention_lab.heads.naming"]
-    assert lab_upward_imports({"attention_lab.heads.feature": {"attention_lab.tabs"}}) == [
+    layers = lab_layers(("heads", "why"))
+    assert lab_upward_imports(graph, layers) == ["attention_lab.decoding.state -> attention_lab.heads.naming"]
+    assert lab_upward_imports({"attention_lab.why.feature": {"attention_lab.heads.naming"}}, layers) == [
+        "attention_lab.why.feature -> attention_lab.heads.naming"
+    ]  # features never import each other
+    assert lab_upward_imports({"attention_lab.heads.feature": {"attention_lab.tabs"}}, layers) == [
         "attention_lab.heads.feature -> attention_lab.tabs"
     ]
-    assert lab_upward_imports({"attention_lab.page.lab": {"attention_lab.heads.actions"}}) == [
+    assert lab_upward_imports({"attention_lab.page.lab": {"attention_lab.heads.actions"}}, layers) == [
         "attention_lab.page.lab -> attention_lab.heads.actions"
     ]
-    assert lab_upward_imports({"attention_lab.space": {"attention_lab.heads.feature"}}) == [
+    assert lab_upward_imports({"attention_lab.space": {"attention_lab.heads.feature"}}, layers) == [
         "attention_lab.space -> attention_lab.heads.feature"
     ]
 
 
 def test_every_part_of_the_app_has_its_place_in_the_layers():
     parts = {lab_part(name) for name in project_graph() if name.startswith("attention_lab.")}
-    assert parts == set(LAB_LAYERS) | set(LAB_COMMANDS)
+    assert parts == set(lab_layers()) | set(LAB_COMMANDS)
 
 
-# The app's shared layers: every feature may import them; the other folders with a feature.py are feature folders,
-# which import the shared layers and themselves, never each other (Python modules and page modules alike).
-SHARED_LAYERS = ("adapters", "checks", "controls", "records", "feature", "assets", "models", "attention")
-SHARED_LAYERS += ("attribution", "decoding")
 STATE_WRITERS = ("decoding", "page")  # the run and the user's state are written here, and by nobody else
 
 
 def feature_folders(root: Path = REPO / "attention_lab") -> list[str]:
-    return sorted(p.parent.name for p in root.glob("*/feature.py") if p.parent.name not in SHARED_LAYERS)
+    """The folders with a feature.py, less the shared layers (the step loop's, the Attention tab's vocabulary)."""
+    return sorted(p.parent.name for p in root.glob("*/feature.py") if p.parent.name not in BELOW_FEATURES)
 
 
 def cross_feature_imports(graph: dict[str, set[str]], folders: list[str]) -> list[str]:
@@ -265,7 +280,7 @@ def page_module_imports(root: Path = REPO / "attention_lab") -> list[str]:
 
 def test_no_feature_folder_imports_another():
     folders = feature_folders()
-    assert {"why", "heads", "patch", "trust", "beam_tree", "survey"} <= set(folders)
+    assert folders == sorted(set(table_folders()) - set(BELOW_FEATURES))  # every feature folder is in the tab table
     assert not cross_feature_imports(project_graph(), folders)
     assert not page_module_imports()
 

@@ -12,6 +12,7 @@ from attention_lab.controls import DECODING_CONTROLS, Controls
 from attention_lab.decoding.state import UserState
 from attention_lab.feature import MARKDOWN, Feature, Output
 from attention_lab.models.registry import Registry
+from attention_lab.page.wiring import NotListened, handed
 from tests.conftest import tiny_pipelines
 
 
@@ -64,8 +65,33 @@ def test_every_feature_lays_out_a_component_for_each_of_its_outputs_and_controls
     registry = Registry.of(tiny_pipelines())
     with gr.Blocks():
         built = feature.layout(registry, "reverse") if feature.layout else {}
-    for name in [o.name for o in feature.outputs] + list(feature.controls):
+    for name in [o.name for o in feature.outputs] + list(feature.controls) + list(feature.publishes):
         assert name in built, (feature.id, name)
+
+
+def test_every_event_a_feature_listens_to_is_published_by_one_feature_of_the_table():
+    assert not tabs.unheard()
+    assert {name for feature in tabs.features() for name in feature.listens} <= set(tabs.publishers())
+
+
+def test_the_event_check_finds_an_event_nobody_publishes_and_one_published_twice():
+    loud = Feature("loud", "Loud", publishes=("now",), listens=("noise",))
+    assert tabs.unheard((*tabs.TABS, loud)) == [
+        "now is published twice",
+        "loud listens to noise, which no feature publishes",
+    ]
+
+
+def test_a_features_wire_is_handed_its_own_components_and_what_it_listens_to_only():
+    own, heard = object(), object()
+    laid = {"decoding": {"now": heard, "model": object()}, "notes": {"notes": own}}
+    notes = Feature("notes", "Notes", listens=("now",))
+    c = handed(notes, laid, {"now": tabs.LOOP, "model": tabs.LOOP})
+    assert c["notes"] is own and c["now"] is heard
+    with pytest.raises(NotListened, match="notes reads the component 'model', which is neither its own nor one it"):
+        c["model"]
+    with pytest.raises(ValueError, match="notes listens to now, which no feature of the table publishes"):
+        handed(notes, laid, {})
 
 
 def test_what_the_page_is_told_is_always_a_named_output():

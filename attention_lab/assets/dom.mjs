@@ -13,9 +13,22 @@ export function root(element) {
   return element.querySelector(".lab-drawn") || element;
 }
 
-/** Open the Attention tab (the first), where a focused head or a kind chosen elsewhere is seen. */
+const TAB = "#lab-tabs button[role=tab]";
+
+/** Open the tab of the feature `id` (its Feature.id in attention_lab/tabs.py, which gradio gives the tab's button as
+ * data-tab-id), wherever the table puts it. */
+export function openTab(id) {
+  document.querySelector(`${TAB}[data-tab-id="${id}"]`)?.click();
+}
+
+/** The feature id of the open tab (null before gradio has drawn the tabs). */
+export function openTabId() {
+  return document.querySelector(`${TAB}[aria-selected=true]`)?.dataset.tabId ?? null;
+}
+
+/** Open the Attention tab, where a focused head or a kind chosen elsewhere is seen. */
 export function openAttentionTab() {
-  document.querySelector("#lab-tabs button[role=tab]")?.click();
+  openTab("attention");
 }
 
 /** Whether `node` is on screen (its tab open): a hidden figure has no width to draw at. */

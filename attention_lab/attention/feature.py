@@ -13,4 +13,10 @@ def layout(registry, default: str) -> dict:
     return {"views": drawn("attention/views.mjs", "views", classes=("attention-view",))}
 
 
-ATTENTION = Feature("attention", "Attention", layout=layout, stylesheet=Path(__file__).with_name("attention.css"))
+ATTENTION = Feature(
+    "attention",
+    "Attention",
+    layout=layout,
+    publishes=("views",),  # the views as the page draws them (an export sends how they look)
+    stylesheet=Path(__file__).with_name("attention.css"),
+)

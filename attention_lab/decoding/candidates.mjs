@@ -2,7 +2,7 @@
 // click on another forces it at this step and decodes on (what if?), in the page or on the server; its "why not
 // this?" asks why the model wrote its token and not that one, drawn in the Why tab (why/contrast.mjs), which it opens.
 
-import {el, root} from "../assets/dom.mjs";
+import {el, openTab, root} from "../assets/dom.mjs";
 import {percent} from "../assets/look.mjs";
 import {page, watch} from "../assets/store.mjs";
 
@@ -39,12 +39,6 @@ export function renderCandidates(container, decoding, shown) {
   }
 }
 
-/** Open the Why tab, where a contrast is drawn. */
-function openWhyTab() {
-  const tabs = [...document.querySelectorAll("#lab-tabs button[role=tab]")];
-  tabs.find((tab) => tab.textContent.trim() === "Why")?.click();
-}
-
 export function mount({element, trigger}) {
   const box = root(element);
   const body = el("div", "lab-candidates");
@@ -56,7 +50,7 @@ export function mount({element, trigger}) {
       const token = Number(why.dataset.alternative);
       trigger("click", {alternative: token, shown: page.shown});
       document.dispatchEvent(new CustomEvent(WHY_NOT_EVENT, {detail: {step: page.shown, token}}));
-      openWhyTab();
+      openTab("why"); // where the contrast is drawn
       return;
     }
     const candidate = event.target.closest(".candidate[data-token]");

@@ -21,7 +21,7 @@ TAKE_PROPOSED = (
 
 
 def wire(c: dict, wiring) -> None:
-    """`c`: the page's components by name; `wiring`: attention_lab.page.wiring.Wiring."""
+    """`c`: the step loop's components by name; `wiring`: attention_lab.page.wiring.Wiring."""
     decoding: DecodingActions = wiring.lab.decoding
     # a Run may take a moment: the Output shows that it is coming (the views redraw at once when it does)
     run = {"show_progress": "full", "show_progress_on": [c["output"]]}

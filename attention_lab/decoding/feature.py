@@ -20,6 +20,7 @@ LOOP = Feature(
     outputs=OUTPUTS,
     view=view,
     wire=wire,
+    publishes=("model", "page", "now", "candidates"),  # the model chosen, the decoding the page shows, its views
     endpoints=(TRANSLATE,),
     state=LoopState,
     messages=MESSAGES,

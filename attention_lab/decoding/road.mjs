@@ -12,7 +12,7 @@
 // Every request the page sends carries the decoding it shows (`decoded`, the control "page"), and the server makes
 // that its run before it answers (decoding/road.py), so every tab shows what the page shows.
 
-import {el, root} from "../assets/dom.mjs";
+import {el, openTabId, root} from "../assets/dom.mjs";
 import {page, watch} from "../assets/store.mjs";
 import {WHAT_IF_EVENT} from "./candidates.mjs";
 import {Loop} from "./loop.mjs";
@@ -25,10 +25,10 @@ const POLL_MS = 1000, POLL_MAX_MS = 10_000, POLL_TRIES = 400;
 const $ = (selector) => document.querySelector(selector);
 const TABS = "#lab-tabs button[role=tab]";
 
-/** Whether the open tab is one the server draws: any but the first (the Attention tab, drawn in the page). */
+/** Whether the open tab is one the server draws: any but the Attention tab (drawn in the page). */
 function serverTabOpen() {
-  const open = $(`${TABS}[aria-selected=true]`);
-  return Boolean(open && open !== $(TABS));
+  const open = openTabId();
+  return open !== null && open !== "attention";
 }
 // ?road=server in the address: the server decodes, as before this page could (to compare the two, or to teach)
 const ASKED_SERVER = new URLSearchParams(globalThis.location?.search ?? "").get("road") === "server";

@@ -104,4 +104,11 @@ def wire(c: dict, wiring) -> None:
     wiring.listen(c["export_live"].click, file(live(wiring.lab.registry)), [c["model"]], [c["export_file"]])
 
 
-EXPORT = Feature("export", "Export", layout=layout, wire=wire, endpoints=(ATTENTION_EXPORT,))
+EXPORT = Feature(
+    "export",
+    "Export",
+    layout=layout,
+    wire=wire,
+    listens=("page", "views", "model"),
+    endpoints=(ATTENTION_EXPORT,),
+)

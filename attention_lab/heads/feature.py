@@ -124,6 +124,7 @@ HEADS = Feature(
     outputs=OUTPUTS,
     view=view,
     wire=wire,
+    listens=("now", "model"),  # a click on what the model looked at (an edit); another model (its heads)
     endpoints=ENDPOINTS,
     state=HeadsState,
     stylesheet=Path(__file__).with_name("heads.css"),

@@ -19,8 +19,11 @@ STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 STYLESHEET = Path(__file__).with_name("frame.css")  # the header, the columns, presenter mode
 
 
-def build(registry: Registry, default: str, loop: Feature, tabs: tuple[Feature, ...]) -> tuple[dict, gr.State, dict]:
-    """Lay the page out, inside a gr.Blocks; returns every component by name, the user's state, and the tabs by id."""
+def build(
+    registry: Registry, default: str, loop: Feature, tabs: tuple[Feature, ...]
+) -> tuple[dict, gr.State, dict, dict]:
+    """Lay the page out, inside a gr.Blocks; returns every component by name, the user's state, the tabs by id, and
+    each feature's own components by its id."""
     components = {
         "header": drawn("page/header.mjs", "lab-header", value=jsonable(names())),  # the names, sent once
         "ask": drawn("page/ask.mjs", "lab-ask", events=("fill",)),  # asks for what the views still wait for
@@ -28,15 +31,17 @@ def build(registry: Registry, default: str, loop: Feature, tabs: tuple[Feature, 
     if registry.errors:
         gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
     state = gr.State(UserState(), time_to_live=STATE_TTL_S)  # copied fresh into each session
-    opened = {}
+    opened, laid = {}, {}
     with gr.Row(elem_id="lab-main", equal_height=False):
         with gr.Column(scale=4, min_width=300, elem_id="lab-loop"):
-            components.update(loop.layout(registry, default))
+            laid[loop.id] = loop.layout(registry, default)
             with gr.Accordion("How to read this", open=False, elem_classes="lab-hide-presenting"):
                 gr.Markdown(WORDS_NOTE + "\n\n" + READINGS_NOTE, elem_classes="note")
         with gr.Column(scale=6, min_width=300, elem_id="lab-views"), gr.Tabs(elem_id="lab-tabs"):
             for tab in tabs:
                 with gr.Tab(tab.title, id=tab.id) as opened[tab.id]:
                     for feature in tab.every():
-                        components.update(feature.layout(registry, default))
-    return components, state, opened
+                        laid[feature.id] = feature.layout(registry, default) if feature.layout else {}
+    for own in laid.values():
+        components.update(own)
+    return components, state, opened, laid

@@ -20,7 +20,7 @@ import gradio as gr
 from ..assets.components import as_text
 from ..checks import InputError
 from ..controls import DECODING_CONTROLS, Controls
-from ..feature import BUTTON, DATA, DECODE, HEAVY, NOTICE, TABLE, TITLED, Output
+from ..feature import BUTTON, DATA, DECODE, HEAVY, NOTICE, TABLE, TITLED, Feature, Output
 from .lab import ASK, Action, Lab
 
 logger = logging.getLogger("attention_lab")
@@ -48,6 +48,39 @@ UPDATES = {
         visible=bool((value or {}).get("value")),
     ),
 }
+
+
+class NotListened(KeyError):
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+class Handed(dict):
+    """What a feature's `wire` is handed: its own components and those it listens to (Feature.listens), by name; any
+    other name fails at once."""
+
+    def __init__(self, feature: str, components: dict):
+        super().__init__(components)
+        self.feature = feature
+
+    def __missing__(self, name: str):
+        raise NotListened(
+            f"{self.feature} reads the component {name!r}, which is neither its own nor one it listens to "
+            "(Feature.listens: a component another feature publishes)"
+        )
+
+
+def handed(feature: Feature, laid: dict[str, dict], publishers: dict[str, Feature]) -> Handed:
+    """The components `feature`'s wire is handed, from each feature's own (`laid`, by feature id) and the features
+    that publish what it listens to (`publishers`, by event name)."""
+    heard = {}
+    for name in feature.listens:
+        if name not in publishers:
+            raise ValueError(f"{feature.id} listens to {name}, which no feature of the table publishes")
+        if name not in laid[publishers[name].id]:
+            raise ValueError(f"{publishers[name].id} publishes {name}, which its layout does not make")
+        heard[name] = laid[publishers[name].id][name]
+    return Handed(feature.id, {**heard, **laid[feature.id]})
 
 
 class Wiring:

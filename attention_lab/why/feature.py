@@ -252,6 +252,7 @@ WHY = Feature(
     view=view,
     wire=wire,
     controls=("method", "aggregate"),
+    listens=("candidates",),  # a candidate's "why not this?"
     endpoints=ENDPOINTS,
     state=WhyState,
     messages=(Why, ContrastMessage, DecoderLensData),

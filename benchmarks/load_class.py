@@ -1,0 +1,70 @@
+"""A class on a Space (`python benchmarks/load.py --class 10`): Chromium pages decoding in the page, each clicking
+Run, Step, Back and Reset; the server's decoding requests and CPU seconds meanwhile."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def cpu_s(pid: int) -> float:
+    """The CPU seconds a process has used (user and system), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class ClassResult:
+    pages: int
+    clicks: int  # Run, Step, Back and Reset clicks, every page together
+    requests: int  # decoding requests the server got meanwhile (its queue's joins)
+    cpu_s: float  # the server's CPU seconds meanwhile
+    wall_s: float
+    idle_cpu_s: float  # the server's CPU seconds in as long with the pages open and nobody clicking
+
+
+CLASS_SOURCES = ("Wie geht es dir heute?", "Das Haus ist alt.", "Ich habe Hunger.", "Er kommt morgen.")
+
+
+def class_test(url: str, pid: int, pages: int = 10, rounds: int = 3, road: str = "page") -> ClassResult:
+    """A class on a Space: `pages` Chromium pages, each decoding in the page once its copy has loaded (`road`
+    "server": each decoding on the server, as ?road=server asks), click Run, Back, Back, Step, Reset and Step on a
+    sentence of their own `rounds` times; the server's decoding requests and CPU seconds while they do (their
+    opening and loading left out)."""
+    import shutil as which
+
+    from playwright.sync_api import sync_playwright
+
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+    args += ["--disable-sync", "--no-first-run", "--disable-quic"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=which.which("chromium") or "/usr/bin/chromium", args=args)
+        opened, requests = [], []
+        for i in range(pages):
+            page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            page.goto(url if road == "page" else url + "?road=server")
+            page.wait_for_function(f"() => document.body.dataset.road === {road!r}", timeout=300_000)
+            page.get_by_label("Source").fill(CLASS_SOURCES[i % len(CLASS_SOURCES)])
+            opened.append(page)
+        time.sleep(3)  # the typing's own redraws answered
+        for page in opened:
+            page.on("request", lambda r: requests.append(r.url) if "/queue/join" in r.url else None)
+        cpu, began = cpu_s(pid), time.perf_counter()
+        time.sleep(10)
+        idle_per_s = (cpu_s(pid) - cpu) / (time.perf_counter() - began)
+        cpu, began, clicks = cpu_s(pid), time.perf_counter(), 0
+        for _ in range(rounds):
+            for page in opened:
+                for name in ("Run", "Back", "Back", "Step", "Reset", "Step"):
+                    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
+                    page.get_by_role("button", name=name, exact=True).click()
+                    page.wait_for_function(
+                        f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=120_000
+                    )
+                    clicks += 1
+        wall = time.perf_counter() - began
+        result = ClassResult(pages, clicks, len(requests), cpu_s(pid) - cpu, wall, idle_per_s * wall)
+        browser.close()
+    return result
