@@ -14,7 +14,7 @@ import pytest
 
 from attention_lab.assets.bundles import NAME, PACKAGE, modules
 from attention_lab.checks import check_source
-from attention_lab.export.live import ENTRY, MODULES
+from attention_lab.export.live import ENTRY, PAGE_MODULES
 from attention_lab.export.live import main as export_live
 from tests.conftest import free_port
 from transformer import DecodingSession, bundled, load_pretrained
@@ -151,7 +151,7 @@ def test_the_folder_is_a_static_space_served_by_http_server(browser, tmp_path):
         assert live_tokens(page) == tokens_of(pipeline, page.input_value("#lab-source"))
         # the page modules as they are, by relative path, not a bundle (the one file's)
         served = {url.split(f":{port}/", 1)[1] for url in requests}
-        assert {f"{MODULES}/{path.relative_to(PACKAGE).as_posix()}" for path in modules(ENTRY)} <= served, served
+        assert {f"{PAGE_MODULES}/{path.relative_to(PACKAGE).as_posix()}" for path in modules(ENTRY)} <= served, served
         assert f"var {NAME} = " not in (folder / "index.html").read_text(encoding="utf-8")
         page.fill("#lab-source", "Hello")  # an upper-case letter: the reversal model's own message
         page.click("#lab-run")

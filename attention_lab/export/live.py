@@ -10,7 +10,7 @@ its views the messages the server would send (messages.mjs), so the app's own mo
   (assets.bundles: a page from disk cannot load modules by URL), the runtime and its WebAssembly, the graphs, their
   weights and the tokenizer inside, each gzip-compressed and base64-encoded; only while it stays under LIMIT_MB (a
   bigger model is refused in one line that says to write a folder);
-- a folder (DIR/) for static hosting: index.html, the page's modules as they are (in MODULES/, by their paths under
+- a folder (DIR/) for static hosting: index.html, the page's modules as they are (in lab/, by their paths under
   attention_lab/, imported by relative path) and those parts as files beside it, and a README.md whose front matter
   makes it a static Hugging Face Space (`sdk: static`), with the headers of cross-origin isolation, under which the
   runtime decodes on several threads.
@@ -62,7 +62,7 @@ STYLESHEETS = [
 ]
 RUNTIME = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm", "tokenizers.min.mjs")
 LIMIT_MB = 50
-MODULES = "lab"  # a folder's page modules, by their paths under attention_lab/
+PAGE_MODULES = "lab"  # a folder's page modules, by their paths under attention_lab/
 OPEN = "open(JSON.parse(document.getElementById('state').textContent))"  # draws the example as the page opens
 
 
@@ -115,7 +115,7 @@ await %s.start(state, {ort, Tokenizer: tokenizers.Tokenizer, bytes});
 
 def page(pipeline: Seq2SeqPipeline, name: str, config: dict, inside: dict[str, bytes] | None = None) -> str:
     """The live page's HTML, for the copy whose config is `config`; `inside`: the parts it carries (one file: with
-    the page's modules bundled), or None (a folder: they lie beside it, and the modules in MODULES/)."""
+    the page's modules bundled), or None (a folder: they lie beside it, and the modules in PAGE_MODULES/)."""
     from plotly.offline import get_plotlyjs
 
     text = example(pipeline, name)
@@ -155,7 +155,7 @@ def scripts(bundled: bool, packed: str) -> str:
     modules imported as they are."""
     if bundled:
         return f"<script>{started(ENTRY, OPEN)}</script>{packed}<script type='module'>{BOOT % NAME}</script>"
-    where = f"./{MODULES}/{ENTRY.relative_to(PACKAGE).as_posix()}"
+    where = f"./{PAGE_MODULES}/{ENTRY.relative_to(PACKAGE).as_posix()}"
     return f"<script type='module'>import * as {NAME} from {json.dumps(where)};\n{NAME}.{OPEN};\n{BOOT % NAME}</script>"
 
 
@@ -242,7 +242,9 @@ def write(model: str, out: Path, precision: str | None = None) -> Path:
         license=license_of(pipeline),
     ).encode("utf-8")
     files["index.html"] = page(pipeline, name, config).encode("utf-8")
-    files.update({f"{MODULES}/{path.relative_to(PACKAGE).as_posix()}": path.read_bytes() for path in modules(ENTRY)})
+    files.update(
+        {f"{PAGE_MODULES}/{path.relative_to(PACKAGE).as_posix()}": path.read_bytes() for path in modules(ENTRY)}
+    )
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
