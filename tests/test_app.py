@@ -310,7 +310,7 @@ def test_the_html_export_holds_the_pages_own_views_and_escapes_the_text(lab):
     lab.do(lab.decoding.run, user, c)
     looked = {"look": {"focus": [1, 2], "scale": "log", "words": False}, "shown": 2, "kind": "encoder"}
     page = Path(export.as_html(user, looked)).read_text(encoding="utf-8")
-    for part in ("lab_decoding_lesson.start", "function kindFigures", "window.Plotly", "id='views'", "id='lab-steps'"):
+    for part in ("lab.start(", "function kindFigures", "window.Plotly", "id='views'", "id='lab-steps'"):
         assert part in page, part  # the page's own modules, bundled; plotly.js; a place for each view
     assert "&lt;b&gt;fett&lt;/b&gt;" in page and "<b>fett</b>" not in page  # the source, escaped
     state = page.split("id='state' type='application/json'>")[1].split("</script>")[0]

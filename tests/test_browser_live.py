@@ -1,5 +1,5 @@
 """The live page in Chromium: the single file opened from disk with the network refused, and the folder served by
-`python -m http.server`. It opens with the app's first example decoded; a typed sentence, Run, Step, Back, Reset,
+`python -m http.server` (which loads the page modules as they are). It opens with the app's first example decoded; a typed sentence, Run, Step, Back, Reset,
 the keys and a what-if give the library's tokens; bad input gets the app's one-line messages and loses nothing; no
 request leaves the page."""
 
@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from attention_lab.assets.bundles import NAME, PACKAGE, modules
 from attention_lab.checks import check_source
+from attention_lab.export.live import ENTRY, PAGE_MODULES
 from attention_lab.export.live import main as export_live
 from tests.conftest import free_port
 from transformer import DecodingSession, bundled, load_pretrained
@@ -142,9 +144,15 @@ def test_the_folder_is_a_static_space_served_by_http_server(browser, tmp_path):
         wait_for(port)
         context = browser.new_context(viewport={"width": 390, "height": 800})
         page = context.new_page()
+        requests = []
+        page.on("request", lambda r: requests.append(r.url))
         page.goto(f"http://127.0.0.1:{port}/")
         pipeline = load_pretrained(bundled("reverse"))
         assert live_tokens(page) == tokens_of(pipeline, page.input_value("#lab-source"))
+        # the page modules as they are, by relative path, not a bundle (the one file's)
+        served = {url.split(f":{port}/", 1)[1] for url in requests}
+        assert {f"{PAGE_MODULES}/{path.relative_to(PACKAGE).as_posix()}" for path in modules(ENTRY)} <= served, served
+        assert f"var {NAME} = " not in (folder / "index.html").read_text(encoding="utf-8")
         page.fill("#lab-source", "Hello")  # an upper-case letter: the reversal model's own message
         page.click("#lab-run")
         settled(page)

@@ -1,12 +1,11 @@
 """The page's modules (attention_lab/**/*.mjs), run by Node: their unit tests (tests/js, Node's own test runner);
 what they draw from a real decoding's payload equals what attention_lab.attention.units and transformer.readings
-define, for every kind, step, unit, specials and reading; what they name equals what the server names; and the
-bundle the offline pages inline runs as the modules do."""
+define, for every kind, step, unit, specials and reading; and what they name equals what the server names (their
+bundles: tests/test_bundles.py)."""
 
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import subprocess
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 import torch
 
 from attention_lab.app import stylesheets
-from attention_lab.assets import PACKAGE, PAGE_CSS, bundle, bundle_name, modules, styles
+from attention_lab.assets import PACKAGE, PAGE_CSS, modules, styles
 from attention_lab.attention import payload
 from attention_lab.attention.kinds import NAMES
 from attention_lab.attention.looks import FOCUS_MEAN, READINGS, SCALES, names
@@ -26,7 +25,7 @@ from attention_lab.page.frame import STYLESHEET as FRAME
 from attention_lab.records import jsonable
 from attention_lab.tabs import features
 from tests.conftest import tiny_pipelines
-from tests.node import NODE, needs_node, run_modules, run_script
+from tests.node import NODE, needs_node, run_modules
 from tests.units_reference import Units, in_units
 from transformer import DecodingSession
 from transformer.readings import rollout, value_weighted
@@ -284,30 +283,3 @@ def test_what_is_worked_out_once_is_kept_only_while_it_holds(decoded):
         MODULES, body, {"start": start, "plain": plain, "whole": whole, "other": other, "whatif": whatif}
     )
     assert result == {"same": True, "rescaled": True, "grown": True, "other": True, "back": True}
-
-
-def test_the_bundle_of_the_offline_pages_runs_as_the_modules_do(decoded):
-    session, tokenizer = decoded
-    data = payload.full(session, tokenizer, "tiny")
-    entry, reader = PACKAGE / "attention" / "figures.mjs", PACKAGE / "assets" / "decoding.mjs"
-    figures = bundle_name(entry)
-    script = bundle(entry, reader)
-    script += f"""
-    {bundle_name(PACKAGE / "assets" / "store.mjs")}.setNames({json.dumps(jsonable(names()))});
-    const look = {{words: true, hideSpecials: true, reading: "value", scale: "row", focus: [0, 1]}};
-    const d = new {bundle_name(PACKAGE / "assets" / "decoding.mjs")}.Decoding(data);
-    const result = {figures}.kindFigures(d, "decoder_self", 3, look, {{focusHeight: 300, gridWidth: 250, gridHeight: 250}});
-    """
-    bundled = run_script(script, data)
-    body = """
-    const look = {words: true, hideSpecials: true, reading: "value", scale: "row", focus: [0, 1]};
-    return F.kindFigures(new D.Decoding(data), "decoder_self", 3, look, {focusHeight: 300, gridWidth: 250, gridHeight: 250});
-    """
-    assert bundled == run_modules(MODULES, body, data)
-
-
-def test_modules_that_import_each_other_in_a_cycle_are_refused(tmp_path):
-    (tmp_path / "a.mjs").write_text('import {b} from "./b.mjs";\nexport const a = 1;\n')
-    (tmp_path / "b.mjs").write_text('import {a} from "./a.mjs";\nexport const b = 2;\n')
-    with pytest.raises(ValueError, match="cycle: a.mjs -> b.mjs"):
-        bundle(tmp_path / "a.mjs")

@@ -173,7 +173,7 @@ def test_without_references_a_head_is_scored_by_how_often_the_plain_decoding_is_
 def test_the_html_opens_offline_and_the_terminal_gets_a_summary(reversal, tmp_path, capsys):
     _, pairs, folder = reversal
     page = (folder / "out" / "survey.html").read_text(encoding="utf-8")
-    assert "<script src=" not in page and "lab_survey_report.start" in page and "id='pruning'" in page
+    assert "<script src=" not in page and "lab.start(" in page and "id='pruning'" in page
     assert "function summaryFigure" in page  # drawn by the app's own summary of heads (attention/grids.mjs)
     run_survey(tmp_path, "reverse", write_tsv(pairs[:3], tmp_path / "three.tsv"))
     out = capsys.readouterr().out

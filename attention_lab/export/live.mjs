@@ -2,8 +2,9 @@
 // loop as the app's page runs it (decoding/loop.mjs: Model, Source, Run, Step, Back, Reset, Show step, an Output
 // box, the keys, the candidates and what-if) and the app's own views, which draw the messages the loop makes of its
 // decoding (decoding/messages.mjs) as they draw the server's.
-// attention_lab/export/live.py writes the page: the controls, this module bundled with what it imports, and the
-// parts (the graphs, their weights, the tokenizer, the runtime) inside the file or beside it in a folder.
+// attention_lab/export/live.py writes the page: the controls; this module, bundled with what it imports in a file
+// (assets/bundled, made by esbuild) or imported as it is in a folder; and the parts (the graphs, their weights, the
+// tokenizer, the runtime) inside the file or beside it in a folder.
 
 import {mount as candidates} from "../decoding/candidates.mjs";
 import {mount as now} from "../decoding/now.mjs";

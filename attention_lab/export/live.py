@@ -6,12 +6,14 @@ Runtime Web (its page copy: models/page_copy.py, the graphs of graphs.py in the 
 @huggingface/tokenizers from a tokenizer.json, steps through a greedy decoding as the app does (model.mjs) and sends
 its views the messages the server would send (messages.mjs), so the app's own modules draw them. Written as:
 
-- one HTML file (FILE.html) that works opened from disk with no network: plotly.js, the runtime and its WebAssembly,
-  the graphs, their weights and the tokenizer inside, each gzip-compressed and base64-encoded; only while it stays
-  under LIMIT_MB (a bigger model is refused in one line that says to write a folder);
-- a folder (DIR/) for static hosting: index.html and those parts as files beside it, and a README.md whose front
-  matter makes it a static Hugging Face Space (`sdk: static`), with the headers of cross-origin isolation, under
-  which the runtime decodes on several threads.
+- one HTML file (FILE.html) that works opened from disk with no network: plotly.js, the page's modules bundled
+  (assets.bundles: a page from disk cannot load modules by URL), the runtime and its WebAssembly, the graphs, their
+  weights and the tokenizer inside, each gzip-compressed and base64-encoded; only while it stays under LIMIT_MB (a
+  bigger model is refused in one line that says to write a folder);
+- a folder (DIR/) for static hosting: index.html, the page's modules as they are (in lab/, by their paths under
+  attention_lab/, imported by relative path) and those parts as files beside it, and a README.md whose front matter
+  makes it a static Hugging Face Space (`sdk: static`), with the headers of cross-origin isolation, under which the
+  runtime decodes on several threads.
 
 The runtime and the tokenizer library are the npm packages onnxruntime-web 1.30.0 (MIT) and
 @huggingface/tokenizers 0.2.0 (Apache-2.0), kept in decoding/vendor/ (see its README.md).
@@ -34,7 +36,8 @@ from transformer import DecodingSession, Seq2SeqPipeline, load_pretrained
 from transformer.bundled import BUNDLED, bundled_names
 from transformer.checkpoint import CheckpointError, error_line
 
-from ..assets import PAGE_CSS, bundle, bundle_name, in_script, styles
+from ..assets import PAGE_CSS, in_script, styles
+from ..assets.bundles import NAME, modules, started
 from ..attention import payload
 from ..attention.kinds import PAGE_ORDER
 from ..attention.looks import Look, names
@@ -59,6 +62,8 @@ STYLESHEETS = [
 ]
 RUNTIME = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm", "tokenizers.min.mjs")
 LIMIT_MB = 50
+PAGE_MODULES = "lab"  # a folder's page modules, by their paths under attention_lab/
+OPEN = "open(JSON.parse(document.getElementById('state').textContent))"  # draws the example as the page opens
 
 
 def parts(pipeline: Seq2SeqPipeline, name: str = "model", precision: str | None = None) -> dict[str, bytes]:
@@ -109,8 +114,8 @@ await %s.start(state, {ort, Tokenizer: tokenizers.Tokenizer, bytes});
 
 
 def page(pipeline: Seq2SeqPipeline, name: str, config: dict, inside: dict[str, bytes] | None = None) -> str:
-    """The live page's HTML, for the copy whose config is `config`; `inside`: the parts it carries (one file), or
-    None (a folder: they lie beside it)."""
+    """The live page's HTML, for the copy whose config is `config`; `inside`: the parts it carries (one file: with
+    the page's modules bundled), or None (a folder: they lie beside it, and the modules in PAGE_MODULES/)."""
     from plotly.offline import get_plotlyjs
 
     text = example(pipeline, name)
@@ -140,10 +145,18 @@ def page(pipeline: Seq2SeqPipeline, name: str, config: dict, inside: dict[str, b
         f"<script>{get_plotlyjs()}</script></head><body class='lab-export lab-live' data-busy='true'>"
         f"{controls(name, config['precision'])}"
         + "".join(f"<div data-part='{p}' class='lab-view'></div>" for p in ("lab-steps", "now", "candidates", "views"))
-        + f"<script id='state' type='application/json'>{in_script(state)}</script><script>{bundle(ENTRY)}\n"
-        f"{bundle_name(ENTRY)}.open(JSON.parse(document.getElementById('state').textContent));</script>{packed}"
-        f"<script type='module'>{BOOT % bundle_name(ENTRY)}</script></body></html>"
+        + f"<script id='state' type='application/json'>{in_script(state)}</script>{scripts(inside is not None, packed)}"
+        "</body></html>"
     )
+
+
+def scripts(bundled: bool, packed: str) -> str:
+    """The page's code: one file's, its modules bundled and run at once, then the packed parts; a folder's, its
+    modules imported as they are."""
+    if bundled:
+        return f"<script>{started(ENTRY, OPEN)}</script>{packed}<script type='module'>{BOOT % NAME}</script>"
+    where = f"./{PAGE_MODULES}/{ENTRY.relative_to(PACKAGE).as_posix()}"
+    return f"<script type='module'>import * as {NAME} from {json.dumps(where)};\n{NAME}.{OPEN};\n{BOOT % NAME}</script>"
 
 
 def controls(name: str, precision: dict) -> str:
@@ -229,12 +242,16 @@ def write(model: str, out: Path, precision: str | None = None) -> Path:
         license=license_of(pipeline),
     ).encode("utf-8")
     files["index.html"] = page(pipeline, name, config).encode("utf-8")
+    files.update(
+        {f"{PAGE_MODULES}/{path.relative_to(PACKAGE).as_posix()}": path.read_bytes() for path in modules(ENTRY)}
+    )
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
     older = out.with_name(f".{out.name}-older")
     try:
         for file, data in files.items():
+            (work / file).parent.mkdir(parents=True, exist_ok=True)
             (work / file).write_bytes(data)
         work.chmod(0o755)  # served as it is
         if out.exists():  # the folder written before goes whole, once the new one is whole

@@ -23,7 +23,8 @@ from plotly.offline import get_plotlyjs
 from transformer import DecodingSession, Seq2SeqPipeline, bundled, load_pretrained
 from transformer.bundled import bundled_names
 
-from ..assets import bundle, bundle_name, in_script, styles
+from ..assets import in_script, styles
+from ..assets.bundles import started
 from ..attention import payload
 from ..attention.looks import Look, names
 from ..attention.payload import Decoding
@@ -68,10 +69,10 @@ class View:
         parts = "".join(f"<div data-part='{name}' class='lab-view'></div>" for name in PARTS)
         heading = f"<p><b>{html.escape(self.name)}</b>: {html.escape(self.source)} → {html.escape(self.output)}</p>"
         plotly = f"<script>if (!window.Plotly) {{ {get_plotlyjs()} }}</script>" if with_plotly else ""
-        start = f"{bundle_name(OFFLINE)}.start({in_script(self.state())}, document.getElementById({json.dumps(cell)}));"
+        start = started(OFFLINE, f"start({in_script(self.state())}, document.getElementById({json.dumps(cell)}))")
         return (
             f"<div id='{cell}' class='attention-lab-cell'><style>{styles(STYLESHEETS)}</style>{plotly}"
-            f"{heading}{parts}<script>(() => {{\n{bundle(OFFLINE)}\n{start}\n}})();</script></div>"
+            f"{heading}{parts}<script>(() => {{\n{start}\n}})();</script></div>"
         )
 
     def _repr_html_(self) -> str:
