@@ -35,6 +35,10 @@ var lab = (() => {
   function root(element) {
     return element.querySelector(".lab-drawn") || element;
   }
+  var TAB = "#lab-tabs button[role=tab]";
+  function openTab(id) {
+    document.querySelector(`${TAB}[data-tab-id="${id}"]`)?.click();
+  }
   function placeOf(node, fn) {
     const place = { visible: false, width: 0, top: 0 };
     new ResizeObserver(() => {
@@ -340,10 +344,6 @@ var lab = (() => {
       list.appendChild(line);
     }
   }
-  function openWhyTab() {
-    const tabs = [...document.querySelectorAll("#lab-tabs button[role=tab]")];
-    tabs.find((tab) => tab.textContent.trim() === "Why")?.click();
-  }
   function mount({ element, trigger }) {
     const box = root(element);
     const body = el("div", "lab-candidates");
@@ -355,7 +355,7 @@ var lab = (() => {
         const token = Number(why.dataset.alternative);
         trigger("click", { alternative: token, shown: page.shown });
         document.dispatchEvent(new CustomEvent(WHY_NOT_EVENT, { detail: { step: page.shown, token } }));
-        openWhyTab();
+        openTab("why");
         return;
       }
       const candidate = event.target.closest(".candidate[data-token]");
