@@ -13,7 +13,7 @@ import json
 import sys
 
 from .assets import PACKAGE
-from .attention.looks import Names
+from .core.looks import Names
 from .decoding.lesson import Lesson
 from .feature import Feature
 from .records import Ask, Computing, Nothing, json_schema

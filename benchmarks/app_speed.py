@@ -103,7 +103,7 @@ def payload_bench(calls: int) -> dict[str, float]:
     random model of opus-mt-de-en's shapes."""
     import json
 
-    from attention_lab.attention import payload
+    from attention_lab.core import payload
     from attention_lab.records import jsonable
     from transformer import DecodingSession, bundled, load_pretrained
 
@@ -125,7 +125,7 @@ def message_sizes(session, tokenizer) -> dict[str, float]:
     """JSON bytes of the session's whole decoding (a Run's message), and the median of its steps' (a Step's)."""
     import json
 
-    from attention_lab.attention import payload
+    from attention_lab.core import payload
     from attention_lab.records import jsonable
     from transformer import DecodingSession
 

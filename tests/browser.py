@@ -11,7 +11,7 @@ WAIT_MS = 30_000
 WIDE, NARROW = {"width": 1400, "height": 1000}, {"width": 390, "height": 844}
 LAPTOP, PROJECTOR = {"width": 1440, "height": 900}, {"width": 1280, "height": 720}
 FOCUS = "() => document.querySelector('#views .views-focus .js-plotly-plot')"  # the focused head's figure
-GRID = "() => document.querySelector('#views .views-grid canvas.tiles')"  # every head, tiled (attention/tiles.mjs)
+GRID = "() => document.querySelector('#views .views-grid canvas.tiles')"  # every head, tiled (core/tiles.mjs)
 # the centre of a head's tile in the grid (0-based layer and head), on the screen
 TILE_CENTRE = f"""([layer, head]) => {{
   const canvas = ({GRID})(), g = canvas.geometry, t = g.tiles, box = canvas.getBoundingClientRect();

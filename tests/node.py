@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_lab.attention.looks import names
+from attention_lab.core.looks import names
 from attention_lab.records import jsonable
 
 PACKAGE = Path(__file__).resolve().parent.parent / "attention_lab"

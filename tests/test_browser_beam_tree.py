@@ -46,7 +46,7 @@ def test_a_clicked_nodes_attention_is_the_export_of_its_prefix_and_decoding_on_i
     from playwright.sync_api import expect
 
     from attention_lab.app import endpoints, make_lab
-    from attention_lab.attention.record import attention_record
+    from attention_lab.core.record import attention_record
     from attention_lab.decoding.state import new_run
     from attention_lab.records import jsonable
 

@@ -12,8 +12,8 @@ import pytest
 
 from attention_lab.assets.build import ESBUILD, build, build_all
 from attention_lab.assets.bundles import BUNDLED, ENTRIES, NAME, PACKAGE, REMAKE, modules, script
-from attention_lab.attention import payload
-from attention_lab.attention.looks import names
+from attention_lab.core import payload
+from attention_lab.core.looks import names
 from attention_lab.records import jsonable
 from tests.conftest import tiny_pipelines
 from tests.node import NODE, needs_node, run_modules, run_script
@@ -71,7 +71,7 @@ def test_a_bundle_of_the_page_modules_draws_as_the_modules_do(tmp_path):
         "".join(
             f"export {{{names_}}} from {json.dumps(str(PACKAGE / path))};\n"
             for names_, path in (
-                ("kindFigures", "attention/figures.mjs"),
+                ("kindFigures", "core/figures.mjs"),
                 ("setNames", "assets/store.mjs"),
                 ("Decoding", "assets/decoding.mjs"),
             )
@@ -88,4 +88,4 @@ def test_a_bundle_of_the_page_modules_draws_as_the_modules_do(tmp_path):
         data,
     )
     body = f"return F.kindFigures(new D.Decoding(data), 'decoder_self', 3, {look}, {size});"
-    assert bundled == run_modules({"D": "assets/decoding.mjs", "F": "attention/figures.mjs"}, body, data)
+    assert bundled == run_modules({"D": "assets/decoding.mjs", "F": "core/figures.mjs"}, body, data)

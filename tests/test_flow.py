@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from attention_lab.attention.payload import SCALE
-from attention_lab.attention.units import token_label
 from attention_lab.checks import InputError
+from attention_lab.core.payload import SCALE
+from attention_lab.core.units import token_label
 from attention_lab.decoding.messages import Key
 from attention_lab.decoding.request import Request
 from attention_lab.feature import Shared

@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from attention_lab.app import endpoints, make_lab
-from attention_lab.attention import naming, payload, summaries
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
+from attention_lab.core import naming, payload, summaries
 from attention_lab.decoding.state import UserState, loop
 from attention_lab.heads import ablation
 from attention_lab.heads.actions import HeadTests
@@ -224,7 +224,7 @@ def test_value_weighted_rows_are_shares_of_the_weights_times_the_value_norms(lab
     const fig = F.kindFigures(d, "cross", 1, look, {focusHeight: 400, gridWidth: 300, gridHeight: 300}).focus;
     return {row: fig.data[0].customdata[0], title: fig.layout.title.text, bar: fig.layout.coloraxis.colorbar.title.text};
     """
-    drawn = run_modules({"D": "assets/decoding.mjs", "F": "attention/figures.mjs"}, body, data)
+    drawn = run_modules({"D": "assets/decoding.mjs", "F": "core/figures.mjs"}, body, data)
     _, norms = session.decoder_value_norms()
     step = session.steps[0].cross_attention[1][2]  # layer 2, head 3, step 1
     expected = (step * norms[1][2]) / (step * norms[1][2]).sum()

@@ -15,7 +15,7 @@ from transformers import AutoModelForSeq2SeqLM
 
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from attention_lab.adapters.hf.model import HFCache
-from attention_lab.attention import summaries
+from attention_lab.core import summaries
 from attention_lab.heads import ablation, editing
 from attention_lab.records import jsonable
 from tests import hf_models
@@ -266,7 +266,7 @@ def test_the_why_tab_explains_a_transformers_models_decoding(family):
 
 
 def payload_steps(session, tokenizer) -> list[dict]:
-    from attention_lab.attention import payload
+    from attention_lab.core import payload
 
     return jsonable(payload.full(session, tokenizer, "m"))["steps"]
 

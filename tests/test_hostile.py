@@ -84,7 +84,7 @@ def test_there_are_at_least_40_hostile_cases():
     assert len(HOSTILE) >= 40
 
 
-MODULES = {"D": "assets/decoding.mjs", "F": "attention/figures.mjs", "C": "compare/compare.mjs"}
+MODULES = {"D": "assets/decoding.mjs", "F": "core/figures.mjs", "C": "compare/compare.mjs"}
 DRAW_EVERY_TAB = """
 return data.map((one) => {
   const d = new D.Decoding(one.decoding);

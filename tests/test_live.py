@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 import torch
 
-from attention_lab.attention import payload
-from attention_lab.attention.looks import names
-from attention_lab.attention.record import attention_record
 from attention_lab.checks import InputError, check_source
+from attention_lab.core import payload
+from attention_lab.core.looks import names
+from attention_lab.core.record import attention_record
 from attention_lab.export.live import parts
 from attention_lab.models.graphs import check
 from attention_lab.models.onnx_decoding import GraphDecoder

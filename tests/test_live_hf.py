@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 import torch
 
-from attention_lab.attention import payload
 from attention_lab.checks import check_source
+from attention_lab.core import payload
 from attention_lab.export import live
 from attention_lab.models import page_copy
 from attention_lab.models.onnx_decoding import GraphDecoder

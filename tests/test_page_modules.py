@@ -1,5 +1,5 @@
 """The page's modules (attention_lab/**/*.mjs), run by Node: their unit tests (tests/js, Node's own test runner);
-what they draw from a real decoding's payload equals what attention_lab.attention.units and transformer.readings
+what they draw from a real decoding's payload equals what attention_lab.core.units and transformer.readings
 define, for every kind, step, unit, specials and reading; and what they name equals what the server names (their
 bundles: tests/test_bundles.py)."""
 
@@ -16,9 +16,9 @@ import torch
 
 from attention_lab.app import stylesheets
 from attention_lab.assets import PACKAGE, PAGE_CSS, modules, styles
-from attention_lab.attention import payload
-from attention_lab.attention.kinds import NAMES
-from attention_lab.attention.looks import FOCUS_MEAN, READINGS, SCALES, names
+from attention_lab.core import payload
+from attention_lab.core.kinds import NAMES
+from attention_lab.core.looks import FOCUS_MEAN, READINGS, SCALES, names
 from attention_lab.decoding.lesson import STYLESHEETS as LESSON
 from attention_lab.export.live import STYLESHEETS as LIVE
 from attention_lab.page.frame import STYLESHEET as FRAME
@@ -104,7 +104,7 @@ def test_the_page_is_sent_the_names_and_keeps_none_of_its_own():
     written = [*(n.title for n in NAMES.values()), *looks, FOCUS_MEAN]
     kept = [(path.name, text) for path in modules() for text in written if f'"{text}"' in path.read_text("utf-8")]
     assert not kept, kept
-    drawn = run_modules({"D": "assets/decoding.mjs", "F": "attention/figures.mjs", "S": "assets/store.mjs"}, """
+    drawn = run_modules({"D": "assets/decoding.mjs", "F": "core/figures.mjs", "S": "assets/store.mjs"}, """
       const look = {words: true, hideSpecials: false, scale: "linear", focus: null, reading: "value"};
       const size = {focusHeight: 300, gridWidth: 300, gridHeight: 300};
       return {names: S.page.names, title: F.kindFigures(new D.Decoding(data), "encoder", 1, look, size).focus.layout.title.text};
@@ -163,7 +163,7 @@ def oracle(session, tokenizer, kind: str, shown: int, words: bool, hide: bool, r
     return merged, rows.labels, cols.labels
 
 
-MODULES = {"D": "assets/decoding.mjs", "U": "assets/units.mjs", "F": "attention/figures.mjs"}
+MODULES = {"D": "assets/decoding.mjs", "U": "assets/units.mjs", "F": "core/figures.mjs"}
 DRAWN = """
 const d = new D.Decoding(data.payload);
 return data.cases.map(([kind, shown, words, hide, reading]) => {
@@ -230,7 +230,7 @@ def test_the_focused_head_the_mean_and_the_figures(decoded):
       none: [none.focus.data.length, none.grid], note: none.focus.layout.annotations[0].text, log: encoder.focus.layout.coloraxis.cmin,
       height: figs.focus.layout.height};
     """
-    drawn = run_modules({**MODULES, "T": "attention/tiles.mjs"}, body, payload.full(session, tokenizer, "tiny"))
+    drawn = run_modules({**MODULES, "T": "core/tiles.mjs"}, body, payload.full(session, tokenizer, "tiny"))
     expected, _, _ = oracle(session, tokenizer, "cross", 2, False, False, "weights")
     np.testing.assert_allclose(drawn["focus"], expected[1, 2], atol=1e-4)
     np.testing.assert_allclose(drawn["mean"], expected.mean(axis=(0, 1)), atol=1e-4)

@@ -6,8 +6,8 @@ import json
 import pytest
 import torch
 
-from attention_lab.attention import payload
-from attention_lab.attention.record import attention_record
+from attention_lab.core import payload
+from attention_lab.core.record import attention_record
 from attention_lab.records import jsonable
 from tests.conftest import tiny_pipelines
 from transformer import DecodingSession
@@ -64,4 +64,4 @@ def test_a_drawn_components_value_travels_as_json_text():
     assert isinstance(sent, str)
     assert json.loads(sent) == {"op": "full", "data": {"weights": "AAEC", "shape": [2, 3], "gap": None, "ok": True}}
     assert as_text(None) is None  # nothing to draw: gradio's empty value, which the page reads as none
-    assert json.loads(drawn("attention/views.mjs", "a-view", value={"names": [1]}).value) == {"names": [1]}
+    assert json.loads(drawn("core/views.mjs", "a-view", value={"names": [1]}).value) == {"names": [1]}

@@ -14,9 +14,9 @@ import pytest
 
 from attention_lab import schema
 from attention_lab.app import make_lab
-from attention_lab.attention.looks import names
 from attention_lab.beam_tree.feature import pick
 from attention_lab.controls import Controls
+from attention_lab.core.looks import names
 from attention_lab.decoding.state import UserState
 from attention_lab.export.feature import as_html
 from attention_lab.feature import DATA, Feature, Output

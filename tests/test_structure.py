@@ -41,7 +41,7 @@ MAY_NOT_IMPORT = {  # the parts each must not reach: app -> attention_lab -> ada
 # here) import the layers below them and themselves, never each other. Above them, the faces over every feature and
 # the command: each may import everything below it.
 BELOW_FEATURES = (
-    *("adapters", "checks", "controls", "records", "feature", "assets", "models", "attention", "attribution"),
+    *("adapters", "checks", "controls", "records", "feature", "assets", "models", "core", "attribution"),
     *("decoding", "page"),
 )
 ABOVE_FEATURES = ("notebook", "serving", "tabs", "schema", "api_page", "app", "cli", "__main__")
@@ -286,13 +286,13 @@ def test_no_feature_folder_imports_another():
 
 
 def test_the_feature_import_check_finds_one(tmp_path):
-    graph = {"attention_lab.trust.score": {"attention_lab.why.methods", "attention_lab.attention.units"}}
+    graph = {"attention_lab.trust.score": {"attention_lab.why.methods", "attention_lab.core.units"}}
     assert cross_feature_imports(graph, ["trust", "why"]) == ["attention_lab.trust.score -> attention_lab.why.methods"]
     for folder in ("survey", "heads", "attention"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "feature.py").write_text("")
     (tmp_path / "survey" / "corpus.mjs").write_text('import {a} from "../heads/summary.mjs";\n')
-    (tmp_path / "heads" / "summary.mjs").write_text('import {b} from "../attention/views.mjs";\n')
+    (tmp_path / "heads" / "summary.mjs").write_text('import {b} from "../core/views.mjs";\n')
     assert page_module_imports(tmp_path) == ["survey/corpus.mjs -> heads"]
 
 

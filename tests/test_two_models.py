@@ -11,8 +11,8 @@ import base64
 import numpy as np
 import pytest
 
-from attention_lab.attention.record import AttentionExport, attention_record
 from attention_lab.checks import InputError
+from attention_lab.core.record import AttentionExport, attention_record
 from attention_lab.decoding.request import Request
 from attention_lab.decoding.state import new_run
 from attention_lab.export.api import ATTENTION_EXPORT

@@ -1,4 +1,4 @@
-"""The units a view is drawn in (attention_lab/attention/units.py): words merged from pieces, piece labels, specials hidden.
+"""The units a view is drawn in (attention_lab/core/units.py): words merged from pieces, piece labels, specials hidden.
 
 Which pieces are special comes with them, one flag each (the app decides it by id, from the model's special_ids).
 """
@@ -6,7 +6,7 @@ Which pieces are special comes with them, one flag each (the app decides it by i
 import numpy as np
 import pytest
 
-from attention_lab.attention.units import SPACE, piece_label, word_groups
+from attention_lab.core.units import SPACE, piece_label, word_groups
 from tests.conftest import tiny_pipelines
 from tests.units_reference import Units, in_units
 

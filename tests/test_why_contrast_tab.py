@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from attention_lab.app import make_lab
-from attention_lab.attention import payload
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
+from attention_lab.core import payload
 from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import Registry
 from attention_lab.why.contrast import contrast_step

@@ -11,10 +11,10 @@ import pytest
 from scipy.stats import spearmanr
 
 from attention_lab.app import make_lab
-from attention_lab.attention import payload
 from attention_lab.attribution.methods import attribute
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
+from attention_lab.core import payload
 from attention_lab.decoding.state import UserState
 from attention_lab.heads.actions import HeadTests
 from attention_lab.models.registry import Registry

@@ -1,6 +1,6 @@
 """The units a view is drawn in, defined in numpy: the reference that the page's merging of words and hiding of
 specials (attention_lab/assets/units.mjs) is checked against (tests/test_units.py, test_page_modules.py,
-test_why_tab.py). The rules are attention_lab.attention.units's: a word's columns summed, its rows averaged,
+test_why_tab.py). The rules are attention_lab.core.units's: a word's columns summed, its rows averaged,
 specials dropped with each row renormalised."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attention_lab.attention.units import piece_label, word_groups, word_label
+from attention_lab.core.units import piece_label, word_groups, word_label
 
 
 @dataclass(frozen=True)

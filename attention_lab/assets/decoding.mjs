@@ -1,4 +1,4 @@
-// A decoding as the page holds it, read from what attention_lab/attention/payload.py sends: every kind, layer and
+// A decoding as the page holds it, read from what attention_lab/core/payload.py sends: every kind, layer and
 // head once per Run, a step at a time after. Weights and rollout shares come as 16-bit integers (w · 65535), value
 // norms as 32-bit floats, each as base64 of its little-endian bytes.
 //

@@ -1,6 +1,6 @@
 // How the page colours what it draws, the Focus head's labels, and probabilities as people read them. The names of
 // the kinds of attention, the readings, the colour scales and the mean of all heads are the server's, sent once
-// (attention_lab.attention.looks.Names, kept in the page's state: assets/store.mjs).
+// (attention_lab.core.looks.Names, kept in the page's state: assets/store.mjs).
 
 export const LOG_FLOOR = 1e-4;
 // White (weight 0) to dark blue (weight 1): plotly's sequential Blues, spelled out (plotly.js's own runs the other way).

@@ -3,7 +3,7 @@
 // form a word, every label, the value norms and rollouts); here the page only applies it: a word's row is the mean
 // of its pieces' rows and its column the sum of theirs; hidden special tokens are dropped and each row renormalised;
 // value-weighting multiplies by the norms and takes each row's shares; cross-attention's rollout multiplies by the
-// encoder's. tests/test_page_modules.py holds each equal to attention_lab.attention.units.in_units and
+// encoder's. tests/test_page_modules.py holds each equal to attention_lab.core.units.in_units and
 // transformer.readings on the same numbers.
 
 import {LOG_FLOOR} from "./look.mjs";

@@ -1,14 +1,5 @@
-"""What the model looked at: the views of a decoding's attention, every kind, layer and head. The page draws them
-(views.mjs, figures.mjs, and the shared modules in assets/) from what the server sends it here.
-
-    kinds        the three kinds of attention as the page names them
-    naming       heads by name ("kind:layer:head", 1-based) and the library's Head; labels and choices
-    units        words or pieces, specials hidden or not: which pieces form a word, and every label
-    payload      a decoding's attention as the page receives it: once per Run, then a step at a time
-    looks        the readings, colour scales and Focus head choices the page offers, and the names it shows
-    summaries    every head summarised over a decoding (entropy, special tokens, gold alignment)
-    grids        those summaries as the page draws them (grids.mjs: the Heads tab and the survey)
-    record       the JSON record of a decoding (the export, and the /attention API)
-    text         the page's notes on words and readings
-    feature      the Attention tab; views.mjs its controls and figures, figures.mjs the figures themselves
+"""The Attention tab: every kind, layer and head of a decoding's attention at the shown step, drawn in the page
+(views.mjs its controls and figures, figures.mjs the figures themselves, tiles.mjs the small multiples) from the
+decoding the page holds. What it draws from (the payload, units, names, looks) is the app's shared vocabulary in
+attention_lab.core.
 """

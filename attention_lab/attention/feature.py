@@ -10,7 +10,7 @@ from ..feature import Feature
 
 
 def layout(registry, default: str) -> dict:
-    return {"views": drawn("attention/views.mjs", "views", classes=("attention-view",))}
+    return {"views": drawn("core/views.mjs", "views", classes=("attention-view",))}
 
 
 ATTENTION = Feature(
@@ -18,5 +18,5 @@ ATTENTION = Feature(
     "Attention",
     layout=layout,
     publishes=("views",),  # the views as the page draws them (an export sends how they look)
-    stylesheet=Path(__file__).with_name("attention.css"),
+    stylesheet=Path(__file__).parent.parent / "core" / "views.css",
 )

@@ -18,9 +18,9 @@ import gradio as gr
 from transformer.beam_tree import SearchTree
 
 from ..assets.components import drawn
-from ..attention import payload
 from ..checks import InputError, as_int
 from ..controls import Controls
+from ..core import payload
 from ..decoding.actions import branched, replace_decoding
 from ..decoding.search import MAX_BEAM, checked_beam, decoded_on, forced
 from ..decoding.state import Run, UserState, interventions_key

@@ -2,7 +2,7 @@
 // by the server) drawn by the Attention tab's views at the node's step, in every kind, with the Attention tab's
 // focused head and look. Tells the tree which node it draws (tree.mjs rings it).
 
-import {attentionViews} from "../attention/views.mjs";
+import {attentionViews} from "../core/views.mjs";
 import {Decoding} from "../assets/decoding.mjs";
 import {el, root} from "../assets/dom.mjs";
 import {PICKED_EVENT} from "./tree.mjs";

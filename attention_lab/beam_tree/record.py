@@ -9,9 +9,9 @@ from typing import Annotated, Literal
 from transformer import DecodingSession
 from transformer.beam_tree import SearchTree
 
-from ..attention.payload import Decoding
-from ..attention.units import token_id, token_label
 from ..checks import InputError, quoted
+from ..core.payload import Decoding
+from ..core.units import token_id, token_label
 from ..decoding.search import checked_beam, decoded_on, searched
 from ..decoding.state import Run
 from ..records import OMITTED

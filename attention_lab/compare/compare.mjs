@@ -7,7 +7,7 @@ import {axisLabels, labelPx} from "../assets/labels.mjs";
 import {colourAxis, draw, emptyFigure, outline, rounded} from "../assets/plot.mjs";
 import {page, watch} from "../assets/store.mjs";
 import {head, units, weights} from "../assets/units.mjs";
-import {ROW_PX} from "../attention/figures.mjs";
+import {ROW_PX} from "../core/figures.mjs";
 
 const MAX_ROWS = 40;
 

@@ -5,7 +5,7 @@
 import {mount as candidates} from "./candidates.mjs";
 import {mount as now} from "./now.mjs";
 import {mount as steps} from "./steps.mjs";
-import {mount as views} from "../attention/views.mjs";
+import {mount as views} from "../core/views.mjs";
 import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
 
 const none = () => {};

@@ -11,15 +11,15 @@ from pathlib import Path
 from typing import Literal
 
 from ..assets import PACKAGE, PAGE_CSS, offline_page, styles
-from ..attention.kinds import PAGE_ORDER
-from ..attention.looks import READINGS, SCALES, Look, Names
-from ..attention.payload import Decoding
+from ..core.kinds import PAGE_ORDER
+from ..core.looks import READINGS, SCALES, Look, Names
+from ..core.payload import Decoding
 
 HERE = Path(__file__).resolve().parent
 OFFLINE = HERE / "lesson.mjs"
 PARTS = ("lab-steps", "now", "candidates", "views")  # the views a lesson holds (lesson.mjs's PARTS)
 # What its views look like: the page-wide rules, the step loop's, the Attention tab's, and the lesson's own
-STYLESHEETS = [PAGE_CSS, HERE / "decoding.css", PACKAGE / "attention" / "attention.css", HERE / "lesson.css"]
+STYLESHEETS = [PAGE_CSS, HERE / "decoding.css", PACKAGE / "core" / "views.css", HERE / "lesson.css"]
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """What the page is sent about a user's run: its whole attention once, then a step more or a step fewer (see
-attention_lab.attention.payload). The page draws every view from what it holds; the key says which decoding that is.
+attention_lab.core.payload). The page draws every view from what it holds; the key says which decoding that is.
 
 Messages, each with the key of the decoding it leaves the page with and the step to show:
     Full    a decoding to draw afresh
@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..attention import payload
-from ..attention.payload import Decoding, Piece, StepData
+from ..core import payload
+from ..core.payload import Decoding, Piece, StepData
 from .state import Run, loop
 
 

@@ -1,4 +1,4 @@
-// Tokens as the views label and merge them, for a page that decodes by itself: what attention_lab/attention/units.py
+// Tokens as the views label and merge them, for a page that decodes by itself: what attention_lab/core/units.py
 // and payload.py work out on the server (a piece's label, the word it belongs to, whether it is special), written
 // again here because the live page has no server. tests/js/live.test.mjs checks them against the server's on
 // a thousand sentences; the rules are units.py's (see there).

@@ -15,10 +15,10 @@ from typing import TypeVar
 from transformer import DecodingSession, Head, Interventions, Seq2SeqPipeline
 from transformer.decoding import Step
 
-from ..attention.naming import describe_heads
-from ..attention.units import word_label
 from ..checks import check_source
 from ..controls import Controls
+from ..core.naming import describe_heads
+from ..core.units import word_label
 from ..models.registry import ModelEntry
 
 T = TypeVar("T")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..attention.record import AttentionExport, attention_record
+from ..core.record import AttentionExport, attention_record
 from ..decoding.actions import decode_to_end
 from ..decoding.request import Request
 from ..feature import DECODE, Endpoint, Limits

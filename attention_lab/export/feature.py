@@ -11,11 +11,11 @@ import gradio as gr
 from transformer import CheckpointError
 from transformer.checkpoint import error_line
 
-from ..attention import payload
-from ..attention.looks import names
-from ..attention.record import attention_record
 from ..checks import InputError
 from ..controls import Controls
+from ..core import payload
+from ..core.looks import names
+from ..core.record import attention_record
 from ..decoding.lesson import Lesson, look_of, page, written
 from ..decoding.state import Run, UserState, loop, shown_step
 from ..feature import Feature

@@ -9,7 +9,7 @@
 import {mount as candidates} from "../decoding/candidates.mjs";
 import {mount as now} from "../decoding/now.mjs";
 import {mount as steps} from "../decoding/steps.mjs";
-import {mount as views} from "../attention/views.mjs";
+import {mount as views} from "../core/views.mjs";
 import {install, KEYS} from "../assets/keys.mjs";
 import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
 import {LiveModel} from "../decoding/model.mjs";

@@ -38,10 +38,10 @@ from transformer.checkpoint import CheckpointError, error_line
 
 from ..assets import PAGE_CSS, in_script, styles
 from ..assets.bundles import NAME, modules, started
-from ..attention import payload
-from ..attention.kinds import PAGE_ORDER
-from ..attention.looks import Look, names
 from ..checks import InputError, check_source
+from ..core import payload
+from ..core.kinds import PAGE_ORDER
+from ..core.looks import Look, names
 from ..decoding.messages import Full, Key
 from ..decoding.state import shown_step
 from ..models.examples import first_example
@@ -56,7 +56,7 @@ VENDOR = PACKAGE / "decoding" / "vendor"
 STYLESHEETS = [
     PAGE_CSS,
     PACKAGE / "decoding" / "decoding.css",
-    PACKAGE / "attention" / "attention.css",
+    PACKAGE / "core" / "views.css",
     PACKAGE / "decoding" / "lesson.css",
     HERE / "live.css",
 ]

@@ -13,8 +13,8 @@ from pydantic import Field
 from transformer import Seq2SeqPipeline
 from transformer.flow import DECODER, ENCODER, FFN, HEAD, SUBLAYERS, Flow, Graph
 
-from ..attention.payload import SCALE
-from ..attention.units import token_label
+from ..core.payload import SCALE
+from ..core.units import token_label
 from ..decoding.messages import Key
 
 FLOOR = 0.01  # the page's lowest threshold: lighter edges are not sent (pruning at or above it never keeps them)

@@ -13,7 +13,7 @@ from transformer.config import KINDS, n_layers
 from transformer.contract import EncoderOutput
 from transformer.decoding import next_token_logits
 
-from ..attention.naming import all_heads
+from ..core.naming import all_heads
 
 
 @dataclass

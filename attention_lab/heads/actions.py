@@ -8,9 +8,9 @@ import re
 
 from transformer import DecodingSession
 
-from ..attention.naming import parse_heads
 from ..checks import InputError
 from ..controls import Controls
+from ..core.naming import parse_heads
 from ..decoding.actions import DecodingActions, replace_decoding
 from ..decoding.state import Before, Run, UserState, first_difference
 from .ablation import ablated_session

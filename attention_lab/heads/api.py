@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..attention.naming import parse_heads
-from ..attention.record import TopToken, top_k_record
-from ..attention.summaries import head_summaries
 from ..checks import InputError, as_int, quoted
+from ..core.naming import parse_heads
+from ..core.record import TopToken, top_k_record
+from ..core.summaries import head_summaries
 from ..decoding.request import Request
 from ..feature import Endpoint, Limits
 from .ablation import ablated_session, ablation_effects

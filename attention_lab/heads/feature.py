@@ -13,10 +13,10 @@ from pathlib import Path
 import gradio as gr
 
 from ..assets.components import drawn
-from ..attention.grids import Summary, summary_data
-from ..attention.naming import head_choices
-from ..attention.summaries import head_summaries
-from ..attention.units import token_label
+from ..core.grids import Summary, summary_data
+from ..core.naming import head_choices
+from ..core.summaries import head_summaries
+from ..core.units import token_label
 from ..decoding.state import Run, interventions_status, loop
 from ..feature import DATA, Feature, Output, Ready, Screen
 from ..records import Nothing

@@ -8,7 +8,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
-from ..attention.grids import Summary
+from ..core.grids import Summary
 
 KEPT = 32  # summaries, about 2 KB each
 

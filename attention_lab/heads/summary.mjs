@@ -1,6 +1,6 @@
-// The Heads tab's summary of this sentence's every head, drawn as every summary is (attention/grids.mjs), with the
+// The Heads tab's summary of this sentence's every head, drawn as every summary is (core/grids.mjs), with the
 // same click-to-focus.
 
-import {summaryView} from "../attention/grids.mjs";
+import {summaryView} from "../core/grids.mjs";
 
 export const mount = summaryView("This sentence");

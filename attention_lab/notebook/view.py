@@ -25,11 +25,11 @@ from transformer.bundled import bundled_names
 
 from ..assets import in_script, styles
 from ..assets.bundles import started
-from ..attention import payload
-from ..attention.looks import Look, names
-from ..attention.payload import Decoding
-from ..attention.record import attention_record
 from ..checks import check_source
+from ..core import payload
+from ..core.looks import Look, names
+from ..core.payload import Decoding
+from ..core.record import attention_record
 from ..decoding.lesson import OFFLINE, PARTS, STYLESHEETS, Lesson, page
 from ..decoding.search import decoded_on
 from ..records import jsonable

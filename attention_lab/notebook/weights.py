@@ -23,7 +23,7 @@ import torch
 
 from transformer.readings import rollout
 
-from ..attention.payload import Decoding, StepData, Tokens, labelled, q16
+from ..core.payload import Decoding, StepData, Tokens, labelled, q16
 from .view import View
 
 SPECIAL = re.compile(
@@ -55,7 +55,7 @@ def tokens_of(tokens: list[str]) -> Tokens:
 def decoding_data(
     encoder: np.ndarray, decoder: np.ndarray, cross: np.ndarray, src: list[str], dec: list[str]
 ) -> Decoding:
-    """What the page draws a decoding from (attention_lab.attention.payload's Decoding), from weights alone."""
+    """What the page draws a decoding from (attention_lab.core.payload's Decoding), from weights alone."""
     (Le, H, S, _), (Ld, _, T, _) = encoder.shape, decoder.shape
     if cross.shape != (Ld, H, T, S) or len(src) != S or len(dec) != T:
         raise ValueError(

@@ -8,8 +8,8 @@ from pathlib import Path
 import gradio as gr
 
 from ..assets.components import drawn
-from ..attention.looks import names
-from ..attention.text import READINGS_NOTE, WORDS_NOTE
+from ..core.looks import names
+from ..core.text import READINGS_NOTE, WORDS_NOTE
 from ..decoding.state import UserState
 from ..feature import Feature
 from ..models.registry import Registry

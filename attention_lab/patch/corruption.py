@@ -11,8 +11,8 @@ import torch
 from transformer import Seq2SeqPipeline
 from transformer.tokenizer import WORD_BOUNDARY
 
-from ..attention.units import source_words
 from ..checks import InputError, check_source, is_blank
+from ..core.units import source_words
 
 SWAPS_TRIED = 64  # candidate words tried, nearest first, for one that keeps the source's number of tokens
 

@@ -16,10 +16,10 @@ from typing import Annotated, Literal
 import gradio as gr
 
 from ..assets.components import drawn
-from ..attention.payload import Word
-from ..attention.units import source_words, token_label, word_label
 from ..checks import InputError
 from ..controls import Controls
+from ..core.payload import Word
+from ..core.units import source_words, token_label, word_label
 from ..decoding.state import Run, UserState, interventions_text
 from ..feature import DATA, TEXT, Feature, Output, Screen
 from ..records import OMITTED

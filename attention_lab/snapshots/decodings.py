@@ -16,8 +16,8 @@ from transformer import DecodingSession, Seq2SeqPipeline
 from transformer.checkpoint import error_line
 from transformer.snapshots import Snapshot
 
-from ..attention.summaries import head_summaries
 from ..checks import check_source
+from ..core.summaries import head_summaries
 from ..models.registry import Registry
 
 logger = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ from typing import Literal
 import gradio as gr
 
 from ..assets.components import drawn
-from ..attention import payload
-from ..attention.payload import Decoding
 from ..checks import InputError, check_source
+from ..core import payload
+from ..core.payload import Decoding
 from ..feature import DATA, Feature, Output, Ready, Screen
 from .api import TRAINING_ENDPOINT
 from .decodings import SnapshotDecoding, Snapshots
@@ -83,7 +83,7 @@ def ahead(s: Screen):
 
 def film(snapshots: Snapshots, model: str, text: str, max_len: int | None) -> Film:
     """Every snapshot's decoding of the source, as the page draws it: the step it was taken at, its line of
-    measures, its output, its attention (attention_lab.attention.payload), or why it has none; and what the chart
+    measures, its output, its attention (attention_lab.core.payload), or why it has none; and what the chart
     plots."""
     decoded = snapshots.decodings(model, text, max_len)
     tokenizer = snapshots.registry.entries[model].pipeline.tokenizer  # every snapshot shares the model's tokenizer

@@ -8,8 +8,8 @@ import {el, labelled, root, shown} from "../assets/dom.mjs";
 import {draw, emptyFigure, legend} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";
-import {kindFigures} from "../attention/figures.mjs";
-import {paint} from "../attention/tiles.mjs";
+import {kindFigures} from "../core/figures.mjs";
+import {paint} from "../core/tiles.mjs";
 
 export const PLAY = "▶ Play", PAUSE = "❚❚ Pause";
 const FRAME_MS = 1200; // a snapshot a tick while playing

@@ -1,9 +1,9 @@
-"""A survey as the page draws it: every head over the corpus as the head summary's grid (attention/grids.mjs), with
+"""A survey as the page draws it: every head over the corpus as the head summary's grid (core/grids.mjs), with
 the score each head's ablation costs."""
 
 from __future__ import annotations
 
-from ..attention.grids import METRICS, Summary, summary_data
+from ..core.grids import METRICS, Summary, summary_data
 
 
 def survey_metrics(score_name: str) -> dict:

@@ -10,9 +10,9 @@ from pathlib import Path
 import gradio as gr
 
 from ..assets.components import drawn
-from ..attention.grids import Summary
 from ..checks import InputError
 from ..controls import Controls
+from ..core.grids import Summary
 from ..decoding.state import UserState
 from ..feature import DATA, Feature, Output, Screen
 from ..models.registry import ModelEntry

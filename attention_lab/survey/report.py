@@ -22,9 +22,9 @@ from transformer.config import KINDS, n_layers
 from transformer.contract import ModelConfig
 
 from ..assets import PACKAGE, offline_page
-from ..attention.grids import Summary
-from ..attention.kinds import NAMES
 from ..checks import InputError
+from ..core.grids import Summary
+from ..core.kinds import NAMES
 from .data import survey_data
 
 CONTRACT_KEYS = ("model", "sentences", "score", "heads", "pruning", "pruning_by_kind")

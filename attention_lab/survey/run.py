@@ -9,7 +9,7 @@ from collections.abc import Callable
 from transformer import Head, Seq2SeqPipeline
 from transformer.hub import default_limit
 
-from ..attention.naming import all_heads
+from ..core.naming import all_heads
 from .corpus import Corpus
 from .decoding import batches, decode_sets, decoded_steps
 from .processes import Processes

@@ -17,11 +17,11 @@ from typing import Annotated, Literal
 import gradio as gr
 
 from ..assets.components import drawn
-from ..attention.payload import Word
-from ..attention.units import source_words, token_label, word_label
 from ..attribution.methods import no_gradients
 from ..checks import InputError, is_blank
 from ..controls import Controls
+from ..core.payload import Word
+from ..core.units import source_words, token_label, word_label
 from ..decoding.state import Run, UserState, interventions_key, interventions_text
 from ..feature import DATA, Feature, Output, Screen
 from ..records import OMITTED

@@ -7,7 +7,7 @@ import math
 
 from transformer import Seq2SeqPipeline
 
-from ..attention.units import token_label, word_label
+from ..core.units import token_label, word_label
 from .sentence import COVERED, Flag, Score
 
 # A token that takes less than a fifth of its prediction from the source is written from the prefix; Dale et al.

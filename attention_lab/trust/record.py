@@ -10,9 +10,9 @@ import numpy as np
 
 from transformer import Seq2SeqPipeline
 
-from ..attention.units import word_label
 from ..attribution.methods import METHODS, no_gradients
 from ..checks import InputError, quoted
+from ..core.units import word_label
 from ..decoding.target import target_ids as translation_ids
 from .score import ALTI, Score, score
 

@@ -24,8 +24,8 @@ from transformer import Interventions, Seq2SeqModel, Seq2SeqPipeline, run_with_c
 from transformer.contributions import alti_plus
 from transformer.decoding import next_token_logits
 
-from ..attention.units import source_words
 from ..attribution.methods import attribute, source_share
+from ..core.units import source_words
 from .flags import find_flags
 from .reference import reference_for
 from .sentence import Score, StepScore

@@ -19,8 +19,8 @@ import gradio as gr
 from transformer import DecodingSession
 
 from ..assets.components import drawn
-from ..attention.units import token_label
 from ..checks import InputError
+from ..core.units import token_label
 from ..decoding.messages import Key
 from ..decoding.messages import key as decoding_key
 from ..decoding.request import Request

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 
-from ..attention.payload import q16
+from ..core.payload import q16
 from ..decoding.messages import Key
 from .align import distance, shared_words
 from .words import WordAttention, character_map, on_words

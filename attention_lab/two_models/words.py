@@ -1,12 +1,12 @@
 """One decoding's cross-attention in words, as the views draw it with words merged and special tokens hidden
-(attention_lab.attention.units): for each output word, how much it looked at each source word.
+(attention_lab.core.units): for each output word, how much it looked at each source word.
 
 Step t's cross-attention row is the one that wrote output token t. A head's row for a word is the mean over its
 pieces' rows, its column the sum over its pieces' columns; the special tokens' rows and columns are dropped and each
 row renormalised to sum to 1; the mean of a layer (or of all heads) is the mean of those rows: what the Attention tab
 shows with words merged and special tokens hidden (attention_lab/assets/units.mjs: inUnits, head). A word's row
 averages all its pieces' rows, the ones written after the shown step's too. The words are the views' own
-(attention_lab.attention.units.word_groups), labelled as they read (word_label).
+(attention_lab.core.units.word_groups), labelled as they read (word_label).
 
 Key: T output tokens written (the end token last, if written), S source tokens, L decoder layers, H heads; W the
 output's words and V the source's, specials left out.
@@ -21,8 +21,8 @@ import numpy as np
 
 from transformer import DecodingSession, Seq2SeqPipeline
 
-from ..attention.units import SPACE, source_words, word_label
 from ..checks import InputError
+from ..core.units import SPACE, source_words, word_label
 
 
 @dataclass(frozen=True)

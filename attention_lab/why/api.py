@@ -11,10 +11,10 @@ from transformer import DecodingSession, Seq2SeqTokenizer
 from transformer.decoderlens import decoderlens
 from transformer.lens import decoder_lens
 
-from ..attention.record import TopToken
-from ..attention.units import token_id
 from ..attribution.methods import AGGREGATES, METHODS, attribute, no_gradients
 from ..checks import InputError, as_int, quoted
+from ..core.record import TopToken
+from ..core.units import token_id
 from ..decoding.request import Request
 from ..feature import Endpoint, Limits
 from .contrast import ContrastError, contrast_step

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from ..attention.units import token_label
 from ..attribution.methods import AGGREGATES, METHODS, no_gradients, titled
+from ..core.units import token_label
 from ..decoding.state import Run, interventions_key
 from ..feature import slow_value
 from .contrast import ContrastError, contrast_step

@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 from transformer.decoderlens import decoderlens
 from transformer.lens import decoder_lens
 
-from ..attention.units import token_label
 from ..attribution.methods import StepAttribution
+from ..core.units import token_label
 from ..decoding.messages import Key
 from ..records import OMITTED
 

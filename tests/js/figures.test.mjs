@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import {test} from "node:test";
 
 import {Decoding} from "../../attention_lab/assets/decoding.mjs";
-import {focusFigure, kindFigures, MIN_ROW_PX} from "../../attention_lab/attention/figures.mjs";
-import {layout, outlines, palette, pixels, tileAt, tileCentre, tiles} from "../../attention_lab/attention/tiles.mjs";
+import {focusFigure, kindFigures, MIN_ROW_PX} from "../../attention_lab/core/figures.mjs";
+import {layout, outlines, palette, pixels, tileAt, tileCentre, tiles} from "../../attention_lab/core/tiles.mjs";
 import {setNames} from "../../attention_lab/assets/store.mjs";
 import {NAMES, payload} from "./helpers.mjs";
 

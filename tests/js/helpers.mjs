@@ -1,5 +1,5 @@
 // What the unit tests of the page's modules share: a decoding payload made up in JavaScript, as
-// attention_lab/attention/payload.py lays one out (weights as base64 of 16-bit integers, norms of 32-bit floats).
+// attention_lab/core/payload.py lays one out (weights as base64 of 16-bit integers, norms of 32-bit floats).
 
 export function q16(values) {
   const out = new Uint16Array(values.length);
@@ -44,7 +44,7 @@ export function payload({S = 4, T = 3, L = 2, H = 2} = {}) {
     cross_norms: f32(Array(L * H * S).fill(1)), steps, original: null, interventions: false};
 }
 
-/** Names of the kinds and the looks, as the server sends them once (attention_lab.attention.looks.Names): made up
+/** Names of the kinds and the looks, as the server sends them once (attention_lab.core.looks.Names): made up
  * here, so that the modules are seen to draw whatever names they are given. */
 export const NAMES = {
   op: "names",

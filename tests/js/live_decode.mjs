@@ -6,7 +6,7 @@
 // ANSWER: per text to tokenize its ids and notice or error; per text to decode its tokens, every step's weights and
 // the page's messages (the whole decoding, and each step as a step more); per what-if the decoding after it. With
 // `views: [server's Decoding...]` (the server's payload.full of the first texts to decode), the views' figures
-// (attention/figures.mjs kindFigures) of the page's decoding and of the server's, for every kind, step, reading,
+// (core/figures.mjs kindFigures) of the page's decoding and of the server's, for every kind, step, reading,
 // unit and head: `views` answers how many were drawn and the largest difference in any cell.
 
 import fs from "node:fs";
@@ -18,7 +18,7 @@ const {full, more} = await import(path.join(LAB, "decoding/messages.mjs"));
 const {errors} = await import("./messages.mjs"); // the checked-in schema's errors for a message ("" when none)
 const store = await import(path.join(LAB, "assets/store.mjs"));
 const {Decoding} = await import(path.join(LAB, "assets/decoding.mjs"));
-const {kindFigures} = await import(path.join(LAB, "attention/figures.mjs"));
+const {kindFigures} = await import(path.join(LAB, "core/figures.mjs"));
 
 const [dir, requestFile] = process.argv.slice(2);
 const model = await loadCopy(dir);

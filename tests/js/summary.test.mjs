@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {short, summaryFigure} from "../../attention_lab/attention/grids.mjs";
+import {short, summaryFigure} from "../../attention_lab/core/grids.mjs";
 import {effectsFigure} from "../../attention_lab/heads/effects.mjs";
 import {pruningFigure} from "../../attention_lab/survey/report.mjs";
 import {valid} from "./messages.mjs";

@@ -763,7 +763,7 @@ var lab = (() => {
     fill();
   }
 
-  // attention_lab/attention/tiles.mjs
+  // attention_lab/core/tiles.mjs
   var MAX_CELL_PX = 22;
   function tiles(stack, scaled2) {
     const { L, H, Q, K, data } = stack;
@@ -872,7 +872,7 @@ var lab = (() => {
     return [near(cy, t.Q, t.gapQ, t.L), near(cx, t.K, t.gapK, t.H)];
   }
 
-  // attention_lab/attention/figures.mjs
+  // attention_lab/core/figures.mjs
   var MIN_ROW_PX = 12;
   var MAX_ROW_PX = 30;
   function focusFigure(focused, look, title, row, axes, height) {
@@ -951,7 +951,7 @@ var lab = (() => {
     } };
   }
 
-  // attention_lab/attention/views.mjs
+  // attention_lab/core/views.mjs
   var BESIDE_PX = 700;
   var HINTS = { cross: "key 1", encoder: "key 2", decoder_self: "key 3" };
   var presenterMode = () => Boolean(globalThis.document?.body.classList.contains("lab-presenter"));

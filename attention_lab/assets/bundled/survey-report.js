@@ -94,7 +94,7 @@ var lab = (() => {
   };
   globalThis.attentionLab = page;
 
-  // attention_lab/attention/grids.mjs
+  // attention_lab/core/grids.mjs
   function short(value, colouring) {
     if (colouring === "share") return `${Math.round(100 * value)}%`;
     const sign = colouring === "signed" && value > 0 ? "+" : value < 0 ? "-" : "";

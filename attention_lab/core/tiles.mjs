@@ -86,7 +86,7 @@ export function paint(box, grid, width, height, fontPx = 12) {
   const t = grid.tiles, at = layout(t, width, height, fontPx), ratio = globalThis.devicePixelRatio || 1;
   title.textContent = grid.title;
   canvas.setAttribute("aria-label", `${grid.title}: ${t.L} layers of ${t.H} heads`);
-  canvas.style.setProperty("--width", `${at.width}px`); // its size on the page (attention.css)
+  canvas.style.setProperty("--width", `${at.width}px`); // its size on the page (views.css)
   canvas.style.setProperty("--height", `${at.height}px`);
   const [w, h] = [Math.round(at.width * ratio), Math.round(at.height * ratio)];
   if (canvas.width !== w || canvas.height !== h) [canvas.width, canvas.height] = [w, h]; // (a new size clears it)

@@ -1,4 +1,4 @@
-// Every head of every kind summarised (attention_lab/attention/grids.py): one row of grids per measure (layers down,
+// Every head of every kind summarised (attention_lab/core/grids.py): one row of grids per measure (layers down,
 // heads across, a block per kind), each cell's value written in it and coloured as the measure says. A click on a
 // cell focuses that head in the Attention tab and opens it on that kind. The Heads tab's summary of this sentence
 // (heads/summary.mjs) and the survey over a corpus (survey/corpus.mjs, survey/report.mjs) are drawn by it.

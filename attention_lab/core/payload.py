@@ -4,7 +4,7 @@ without asking the server again.
 
 What is sent (Decoding, a typed record like every message the page is sent: attention_lab.records): the source and
 output tokens with their labels (pieces and words), the special flags and the word each piece belongs to (the merge
-is decided here, by attention_lab.attention.units); every head's weights; what the readings need (value norms;
+is decided here, by attention_lab.core.units); every head's weights; what the readings need (value norms;
 rollout through the encoder and the decoder, computed by transformer.readings); each step's token, its probability
 and the top k. Weights and rollout shares lie in [0, 1] and travel as 16-bit integers, round(w · 65535): each is
 within 7.7e-6 of the computed value. Value norms travel as 32-bit floats. Arrays are base64 of their little-endian

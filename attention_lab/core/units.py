@@ -1,5 +1,5 @@
 """The units a view is drawn in: words (subword pieces merged) or the pieces themselves, with or without specials.
-The server sends which pieces form a word and how each is labelled (attention_lab.attention.payload); the page
+The server sends which pieces form a word and how each is labelled (attention_lab.core.payload); the page
 merges the weights (assets/units.mjs), and tests/units_reference.py defines the merge in numpy to check it against.
 
 A view's weights arrive per piece, (..., Q, K): rows are the queries (who attends), columns the keys (what is
