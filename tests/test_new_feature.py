@@ -152,6 +152,8 @@ CHECKS = (
     "tests/test_structure.py",
     "tests/test_api.py::test_the_api_page_documents_the_api_endpoints_only",
     "tests/test_api.py::test_the_load_test_sends_every_control_by_name",  # the load benchmark's controls
+    "tests/test_docs.py::test_the_api_page_is_the_declarations_own",  # docs/api.md, as its generator writes it
+    "tests/test_docs.py::test_every_link_of_the_pages_resolves",
 )
 LEFT_OUT = {".git", "checkpoints", "data", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
 
@@ -160,6 +162,7 @@ def copied(repo: Path, copy: Path) -> None:
     """The project as it is, in `copy`: its files, the bundled checkpoints linked (the served app's models)."""
     shutil.copytree(repo, copy, ignore=lambda folder, names: [n for n in names if n in LEFT_OUT or n == "screenshots"])
     (copy / "checkpoints").symlink_to(repo / "checkpoints")
+    (copy / "docs" / "screenshots").symlink_to(repo / "docs" / "screenshots")  # the pages' pictures, for their links
 
 
 def added(copy: Path) -> None:
@@ -211,6 +214,9 @@ def test_a_new_feature_is_a_folder_and_its_line_in_the_table(tmp_path):
     ]
     (copy / "tests" / "test_notes_added.py").write_text(NOTES_TEST)
     env = {**os.environ, "PYTHONPATH": str(copy), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
+    # what a developer runs after adding an endpoint, as for the messages' schema: the API page is generated
+    subprocess.run([sys.executable, "-m", "attention_lab.api_page"], cwd=copy, env=env, check=True, timeout=120)
+    assert "## `/length`" in (copy / "docs" / "api.md").read_text(encoding="utf-8")
     ran = ["tests/test_notes_added.py", *CHECKS]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-q", "-rA", *ran],
