@@ -71,27 +71,37 @@ def test_the_same_request_gives_identical_tokens_and_weights(served_app):
 
 @pytest.mark.slow
 def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
-    url, _, demo = served_app
-    holder = demo.state_holder
-    assert holder.capacity == SESSION_CAPACITY < 1000
-    clients = [Client(url, verbose=False) for _ in range(4)]
-    first_sessions = []
+    """The app keeps SESSION_CAPACITY sessions; the eviction itself is shown on the same app launched with room for
+    16, filled past it as the served one would be (8 sessions more than its capacity), in 24 requests, not 136."""
+    _, registry, demo = served_app
+    assert demo.state_holder.capacity == SESSION_CAPACITY < 1000
+    capacity = 16
+    small = build_demo(registry)
+    port = free_port()
+    options = {**launch_options(), "state_session_capacity": capacity}
+    small.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **options)
+    try:
+        holder = small.state_holder
+        clients = [Client(f"http://127.0.0.1:{port}/", verbose=False) for _ in range(4)]
+        first_sessions = []
 
-    def new_sessions(client: Client) -> None:
-        for i in range(SESSION_CAPACITY // len(clients) + 2):
-            client.reset_session()
-            Request("reset", "reverse", "abc").call(client)
-            if i == 0:
-                first_sessions.append(client.session_hash)
+        def new_sessions(client: Client) -> None:
+            for i in range(capacity // len(clients) + 2):
+                client.reset_session()
+                Request("reset", "reverse", "abc").call(client)
+                if i == 0:
+                    first_sessions.append(client.session_hash)
 
-    with ThreadPoolExecutor(len(clients)) as pool:
-        list(pool.map(new_sessions, clients))
-    client = clients[0]
-    client.reset_session()
-    assert Request("run", "reverse", "abc").call(client)["output"] == "cba"
-    assert len(holder.session_data) <= SESSION_CAPACITY
-    assert client.session_hash in holder.session_data  # the newest session is kept
-    assert not any(session in holder.session_data for session in first_sessions)  # the oldest are gone
+        with ThreadPoolExecutor(len(clients)) as pool:
+            list(pool.map(new_sessions, clients))
+        client = clients[0]
+        client.reset_session()
+        assert Request("run", "reverse", "abc").call(client)["output"] == "cba"
+        assert holder.capacity == capacity and len(holder.session_data) <= capacity
+        assert client.session_hash in holder.session_data  # the newest session is kept
+        assert not any(session in holder.session_data for session in first_sessions)  # the oldest are gone
+    finally:
+        close_app(small)
 
 
 @pytest.mark.slow
