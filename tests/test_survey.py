@@ -207,6 +207,7 @@ def test_bad_input_gets_one_line_and_no_files(tmp_path, capsys, lines, args, mes
 SMALL_BATCHES = """
 import runpy
 from attention_lab.survey import decoding
+assert isinstance(decoding.BATCH, int)  # the batch size the survey splits its corpus by, made smaller here
 decoding.BATCH = 8
 runpy.run_module("attention_lab.survey", run_name="__main__", alter_sys=True)
 """
