@@ -108,6 +108,17 @@ def close_app(demo) -> None:
 
 
 @pytest.fixture(scope="session")
+def ding(tmp_path_factory):
+    """The Ding corpus's splits (train, valid, test and phrases .tsv), extracted once per test process as `python -m
+    training.data ding` does, from Debian's trans-de-en (which the test command installs); tests only read them."""
+    from training.data import prepare_ding
+
+    folder = tmp_path_factory.mktemp("ding")
+    prepare_ding(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def bundled():
     """The bundled checkpoints, read with their model cards (so trained_lengths and the examples are set)."""
     from attention_lab.models.registry import load_models

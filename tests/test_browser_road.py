@@ -193,17 +193,24 @@ def test_with_a_tab_the_server_draws_open_the_server_takes_the_clicks(served_app
     page.close()
 
 
-@pytest.mark.parametrize("viewport", [LAPTOP, PROJECTOR, NARROW], ids=["laptop", "projector", "phone"])
-def test_where_the_decoding_happens_is_said_in_one_line_that_fits(served_app, browser, viewport):
-    url, _, _ = served_app
-    page = opened(browser, url, viewport, road="page")
+@pytest.fixture(scope="module")
+def decoding_in_the_page(served_app, browser):
+    """One page on de-en, decoding in the page, for the screens below: it loads the runtime once, not three times."""
+    page = opened(browser, served_app[0], LAPTOP, road="page")
     on_the_road(page, "de-en")
+    yield page
+    page.close()
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, PROJECTOR, NARROW], ids=["laptop", "projector", "phone"])
+def test_where_the_decoding_happens_is_said_in_one_line_that_fits(decoding_in_the_page, viewport):
+    page = decoding_in_the_page
+    page.set_viewport_size(viewport)  # the page lays itself out again at once, as on a window resized
     line = page.locator(".road-line")
     assert line.inner_text() == "Decodes in this page."
     box = line.bounding_box()
     assert box["height"] < 40 and box["x"] + box["width"] <= viewport["width"]
     shot(page, f"road-{viewport['width']}", full_page=False)
-    page.close()
 
 
 def test_bad_input_gets_the_apps_own_warning_and_a_long_source_its_notice(served_app, browser):

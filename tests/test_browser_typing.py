@@ -1,6 +1,7 @@
 """In Chromium, with every request to the server delayed as a distant Space delays it: what a person types while a
-model switch is answered is theirs. Ten times, the model is switched and a sentence typed within 0.1 s, then Run:
-the Run decodes what was typed, and the Source still holds it after every answer has come."""
+model switch is answered is theirs. Four times, each model twice, the model is switched and a sentence typed within
+0.1 s, then Run: the Run decodes what was typed, and the Source still holds it after every answer has come. (With every
+answer 400 ms away, each switch's answer comes after the typing: one switch already shows a switch that overwrites.)"""
 
 import pytest
 
@@ -29,7 +30,7 @@ def test_a_model_switch_never_overwrites_what_was_typed_after_it(served_app, bro
     conditions = {"offline": False, "latency": LATENCY_MS, "downloadThroughput": -1, "uploadThroughput": -1}
     network.send("Network.emulateNetworkConditions", conditions)
     source, output = page.get_by_label("Source"), page.get_by_label("Output")
-    for i in range(10):
+    for i in range(4):
         model = ("reverse", "de-en")[i % 2]
         text = TYPED[model].format(i + 2)
         page.get_by_label("Model").click()

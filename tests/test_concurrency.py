@@ -19,28 +19,37 @@ from attention_lab.page.wiring import CONCURRENCY
 from benchmarks.load import Request, answers_alone, fingerprint, load_test
 from tests.conftest import close_app, free_port
 
+# Four times the requests the queue decodes at once (CONCURRENCY): every request waits beside others of other users
+# (the benchmark, benchmarks/load.py, sends 32). The test below shows that this many catch a state shared between them.
+USERS = 8
+
+
+@pytest.fixture(scope="module")
+def alone(served_app):
+    """What each of USERS users' 5 requests give that user alone: what both load tests compare with."""
+    return answers_alone(served_app[0], users=USERS, requests_per_user=5)
+
 
 @pytest.mark.slow
-def test_32_users_at_once_get_what_each_gets_alone(served_app):
+def test_8_users_at_once_get_what_each_gets_alone(served_app, alone):
     url, _, _ = served_app
-    result = load_test(url, users=32, requests_per_user=5)
-    assert result.requests == 160 and len(result.latencies) == 160
+    result = load_test(url, users=USERS, requests_per_user=5, expected=alone)
+    assert result.requests == 40 and len(result.latencies) == 40
     assert result.failures == []
     assert result.mismatches == []  # equal outputs, figures and weights: no leak between sessions, no nondeterminism
 
 
 @pytest.mark.slow
-def test_the_load_test_catches_state_shared_between_sessions(served_app, monkeypatch):
+def test_the_load_test_catches_state_shared_between_sessions(served_app, alone, monkeypatch):
     """The check above can fail: the same models served by an app whose sessions share one decoding state."""
-    url, registry, _ = served_app
-    expected = answers_alone(url, users=8, requests_per_user=5)
+    registry = served_app[1]
     shared = UserState()
     monkeypatch.setattr(UserState, "__deepcopy__", lambda self, memo: shared)
     leaky = build_demo(registry)
     port = free_port()
     leaky.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **launch_options())
     try:
-        result = load_test(f"http://127.0.0.1:{port}/", users=8, requests_per_user=5, expected=expected)
+        result = load_test(f"http://127.0.0.1:{port}/", users=USERS, requests_per_user=5, expected=alone)
     finally:
         close_app(leaky)
     assert len(result.failures) + len(result.mismatches) > 0
@@ -62,27 +71,37 @@ def test_the_same_request_gives_identical_tokens_and_weights(served_app):
 
 @pytest.mark.slow
 def test_sessions_beyond_the_capacity_are_evicted_oldest_first(served_app):
-    url, _, demo = served_app
-    holder = demo.state_holder
-    assert holder.capacity == SESSION_CAPACITY < 1000
-    clients = [Client(url, verbose=False) for _ in range(4)]
-    first_sessions = []
+    """The app keeps SESSION_CAPACITY sessions; the eviction itself is shown on the same app launched with room for
+    16, filled past it as the served one would be (8 sessions more than its capacity), in 24 requests, not 136."""
+    _, registry, demo = served_app
+    assert demo.state_holder.capacity == SESSION_CAPACITY < 1000
+    capacity = 16
+    small = build_demo(registry)
+    port = free_port()
+    options = {**launch_options(), "state_session_capacity": capacity}
+    small.launch(server_name="127.0.0.1", server_port=port, prevent_thread_lock=True, quiet=True, **options)
+    try:
+        holder = small.state_holder
+        clients = [Client(f"http://127.0.0.1:{port}/", verbose=False) for _ in range(4)]
+        first_sessions = []
 
-    def new_sessions(client: Client) -> None:
-        for i in range(SESSION_CAPACITY // len(clients) + 2):
-            client.reset_session()
-            Request("reset", "reverse", "abc").call(client)
-            if i == 0:
-                first_sessions.append(client.session_hash)
+        def new_sessions(client: Client) -> None:
+            for i in range(capacity // len(clients) + 2):
+                client.reset_session()
+                Request("reset", "reverse", "abc").call(client)
+                if i == 0:
+                    first_sessions.append(client.session_hash)
 
-    with ThreadPoolExecutor(len(clients)) as pool:
-        list(pool.map(new_sessions, clients))
-    client = clients[0]
-    client.reset_session()
-    assert Request("run", "reverse", "abc").call(client)["output"] == "cba"
-    assert len(holder.session_data) <= SESSION_CAPACITY
-    assert client.session_hash in holder.session_data  # the newest session is kept
-    assert not any(session in holder.session_data for session in first_sessions)  # the oldest are gone
+        with ThreadPoolExecutor(len(clients)) as pool:
+            list(pool.map(new_sessions, clients))
+        client = clients[0]
+        client.reset_session()
+        assert Request("run", "reverse", "abc").call(client)["output"] == "cba"
+        assert holder.capacity == capacity and len(holder.session_data) <= capacity
+        assert client.session_hash in holder.session_data  # the newest session is kept
+        assert not any(session in holder.session_data for session in first_sessions)  # the oldest are gone
+    finally:
+        close_app(small)
 
 
 @pytest.mark.slow

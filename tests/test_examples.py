@@ -19,9 +19,9 @@ EXPECTED = {
 }
 
 
-@pytest.mark.slow  # extracts the Ding corpus (about 10 s)
-def test_de_en_examples_are_held_out_test_sentences_with_the_outputs_their_labels_describe(bundled, tmp_path):
-    held_out = dict(ding_split("test", tmp_path))
+@pytest.mark.slow  # the Ding corpus, extracted (about 10 s, once per test process)
+def test_de_en_examples_are_held_out_test_sentences_with_the_outputs_their_labels_describe(bundled, ding):
+    held_out = dict(ding_split("test", ding))
     examples = CURATED["de-en"]
     assert {text for text, _ in examples} == set(EXPECTED)
     assert sum(label.startswith("✓") for _, label in examples) >= 5

@@ -204,17 +204,29 @@ def test_bad_input_gets_one_line_and_no_files(tmp_path, capsys, lines, args, mes
     assert not (tmp_path / "out").exists()
 
 
+SMALL_BATCHES = """
+import runpy
+from attention_lab.survey import decoding
+assert isinstance(decoding.BATCH, int)  # the batch size the survey splits its corpus by, made smaller here
+decoding.BATCH = 8
+runpy.run_module("attention_lab.survey", run_name="__main__", alter_sys=True)
+"""
+
+
 @pytest.mark.slow
 def test_two_processes_under_torchrun_give_the_survey_of_one(tmp_path):
-    data = write_tsv(reversal_pairs(70, 1, 12, seed=5), tmp_path / "strings.tsv")  # 2 batches of 64 and 6: one each
+    """The command as torchrun runs it, with batches of 8 rather than 64 (the split is the same, by whole batches,
+    and the survey of 10 sentences takes seconds, not a minute): 2 batches of 8 and 2, one for each process."""
+    data = write_tsv(reversal_pairs(10, 1, 12, seed=5), tmp_path / "strings.tsv")
+    command_with_small_batches = tmp_path / "survey.py"
+    command_with_small_batches.write_text(SMALL_BATCHES, encoding="utf-8")
     surveys = []
     for n in (1, 2):
         out = tmp_path / f"out{n}"
         launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={n}"]
         command = [
             *launcher,
-            "-m",
-            "attention_lab.survey",
+            str(command_with_small_batches),
             "--model",
             "reverse",
             "--data",
@@ -222,7 +234,7 @@ def test_two_processes_under_torchrun_give_the_survey_of_one(tmp_path):
             "--out",
             str(out),
         ]
-        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO)}
         done = subprocess.run(command, check=False, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr[-2000:]
         surveys.append(json.loads((out / "survey.json").read_text(encoding="utf-8")))

@@ -178,12 +178,8 @@ def test_perturbations_keep_what_they_promise():
 
 
 @pytest.mark.slow
-def test_the_set_rebuilds_to_the_committed_rows(tmp_path):
-    """From the Ding test split, extracted here as `python -m training.data ding` does (Debian's trans-de-en, which
-    the test command installs)."""
-    from training.data import prepare_ding
-
-    prepare_ding(tmp_path / "de-en")
-    split = tmp_path / "de-en" / "test.tsv"
+def test_the_set_rebuilds_to_the_committed_rows(tmp_path, ding):
+    """From the Ding test split, extracted as `python -m training.data ding` does (tests/conftest.py's `ding`)."""
+    split = ding / "test.tsv"
     assert hs.main(["--out", str(tmp_path / "set.tsv"), "--split", str(split)]) == 0
     assert hs.read_set(tmp_path / "set.tsv") == hs.read_set(hs.SET_PATH)

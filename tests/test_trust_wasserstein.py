@@ -160,15 +160,14 @@ def test_a_translation_whose_attention_collapses_scores_far_from_the_data(de_en)
 
 
 @pytest.mark.slow
-def test_the_reference_set_rebuilds_to_the_committed_file(tmp_path, de_en):
-    """From the Ding valid split, extracted here as `python -m training.data ding` does: its first 40 pairs give the
-    committed file's first distributions (the whole build, `python benchmarks/wass_reference.py`, takes a minute)."""
+def test_the_reference_set_rebuilds_to_the_committed_file(de_en, ding):
+    """From the Ding valid split, extracted as `python -m training.data ding` does (tests/conftest.py's `ding`): its
+    first 40 pairs give the committed file's first distributions (the whole build, `python
+    benchmarks/wass_reference.py`, takes a minute)."""
     from benchmarks.hallucination_set import read_pairs
     from benchmarks.wass_reference import build
-    from training.data import prepare_ding
 
-    prepare_ding(tmp_path / "de-en")
-    built, committed = build(de_en, read_pairs(tmp_path / "de-en" / "valid.tsv")[:40]), ref.load(ref.FILES[0])
+    built, committed = build(de_en, read_pairs(ding / "valid.tsv")[:40]), ref.load(ref.FILES[0])
     assert built.weights == committed.weights and len(built.masses) >= 35
     assert np.array_equal(built.lengths, committed.lengths[: len(built.masses)])
     for a, b in zip(built.masses, committed.masses, strict=False):
