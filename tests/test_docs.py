@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import io
 import itertools
 import os
@@ -36,7 +37,13 @@ def pages(root: Path) -> list[Path]:
 
 
 def tokens(page: Path) -> list:
-    return MARKDOWN.parse(page.read_text(encoding="utf-8"))
+    return parsed(page.read_text(encoding="utf-8"))
+
+
+@functools.cache
+def parsed(text: str) -> list:
+    """A page's tokens, parsed once per text (each link to an #anchor reads its target's headings)."""
+    return MARKDOWN.parse(text)
 
 
 def slug(heading: str) -> str:

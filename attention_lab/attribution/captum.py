@@ -16,27 +16,38 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from captum.attr import InputXGradient, IntegratedGradients, Occlusion
 
 from .scorer import IG_STEPS, Method, Parts, Scorer, check_aggregate
+
+
+def captum_attr():
+    """captum.attr, imported when first attributing: it takes about a second, which the app's start and every
+    process that never attributes would otherwise pay."""
+    import captum.attr
+
+    return captum.attr
 
 
 def _input_x_gradient(scorer: Scorer, step: int, ig_steps: int = IG_STEPS) -> tuple[Parts, None]:
     inputs = scorer.inputs(step)
     with torch.enable_grad():
-        parts = InputXGradient(scorer).attribute(inputs, additional_forward_args=(step,))
+        parts = captum_attr().InputXGradient(scorer).attribute(inputs, additional_forward_args=(step,))
     return tuple(part.detach() for part in parts), None
 
 
 def _integrated_gradients(scorer: Scorer, step: int, ig_steps: int = IG_STEPS) -> tuple[Parts, float]:
     src_embeds, tgt_embeds = inputs = scorer.inputs(step)
     with torch.enable_grad():
-        parts, deltas = IntegratedGradients(scorer).attribute(
-            inputs,
-            baselines=(torch.zeros_like(src_embeds), torch.zeros_like(tgt_embeds)),
-            additional_forward_args=(step,),
-            n_steps=ig_steps,
-            return_convergence_delta=True,
+        parts, deltas = (
+            captum_attr()
+            .IntegratedGradients(scorer)
+            .attribute(
+                inputs,
+                baselines=(torch.zeros_like(src_embeds), torch.zeros_like(tgt_embeds)),
+                additional_forward_args=(step,),
+                n_steps=ig_steps,
+                return_convergence_delta=True,
+            )
         )
     return tuple(part.detach() for part in parts), float(deltas[0])
 
@@ -45,13 +56,17 @@ def _occlusion(scorer: Scorer, step: int, ig_steps: int = IG_STEPS) -> tuple[Par
     src_embeds, tgt_embeds = inputs = scorer.inputs(step)
     D = src_embeds.size(-1)
     with torch.enable_grad():
-        parts = Occlusion(scorer).attribute(
-            inputs,
-            sliding_window_shapes=((1, D), (1, D)),
-            strides=((1, D), (1, D)),
-            baselines=(0.0, 0.0),
-            additional_forward_args=(step,),
-            perturbations_per_eval=src_embeds.size(1) + tgt_embeds.size(1),
+        parts = (
+            captum_attr()
+            .Occlusion(scorer)
+            .attribute(
+                inputs,
+                sliding_window_shapes=((1, D), (1, D)),
+                strides=((1, D), (1, D)),
+                baselines=(0.0, 0.0),
+                additional_forward_args=(step,),
+                perturbations_per_eval=src_embeds.size(1) + tgt_embeds.size(1),
+            )
         )
     return tuple(part.detach() for part in parts), None
 

@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import wasserstein_distance
 
 K = 4  # the paper's bottom-k: Wass-to-Data is the mean of the k smallest distances
 QUANTILE = 0.999  # the paper's threshold on Wass-to-Unif for Wass-Combo, over the correct translations
@@ -59,6 +58,8 @@ def to_unif(mass: np.ndarray) -> float:
 def distance(a: np.ndarray, b: np.ndarray) -> float:
     """The Wasserstein distance between two source attention masses, (n,) and (m,), each token at its relative
     position, under the cost |x − y|."""
+    from scipy.stats import wasserstein_distance  # imported when first scored: scipy.stats takes over a second
+
     return float(wasserstein_distance(relative_positions(len(a)), relative_positions(len(b)), a, b))
 
 
