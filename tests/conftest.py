@@ -140,3 +140,19 @@ def browser():
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture(autouse=True)
+def pages_closed(request):
+    """A browser test's pages are closed when it ends: an open Gradio page keeps drawing frames (about a tenth of a
+    core each), so pages left open slow every test after them. Pages that a module's or the session's fixtures opened
+    before the test (set up first, as wider fixtures are) stay open for the tests that share them."""
+    if "browser" not in request.fixturenames:
+        yield
+        return
+    browser = request.getfixturevalue("browser")
+    before = set(browser.contexts)
+    yield
+    for context in browser.contexts:
+        if context not in before:
+            context.close()
