@@ -11,8 +11,10 @@ import time
 
 import torch
 from load import Request, free_port, lane_test, load_test, memory_over_sessions, percentile, rss_mb, start_app
+from shaped_models import SHAPES, marian_shape, shaped_marian
 
 SENTENCE_15 = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft unserer kleinen Firma gesprochen."
+QUICK_SHAPE = (marian_shape(32, 2, 4, 64), 300)  # the quick run's Marian: 2+2 layers, 4 heads, 300 tokens
 
 
 def app_bench(calls: int) -> dict[str, float]:
@@ -97,10 +99,10 @@ def server_bench(calls: int) -> dict[str, float]:
     return result
 
 
-def payload_bench(calls: int) -> dict[str, float]:
+def payload_bench(calls: int, quick: bool = False) -> dict[str, float]:
     """What the page is sent (attention_lab.decoding.messages): the time to make a Run's message (the whole decoding, as JSON),
     and its size and a Step's, for the 15-word sentence on de-en and for a 24-token source decoded to 32 tokens on a
-    random model of opus-mt-de-en's shapes."""
+    random model of opus-mt-de-en's shapes (`quick`: of QUICK_SHAPE's, that the code runs)."""
     import json
 
     from attention_lab.core import payload
@@ -117,7 +119,7 @@ def payload_bench(calls: int) -> dict[str, float]:
         times.append(time.perf_counter() - start)
     result = {"payload_p50": 1000 * percentile(times, 0.5), "payload_p95": 1000 * percentile(times, 0.95)}
     result.update({f"de_en_{k}": v for k, v in message_sizes(session, pipeline.tokenizer).items()})
-    result.update({f"opus_{k}": v for k, v in message_sizes(*opus_session()).items()})
+    result.update({f"opus_{k}": v for k, v in message_sizes(*opus_session(quick)).items()})
     return result
 
 
@@ -138,18 +140,16 @@ def message_sizes(session, tokenizer) -> dict[str, float]:
     return {"run_bytes": run, "step_bytes": percentile(steps, 0.5), "source": len(session.src_ids), "steps": len(steps)}
 
 
-def opus_session():
-    """A 24-token source decoded greedily to 32 tokens by a random model of opus-mt-de-en's shapes, and its
-    tokenizer."""
+def opus_session(quick: bool = False):
+    """A 24-token source decoded greedily to 32 tokens by a random model of opus-mt-de-en's shapes (`quick`: of
+    QUICK_SHAPE's, built in a fraction of a second rather than in seconds), and its tokenizer."""
     import tempfile
     from pathlib import Path
-
-    from shaped_models import SHAPES, shaped_marian
 
     import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
     from transformer import DecodingSession, load_pretrained
 
-    shape, vocab = SHAPES["opus"]
+    shape, vocab = QUICK_SHAPE if quick else SHAPES["opus"]
     with tempfile.TemporaryDirectory() as folder:
         pipeline = load_pretrained(shaped_marian(Path(folder), shape, vocab, SENTENCE_15))
     ids = pipeline.tokenizer.encode(" ".join([SENTENCE_15] * 2))[:23] + [pipeline.model.config.eos_id]

@@ -29,8 +29,8 @@ from attention_lab.two_models.api import COMPARE, decoded
 from attention_lab.two_models.record import two_models_record
 from attention_lab.two_models.words import word_attention
 from benchmarks.browser_speed import TEN_WORDS
+from benchmarks.endpoint_timing import WARMED, median_table, timed
 from benchmarks.endpoint_timing import main as run
-from benchmarks.endpoint_timing import median_table, timed
 from benchmarks.shaped_models import marian_shape, shaped_marian
 from transformer import load_pretrained
 
@@ -76,11 +76,11 @@ ROWS = (
 
 
 def table(times: dict[str, list[float]]) -> str:
-    ours, marian = times["written"]
+    (ours, marian), calls = times["written"], len(times["compare"])
     title = (
         f"Two models (`python benchmarks/compare_models_speed.py --write`): de-en against a tiny Marian on "
         f"“{SENTENCE}” ({times['source'][0]} source words; {ours} and {marian} tokens written, "
-        f"{times['shared'][0]} words shared), one thread, {len(times['compare'])} calls after a warm-up."
+        f"{times['shared'][0]} words shared), one thread, {calls} calls{WARMED[calls > 1]}."
     )
     return median_table(title, ROWS, times, ("compare", GOAL_S))
 

@@ -1,5 +1,5 @@
 """What the endpoint benchmarks share (flow_speed.py, compare_models_speed.py): a call timed after an untimed one, the
-table of medians with one row's goal, and the command line (--quick: once each; --write: into RESULTS.md)."""
+table of medians with one row's goal, and the command line (--quick: once each, cold; --write: into RESULTS.md)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,14 @@ import torch
 
 from benchmarks.results import put_block
 
+WARMED = {True: " after a warm-up", False: ", cold"}  # how a table's calls were timed: several, or one (--quick)
+
 
 def timed(fn: Callable[[], object], repeats: int) -> list[float]:
-    """Milliseconds of `repeats` calls of `fn`, after one untimed call (it warms the allocator and the kernels)."""
-    fn()
+    """Milliseconds of `repeats` calls of `fn`, after one untimed call (it warms the allocator and the kernels); a
+    single call (--quick: that it runs) is timed cold."""
+    if repeats > 1:
+        fn()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()

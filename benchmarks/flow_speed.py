@@ -23,8 +23,8 @@ from attention_lab.feature import Shared
 from attention_lab.models.registry import load_models
 from attention_lab.tabs import features
 from benchmarks.browser_speed import TEN_WORDS
+from benchmarks.endpoint_timing import WARMED, median_table, timed
 from benchmarks.endpoint_timing import main as run
-from benchmarks.endpoint_timing import median_table, timed
 from transformer import DecodingSession
 from transformer.flow import flow
 
@@ -66,10 +66,10 @@ ROWS = (
 
 
 def table(times: dict[str, list[float]]) -> str:
-    tokens, source, step = times["tokens"][0], times["source"][0], times["step"][0]
+    tokens, source, step, calls = times["tokens"][0], times["source"][0], times["step"][0], len(times["flow"])
     title = (
         f"Information flow (`python benchmarks/flow_speed.py --write`): de-en, “{TEN_WORDS}” ({source} source "
-        f"tokens, {tokens} written; /flow at step {step}), one thread, {len(times['flow'])} calls after a warm-up."
+        f"tokens, {tokens} written; /flow at step {step}), one thread, {calls} calls{WARMED[calls > 1]}."
     )
     return median_table(title, ROWS, times, ("flow", GOAL_S))
 

@@ -28,9 +28,11 @@ CLEAN = "Der kleine Hund schläft heute im Garten hinter dem Haus."  # 10 words,
 CORRUPTED = "Der kleine Patient schläft heute im Garten hinter dem Haus."  # one word swapped, as many tokens
 
 
-def median_ms(fn, repeats: int) -> tuple[float, float, float]:
-    """(min, median, max) milliseconds of `repeats` calls, after one unmeasured call."""
-    fn()
+def median_ms(fn, repeats: int, warm: bool = True) -> tuple[float, float, float]:
+    """(min, median, max) milliseconds of `repeats` calls, after one unmeasured call when `warm` (the quick run, which
+    only shows that it runs, times its first call)."""
+    if warm:
+        fn()
     runs = []
     for _ in range(repeats):
         started = time.perf_counter()
@@ -42,7 +44,7 @@ def median_ms(fn, repeats: int) -> tuple[float, float, float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--write", action="store_true", help="put the table into benchmarks/RESULTS.md")
-    parser.add_argument("--quick", action="store_true", help="timed once")
+    parser.add_argument("--quick", action="store_true", help="timed once, with no warm-up call")
     args = parser.parse_args(argv)
     registry = load_models([])
     api, pipeline = endpoints(make_lab(registry)), registry.entry("de-en").pipeline
@@ -73,12 +75,12 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for threads in (1, 2):
         torch.set_num_threads(threads)
-        one = median_ms(forward, repeats)
+        one = median_ms(forward, repeats, warm=not args.quick)
         for name, call in [
             ("a swapped word", lambda: api.patch("de-en", CLEAN, CORRUPTED)),
             ("noise on a word", lambda: api.patch("de-en", CLEAN, "", [3])),
         ]:
-            taken = median_ms(call, repeats)
+            taken = median_ms(call, repeats, warm=not args.quick)
             verdict = "✓ ≤ 2 s" if taken[1] <= 2000 else "✗ > 2 s"
             lines.append(
                 f"| {threads} | {name} | {taken[0]:.0f} / {taken[1]:.0f} / {taken[2]:.0f} | "

@@ -156,3 +156,59 @@ def pages_closed(request):
     for context in browser.contexts:
         if context not in before:
             context.close()
+
+
+@pytest.fixture(scope="session")
+def pip_installed(tmp_path_factory):
+    """The project as a user installs it, `pip install .` from a clean copy of the repository (no .git, build, data,
+    runs or node_modules: what the package carries comes with it), in a fresh virtual environment: its python. The
+    packages of the environment the tests run in are visible beneath it (a .pth file), so nothing is downloaded.
+    Built once per run: the first test process to ask builds it under a lock, and the others (pytest-xdist's
+    workers) wait for it and share it; tests may add to it (a Jupyter kernel) but not change what pip installed."""
+    import os
+
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's folder lies in the run's own
+        shared = shared.parent
+    folder = shared / "pip-installed"
+    python = folder / "venv" / "bin" / "python"
+    with FileLock(f"{folder}.lock"):
+        if not (folder / "installed").is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
+            install_into_a_venv(folder)
+            (folder / "installed").touch()
+    return python
+
+
+def install_into_a_venv(folder) -> None:
+    """A clean copy of the repository in `folder`/source, installed by pip into a new environment `folder`/venv."""
+    import subprocess
+    import sys
+    import sysconfig
+    import venv
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    left_out = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "data", "runs", "node_modules")
+    shutil.copytree(repo, folder / "source", ignore=left_out)  # setuptools builds inside the folder it is given
+    venv.create(folder / "venv")
+    python = folder / "venv" / "bin" / "python"
+    inner = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (Path(inner) / "tests-environment.pth").write_text("".join(f"{path}\n" for path in sorted(outer)))
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-build-isolation"]
+    done = subprocess.run(  # this pip, into that environment, building with this environment's setuptools
+        [*pip, str(folder / "source")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]

@@ -29,6 +29,7 @@ def test_quick_benchmark_runs_and_prints_the_table():
     assert "| measure | ours (ms) | reference (ms) | ratio | bar |" in result.stdout
     assert "greedy 16 tokens, 1 thread: KV cache vs recompute" in result.stdout and "same tokens" in result.stdout
     assert "App (quick): server Run p50" in result.stdout  # the app's server-side timings still run
+    assert "Sent to the page, a tiny Marian (2+2 layers, 4 heads), a 24-token source" in result.stdout
 
 
 @pytest.mark.slow

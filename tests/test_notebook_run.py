@@ -1,15 +1,13 @@
-"""The notebook in docs/, as a new user runs it: in a fresh virtual environment after `pip install .`, from a folder
-outside the repository, executed by nbclient; the installed distribution's top-level names are exactly `transformer`
-and `attention_lab`; each view it shows opens in Chromium with every network request refused, draws its heatmaps,
-and its step slider changes what is drawn."""
+"""The notebook in docs/, as a new user runs it: in a fresh virtual environment after `pip install .` (the one
+tests/test_packaging.py checks too), from a folder outside the repository, executed by nbclient; the installed
+distribution's top-level names are exactly `transformer` and `attention_lab`; each view it shows opens in Chromium
+with every network request refused, draws its heatmaps, and its step slider changes what is drawn."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-import sysconfig
-import venv
 from pathlib import Path
 
 import nbformat
@@ -29,30 +27,9 @@ def test_the_notebook_is_stored_without_outputs():
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """A fresh virtual environment with the project installed by pip: its python. The packages of the environment
-    the tests run in are visible beneath it (a .pth file), so nothing is downloaded, whether that environment is the
-    system's or a virtual one."""
-    folder = tmp_path_factory.mktemp("venv")
-    venv.create(folder)
-    python = folder / "bin" / "python"
-    inner = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    outer = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    (Path(inner) / "tests-environment.pth").write_text("".join(f"{path}\n" for path in sorted(outer)))
-    done = subprocess.run(  # this pip, into that environment, building with this environment's setuptools
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-build-isolation", str(REPO)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return python
+def installed(pip_installed) -> Path:
+    """The python of a fresh virtual environment with the project installed by pip (tests/conftest.py)."""
+    return pip_installed
 
 
 def test_the_installed_distribution_has_two_top_level_names(installed, tmp_path):

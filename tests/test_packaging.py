@@ -102,27 +102,24 @@ print(ran, "snippets ran")
 
 
 @pytest.mark.slow
-def test_installed_the_command_and_the_pages_snippets_work_from_any_folder(tmp_path):
-    source, target, elsewhere = tmp_path / "source", tmp_path / "site", tmp_path / "elsewhere"
+def test_installed_the_command_and_the_pages_snippets_work_from_any_folder(pip_installed, tmp_path):
+    """In the fresh virtual environment `pip install .` made from a clean copy (tests/conftest.py's pip_installed)."""
+    elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    # node_modules left out too: what a live page carries comes with the package, not from npm
-    left_out = shutil.ignore_patterns(".git", "build", "*.egg-info", "__pycache__", "data", "runs", "node_modules")
-    shutil.copytree(REPO, source, ignore=left_out)  # a clean copy: setuptools builds inside the folder it is given
-    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
-    done = subprocess.run(
-        [*install, "--target", str(target), str(source)], capture_output=True, text=True, timeout=300, check=False
-    )
-    assert done.returncode == 0, done.stderr
+    bin_folder = pip_installed.parent
+    where = [str(pip_installed), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]
+    target = Path(subprocess.run(where, capture_output=True, text=True, check=True).stdout.strip())
     assert (target / "attention_lab" / "checkpoints" / "reverse" / "model.safetensors").is_file()
     assert (target / "attention_lab" / "assets" / "store.mjs").is_file()
     sheets = [p.relative_to(REPO) for p in sorted((REPO / "attention_lab").rglob("*.css"))]  # each feature's, page.css
     assert len(sheets) > 1 and all((target / sheet).is_file() for sheet in sheets), sheets
-    assert sorted(p.name for p in target.iterdir() if not p.name.endswith((".dist-info", "bin"))) == [
+    assert sorted(p.name for p in target.iterdir() if not p.name.endswith((".dist-info", ".pth"))) == [
         "attention_lab", "transformer"]  # fmt: skip
-    env = {**os.environ, "PYTHONPATH": str(target), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing of this checkout importable
+    env.update(GRADIO_ANALYTICS_ENABLED="False", HF_HUB_OFFLINE="1")
     ran = subprocess.run(
         [
-            sys.executable,
+            str(pip_installed),
             "-c",
             SNIPPETS,
             *(str(page) for page in [REPO / "README.md", *sorted(REPO.glob("docs/*.md"))]),
@@ -137,7 +134,7 @@ def test_installed_the_command_and_the_pages_snippets_work_from_any_folder(tmp_p
     assert ran.returncode == 0, ran.stderr
     count, *said = ran.stdout.splitlines()[-1].split()  # the examples print too (a snapshot's output, say)
     assert said == ["snippets", "ran"] and int(count) >= 8  # most load a model
-    command = [str(target / "bin" / "attention-lab"), "--help"]
+    command = [str(bin_folder / "attention-lab"), "--help"]
     theirs = subprocess.run(command, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=120, check=False)
     ours = subprocess.run(
         [sys.executable, "app.py", "--help"], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
@@ -145,7 +142,7 @@ def test_installed_the_command_and_the_pages_snippets_work_from_any_folder(tmp_p
     assert theirs.returncode == 0, theirs.stderr
     assert theirs.stdout.split("\n", 1)[1] == ours.stdout.split("\n", 1)[1]  # the same flags (the usage line names it)
     live = elsewhere / "reverse.html"  # the installed package makes a live page with no Node anywhere
-    command = [str(target / "bin" / "attention-lab"), "export", "--live", "reverse", "-o", str(live)]
+    command = [str(bin_folder / "attention-lab"), "export", "--live", "reverse", "-o", str(live)]
     made = subprocess.run(command, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert made.returncode == 0, made.stderr
     assert live.stat().st_size > 5e6 and "ort.wasm.bundle.min.mjs" in live.read_text(encoding="utf-8")
