@@ -140,3 +140,14 @@ def browser():
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def app_page(served_app, browser):
+    """One page on the served app for a module's browser tests (tests/browser.py: `shared`; each test starts with
+    `fresh`)."""
+    from tests.browser import shared
+
+    page = shared(browser, served_app[0])
+    yield page
+    page.close()
