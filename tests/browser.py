@@ -159,13 +159,14 @@ def shared(browser, url: str):
     as `opened` opens it, with what it chose on opening kept for `fresh` to restore."""
     page = opened(browser, url)
     page.defaults = {label: page.get_by_label(label).input_value() for label in LOOK}
+    page.example = page.get_by_label("Source").input_value()
     return page
 
 
 def fresh(page, viewport: dict = WIDE, model: str = "de-en") -> None:
     """A shared page (`shared`) back where the module's tests start: at this screen size, no toast, Decoding options
     closed on greedy, the Attention tab on cross-attention with its choices as opened and pieces merged into words,
-    `model` chosen, nothing decoded (Reset), and the page scrolled to its top."""
+    `model` chosen with an example as the Source, nothing decoded (Reset), and the page scrolled to its top."""
     from playwright.sync_api import expect
 
     page.set_viewport_size(viewport)
@@ -181,7 +182,9 @@ def fresh(page, viewport: dict = WIDE, model: str = "de-en") -> None:
     for label, value in page.defaults.items():
         page.get_by_label(label).select_option(value)
     if page.get_by_label("Model").input_value() != model:
-        pick_model(page, model)
+        pick_model(page, model)  # the model's example as the Source
+    elif model == "de-en":
+        page.get_by_label("Source").fill(page.example)
     button(page, "Reset").click()
     expect(page.get_by_label("Output")).to_have_value("", timeout=WAIT_MS)
     expect(page.get_by_test_id("toast-body")).to_have_count(0, timeout=WAIT_MS)
