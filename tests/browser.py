@@ -46,8 +46,11 @@ def opened(browser, url: str, viewport: dict = WIDE, wait_for_output: bool = Tru
     another feature does not spend two cores loading the runtime in every page it opens; "page" lets the page decode
     itself, as it does for a person (tests/test_browser_road.py, the typing test). tests/test_road.py holds the two
     roads equal."""
-    from playwright.sync_api import expect
+    return ready(opening(browser, url, viewport, road), wait_for_output)
 
+
+def opening(browser, url: str, viewport: dict = WIDE, road: str = "server"):
+    """A new page on the app, asked for but not yet loaded (`ready` waits for it): several can load at once."""
     if road == "server":
         url += ("&" if "?" in url else "?") + "road=server"
     page = browser.new_page(viewport=viewport)
@@ -60,7 +63,14 @@ def opened(browser, url: str, viewport: dict = WIDE, wait_for_output: bool = Tru
     for done in ("requestfinished", "requestfailed"):
         page.on(done, lambda r: pending.remove(r) if r in pending else None)
     page.settle = lambda: settle(page, pending)
-    page.goto(url)
+    page.goto(url, wait_until="commit")
+    return page
+
+
+def ready(page, wait_for_output: bool = True):
+    """A page from `opening`, once loaded and its opening events answered."""
+    from playwright.sync_api import expect
+
     page.wait_for_function("() => window.attentionLab !== undefined", timeout=WAIT_MS)
     if wait_for_output:
         expect(page.get_by_label("Output")).not_to_have_value("", timeout=WAIT_MS)
@@ -139,3 +149,44 @@ def in_view(page, box: dict | None, viewport: dict) -> bool:
         and box["x"] + box["width"] <= viewport["width"] + 0.5
         and box["y"] + box["height"] <= viewport["height"] + 0.5
     )
+
+
+LOOK = ("Focus head", "Reading")  # the Attention tab's own choices, which a test may change and Reset keeps
+
+
+def shared(browser, url: str):
+    """A page for a module's tests to share (opening one costs seconds of Gradio's and plotly's start-up): opened
+    as `opened` opens it, with what it chose on opening kept for `fresh` to restore."""
+    page = opened(browser, url)
+    page.defaults = {label: page.get_by_label(label).input_value() for label in LOOK}
+    page.example = page.get_by_label("Source").input_value()
+    return page
+
+
+def fresh(page, viewport: dict = WIDE, model: str = "de-en") -> None:
+    """A shared page (`shared`) back where the module's tests start: at this screen size, no toast, Decoding options
+    closed on greedy, the Attention tab on cross-attention with its choices as opened and pieces merged into words,
+    `model` chosen with an example as the Source, nothing decoded (Reset), and the page scrolled to its top."""
+    from playwright.sync_api import expect
+
+    page.set_viewport_size(viewport)
+    page.evaluate("() => document.querySelectorAll('[data-testid=toast-close]').forEach(b => b.click())")
+    greedy = page.get_by_role("radio", name="greedy", exact=True)
+    if greedy.is_visible():
+        greedy.check()
+        page.get_by_text("Decoding options", exact=True).click()
+        expect(greedy).to_be_hidden(timeout=WAIT_MS)
+    open_tab(page, "Attention")
+    kind(page, "cross")
+    page.get_by_label("Merge pieces into words").check()
+    for label, value in page.defaults.items():
+        page.get_by_label(label).select_option(value)
+    if page.get_by_label("Model").input_value() != model:
+        pick_model(page, model)  # the model's example as the Source
+    elif model == "de-en":
+        page.get_by_label("Source").fill(page.example)
+    button(page, "Reset").click()
+    expect(page.get_by_label("Output")).to_have_value("", timeout=WAIT_MS)
+    expect(page.get_by_test_id("toast-body")).to_have_count(0, timeout=WAIT_MS)
+    page.settle()
+    page.evaluate("() => window.scrollTo(0, 0)")

@@ -212,3 +212,14 @@ def install_into_a_venv(folder) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def app_page(served_app, browser):
+    """One page on the served app for a module's browser tests (tests/browser.py: `shared`; each test starts with
+    `fresh`)."""
+    from tests.browser import shared
+
+    page = shared(browser, served_app[0])
+    yield page
+    page.close()

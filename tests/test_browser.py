@@ -15,10 +15,13 @@ from tests.browser import (
     WIDE,
     button,
     focus_x_is,
+    fresh,
     kind,
     open_tab,
     opened,
+    opening,
     pick_model,
+    ready,
     run,
     shot,
 )
@@ -54,7 +57,9 @@ def test_the_page_opens_on_the_last_step_of_its_first_example(served_app, browse
     url, registry, _ = served_app
     text = first_example(registry, "de-en")
     expected = registry.entry("de-en").pipeline.generate([text], max_new_tokens=64)[0]
-    pages = [opened(browser, url) for _ in range(4)]  # the page's own opening events race: give them chances
+    pages = [opening(browser, url) for _ in range(4)]  # the page's own opening events race: give them chances,
+    for page in pages:  # the four loading at once
+        ready(page)
     for page in pages:
         expect(page.get_by_label("Output")).to_have_value(expected, timeout=WAIT_MS)
         expect(page.locator(".now-view")).to_contain_text(re.compile(r"Step [1-9]\d* wrote"), timeout=WAIT_MS)
@@ -66,14 +71,15 @@ def test_the_page_opens_on_the_last_step_of_its_first_example(served_app, browse
         page.close()
 
 
-def test_step_writes_the_first_word_and_run_the_whole_output_in_words(served_app, browser):
+def test_step_writes_the_first_word_and_run_the_whole_output_in_words(served_app, app_page):
     from playwright.sync_api import expect
 
-    url, registry, _ = served_app
+    _, registry, _ = served_app
     pipeline = registry.entry("de-en").pipeline
     assert len(pipeline.tokenizer.encode(SPLIT)) > len(SPLIT_WORDS)  # words made of several pieces
     expected = pipeline.generate([SPLIT], max_new_tokens=64)[0]  # 64: the page's default Max length
-    page = opened(browser, url)
+    page = app_page
+    fresh(page)
     output = page.get_by_label("Output")
     page.get_by_label("Source").fill(SPLIT)
     button(page, "Step").click()
@@ -86,13 +92,13 @@ def test_step_writes_the_first_word_and_run_the_whole_output_in_words(served_app
       return [c.width > 0, c.dataset.layers === String(d.Ld), c.dataset.heads === String(d.H)]; }"""
     assert page.evaluate(grid) == [True, True, True]  # every head of every layer tiled, in a canvas of its own
     assert "▁" not in shown_labels(page)
-    page.close()
 
 
-def test_an_error_is_a_warning_and_keeps_every_view(served_app, browser):
+def test_an_error_is_a_warning_and_keeps_every_view(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0])
+    page = app_page
+    fresh(page)
     run(page, SPLIT)
     output = page.get_by_label("Output")
     before = (output.input_value(), page.evaluate(TRACES), page.locator(".now-view").inner_html())
@@ -103,49 +109,49 @@ def test_an_error_is_a_warning_and_keeps_every_view(served_app, browser):
     page.settle()
     after = (output.input_value(), page.evaluate(TRACES), page.locator(".now-view").inner_html())
     assert after == before
-    page.close()
 
 
-def test_back_is_off_at_step_0_and_on_after_a_step(served_app, browser):
+def test_back_is_off_at_step_0_and_on_after_a_step(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0])
+    page = app_page
+    fresh(page)
     button(page, "Reset").click()
     expect(page.get_by_label("Output")).to_have_value("", timeout=WAIT_MS)
     expect(button(page, "Back")).to_be_disabled(timeout=WAIT_MS)
     button(page, "Step").click()
     expect(page.get_by_label("Output")).not_to_have_value("", timeout=WAIT_MS)
     expect(button(page, "Back")).to_be_enabled(timeout=WAIT_MS)
-    page.close()
 
 
-def test_step_is_off_once_decoding_finished(served_app, browser):
+def test_step_is_off_once_decoding_finished(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0])
+    page = app_page
+    fresh(page)
     run(page, SPLIT)
     expect(page.get_by_label("Notice")).to_have_value(re.compile("Finished"), timeout=WAIT_MS)
     expect(button(page, "Step")).to_be_disabled(timeout=WAIT_MS)
-    page.close()
 
 
-def test_switching_the_model_swaps_in_an_example_it_can_read(served_app, browser):
+def test_switching_the_model_swaps_in_an_example_it_can_read(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0])
+    page = app_page
+    fresh(page)
     pick_model(page, "reverse")
     source = page.get_by_label("Source")
     expect(source).to_have_value(re.compile(r"^[a-z0-9]+$"), timeout=WAIT_MS)
     text = source.input_value()
     button(page, "Run").click()
     expect(page.get_by_label("Output")).to_have_value(text[::-1], timeout=WAIT_MS)
-    page.close()
 
 
-def test_another_model_keeps_the_decoding_options(served_app, browser):
+def test_another_model_keeps_the_decoding_options(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0])
+    page = app_page
+    fresh(page)
     run(page, "abc123")  # a source both models read: the model changes, the source stays
     page.get_by_text("Decoding options", exact=True).click()
     page.get_by_role("radio", name="beam", exact=True).check()
@@ -154,13 +160,13 @@ def test_another_model_keeps_the_decoding_options(served_app, browser):
     expect(page.get_by_label("Source")).to_have_value("abc123")
     expect(page.get_by_label("Notice")).to_have_value(re.compile("Beam mode: Step is off"), timeout=WAIT_MS)
     expect(button(page, "Step")).to_be_disabled(timeout=WAIT_MS)  # beam search still asked for, on the new model
-    page.close()
 
 
-def test_beam_mode_turns_step_off_and_fills_the_beams_tab(served_app, browser):
+def test_beam_mode_turns_step_off_and_fills_the_beams_tab(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0])
+    page = app_page
+    fresh(page)
     page.get_by_text("Decoding options", exact=True).click()
     page.get_by_role("radio", name="beam", exact=True).check()
     expect(page.get_by_label("Notice")).to_have_value(re.compile("Beam mode: Step is off"), timeout=WAIT_MS)
@@ -170,18 +176,17 @@ def test_beam_mode_turns_step_off_and_fills_the_beams_tab(served_app, browser):
     expect(rows.nth(1)).to_be_visible(timeout=WAIT_MS)  # the table virtualises: its rows are role="row" divs
     assert rows.first.get_by_role("gridcell").all_inner_texts()[:2] == ["1", "1"]  # step 1, rank 1
     expect(button(page, "Step")).to_be_disabled(timeout=WAIT_MS)  # last: the table is checked even if this fails
-    page.close()
 
 
-def test_a_narrow_screen_stacks_the_controls(served_app, browser):
-    page = opened(browser, served_app[0], NARROW)
+def test_a_narrow_screen_stacks_the_controls(app_page):
+    page = app_page
+    fresh(page, NARROW)
     run(page, SPLIT)
     model, source = page.get_by_label("Model").bounding_box(), page.get_by_label("Source").bounding_box()
     assert source["y"] >= model["y"] + model["height"], (model, source)
     output, now = page.get_by_label("Output").bounding_box(), page.locator(".now-view").bounding_box()
     top_k = page.locator(CANDIDATES).first.bounding_box()
     assert top_k["y"] >= now["y"] + now["height"] and now["y"] > output["y"], (now, top_k)
-    page.close()
 
 
 @pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1400px", "390px"])
@@ -233,22 +238,23 @@ def test_no_view_scrolls_sideways(served_app, browser, viewport):
     page.close()
 
 
-def test_every_tabs_page_module_loads_and_draws_with_no_error(served_app, browser):
+def test_every_tabs_page_module_loads_and_draws_with_no_error(app_page):
     """Every tab of the tab table opened after a Run: no page module failed to load or mount, and no script error.
     (A module that throws as it mounts leaves its view empty and says so only on the console.)"""
     from attention_lab.tabs import TABS
 
-    page = opened(browser, served_app[0], WIDE)
+    page = app_page
+    fresh(page)
     run(page, SPLIT)
     for tab in TABS:
         open_tab(page, tab.title)
         page.settle()
     assert page.module_errors == []
-    page.close()
 
 
-def test_a_long_paragraph_keeps_the_page_short_and_the_focused_head_pans(served_app, browser):
-    page = opened(browser, served_app[0])
+def test_a_long_paragraph_keeps_the_page_short_and_the_focused_head_pans(app_page):
+    page = app_page
+    fresh(page)
     run(page, PARAGRAPH)
     assert len(PARAGRAPH.split()) >= 60
     assert page.evaluate("() => document.documentElement.scrollHeight") <= 4 * WIDE["height"]
@@ -258,21 +264,21 @@ def test_a_long_paragraph_keeps_the_page_short_and_the_focused_head_pans(served_
     height = page.evaluate(f"() => ({FOCUS})().layout.height")
     assert 0 < abs(high - low) <= height / 12, (low, high, height)  # no row thinner than 12 px: it pans instead
     assert page.evaluate("() => document.documentElement.scrollHeight") <= 4 * WIDE["height"]
-    page.close()
 
 
-def test_a_reversal_longer_than_training_says_it_will_degrade(served_app, browser):
+def test_a_reversal_longer_than_training_says_it_will_degrade(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0])
+    page = app_page
+    fresh(page)
     pick_model(page, "reverse")
     run(page, "abcdefghijklmnopqrstuvwxyz0123456789")
     expect(page.get_by_label("Notice")).to_have_value(re.compile("longer than any .* degrade"), timeout=WAIT_MS)
-    page.close()
 
 
-def test_unmerged_pieces_are_marked_with_hashes_never_the_boundary_mark(served_app, browser):
-    page = opened(browser, served_app[0])
+def test_unmerged_pieces_are_marked_with_hashes_never_the_boundary_mark(app_page):
+    page = app_page
+    fresh(page)
     run(page, SPLIT)
     focus_x_is(page, SPLIT_WORDS)
     page.get_by_label("Merge pieces into words").uncheck()
@@ -280,13 +286,13 @@ def test_unmerged_pieces_are_marked_with_hashes_never_the_boundary_mark(served_a
     labels = page.evaluate(FOCUS_X)
     assert "Rasen" not in labels and "##asen" in labels, labels
     assert not any("▁" in label for label in labels), labels
-    page.close()
 
 
-def test_show_step_goes_back_to_step_0_and_a_token_of_the_output_shows_its_step(served_app, browser):
+def test_show_step_goes_back_to_step_0_and_a_token_of_the_output_shows_its_step(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0])
+    page = app_page
+    fresh(page)
     run(page, SPLIT)
     now = page.locator(".now-view")
     expect(now).to_contain_text(re.compile(r"Step [1-9]\d* wrote"), timeout=WAIT_MS)
@@ -298,7 +304,6 @@ def test_show_step_goes_back_to_step_0_and_a_token_of_the_output_shows_its_step(
     expect(now).to_contain_text("Step 2 wrote", timeout=WAIT_MS)
     expect(page.locator(".steps-tokens .token.current")).to_have_attribute("data-step", "2")
     assert slider.input_value() == "2"
-    page.close()
 
 
 MARKUP = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, button, open_tab, opened, pick_model, run, shot
+from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, button, fresh, open_tab, run, shot
 
 pytestmark = pytest.mark.slow
 
@@ -22,9 +22,10 @@ WHERE = f"""([name, i]) => {{
 RANGE = f"() => ({TREE})()._fullLayout.xaxis.range"
 
 
-def tree_opened(browser, url: str, viewport: dict, model: str, text: str):
-    page = opened(browser, url, viewport)
-    pick_model(page, model)
+def tree_opened(page, viewport: dict, model: str, text: str):
+    """The module's shared page (conftest.py: app_page) at this screen size, on the Beam tree tab after a Run of
+    `text` (a tree of an earlier run is not drawn again)."""
+    fresh(page, viewport, model)
     run(page, text)
     open_tab(page, "Beam tree")
     page.wait_for_function(f"() => {{ const gd = ({TREE})(); return gd && gd.data.length > 3; }}", timeout=WAIT_MS)
@@ -42,7 +43,7 @@ def visible_node(page, name: str, step: int) -> dict:
     raise AssertionError(f"no {name} node at step {step}")
 
 
-def test_a_clicked_nodes_attention_is_the_export_of_its_prefix_and_decoding_on_is_undone_by_back(served_app, browser):
+def test_a_clicked_nodes_attention_is_the_export_of_its_prefix_and_decoding_on_is_undone_by_back(served_app, app_page):
     from playwright.sync_api import expect
 
     from attention_lab.app import endpoints, make_lab
@@ -50,9 +51,9 @@ def test_a_clicked_nodes_attention_is_the_export_of_its_prefix_and_decoding_on_i
     from attention_lab.decoding.state import new_run
     from attention_lab.records import jsonable
 
-    url, registry, _ = served_app
+    _, registry, _ = served_app
     text = "hello42world"
-    page = tree_opened(browser, url, LAPTOP, "reverse", text)
+    page = tree_opened(app_page, LAPTOP, "reverse", text)
     greedy = page.get_by_label("Output").input_value()
     open_tab(page, "Attention")
     page.get_by_label("Focus head").select_option("Layer 2 · Head 3")  # the hypothesis is drawn with this head
@@ -83,9 +84,9 @@ def test_a_clicked_nodes_attention_is_the_export_of_its_prefix_and_decoding_on_i
 
 
 @pytest.mark.parametrize("viewport", [LAPTOP, PROJECTOR, NARROW], ids=["1440px", "1280px", "390px"])
-def test_a_long_sentence_pans_rather_than_shrinks_and_the_tab_fits(served_app, browser, viewport):
+def test_a_long_sentence_pans_rather_than_shrinks_and_the_tab_fits(app_page, viewport):
     text = "Ich habe gestern Abend mit meinem Bruder lange über die Zukunft gesprochen."
-    page = tree_opened(browser, served_app[0], viewport, "de-en", text)
+    page = tree_opened(app_page, viewport, "de-en", text)
     steps = page.evaluate(f"() => Math.max(...({TREE})().data.flatMap((t) => t.x.filter((x) => x !== null)))")
     first = page.evaluate(RANGE)
     assert steps >= 15 and first[0] < 0 and first[1] < steps  # it opens on the first steps, at a readable size

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, open_tab, opened, pick_model, run, shot, watch_requests
+from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, fresh, open_tab, run, shot, watch_requests
 
 pytestmark = pytest.mark.slow
 
@@ -23,9 +23,9 @@ MIDDLES = f"""() => {{
 SENTENCE = "Bitte schließen Sie das Fenster, wenn es draußen regnet."
 
 
-def flow_opened(browser, url: str, viewport: dict):
-    page = opened(browser, url, viewport)
-    pick_model(page, "de-en")
+def flow_opened(page, viewport: dict):
+    """The module's shared page (conftest.py: app_page) at this screen size, on the Flow tab after a Run."""
+    fresh(page, viewport, "de-en")
     run(page, SENTENCE)
     open_tab(page, "Flow")
     page.wait_for_function(f"() => ({SUMMARY})().startsWith('Step ')", timeout=WAIT_MS)
@@ -33,9 +33,8 @@ def flow_opened(browser, url: str, viewport: dict):
     return page
 
 
-def test_the_threshold_and_the_step_redraw_in_the_page_and_a_head_edge_focuses_its_head(served_app, browser):
-    url = served_app[0]
-    page = flow_opened(browser, url, LAPTOP)
+def test_the_threshold_and_the_step_redraw_in_the_page_and_a_head_edge_focuses_its_head(app_page):
+    page = flow_opened(app_page, LAPTOP)
     last = page.evaluate("() => window.attentionLab.shown")
     assert page.evaluate(SUMMARY).startswith(f"Step {last} wrote")
     before = page.evaluate(MIDDLES)["count"]
@@ -66,16 +65,14 @@ def test_the_threshold_and_the_step_redraw_in_the_page_and_a_head_edge_focuses_i
         timeout=WAIT_MS,
     )
     assert page.get_by_role("tab", name="Attention", exact=True).get_attribute("aria-selected") == "true"
-    page.close()
 
 
 @pytest.mark.parametrize(("size", "viewport"), [("1440", LAPTOP), ("1280", PROJECTOR), ("390", NARROW)])
-def test_the_flow_tab_fits_the_screen(served_app, browser, size, viewport):
-    page = flow_opened(browser, served_app[0], viewport)
+def test_the_flow_tab_fits_the_screen(app_page, size, viewport):
+    page = flow_opened(app_page, viewport)
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
     figure = page.locator("#flow-view .flow-figure")
     box = figure.bounding_box()
     assert box["width"] <= viewport["width"] and box["height"] > 300
     figure.scroll_into_view_if_needed()
     shot(page, f"flow-{size}", full_page=False)
-    page.close()

@@ -6,16 +6,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import FOCUSED, GRID, TILE_CENTRE, TITLE, WAIT_MS, button, opened
+from attention_lab.models.examples import first_example
+from tests.browser import FOCUSED, GRID, TILE_CENTRE, TITLE, WAIT_MS, button, fresh, run
 
 pytestmark = pytest.mark.slow
 
 
-def test_a_click_on_a_tile_focuses_that_head(served_app, browser):
+def opening_run(page, registry) -> None:
+    """The module's shared page (conftest.py: app_page) as a newly opened one shows it: the first example Run."""
+    fresh(page)
+    run(page, first_example(registry, "de-en"))
+
+
+def test_a_click_on_a_tile_focuses_that_head(served_app, app_page):
     from playwright.sync_api import expect
 
-    url, _, _ = served_app
-    page = opened(browser, url)
+    page = app_page
+    opening_run(page, served_app[1])
     x, y = page.evaluate(TILE_CENTRE, [1, 2])  # layer 2, head 3
     page.mouse.click(x, y)
     expect(page.get_by_label("Focus head")).to_have_value("Layer 2 · Head 3", timeout=WAIT_MS)
@@ -24,12 +31,11 @@ def test_a_click_on_a_tile_focuses_that_head(served_app, browser):
     x, y = page.evaluate(TILE_CENTRE, [0, 0])
     page.mouse.click(x + 1, y - 1)  # not quite at the centre: still that tile
     expect(page.get_by_label("Focus head")).to_have_value("Layer 1 · Head 1", timeout=WAIT_MS)
-    page.close()
 
 
-def test_the_focused_head_exports_as_png_and_svg_and_the_view_as_offline_html(served_app, browser, tmp_path):
-    url, _, _ = served_app
-    page = opened(browser, url)
+def test_the_focused_head_exports_as_png_and_svg_and_the_view_as_offline_html(served_app, app_page, browser, tmp_path):
+    page = app_page
+    opening_run(page, served_app[1])
     for name, start in (("SVG", b"<svg"), ("PNG", b"\x89PNG")):
         with page.expect_download(timeout=WAIT_MS) as download:
             button(page, name).click()
@@ -45,7 +51,6 @@ def test_the_focused_head_exports_as_png_and_svg_and_the_view_as_offline_html(se
     html = tmp_path / "export.html"
     html.write_bytes(Path(download.value.path()).read_bytes())
     assert not re.search(r"<script[^>]+src=", html.read_text(encoding="utf-8")), "an export must not fetch scripts"
-    page.close()
 
     offline = browser.new_page(viewport={"width": 1400, "height": 1000})
     asked = []

@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from tests.browser import GRID, NARROW, TITLE, WAIT_MS, button, kind, open_tab, opened, pick_model, run
+from attention_lab.models.examples import first_example
+from tests.browser import GRID, NARROW, TITLE, WAIT_MS, button, fresh, kind, open_tab, run
 
 pytestmark = pytest.mark.slow
 
@@ -32,6 +33,12 @@ SEEN = """() => {
 }"""
 
 
+def opening_run(page, registry, viewport: dict | None = None) -> None:
+    """The module's shared page (conftest.py: app_page) as a newly opened one shows it: the first example Run."""
+    fresh(page, *([viewport] if viewport else []))
+    run(page, first_example(registry, "de-en"))
+
+
 def show_heads(page):
     open_tab(page, "Heads")
     page.wait_for_function(f"() => {{ const gd = ({HEADS})(); return gd && gd.data && gd.data.length >= 3; }}")
@@ -39,11 +46,11 @@ def show_heads(page):
     page.wait_for_timeout(300)
 
 
-def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_view(served_app, browser):
+def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_view(served_app, app_page):
     from playwright.sync_api import expect
 
-    url, _, _ = served_app
-    page = opened(browser, url)
+    page = app_page
+    opening_run(page, served_app[1])
     show_heads(page)
     names = page.evaluate(f"() => ({HEADS})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
     assert names == ["entropy (nats)", "weight on special tokens", "KL when ablated"]  # de-en: no gold alignment
@@ -55,15 +62,13 @@ def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_v
     expect(page.get_by_label("Focus head")).to_have_value("Layer 2 · Head 3", timeout=WAIT_MS)
     expect(page.locator(".views-kind[data-kind=cross]")).to_have_attribute("aria-pressed", "true")
     page.wait_for_function(f"() => ({TITLE})() === 'Cross-attention: layer 2, head 3'", timeout=WAIT_MS)
-    page.close()
 
 
-def test_ablating_every_cross_head_shows_what_changed_at_each_step(served_app, browser):
+def test_ablating_every_cross_head_shows_what_changed_at_each_step(app_page):
     from playwright.sync_api import expect
 
-    url, _, _ = served_app
-    page = opened(browser, url)
-    pick_model(page, "reverse")
+    page = app_page
+    fresh(page, model="reverse")
     run(page, "abcdef12")
     show_heads(page)
     names = page.evaluate(f"() => ({HEADS})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
@@ -81,15 +86,13 @@ def test_ablating_every_cross_head_shows_what_changed_at_each_step(served_app, b
     assert page.evaluate("() => window.__seen") == [True]  # it said it was measuring, then drew the bars
     button(page, "Reset").click()
     expect(page.get_by_label("Before the ablation")).to_be_hidden(timeout=WAIT_MS)
-    page.close()
 
 
-def test_a_click_on_a_source_word_points_the_heads_at_it(served_app, browser):
+def test_a_click_on_a_source_word_points_the_heads_at_it(app_page):
     from playwright.sync_api import expect
 
-    url, _, _ = served_app
-    page = opened(browser, url)
-    pick_model(page, "reverse")
+    page = app_page
+    fresh(page, model="reverse")
     run(page, "abcdef12")  # shows step 8, which wrote "a" while looking at "a"
     page.locator(".now-view .word", has_text="c").click()
     expect(page.get_by_label("Before the edit")).to_have_value("21fedcba", timeout=WAIT_MS)
@@ -98,24 +101,21 @@ def test_a_click_on_a_source_word_points_the_heads_at_it(served_app, browser):
     notice = re.compile("^Edited: at step 8, all cross-attention heads looked only at “c”")
     expect(page.get_by_label("Notice")).to_have_value(notice)
     expect(page.locator(".now-view")).to_contain_text("Step 8 wrote c")
-    page.close()
 
 
-def test_the_readings_redraw_the_views(served_app, browser):
-    url, _, _ = served_app
-    page = opened(browser, url)
+def test_the_readings_redraw_the_views(served_app, app_page):
+    page = app_page
+    opening_run(page, served_app[1])
     grid = f"() => ({GRID})()?.getAttribute('aria-label') || ''"
     page.get_by_label("Reading").select_option(label="Rollout")
     kind(page, "encoder")
     page.wait_for_function(f"() => ({grid})().includes('Rollout through each layer')", timeout=WAIT_MS)
     page.get_by_label("Reading").select_option(label="Value-weighted ‖α·v·W_o‖")
     page.wait_for_function(f"() => ({TITLE})().includes('Value-weighted')", timeout=WAIT_MS)
-    page.close()
 
 
-def test_the_heads_tab_fits_a_phone(served_app, browser):
-    url, _, _ = served_app
-    page = opened(browser, url, NARROW)
+def test_the_heads_tab_fits_a_phone(served_app, app_page):
+    page = app_page
+    opening_run(page, served_app[1], NARROW)
     show_heads(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
-    page.close()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import NARROW, WAIT_MS, WIDE, open_tab, opened, pick_model, run, shot, watch_requests
+from tests.browser import NARROW, WAIT_MS, WIDE, fresh, open_tab, run, shot, watch_requests
 
 pytestmark = pytest.mark.slow
 
@@ -20,11 +20,11 @@ def says(page, text: str) -> None:
 
 
 @pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1400px", "390px"])
-def test_a_click_corrupts_a_word_and_the_grids_follow_the_shown_step(served_app, browser, viewport):
+def test_a_click_corrupts_a_word_and_the_grids_follow_the_shown_step(app_page, viewport):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0], viewport)
-    pick_model(page, "reverse")  # waits for the model's own example to be decoded, before the Run of SOURCE
+    page = app_page
+    fresh(page, viewport, "reverse")  # waits for the model's own example to be decoded, before the Run of SOURCE
     run(page, SOURCE)
     open_tab(page, "Patch")
     expect(page.get_by_label("Corrupted")).to_have_value(SOURCE, timeout=WAIT_MS)
@@ -65,4 +65,3 @@ def test_a_click_corrupts_a_word_and_the_grids_follow_the_shown_step(served_app,
     assert len(ys) == 7 and ys[2] >= 0.9 and sum(y is not None for y in ys) == 1  # only step 3 has a change
     shot(page, f"patch-{viewport['width']}")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
-    page.close()

@@ -15,6 +15,7 @@ from tests.browser import (
     TITLE,
     WAIT_MS,
     button,
+    fresh,
     in_view,
     opened,
     run,
@@ -47,10 +48,11 @@ def loop_in_view(page, viewport: dict) -> dict:
 
 
 @pytest.mark.parametrize("viewport", [LAPTOP, PROJECTOR], ids=["1440x900", "1280x720"])
-def test_the_step_loop_and_the_focused_head_fit_one_screen_after_a_run_and_each_step(served_app, browser, viewport):
+def test_the_step_loop_and_the_focused_head_fit_one_screen_after_a_run_and_each_step(app_page, viewport):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0], viewport)
+    page = app_page
+    fresh(page, viewport)
     run(page, TEXT)
     loop_in_view(page, viewport)
     shot(page, f"screen-{viewport['width']}-run", full_page=False)
@@ -62,7 +64,6 @@ def test_the_step_loop_and_the_focused_head_fit_one_screen_after_a_run_and_each_
         page.settle()
         loop_in_view(page, viewport)
     shot(page, f"screen-{viewport['width']}-step", full_page=False)
-    page.close()
 
 
 def test_inside_a_spaces_iframe_the_loop_fits_and_the_keys_work_after_a_click(served_app, browser):
@@ -84,10 +85,11 @@ def test_inside_a_spaces_iframe_the_loop_fits_and_the_keys_work_after_a_click(se
     page.close()
 
 
-def test_the_keys_move_the_step_the_head_and_the_kind_and_never_while_typing(served_app, browser):
+def test_the_keys_move_the_step_the_head_and_the_kind_and_never_while_typing(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0], LAPTOP)
+    page = app_page
+    fresh(page, LAPTOP)
     run(page, TEXT)
     assert "→" in button(page, "Step").get_attribute("title")  # the key hint is a tooltip; the label stays "Step"
     assert button(page, "Run").get_attribute("title") and button(page, "Reset").get_attribute("title")
@@ -123,13 +125,13 @@ def test_the_keys_move_the_step_the_head_and_the_kind_and_never_while_typing(ser
     assert (page.evaluate(SHOWN), page.get_by_label("Focus head").input_value(), page.evaluate(TITLE)) == before
     assert source.input_value().startswith("2?")  # the keys went to the Source (Home took its caret to its start)
     expect(page.get_by_role("dialog", name="Keys")).to_be_hidden()
-    page.close()
 
 
-def test_right_at_the_last_step_decodes_the_next_as_step_does(served_app, browser):
+def test_right_at_the_last_step_decodes_the_next_as_step_does(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0], LAPTOP)
+    page = app_page
+    fresh(page, LAPTOP)
     page.get_by_label("Source").fill(TEXT)
     button(page, "Reset").click()
     expect(page.get_by_label("Output")).to_have_value("", timeout=WAIT_MS)
@@ -139,7 +141,6 @@ def test_right_at_the_last_step_decodes_the_next_as_step_does(served_app, browse
     page.keyboard.press("ArrowRight")  # at the last step decoded: one more, as Step
     page.wait_for_function(f"() => ({SHOWN})() === 2", timeout=WAIT_MS)
     assert len(page.get_by_label("Output").input_value().split()) >= 2
-    page.close()
 
 
 @pytest.mark.parametrize("how", ["toggle", "address"])
@@ -178,8 +179,9 @@ def test_presenter_mode_shows_only_the_step_loop_and_the_views_in_large_type(ser
     page.close()
 
 
-def test_at_390_px_everything_stacks_and_nothing_scrolls_sideways(served_app, browser):
-    page = opened(browser, served_app[0], NARROW)
+def test_at_390_px_everything_stacks_and_nothing_scrolls_sideways(app_page):
+    page = app_page
+    fresh(page, NARROW)
     run(page, TEXT)
     width = "() => document.documentElement.scrollWidth"
     assert page.evaluate(width) <= NARROW["width"]
@@ -190,4 +192,3 @@ def test_at_390_px_everything_stacks_and_nothing_scrolls_sideways(served_app, br
     page.wait_for_timeout(500)
     assert page.evaluate(width) <= NARROW["width"]
     shot(page, "screen-390")
-    page.close()

@@ -3,7 +3,8 @@ click on one of its cells focuses that head, at 1400 and 390 px."""
 
 import pytest
 
-from tests.browser import NARROW, WAIT_MS, WIDE, open_tab, opened
+from attention_lab.models.examples import first_example
+from tests.browser import NARROW, WAIT_MS, WIDE, fresh, open_tab, run
 
 pytestmark = pytest.mark.slow
 
@@ -26,11 +27,12 @@ CUT = """() => [...document.querySelectorAll('#heads-summary .js-plotly-plot, #s
 
 
 @pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1400px", "390px"])
-def test_the_corpus_survey_is_under_this_sentence_and_a_click_focuses_its_head(served_app, browser, viewport):
+def test_the_corpus_survey_is_under_this_sentence_and_a_click_focuses_its_head(served_app, app_page, viewport):
     from playwright.sync_api import expect
 
-    url, _, _ = served_app
-    page = opened(browser, url, viewport)
+    page = app_page
+    fresh(page, viewport)  # the module's shared page (conftest.py), as a newly opened one shows it
+    run(page, first_example(served_app[1], "de-en"))
     open_tab(page, "Heads")
     page.wait_for_function(f"() => {{ const gd = ({SURVEY})(); return gd && gd.data && gd.data.length >= 4; }}")
     page.settle()  # this sentence's summary is filled after the tab opens, and moves what lies below it
@@ -49,4 +51,3 @@ def test_the_corpus_survey_is_under_this_sentence_and_a_click_focuses_its_head(s
     expect(page.get_by_label("Focus head")).to_have_value("Layer 3 · Head 4", timeout=WAIT_MS)
     expect(page.locator(".views-kind[data-kind=cross]")).to_have_attribute("aria-pressed", "true")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
-    page.close()

@@ -3,7 +3,7 @@ mark; a model without snapshots says so."""
 
 import pytest
 
-from tests.browser import NARROW, WAIT_MS, button, open_tab, opened, pick_model, run
+from tests.browser import NARROW, WAIT_MS, button, fresh, open_tab, pick_model, run
 from transformer.snapshots import list_snapshots
 
 pytestmark = pytest.mark.slow
@@ -42,13 +42,13 @@ def move_slider(page, key: str) -> None:
     page.keyboard.press(key)
 
 
-def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, browser):
+def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, app_page):
     from playwright.sync_api import expect
 
-    url, registry, _ = served_app
+    _, registry, _ = served_app
     n = len(list_snapshots(registry.entry("reverse").source))
-    page = opened(browser, url)
-    pick_model(page, "reverse")
+    page = app_page
+    fresh(page, model="reverse")
     run(page, FIXED)
     show_training(page)
     expect(page.locator(INFO)).to_contain_text("Step 0", timeout=WAIT_MS)
@@ -65,14 +65,13 @@ def test_the_slider_changes_the_output_the_attention_and_the_mark(served_app, br
     expect(page.locator(OUTPUT)).to_have_text(untrained, timeout=WAIT_MS)
     page.wait_for_function(f"() => ({WEIGHTS})() === {weights!r}", timeout=WAIT_MS)
     assert sent == [], f"the film asked the server: {sent}"  # every snapshot's decoding is in the page
-    page.close()
 
 
-def test_play_steps_through_the_snapshots_and_pause_stops_it(served_app, browser):
+def test_play_steps_through_the_snapshots_and_pause_stops_it(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0])
-    pick_model(page, "reverse")
+    page = app_page
+    fresh(page, model="reverse")
     show_training(page)
     button(page, "▶ Play").click()
     expect(button(page, "❚❚ Pause")).to_be_visible(timeout=WAIT_MS)
@@ -83,13 +82,13 @@ def test_play_steps_through_the_snapshots_and_pause_stops_it(served_app, browser
     stopped = page.evaluate(MARK)
     page.wait_for_timeout(1500)  # more than a tick: nothing moves
     assert page.evaluate(MARK) == stopped
-    page.close()
 
 
-def test_a_model_without_snapshots_says_how_to_make_them_and_the_tab_fits_390_px(served_app, browser):
+def test_a_model_without_snapshots_says_how_to_make_them_and_the_tab_fits_390_px(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0], NARROW)
+    page = app_page
+    fresh(page, NARROW)
     open_tab(page, "Training")  # de-en, the default model, ships no snapshots
     expect(page.locator(INFO)).to_contain_text("de-en has no training snapshots", timeout=WAIT_MS)
     expect(page.locator(INFO)).to_contain_text("--snapshots 10")
@@ -97,4 +96,3 @@ def test_a_model_without_snapshots_says_how_to_make_them_and_the_tab_fits_390_px
     mark_at(page, 0)
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide at 390 px"
-    page.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import WAIT_MS, open_tab, opened, pick_model, run
+from tests.browser import WAIT_MS, fresh, open_tab, run
 
 pytestmark = pytest.mark.slow
 
@@ -19,11 +19,11 @@ VIEWPORTS = [{"width": 1440, "height": 900}, {"width": 1280, "height": 720}, {"w
 
 
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=["1440px", "1280px", "390px"])
-def test_the_output_and_a_pasted_translation_are_scored(served_app, browser, viewport):
+def test_the_output_and_a_pasted_translation_are_scored(app_page, viewport):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0], viewport)
-    pick_model(page, "reverse")  # waits for the model's own example to be decoded, before the Run of SOURCE
+    page = app_page
+    fresh(page, viewport, "reverse")  # waits for the model's own example to be decoded, before the Run of SOURCE
     run(page, SOURCE)
     open_tab(page, "Trust")
     for label in ("Source", "Output"):  # the step loop's boxes, as scripts find them, with the tab's controls drawn
@@ -56,7 +56,6 @@ def test_the_output_and_a_pasted_translation_are_scored(served_app, browser, vie
     expect(page.locator("#trust-view .trust-words .word").first).to_have_attribute("title", re.compile("at step 2: "))
     shot(page, f"pasted-{viewport['width']}")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= viewport["width"]
-    page.close()
 
 
 def shot(page, name: str) -> None:

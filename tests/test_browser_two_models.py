@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, open_tab, opened, pick_model, run, shot, watch_requests
+from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, fresh, open_tab, run, shared, shot, watch_requests
 from tests.test_two_models import compare
 
 pytestmark = pytest.mark.slow
@@ -31,9 +31,10 @@ def pick_second(page, name: str) -> None:
     page.settle()
 
 
-def two_models_opened(browser, url: str, viewport: dict):
-    page = opened(browser, url, viewport)
-    pick_model(page, "reverse")
+def two_models_opened(page, viewport: dict):
+    """A page (newly opened, or the module's shared one: conftest.py's app_page) at this screen size, on the Two models
+    tab after a Run, with SECOND as side B."""
+    fresh(page, viewport, "reverse")
     run(page, SOURCE)
     open_tab(page, "Two models")
     pick_second(page, SECOND)
@@ -62,7 +63,7 @@ def test_show_step_moves_both_sides_in_the_page_by_the_rule_and_a_click_shows_a_
     answer = compare(registry, "reverse", SECOND, SOURCE)
     words_a = answer["models"][0]["output_words"]
     assert 0 < len(answer["shared"]) < len(words_a)  # a case with shared words and words not shared
-    page = two_models_opened(browser, url, LAPTOP)
+    page = two_models_opened(shared(browser, url), LAPTOP)
     assert "Jensen–Shannon distance" in page.evaluate(SUMMARY)
     for label in ("Model", "Source", "Output", "Side B"):  # each found by its label alone
         assert page.get_by_label(label).count() == 1, label
@@ -112,8 +113,8 @@ def test_show_step_moves_both_sides_in_the_page_by_the_rule_and_a_click_shows_a_
 
 
 @pytest.mark.parametrize("viewport, name", [(LAPTOP, "1440"), (PROJECTOR, "1280"), (NARROW, "390")])
-def test_the_tab_fits_each_screen(served_app, browser, viewport, name):
-    page = two_models_opened(browser, served_app[0], viewport)
+def test_the_tab_fits_each_screen(app_page, viewport, name):
+    page = two_models_opened(app_page, viewport)
     page.locator("#two-models-view .two-models-side-a .two-models-word").nth(2).click()
     page.wait_for_function(f"() => ({SHOWN_WORDS})()[0] !== null", timeout=WAIT_MS)
     page.settle()
@@ -121,4 +122,3 @@ def test_the_tab_fits_each_screen(served_app, browser, viewport, name):
     box = page.locator("#two-models-view .two-models-figure").bounding_box()
     assert box is not None and box["width"] <= viewport["width"]
     shot(page, f"two-models-{name}")
-    page.close()

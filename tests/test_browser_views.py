@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tests import hf_models
-from tests.browser import DRAWN, FOCUSED, TITLE, WAIT_MS, button, kind, opened, redrawn, run, watch_requests
+from tests.browser import DRAWN, FOCUSED, TITLE, WAIT_MS, button, fresh, kind, opened, redrawn, run, watch_requests
 from tests.conftest import close_app
 
 pytestmark = pytest.mark.slow
@@ -33,9 +33,9 @@ def cross(record: dict, shown: int, layer: int, head: int) -> np.ndarray:
     return np.array([step["cross"][layer][head] for step in record["steps"][:shown]])
 
 
-def test_a_scrub_is_drawn_in_the_page_with_no_request_and_shows_the_exports_weights(served_app, browser):
-    url = served_app[0]
-    page = opened(browser, url)
+def test_a_scrub_is_drawn_in_the_page_with_no_request_and_shows_the_exports_weights(served_app, app_page):
+    url, page = served_app[0], app_page
+    fresh(page)
     run(page, SPLIT)
     page.get_by_label("Merge pieces into words").uncheck()  # a column per source piece, as the export has them
     page.get_by_label("Focus head").select_option("Layer 2 · Head 3")
@@ -58,9 +58,9 @@ def test_a_scrub_is_drawn_in_the_page_with_no_request_and_shows_the_exports_weig
     assert sent == [], f"a scrub asked the server: {sent}"
 
 
-def test_a_focus_change_is_drawn_in_the_page_with_the_heads_own_weights(served_app, browser):
-    url = served_app[0]
-    page = opened(browser, url)
+def test_a_focus_change_is_drawn_in_the_page_with_the_heads_own_weights(served_app, app_page):
+    url, page = served_app[0], app_page
+    fresh(page)
     run(page, SPLIT)
     page.get_by_label("Merge pieces into words").uncheck()
     page.settle()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import NARROW, WAIT_MS, WIDE, button, open_tab, opened, run, watch_requests
+from tests.browser import NARROW, WAIT_MS, WIDE, button, fresh, open_tab, run, watch_requests
 
 pytestmark = pytest.mark.slow
 
@@ -20,12 +20,24 @@ def shows(page, text: str) -> None:
     page.wait_for_function(f"() => ({HEADING})().includes({text!r})", timeout=WAIT_MS)
 
 
-def test_the_why_tab_follows_the_shown_step_in_the_page_and_a_click_focuses_a_head(served_app, browser):
+def why_fresh(page, viewport: dict = WIDE) -> None:
+    """The module's shared page (conftest.py: app_page) back where a newly opened one starts (`fresh`), the Why tab's
+    attribution method too."""
+    from attention_lab.attribution.methods import METHODS
+    from attention_lab.why.feature import DEFAULT_METHOD
+
+    open_tab(page, "Why")
+    page.get_by_role("radio", name=METHODS[DEFAULT_METHOD].title, exact=True).check()
+    fresh(page, viewport)
+
+
+def test_the_why_tab_follows_the_shown_step_in_the_page_and_a_click_focuses_a_head(served_app, app_page):
     from playwright.sync_api import expect
 
-    url, registry, _ = served_app
+    _, registry, _ = served_app
     config = registry.entry("de-en").pipeline.model.config
-    page = opened(browser, url)
+    page = app_page
+    why_fresh(page)
     run(page, SOURCE)
     open_tab(page, "Why")
     page.wait_for_function(f"() => ({HEADING})().startsWith('Step ')", timeout=WAIT_MS)
@@ -52,13 +64,13 @@ def test_the_why_tab_follows_the_shown_step_in_the_page_and_a_click_focuses_a_he
     heads = config.n_heads
     page.mouse.click(box[0] + box[2] * (heads - 0.5) / heads, box[1] + box[3] * 0.5 / config.n_decoder_layers)
     expect(page.get_by_label("Focus head")).to_have_value(f"Layer 1 · Head {heads}", timeout=WAIT_MS)
-    page.close()
 
 
-def test_another_method_and_the_deletion_test_fill_in_after_the_click(served_app, browser):
+def test_another_method_and_the_deletion_test_fill_in_after_the_click(app_page):
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0], NARROW)
+    page = app_page
+    why_fresh(page, NARROW)
     run(page, SOURCE)
     open_tab(page, "Why")
     page.wait_for_function(f"() => ({HEADING})().startsWith('Step ')", timeout=WAIT_MS)
@@ -70,7 +82,6 @@ def test_another_method_and_the_deletion_test_fill_in_after_the_click(served_app
     expect(page.locator("div.prose.why-deletion")).to_contain_text("Occlusion")
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide at 390 px"
-    page.close()
 
 
 CONTRAST = "#why-contrast .why-contrast-view"
@@ -88,12 +99,13 @@ def why_not(page, step: int, label: str) -> None:
 
 
 @pytest.mark.parametrize(("viewport", "start"), [(None, "Attention"), (NARROW, "Why")], ids=["wide", "narrow"])
-def test_why_not_this_draws_the_contrast_in_the_why_tab_with_one_request(served_app, browser, viewport, start):
+def test_why_not_this_draws_the_contrast_in_the_why_tab_with_one_request(app_page, viewport, start):
     """From another tab, the click opens the Why tab (whose own event, and its fill, send nothing new); the click
     itself is one request, its contrast sent on the same stream or by the fill the page asks for."""
     from playwright.sync_api import expect
 
-    page = opened(browser, served_app[0], viewport or WIDE)
+    page = app_page
+    why_fresh(page, viewport or WIDE)
     run(page, SOURCE)
     open_tab(page, "Attention")
     page.settle()
@@ -127,20 +139,20 @@ def test_why_not_this_draws_the_contrast_in_the_why_tab_with_one_request(served_
     assert [url for url in quiet if "/queue/join" in url] == [], quiet  # redraws are the page's own
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= (viewport or WIDE)["width"], f"the page is {width} px wide"
-    page.close()
 
 
 DECODERLENS_ROWS = "#why-decoderlens .why-decoderlens-table tr"
 
 
-def test_the_decoderlens_shows_each_encoder_layers_text_and_stays_drawn_on_back_and_step(served_app, browser):
+def test_the_decoderlens_shows_each_encoder_layers_text_and_stays_drawn_on_back_and_step(served_app, app_page):
     """One row per encoder layer (and the embeddings), the last the model's own output, marked; Back and Step leave
     the table as it was drawn (the server sends nothing for it); it fits 390 px."""
     from playwright.sync_api import expect
 
-    url, registry, _ = served_app
+    _, registry, _ = served_app
     config = registry.entry("de-en").pipeline.model.config
-    page = opened(browser, url, NARROW)
+    page = app_page
+    why_fresh(page, NARROW)
     run(page, SOURCE)
     open_tab(page, "Why")
     rows = page.locator(DECODERLENS_ROWS)
@@ -159,4 +171,3 @@ def test_the_decoderlens_shows_each_encoder_layers_text_and_stays_drawn_on_back_
     assert page.evaluate("() => document.querySelector('#why-decoderlens table').dataset.kept") == "yes"
     width = page.evaluate("() => document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide at 390 px"
-    page.close()
