@@ -155,6 +155,7 @@ CHECKS = (
     "tests/test_docs.py::test_the_api_page_is_the_declarations_own",  # docs/api.md, as its generator writes it
     "tests/test_docs.py::test_every_link_of_the_pages_resolves",
 )
+UNUSED_PLUGINS = ("cacheprovider", "xdist", "xdist.looponfail", "hypothesispytest", "benchmark", "anyio")
 LEFT_OUT = {".git", "checkpoints", "data", "node_modules", "__pycache__", ".pytest_cache", ".ruff_cache"}
 
 
@@ -218,8 +219,10 @@ def test_a_new_feature_is_a_folder_and_its_line_in_the_table(tmp_path):
     subprocess.run([sys.executable, "-m", "attention_lab.api_page"], cwd=copy, env=env, check=True, timeout=120)
     assert "## `/length`" in (copy / "docs" / "api.md").read_text(encoding="utf-8")
     ran = ["tests/test_notes_added.py", *CHECKS]
+    # in one process, without the plugins these checks do not use (hypothesis's alone takes seconds to import)
+    plugins = [arg for name in UNUSED_PLUGINS for arg in ("-p", f"no:{name}")]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-q", "-rA", *ran],
+        [sys.executable, "-m", "pytest", *plugins, "-q", "-rA", *ran],
         cwd=copy, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-5000:] + done.stderr[-2000:]

@@ -70,9 +70,8 @@ def registry():
 
 
 @pytest.fixture(scope="module")
-def copies(registry, tmp_path_factory):
-    root = tmp_path_factory.mktemp("copies")
-    return {name: page_copy.make(registry.entries[name], root / name) for name in ("de-en", "reverse")}
+def copies(bundled_copies):
+    return bundled_copies
 
 
 def test_a_page_copy_is_made_once_and_whole(registry, tmp_path):
