@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser import NARROW, WAIT_MS, WIDE, button, fresh, open_tab, run, watch_requests
+from tests.browser import NARROW, WAIT_MS, WIDE, button, fresh, open_tab, opened, run, watch_requests
 
 pytestmark = pytest.mark.slow
 
@@ -144,15 +144,15 @@ def test_why_not_this_draws_the_contrast_in_the_why_tab_with_one_request(app_pag
 DECODERLENS_ROWS = "#why-decoderlens .why-decoderlens-table tr"
 
 
-def test_the_decoderlens_shows_each_encoder_layers_text_and_stays_drawn_on_back_and_step(served_app, app_page):
+def test_the_decoderlens_shows_each_encoder_layers_text_and_stays_drawn_on_back_and_step(served_app, browser):
     """One row per encoder layer (and the embeddings), the last the model's own output, marked; Back and Step leave
-    the table as it was drawn (the server sends nothing for it); it fits 390 px."""
+    the table as it was drawn (the server sends nothing for it); it fits 390 px. (A page of its own: Back and Step
+    count the steps the page holds, which a shared page's earlier decodings may change.)"""
     from playwright.sync_api import expect
 
-    _, registry, _ = served_app
+    url, registry, _ = served_app
     config = registry.entry("de-en").pipeline.model.config
-    page = app_page
-    why_fresh(page, NARROW)
+    page = opened(browser, url, NARROW)
     run(page, SOURCE)
     open_tab(page, "Why")
     rows = page.locator(DECODERLENS_ROWS)

@@ -154,14 +154,14 @@ def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothi
     source = str(pipeline.folder)
     index = live.write(source, tmp_path / "site", "float32")
     written = sorted(p.name for p in index.parent.iterdir())
-    assert written == sorted([*page_copy.FILES, *live.RUNTIME, "README.md", "index.html"])
+    assert written == sorted([*page_copy.FILES, *live.RUNTIME, live.PAGE_MODULES, "README.md", "index.html"])
     readme = (index.parent / "README.md").read_text(encoding="utf-8")
     assert "sdk: static" in readme and "cross-origin-embedder-policy: require-corp" in readme
     assert "license: other\n" in readme  # the model's own licence: this one's card gives none
     page = live.write(source, tmp_path / "one.html", "float32").read_text(encoding="utf-8")
     assert "part:weights.bin" in page and f"<small>{Path(source).name}, decoding in this page" in page  # its name
     # written again, failing half-way: the folder written before stays whole, and nothing else is left
-    before = {p.name: p.read_bytes() for p in index.parent.iterdir()}
+    before = {str(p.relative_to(index.parent)): p.read_bytes() for p in index.parent.rglob("*") if p.is_file()}
     writes, write_bytes = [], Path.write_bytes
 
     def failing(path, data):  # the third file written into the folder, or beside it, fails
@@ -175,7 +175,7 @@ def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothi
     with pytest.raises(OSError, match="disk full"):  # another precision: other bytes in every file
         live.write(source, tmp_path / "site", "float16")
     monkeypatch.setattr(Path, "write_bytes", write_bytes)
-    assert {p.name: p.read_bytes() for p in index.parent.iterdir()} == before
+    assert {str(p.relative_to(index.parent)): p.read_bytes() for p in index.parent.rglob("*") if p.is_file()} == before
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no half-written folder beside it
     # over the one-file limit: refused in one line, nothing written
     monkeypatch.setattr(live, "LIMIT_MB", 0.01)
