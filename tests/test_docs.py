@@ -259,7 +259,15 @@ def test_no_page_states_a_measured_number():
     assert not measured_numbers(REPO), "measured numbers belong in benchmarks/RESULTS.md: cite them from there"
 
 
-@pytest.mark.parametrize("name", [p.relative_to(REPO).as_posix() for p in pages(REPO)])
+# The README's example loads the German–English model and decodes with beam search (seconds): the whole suite runs
+# it; the fast loop has its outputs already (tests/test_checkpoints.py).
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=pytest.mark.slow) if name == "README.md" else name
+        for name in (p.relative_to(REPO).as_posix() for p in pages(REPO))
+    ],
+)
 def test_every_code_block_of_the_page_runs(name):
     assert not failing_blocks(REPO, REPO / name)
 
