@@ -20,6 +20,7 @@ from pathlib import Path
 
 from .feature import DECODE, HEAVY, Endpoint, Feature
 from .records import json_schema
+from .schema import kept
 from .tabs import TABS, features
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "api.md"
@@ -182,14 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     if not PAGE.parent.is_dir():
         print(f"{PAGE.parent} is not here: docs/ is the repository's, and an installed package has none")
         return 1
-    wanted = api_page()
-    if args.check:
-        current = PAGE.read_text(encoding="utf-8") if PAGE.is_file() else ""
-        print(f"{PAGE.name}: {'current' if current == wanted else 'out of date: run python -m attention_lab.api_page'}")
-        return 0 if current == wanted else 1
-    PAGE.write_text(wanted, encoding="utf-8")
-    print(f"wrote {PAGE}")
-    return 0
+    return kept(PAGE, api_page(), args.check, "out of date: run python -m attention_lab.api_page")
 
 
 if __name__ == "__main__":

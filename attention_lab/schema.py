@@ -43,13 +43,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attention_lab.schema", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only say whether the checked-in schema is current")
     args = parser.parse_args(argv)
-    wanted = text(page_schema())
-    if args.check:
-        current = SCHEMA.read_text(encoding="utf-8") if SCHEMA.is_file() else ""
-        print(f"{SCHEMA.name}: {'current' if current == wanted else 'out of date'}")
+    return kept(SCHEMA, text(page_schema()), args.check)
+
+
+def kept(path, wanted: str, check: bool, stale: str = "out of date") -> int:
+    """A generated file written (exit 0), or with `check` only compared: 0 when current, else 1 and `stale` said."""
+    if check:
+        current = path.read_text(encoding="utf-8") if path.is_file() else ""
+        print(f"{path.name}: {'current' if current == wanted else stale}")
         return 0 if current == wanted else 1
-    SCHEMA.write_text(wanted, encoding="utf-8")
-    print(f"wrote {SCHEMA}")
+    path.write_text(wanted, encoding="utf-8")
+    print(f"wrote {path}")
     return 0
 
 
