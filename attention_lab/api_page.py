@@ -1,7 +1,7 @@
 """The API's reference page (docs/api.md), generated from the endpoints the features declare (attention_lab.feature
 `Endpoint`: name, what it answers, limits, lane, the record it answers with) in the tab table's order: each endpoint's
 inputs (its function's signature after the request), its limits and lane, its function's documentation, and the JSON
-shape of its answer (the record's JSON Schema, attention_lab.records.json_schema, written compactly).
+shape of its answer (the record's JSON Schema, attention_lab.messages.json_schema, written compactly).
 
     python -m attention_lab.api_page           # write docs/api.md
     python -m attention_lab.api_page --check   # exit 1 if the declarations and docs/api.md differ (tests/test_docs.py)
@@ -19,7 +19,7 @@ import typing
 from pathlib import Path
 
 from .feature import DECODE, HEAVY, Endpoint, Feature
-from .records import json_schema
+from .messages import json_schema
 from .schema import kept
 from .tabs import TABS, features
 

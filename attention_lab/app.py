@@ -15,13 +15,13 @@ from pathlib import Path
 import gradio as gr
 
 from .assets import PAGE_CSS, static_files
-from .decoding.road import road_files
+from .decoding.from_page import road_files
 from .feature import Feature, Shared
-from .models.page_copy import PageCopies
 from .models.registry import Registry
 from .page import frame
 from .page.lab import Lab
 from .page.wiring import CONCURRENCY, LANES, Wiring, handed
+from .page_copy.copies import PageCopies
 from .serving.api import Endpoints, documentation, served
 from .tabs import LOOP, TABS, features, options, outputs, publishers
 

@@ -23,9 +23,8 @@ COMMANDS = {  # name -> (module, what it does)
     "survey": ("attention_lab.survey.__main__", "every head over a corpus: survey.json, survey.html, pruning curves"),
     "faithfulness": ("attention_lab.faithfulness", "the deletion test: which ranking of the source to trust"),
     "space": ("attention_lab.space", "put the app on a Hugging Face Space"),
-    "export": ("attention_lab.notebook.lesson", "a decoding's views as one HTML file that works offline"),
+    "export": ("attention_lab.export.__main__", "a lesson file, or with --live a model decoding in the page"),
 }
-LIVE = ("attention_lab.export.live", "a model decoding in the page (ours or the Hub's): one HTML file, or a folder")
 
 
 def serve_parser() -> argparse.ArgumentParser:
@@ -61,7 +60,7 @@ def serve(argv: list[str]) -> None:
 
     from .app import build_demo, launch_options
     from .checks import InputError
-    from .models.cores import available_cores
+    from .models.devices import available_cores
     from .models.registry import load_models
     from .page.wiring import CONCURRENCY
 
@@ -81,8 +80,7 @@ def main(argv: list[str] | None = None) -> int | None:
     if argv and argv[0] in COMMANDS:
         import importlib
 
-        live = argv[0] == "export" and any(a == "--live" or a.startswith("--live=") for a in argv[1:])
-        module = importlib.import_module(LIVE[0] if live else COMMANDS[argv[0]][0])
+        module = importlib.import_module(COMMANDS[argv[0]][0])
         return module.main(argv[1:], prog=f"attention-lab {argv[0]}")
     serve(argv)
     return None

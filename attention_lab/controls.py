@@ -28,7 +28,7 @@ class Controls:
     beam_size: int = 4
     max_len: int = 64
     top_k: int = 8  # the "Top-k shown" slider: candidates kept at each step
-    page: str = ""  # the decoding the page shows when it decodes itself, as JSON (attention_lab.decoding.road)
+    page: str = ""  # the decoding the page shows when it decodes itself, as JSON (attention_lab.decoding.from_page)
     shown: int | None = None  # the step the page shows, when the event sends it (None: the latest)
     options: dict[str, object] = field(default_factory=dict)  # the features' controls, by name
 

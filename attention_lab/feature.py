@@ -22,7 +22,7 @@ An output's kind says how its value reaches its component (attention_lab.page.wi
 
 A slow output does not hold up the click: the click is answered with a placeholder that says what is being computed,
 the output is begun in the background at once, and it follows the answer on the same stream if it is made within
-half a second; otherwise the page asks for it (page/ask.mjs), and a fill in the heavy lane sends it. A view gives a
+half a second; otherwise the page asks for it (page/fill.mjs), and a fill in the heavy lane sends it. A view gives a
 slow output that is made already (kept from before, or nothing to compute) as `Ready(value)`: it goes out with the
 answer, with no placeholder. A slow output is made through `slow_value`, which keeps it and says a failure in one line.
 """
@@ -69,7 +69,7 @@ class Endpoint:
     """One endpoint of the JSON API (gradio_client): `/name`."""
 
     name: str  # its api_name, without the slash
-    fn: Callable[..., Any]  # (request: attention_lab.decoding.request.Request, *arguments) -> its answer
+    fn: Callable[..., Any]  # (request: attention_lab.request.Request, *arguments) -> its answer
     returns: type  # the record it answers with (a dataclass whose JSON is the answer), or str
     description: str  # one line: what it answers
     limits: Limits
@@ -93,8 +93,8 @@ class Screen:
     """A user's run at the shown step, as the controls ask for it: what a view reads."""
 
     controls: Any  # attention_lab.controls.Controls
-    user: Any  # attention_lab.decoding.state.UserState
-    run: Any  # attention_lab.decoding.state.Run, or None before any decoding
+    user: Any  # attention_lab.run.state.UserState
+    run: Any  # attention_lab.run.state.Run, or None before any decoding
     shown: int  # the step shown (0: before any output)
     max_len: int | None  # the max length the controls ask for
     shared: Shared

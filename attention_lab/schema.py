@@ -1,4 +1,4 @@
-"""The JSON Schema of every message the page is sent, generated from the typed records (attention_lab.records)
+"""The JSON Schema of every message the page is sent, generated from the typed records (attention_lab.messages)
 that the features declare (Feature.messages) and that every page shares (the decoding's messages, the names, a
 lesson file's state, a slow view's placeholder); the page's modules read exactly these.
 
@@ -14,9 +14,9 @@ import sys
 
 from .assets import PACKAGE
 from .core.looks import Names
-from .decoding.lesson import Lesson
+from .export.lesson import Lesson
 from .feature import Feature
-from .records import Ask, Computing, Nothing, json_schema
+from .messages import Ask, Computing, Nothing, json_schema
 from .tabs import TABS, features
 
 SCHEMA = PACKAGE / "assets" / "messages.schema.json"

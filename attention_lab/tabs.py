@@ -4,38 +4,42 @@ laid out, drawn and wired inside it."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from .attention.feature import ATTENTION
 from .beam_tree.feature import BEAM_TREE
 from .beams.feature import BEAMS
 from .compare.feature import COMPARE
 from .controls import DECODING_CONTROLS
 from .decoding.feature import LOOP
-from .export.feature import EXPORT
 from .feature import Feature, Output
 from .flow.feature import FLOW
 from .heads.feature import HEADS
 from .patch.feature import PATCH
-from .snapshots.feature import TRAINING
-from .survey.feature import CORPUS
+from .survey.feature import SURVEY
+from .training.feature import TRAINING
 from .trust.feature import TRUST
 from .two_models.feature import TWO_MODELS
 from .why.feature import WHY
 
-TABS = (
-    replace(ATTENTION, parts=(EXPORT,)),
+TABS = (  # in the page's order, by what they are for (GROUPS)
+    ATTENTION,
+    BEAMS,
+    COMPARE,
+    BEAM_TREE,
     WHY,
     FLOW,
     PATCH,
     TRUST,
-    replace(HEADS, parts=(CORPUS,)),
+    HEADS,
     TRAINING,
-    BEAM_TREE,
-    BEAMS,
-    COMPARE,
+    SURVEY,
     TWO_MODELS,
 )
+GROUPS = {  # what each run of tabs is for: a heading over it in the tab row, its first tab's id -> the heading
+    "attention": "Look",
+    "why": "Explain",
+    "heads": "Heads",
+    "two_models": "Models",
+}
 
 
 def features(tabs: tuple[Feature, ...] = TABS) -> tuple[Feature, ...]:

@@ -106,7 +106,7 @@ def payload_bench(calls: int, quick: bool = False) -> dict[str, float]:
     import json
 
     from attention_lab.core import payload
-    from attention_lab.records import jsonable
+    from attention_lab.messages import jsonable
     from transformer import DecodingSession, bundled, load_pretrained
 
     pipeline = load_pretrained(bundled("de-en"))
@@ -128,7 +128,7 @@ def message_sizes(session, tokenizer) -> dict[str, float]:
     import json
 
     from attention_lab.core import payload
-    from attention_lab.records import jsonable
+    from attention_lab.messages import jsonable
     from transformer import DecodingSession
 
     run = len(json.dumps(jsonable(payload.full(session, tokenizer, "model"))))

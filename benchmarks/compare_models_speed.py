@@ -21,12 +21,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
-from attention_lab.decoding.request import Request
 from attention_lab.feature import Shared
+from attention_lab.messages import jsonable
 from attention_lab.models.registry import Registry, load_models
-from attention_lab.records import jsonable
+from attention_lab.request import Request
 from attention_lab.two_models.api import COMPARE, decoded
-from attention_lab.two_models.record import two_models_record
+from attention_lab.two_models.messages import two_models_record
 from attention_lab.two_models.words import word_attention
 from benchmarks.browser_speed import TEN_WORDS
 from benchmarks.endpoint_timing import WARMED, median_table, timed

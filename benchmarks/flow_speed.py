@@ -18,9 +18,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from attention_lab.decoding.request import Request
 from attention_lab.feature import Shared
 from attention_lab.models.registry import load_models
+from attention_lab.request import Request
 from attention_lab.tabs import features
 from benchmarks.browser_speed import TEN_WORDS
 from benchmarks.endpoint_timing import WARMED, median_table, timed

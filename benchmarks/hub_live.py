@@ -66,7 +66,7 @@ def sentences(n: int, seed: int = 0) -> list[str]:
 def folder_mb(folder: Path, model_only: bool = False) -> float:
     """The folder's size, or (model_only) that of the model's own files: its graphs, weights, tokenizer and config
     (the rest is the runtime, plotly and the page, the same for every model)."""
-    from attention_lab.models.page_copy import FILES
+    from attention_lab.page_copy.copies import FILES
 
     return sum(p.stat().st_size for p in folder.iterdir() if p.is_file() and (not model_only or p.name in FILES)) / 1e6
 
@@ -152,8 +152,8 @@ def against_transformers(n: int = 50) -> list[tuple[str, float, float, float]]:
     from transformers import AutoModelForSeq2SeqLM
 
     from attention_lab.checks import check_source
-    from attention_lab.models.onnx_decoding import GraphDecoder
-    from attention_lab.models.page_copy import copy_files
+    from attention_lab.page_copy.copies import copy_files
+    from attention_lab.page_copy.graph_decoding import GraphDecoder
     from transformer import load_pretrained
 
     rows = []
@@ -224,7 +224,7 @@ def report(written: dict, timing: dict, rows: list) -> str:
     lines += [
         "",
         "What each reduced copy changes against float32, measured by the export on its 50 sentences "
-        "(models/drift_sentences.txt): "
+        "(page_copy/drift_sentences.txt): "
         + "; ".join(
             f"{label}: {d['identical']:.0%} identical greedy outputs, attention within {d['max_attention']:.2g}"
             for label, (*_, d) in written.items()

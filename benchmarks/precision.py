@@ -1,4 +1,4 @@
-"""The page's graphs in float32, float16 and int8 (attention_lab/models/precision.py): their size, and what each
+"""The page's graphs in float32, float16 and int8 (attention_lab/page_copy/precision.py): their size, and what each
 precision changes.
 
     python -m training.data ding                  # writes data/de-en/test.tsv (the held-out Ding test split)
@@ -34,11 +34,11 @@ from results import put_block
 from shaped_models import SHAPES, marian_shape, shaped_marian
 
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
-from attention_lab.models.graphs import Exported, exported
-from attention_lab.models.onnx_decoding import GraphDecoder
-from attention_lab.models.page_copy import page_config
-from attention_lab.models.precision import PRECISIONS, attention_difference, converted
-from attention_lab.records import jsonable
+from attention_lab.messages import jsonable
+from attention_lab.page_copy.copies import page_config
+from attention_lab.page_copy.graph_decoding import GraphDecoder
+from attention_lab.page_copy.graphs import Exported, exported
+from attention_lab.page_copy.precision import PRECISIONS, attention_difference, converted
 from transformer import bundled, load_pretrained
 
 TEST_SPLIT = REPO / "data" / "de-en" / "test.tsv"  # python -m training.data ding

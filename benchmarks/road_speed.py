@@ -5,7 +5,7 @@
     python benchmarks/road_speed.py --write              # and puts it into benchmarks/RESULTS.md
 
 Rows, on the 15-word de-en sentence of browser_speed.py unless said:
-- Step in the app with the page decoding (decoding/road.mjs), and with the server decoding (`?road=server`, as the
+- Step in the app with the page decoding (decoding/in_page.mjs), and with the server decoding (`?road=server`, as the
   app decoded before); the server requests each sent;
 - the page's own work per Step (the performance measure road.mjs makes around a click it answers: the decoder step,
   the messages and the views' redraw);

@@ -24,7 +24,7 @@ import torch
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from attention_lab.models.cores import available_cores
+from attention_lab.models.devices import available_cores
 from benchmarks.results import put_block
 
 DE_EN_TEST = REPO / "data" / "de-en" / "test.tsv"  # python -m training.data ding

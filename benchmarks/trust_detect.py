@@ -103,7 +103,7 @@ def forced_scorer(
     through the model: score(pipeline, source ids, translation ids with the end token last, method=method). The
     translation's ids are `targets`(pipeline, text), by default the trust feature's target_ids (the model's target
     side)."""
-    from attention_lab.trust.record import target_ids  # the translation as the model's target side reads it
+    from attention_lab.trust.messages import target_ids  # the translation as the model's target side reads it
     from attention_lab.trust.score import score as trust_score
 
     score, targets = score or trust_score, targets or target_ids

@@ -35,7 +35,7 @@ def build(pipeline, pairs: list[tuple[str, str]]) -> Reference:
     import numpy as np
 
     from attention_lab.checks import InputError
-    from attention_lab.trust.record import target_ids
+    from attention_lab.trust.messages import target_ids
     from attention_lab.trust.score import forced
 
     model, masses, lengths = pipeline.model, [], []

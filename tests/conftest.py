@@ -227,7 +227,7 @@ def app_page(served_app, browser):
 
 @pytest.fixture(scope="session")
 def bundled_copies(bundled, tmp_path_factory):
-    """The bundled models' page copies (models/page_copy.py: their graphs, weights, tokenizer.json and config.json),
+    """The bundled models' page copies (page_copy/copies.py: their graphs, weights, tokenizer.json and config.json),
     made once per test process for every test that reads them (an export takes seconds); tests only read them."""
     from attention_lab.models import page_copy
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from attention_lab.core.looks import names
-from attention_lab.records import jsonable
+from attention_lab.messages import jsonable
 
 PACKAGE = Path(__file__).resolve().parent.parent / "attention_lab"
 NODE = shutil.which("node")

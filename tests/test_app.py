@@ -11,12 +11,12 @@ from attention_lab.app import make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.actions import BEAM_MODE
-from attention_lab.decoding.state import UserState, loop
 from attention_lab.export import feature as export
 from attention_lab.heads import feature as heads_feature
+from attention_lab.messages import jsonable
 from attention_lab.models.examples import CURATED, example_for
 from attention_lab.models.registry import Registry
-from attention_lab.records import jsonable
+from attention_lab.run.state import UserState, loop
 from attention_lab.tabs import TABS
 from tests.conftest import tiny_pipelines
 from transformer import DecodingSession

@@ -12,13 +12,13 @@ import pytest
 from attention_lab.app import endpoints, make_lab
 from attention_lab.beam_tree import feature as tree_tab
 from attention_lab.beam_tree.feature import decode_on, pick
-from attention_lab.beam_tree.record import tree_record
+from attention_lab.beam_tree.messages import tree_record
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.core.record import attention_record
-from attention_lab.decoding.state import UserState, loop, new_run
+from attention_lab.core.attention_export import attention_record
+from attention_lab.messages import jsonable
 from attention_lab.models.registry import load_models
-from attention_lab.records import jsonable
+from attention_lab.run.state import UserState, loop, new_run
 from tests.node import needs_node, run_modules
 from transformer.decoding import length_normalise
 

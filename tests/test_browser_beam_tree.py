@@ -47,9 +47,9 @@ def test_a_clicked_nodes_attention_is_the_export_of_its_prefix_and_decoding_on_i
     from playwright.sync_api import expect
 
     from attention_lab.app import endpoints, make_lab
-    from attention_lab.core.record import attention_record
-    from attention_lab.decoding.state import new_run
-    from attention_lab.records import jsonable
+    from attention_lab.core.attention_export import attention_record
+    from attention_lab.messages import jsonable
+    from attention_lab.run.state import new_run
 
     _, registry, _ = served_app
     text = "hello42world"

@@ -1,4 +1,4 @@
-"""In Chromium: the app's step loop decodes in the page once the model's page copy has loaded (decoding/road.mjs).
+"""In Chromium: the app's step loop decodes in the page once the model's page copy has loaded (decoding/in_page.mjs).
 
 - With the copy loaded, Run, Step, Back, Reset, the keys and a what-if on three sentences (two de-en, one reversal)
   send the server no request, and write the tokens the library writes (the server's).

@@ -14,7 +14,7 @@ from attention_lab.assets.build import ESBUILD, build, build_all
 from attention_lab.assets.bundles import BUNDLED, ENTRIES, NAME, PACKAGE, REMAKE, modules, script
 from attention_lab.core import payload
 from attention_lab.core.looks import names
-from attention_lab.records import jsonable
+from attention_lab.messages import jsonable
 from tests.conftest import tiny_pipelines
 from tests.node import NODE, needs_node, run_modules, run_script
 from transformer import DecodingSession

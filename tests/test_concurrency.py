@@ -12,10 +12,10 @@ from gradio_client import Client
 
 from attention_lab import cli
 from attention_lab.app import SESSION_CAPACITY, build_demo, launch_options
-from attention_lab.decoding.state import UserState
-from attention_lab.models.cores import available_cores
+from attention_lab.models.devices import available_cores
 from attention_lab.models.registry import Registry
 from attention_lab.page.wiring import CONCURRENCY
+from attention_lab.run.state import UserState
 from benchmarks.load import Request, answers_alone, fingerprint, load_test
 from tests.conftest import close_app, free_port
 

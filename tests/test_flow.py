@@ -16,11 +16,11 @@ from attention_lab.checks import InputError
 from attention_lab.core.payload import SCALE
 from attention_lab.core.units import token_label
 from attention_lab.decoding.messages import Key
-from attention_lab.decoding.request import Request
 from attention_lab.feature import Shared
 from attention_lab.flow.api import ENDPOINTS
-from attention_lab.flow.record import flow_message
-from attention_lab.records import jsonable
+from attention_lab.flow.messages import flow_message
+from attention_lab.messages import jsonable
+from attention_lab.request import Request
 from attention_lab.trust.score import score
 from tests import hf_models
 from tests.node import needs_node, run_modules

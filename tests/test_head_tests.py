@@ -10,10 +10,10 @@ from attention_lab.app import endpoints, make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.core import naming, payload, summaries
-from attention_lab.decoding.state import UserState, loop
 from attention_lab.heads import ablation
 from attention_lab.heads.actions import HeadTests
 from attention_lab.heads.state import HeadsState
+from attention_lab.run.state import UserState, loop
 from tests.node import NODE, run_modules
 from transformer import DecodingSession, Head, Interventions
 

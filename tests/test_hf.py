@@ -17,7 +17,7 @@ import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders lo
 from attention_lab.adapters.hf.model import HFCache
 from attention_lab.core import summaries
 from attention_lab.heads import ablation, editing
-from attention_lab.records import jsonable
+from attention_lab.messages import jsonable
 from tests import hf_models
 from tests.tolerance import assert_close
 from transformer import DecodingSession, Head, Interventions, beam_search, greedy_decode, load_pretrained
@@ -214,8 +214,8 @@ def test_a_what_if_the_models_rules_forbid_is_refused_and_loses_nothing(family):
     from attention_lab.app import make_lab
     from attention_lab.checks import InputError
     from attention_lab.controls import Controls
-    from attention_lab.decoding.state import UserState, loop
     from attention_lab.models.registry import Registry
+    from attention_lab.run.state import UserState, loop
 
     pipeline, _, _ = family
     config, rules = pipeline.model.config, pipeline.model.rules
@@ -248,8 +248,8 @@ def test_the_why_tab_explains_a_transformers_models_decoding(family):
     written (greedy decoding)."""
     from attention_lab.app import make_lab
     from attention_lab.controls import Controls
-    from attention_lab.decoding.state import UserState
     from attention_lab.models.registry import Registry
+    from attention_lab.run.state import UserState
 
     pipeline, _, _ = family
     lab, user = make_lab(Registry.of({"m": pipeline})), UserState()

@@ -20,9 +20,9 @@ import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders lo
 from attention_lab.app import endpoints, make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState
 from attention_lab.export import feature as export
 from attention_lab.models.registry import load_models
+from attention_lab.run.state import UserState
 from tests import hf_models
 from tests.test_checkpoints import make_hub_cache
 from transformer import CheckpointError, checkpoint, load_pretrained

@@ -10,8 +10,8 @@ from attention_lab.app import endpoints, make_lab
 from attention_lab.assets import in_script
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import Registry
+from attention_lab.run.state import UserState
 from tests.conftest import tiny_pipelines
 from tests.node import NODE, run_modules
 

@@ -23,14 +23,14 @@ import torch
 
 from attention_lab.checks import InputError, check_source
 from attention_lab.core import payload
+from attention_lab.core.attention_export import attention_record
 from attention_lab.core.looks import names
-from attention_lab.core.record import attention_record
 from attention_lab.export.live import runtime
+from attention_lab.messages import jsonable
 from attention_lab.models import page_copy
-from attention_lab.models.graphs import check
-from attention_lab.models.onnx_decoding import GraphDecoder
-from attention_lab.models.page_copy import page_config
-from attention_lab.records import jsonable
+from attention_lab.page_copy.copies import page_config
+from attention_lab.page_copy.graph_decoding import GraphDecoder
+from attention_lab.page_copy.graphs import check
 from tests.node import NODE, needs_node
 from transformer import DecodingSession, Head, Interventions, bundled, greedy_decode, load_pretrained
 
@@ -255,7 +255,7 @@ def test_the_page_reads_a_source_as_the_app_on_a_thousand_sentences(exported, na
 
 
 def test_export_in_the_app_offers_each_models_live_page_and_refuses_one_made_in_code(tmp_path_factory, monkeypatch):
-    from attention_lab.export.feature import live
+    from attention_lab.attention.export import live
     from attention_lab.models.registry import Registry
     from tests.hf_models import loaded
     from transformer import Seq2SeqPipeline

@@ -1,11 +1,11 @@
-"""transformers encoder–decoders in the page: each family's page copy (models/page_copy.py) against transformers.
+"""transformers encoder–decoders in the page: each family's page copy (page_copy/copies.py) against transformers.
 
 For a tiny random Marian, BART, mBART, T5 and M2M100 made with save_pretrained (tests/hf_models):
 - the graphs, run by Python's onnxruntime, give transformers' logits and every head's weights (an eager
   output_attentions=True forward on the same tokens) and generate()'s greedy tokens on 6 sentences (50 each in
   benchmarks/hub_live.py), under the family's own rules (a token forced first, eos forced at the limit), applied
   from the copy's config;
-- the page's own decoding (decoding/model.mjs on the runtime and tokenizer library the page carries) run in Node
+- the page's own decoding (page_copy/model.mjs on the runtime and tokenizer library the page carries) run in Node
   reads each source as transformers' tokenizer does and writes generate()'s tokens;
 - `attention-lab export --live` writes such a model as a folder and as one file, says in one line why it cannot, and
   leaves nothing half-written.
@@ -24,9 +24,9 @@ import torch
 from attention_lab.checks import check_source
 from attention_lab.core import payload
 from attention_lab.export import live
+from attention_lab.messages import jsonable
 from attention_lab.models import page_copy
-from attention_lab.models.onnx_decoding import GraphDecoder
-from attention_lab.records import jsonable
+from attention_lab.page_copy.graph_decoding import GraphDecoder
 from tests import hf_models
 from tests.node import needs_node
 from tests.test_live import node_decode
@@ -199,10 +199,10 @@ def test_the_app_gives_a_transformers_model_a_copy_in_the_smallest_precision_tha
 ):
     from concurrent.futures import ThreadPoolExecutor
 
-    from attention_lab.decoding.road import road_config
-    from attention_lab.models.graphs import exported
-    from attention_lab.models.precision import converted, drift
+    from attention_lab.decoding.from_page import road_config
     from attention_lab.models.registry import Registry
+    from attention_lab.page_copy.graphs import exported
+    from attention_lab.page_copy.precision import converted, drift
 
     family, pipeline = "bart", bart
     monkeypatch.setattr(page_copy, "CACHE", tmp_path)

@@ -108,7 +108,7 @@ import pytest
 
 from attention_lab import app, schema
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState
+from attention_lab.run.state import UserState
 from attention_lab.notes.feature import NotesState, press
 from benchmarks.load import Request, buttons
 

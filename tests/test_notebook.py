@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import attention_lab
+from attention_lab.export.__main__ import main as export_main
+from attention_lab.messages import jsonable
 from attention_lab.notebook import view as notebook
-from attention_lab.notebook.lesson import main as export_main
-from attention_lab.records import jsonable
 from transformer import bundled, load_pretrained
 
 PLOTLY_MARK = "plotly.js v"  # in plotly.min.js's banner

@@ -19,10 +19,10 @@ from attention_lab.assets import PACKAGE, PAGE_CSS, modules, styles
 from attention_lab.core import payload
 from attention_lab.core.kinds import NAMES
 from attention_lab.core.looks import FOCUS_MEAN, READINGS, SCALES, names
-from attention_lab.decoding.lesson import STYLESHEETS as LESSON
+from attention_lab.export.lesson import STYLESHEETS as LESSON
 from attention_lab.export.live import STYLESHEETS as LIVE
+from attention_lab.messages import jsonable
 from attention_lab.page.frame import STYLESHEET as FRAME
-from attention_lab.records import jsonable
 from attention_lab.tabs import features
 from tests.conftest import tiny_pipelines
 from tests.node import NODE, needs_node, run_modules

@@ -1,4 +1,4 @@
-"""The page's decoding (decoding/model.mjs) under a model's rules for each step, against the library's
+"""The page's decoding (page_copy/model.mjs) under a model's rules for each step, against the library's
 (transformer.contract.NextTokenRules.apply, DecodingSession.can_write): every token at every step of a decoding,
 for rules that force a first and a last token, ban tokens always or at the first step, and hold eos back to a minimum
 length; and the page never decodes past the model's own limit, whatever length it is asked for (as next_token.py)."""
@@ -50,7 +50,7 @@ def library_can_write(rules: NextTokenRules, token: int, index: int) -> bool:
 @needs_node
 def test_the_page_writes_what_the_library_may_write_at_every_step_and_stops_at_the_models_limit():
     rules = [{k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(r).items()} for r in RULES]
-    answer = run_modules({"model": "decoding/model.mjs"}, PAGE, {"rules": rules, "V": V, "limit": LIMIT, "asked": 64})
+    answer = run_modules({"model": "page_copy/model.mjs"}, PAGE, {"rules": rules, "V": V, "limit": LIMIT, "asked": 64})
     for rule, page in zip(RULES, answer):
         expected = [[library_can_write(rule, token, index) for token in range(V + 1)] for index in range(LIMIT)]
         assert page["writable"] == expected, rule

@@ -127,7 +127,7 @@ def page_reads(made_json: str, hf, sources: list[str], decode: list[list[int]] =
     """
     clean_up = bool(getattr(hf, "clean_up_tokenization_spaces", False))
     data = {"json": made_json, "unk_id": hf.unk_token_id, "sources": sources, "decode": decode, "clean_up": clean_up}
-    return run_modules({"tokenizers": "decoding/vendor/tokenizers.min.mjs"}, data=data, body=body)
+    return run_modules({"tokenizers": "page_copy/vendor/tokenizers.min.mjs"}, data=data, body=body)
 
 
 def assert_the_page_reads_as_transformers(made_json: str, hf, sources: list[str]) -> None:

@@ -9,11 +9,11 @@ import pytest
 from attention_lab.app import make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import load_models
 from attention_lab.patch import corruption
 from attention_lab.patch import feature as patch_tab
 from attention_lab.patch.feature import NOISE, SWAP, PatchState, pick, set_corrupted, start_again
+from attention_lab.run.state import UserState
 from tests.node import needs_node, run_modules
 
 SLOW = next(output.slow for output in patch_tab.OUTPUTS if output.name == "patch")

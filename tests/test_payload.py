@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from attention_lab.core import payload
-from attention_lab.core.record import attention_record
-from attention_lab.records import jsonable
+from attention_lab.core.attention_export import attention_record
+from attention_lab.messages import jsonable
 from tests.conftest import tiny_pipelines
 from transformer import DecodingSession
 

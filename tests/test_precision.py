@@ -1,5 +1,5 @@
-"""The page's graphs in a smaller precision (attention_lab/models/precision.py), and the runner that measures them
-(models/onnx_decoding.py), on the bundled de-en model:
+"""The page's graphs in a smaller precision (attention_lab/page_copy/precision.py), and the runner that measures them
+(page_copy/graph_decoding.py), on the bundled de-en model:
 
 - int8 is under 0.35 of float32's size and float16 about half; each distinct tensor is stored once in the blob the
   two graphs share, the tied embedding (gathered from by both graphs, multiplied by the decoder's output layer)
@@ -21,11 +21,11 @@ import numpy as np
 import onnx
 import pytest
 
-from attention_lab.models.graphs import exported
-from attention_lab.models.onnx_decoding import GraphDecoder
-from attention_lab.models.page_copy import page_config
-from attention_lab.models.precision import PRECISIONS, Drift, converted, drift
-from attention_lab.records import jsonable
+from attention_lab.messages import jsonable
+from attention_lab.page_copy.copies import page_config
+from attention_lab.page_copy.graph_decoding import GraphDecoder
+from attention_lab.page_copy.graphs import exported
+from attention_lab.page_copy.precision import PRECISIONS, Drift, converted, drift
 from tests.node import NODE, needs_node
 from transformer import bundled, load_pretrained
 

@@ -67,7 +67,7 @@ def test_space_front_matter_matches_the_requirements():
 
 
 # Names the pages give that a clone does not have: what a command writes (data, surveys, runs), placeholders (DIR,
-# OUT, TASK; snapshots/ inside a checkpoint folder) and a Hub repo's git refs.
+# OUT, TASK; training/ inside a checkpoint folder) and a Hub repo's git refs.
 NOT_IN_A_CLONE = {"DIR", "OUT", "data", "surveys", "runs", "snapshots", "refs", "checkpoints/TASK"}
 
 

@@ -1,5 +1,5 @@
 """One road: the app's step loop decodes in the page (decoding/loop.mjs, on a model's page copy), and the server takes
-what the page decoded as the user's run (attention_lab.decoding.road) before it answers anything.
+what the page decoded as the user's run (attention_lab.decoding.from_page) before it answers anything.
 
 - The page copy: made once per model in the cache, named by what it is made from, never half-written.
 - The server's side: a page's decoding rebuilt by forced decoding (its tokens, its what-if, its key), cached; a
@@ -24,12 +24,12 @@ import torch
 from attention_lab.app import make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
+from attention_lab.decoding.from_page import Road, read, road_config
 from attention_lab.decoding.messages import Key, message
-from attention_lab.decoding.road import Road, read, road_config
-from attention_lab.decoding.state import UserState, loop
+from attention_lab.messages import jsonable
 from attention_lab.models import page_copy
 from attention_lab.models.registry import Registry, load_models
-from attention_lab.records import jsonable
+from attention_lab.run.state import UserState, loop
 from attention_lab.tabs import LOOP
 from tests.node import NODE, needs_node
 from transformer import DecodingSession, Head, Interventions, beam_search

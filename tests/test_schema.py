@@ -14,16 +14,16 @@ import pytest
 
 from attention_lab import schema
 from attention_lab.app import make_lab
+from attention_lab.attention.export import as_html
 from attention_lab.beam_tree.feature import pick
 from attention_lab.controls import Controls
 from attention_lab.core.looks import names
-from attention_lab.decoding.state import UserState
-from attention_lab.export.feature import as_html
 from attention_lab.feature import DATA, Feature, Output
 from attention_lab.heads.actions import HeadTests
+from attention_lab.messages import jsonable
 from attention_lab.models.registry import load_models
 from attention_lab.page.lab import ASK
-from attention_lab.records import jsonable
+from attention_lab.run.state import UserState
 from attention_lab.survey.report import survey_html
 from attention_lab.tabs import OUTPUTS, TABS
 from attention_lab.trust.feature import score_translation

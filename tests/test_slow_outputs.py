@@ -11,12 +11,12 @@ import pytest
 
 from attention_lab.app import make_lab
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState
 from attention_lab.feature import slow_value
 from attention_lab.flow import feature as flow_feature
 from attention_lab.heads import feature as heads_feature
 from attention_lab.models.registry import Registry, load_models
 from attention_lab.page.lab import ASK
+from attention_lab.run.state import UserState
 from tests.conftest import tiny_pipelines
 
 SOURCE = "Das ist ein Haus."

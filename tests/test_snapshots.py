@@ -16,8 +16,8 @@ from safetensors import safe_open
 from attention_lab.app import endpoints, make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import load_models
+from attention_lab.run.state import UserState
 from tests.test_checkpoints import make_hub_cache
 from tests.test_training import TINY, TRAIN, run
 from training.snapshots import plan

@@ -41,8 +41,8 @@ MAY_NOT_IMPORT = {  # the parts each must not reach: app -> attention_lab -> ada
 # here) import the layers below them and themselves, never each other. Above them, the faces over every feature and
 # the command: each may import everything below it.
 BELOW_FEATURES = (
-    *("adapters", "checks", "controls", "records", "feature", "assets", "models", "core", "attribution"),
-    *("decoding", "page"),
+    *("adapters", "checks", "controls", "messages", "feature", "assets", "models", "page_copy", "core", "run"),
+    *("request", "attribution", "decoding", "export", "page"),
 )
 ABOVE_FEATURES = ("notebook", "serving", "tabs", "schema", "api_page", "app", "cli", "__main__")
 LAB_COMMANDS = {"space": {"serving"}, "faithfulness": {"why", "adapters"}}  # python -m attention_lab.X and what it runs
@@ -224,11 +224,11 @@ def test_the_apps_parts_import_only_the_parts_below_them():
 
 def test_the_layer_check_finds_an_import_upwards():
     graph = {
-        "attention_lab.heads.ablation": {"attention_lab.decoding.state", "attention_lab.checks"},
-        "attention_lab.decoding.state": {"attention_lab.heads.naming"},
+        "attention_lab.heads.ablation": {"attention_lab.run.state", "attention_lab.checks"},
+        "attention_lab.run.state": {"attention_lab.heads.naming"},
     }
     layers = lab_layers(("heads", "why"))
-    assert lab_upward_imports(graph, layers) == ["attention_lab.decoding.state -> attention_lab.heads.naming"]
+    assert lab_upward_imports(graph, layers) == ["attention_lab.run.state -> attention_lab.heads.naming"]
     assert lab_upward_imports({"attention_lab.why.feature": {"attention_lab.heads.naming"}}, layers) == [
         "attention_lab.why.feature -> attention_lab.heads.naming"
     ]  # features never import each other
@@ -248,7 +248,7 @@ def test_every_part_of_the_app_has_its_place_in_the_layers():
     assert parts == set(lab_layers()) | set(LAB_COMMANDS)
 
 
-STATE_WRITERS = ("decoding", "page")  # the run and the user's state are written here, and by nobody else
+STATE_WRITERS = ("run", "decoding", "page")  # the run and the user's state are written here, and by nobody else
 
 
 def feature_folders(root: Path = REPO / "attention_lab") -> list[str]:
@@ -490,7 +490,7 @@ def test_the_length_check_counts_a_long_module(tmp_path):
 # (transformer.forced.run_with_cache, which every reading of a decoding goes through), the adapters and the
 # exported step graphs.
 RUN_THE_MODEL = ("transformer/model.py", "transformer/decoding.py", "transformer/beams.py", "transformer/forced.py")
-RUN_THE_MODEL += ("attention_lab/adapters/", "attention_lab/models/graphs.py")
+RUN_THE_MODEL += ("attention_lab/adapters/", "attention_lab/page_copy/graphs.py")
 
 
 def forward_passes(folder: Path, root: Path = REPO, allowed: tuple[str, ...] = RUN_THE_MODEL) -> list[str]:

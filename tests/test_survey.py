@@ -254,8 +254,8 @@ def test_the_heads_tab_shows_the_survey_next_to_the_checkpoint_or_the_one_chosen
     from attention_lab.app import make_lab
     from attention_lab.checks import InputError
     from attention_lab.controls import Controls
-    from attention_lab.decoding.state import UserState
     from attention_lab.models.registry import Registry
+    from attention_lab.run.state import UserState
     from attention_lab.survey.feature import chooser
     from tests.conftest import tiny_pipelines
 

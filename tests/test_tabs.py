@@ -9,10 +9,10 @@ import pytest
 from attention_lab import tabs
 from attention_lab.app import build_demo, make_lab
 from attention_lab.controls import DECODING_CONTROLS, Controls
-from attention_lab.decoding.state import UserState
 from attention_lab.feature import MARKDOWN, Feature, Output
 from attention_lab.models.registry import Registry
 from attention_lab.page.wiring import NotListened, handed
+from attention_lab.run.state import UserState
 from tests.conftest import tiny_pipelines
 
 

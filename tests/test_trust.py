@@ -11,9 +11,9 @@ import pytest
 
 from attention_lab.attribution.methods import attribute
 from attention_lab.checks import InputError
-from attention_lab.records import jsonable
+from attention_lab.messages import jsonable
 from attention_lab.trust.flags import COLLAPSE, LOW_SOURCE
-from attention_lab.trust.record import MAX_TRANSLATION, checked_method, record, score_record, target_ids
+from attention_lab.trust.messages import MAX_TRANSLATION, checked_method, record, score_record, target_ids
 from attention_lab.trust.score import score
 from attention_lab.trust.sentence import COVERED
 from tests import hf_models

@@ -9,8 +9,8 @@ import pytest
 from attention_lab.app import make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import load_models
+from attention_lab.run.state import UserState
 from attention_lab.trust import feature as trust_tab
 from attention_lab.trust.feature import score_output, score_translation
 from tests.node import needs_node, run_modules

@@ -11,7 +11,7 @@ import pytest
 import torch
 from scipy.stats import wasserstein_distance
 
-from attention_lab.records import jsonable
+from attention_lab.messages import jsonable
 from attention_lab.trust import reference as ref
 from attention_lab.trust.wasserstein import (
     ComboRule,
@@ -150,7 +150,7 @@ def test_score_gives_each_decoder_layers_distances_and_nulls_without_a_reference
 
 def test_a_translation_whose_attention_collapses_scores_far_from_the_data(de_en):
     """The model's reading of a correct translation against its reading of a string of one repeated word."""
-    from attention_lab.trust.record import target_ids
+    from attention_lab.trust.messages import target_ids
     from attention_lab.trust.score import score
 
     ids = de_en.tokenizer.encode("Ich muss den Rasen mähen.")

@@ -11,19 +11,19 @@ import base64
 import numpy as np
 import pytest
 
+from attention_lab.attention.api import ATTENTION_EXPORT
 from attention_lab.checks import InputError
-from attention_lab.core.record import AttentionExport, attention_record
-from attention_lab.decoding.request import Request
-from attention_lab.decoding.state import new_run
-from attention_lab.export.api import ATTENTION_EXPORT
+from attention_lab.core.attention_export import AttentionExport, attention_record
 from attention_lab.feature import Shared
+from attention_lab.messages import jsonable
 from attention_lab.models.registry import Registry
-from attention_lab.records import jsonable
-from attention_lab.snapshots.decodings import Snapshots
+from attention_lab.request import Request
+from attention_lab.run.state import new_run
+from attention_lab.training.decodings import Snapshots
 from attention_lab.two_models.align import distance, shared_words
 from attention_lab.two_models.api import ENDPOINTS
 from attention_lab.two_models.feature import message_of, second_side, side_of
-from attention_lab.two_models.record import two_models_record
+from attention_lab.two_models.messages import two_models_record
 from attention_lab.two_models.words import WordAttention, character_map
 from tests import hf_models
 from tests.units_reference import Units, in_units

@@ -10,7 +10,7 @@ import torch
 
 from attention_lab.attribution.methods import AGGREGATES, Scorer, attribute, attribute_step
 from attention_lab.checks import InputError
-from attention_lab.records import jsonable
+from attention_lab.messages import jsonable
 from attention_lab.why.api import attribution_record, contrast_record
 from attention_lab.why.contrast import ContrastError, LogitDifference, contrast_step
 from tests.conftest import tiny_pipelines

@@ -12,8 +12,8 @@ from attention_lab.app import make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.core import payload
-from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import Registry
+from attention_lab.run.state import UserState
 from attention_lab.why.contrast import contrast_step
 from attention_lab.why.contrasting import SLOW
 from attention_lab.why.feature import ask_contrast

@@ -15,9 +15,9 @@ from attention_lab.attribution.methods import attribute
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.core import payload
-from attention_lab.decoding.state import UserState
 from attention_lab.heads.actions import HeadTests
 from attention_lab.models.registry import Registry
+from attention_lab.run.state import UserState
 from attention_lab.why import feature as why_tab
 from attention_lab.why.deletion import RANDOM
 from attention_lab.why.feature import ask_deletion

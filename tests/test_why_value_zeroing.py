@@ -10,8 +10,8 @@ import pytest
 from attention_lab.app import endpoints, make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.decoding.state import UserState
 from attention_lab.models.registry import Registry
+from attention_lab.run.state import UserState
 from attention_lab.why import feature as why_tab
 from transformer import DecodingSession, bundled, load_pretrained
 from transformer.value_zeroing import value_zeroing

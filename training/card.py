@@ -113,7 +113,7 @@ def snapshots_section(folder: Path) -> str:
     return "\n".join(
         [
             (
-                f"{len(found)} snapshots of the run, at roughly log-spaced steps, are in `snapshots/` (float16 "
+                f"{len(found)} snapshots of the run, at roughly log-spaced steps, are in `training/` (float16 "
                 "weights; the last is this checkpoint itself, `.`). The app's Training tab plays them."
             ),
             "",

@@ -1,4 +1,4 @@
-"""The page's own code: ES modules, one per view, in the feature folder they draw for (decoding/now.mjs,
+"""The page's own code: ES modules, one per view, in the feature folder they draw for (decoding/looked_at.mjs,
 attention/views.mjs, why/why.mjs...), and the shared ones here (the page's state, the decoding it holds, units and
 readings, plotly helpers, the keys). The server sends data; these draw it, with the plotly.js that ships with
 plotly.py. Its look: the page-wide rules here (page.css) and each feature's stylesheet beside its modules
@@ -18,7 +18,7 @@ from pathlib import Path
 import plotly
 from plotly.offline import get_plotlyjs
 
-from ..records import jsonable
+from ..messages import jsonable
 from .bundles import started
 
 PACKAGE = Path(__file__).resolve().parent.parent  # attention_lab/
@@ -28,7 +28,7 @@ EMPTY = "<div class='lab-drawn'></div>"
 
 
 def modules() -> list[Path]:
-    """Every page module of the app (not the packages a live page carries: decoding/vendor)."""
+    """Every page module of the app (not the packages a live page carries: page_copy/vendor)."""
     return sorted(p for p in PACKAGE.rglob("*.mjs") if "vendor" not in p.relative_to(PACKAGE).parts)
 
 

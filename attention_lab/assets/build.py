@@ -31,7 +31,7 @@ def build(entry: Path, out: Path, esbuild: Path = ESBUILD) -> list[Path]:
                 str(entry.resolve()),
                 "--bundle",
                 "--minify-whitespace",
-                "--minify-syntax",  # names kept, for reading and for tests; a build output, as the vendored runtime is (decoding/vendor/*.min.mjs): the modules are the source
+                "--minify-syntax",  # names kept, for reading and for tests; a build output, as the vendored runtime is (page_copy/vendor/*.min.mjs): the modules are the source
                 "--format=iife",
                 f"--global-name={NAME}",
                 "--target=es2022",

@@ -3,7 +3,7 @@
 // the kind of attention, and ? lists the keys. Typing never moves anything: a key pressed in a text box, a menu or
 // a slider is theirs.
 
-import {focusChoices, focusOf} from "./look.mjs";
+import {focusChoices, focusOf} from "./style.mjs";
 import {page, setKind, setLook, show, steps} from "./store.mjs";
 
 export const KEYS = [

@@ -1,7 +1,7 @@
 // plotly.js helpers shared by every view: drawing a figure into a container, an empty figure that says why, and the
 // colour axis of the weights. plotly.js comes with plotly.py (gradio_api/file=...plotly.min.js in the page's head).
 
-import {LOG_FLOOR, STYLE} from "./look.mjs";
+import {LOG_FLOOR, STYLE} from "./style.mjs";
 import {escapeToken, wrapped} from "./labels.mjs";
 
 const CONFIG = {responsive: true, displaylogo: false};

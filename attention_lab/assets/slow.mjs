@@ -1,6 +1,6 @@
 // A view filled after its tab opens (a slow output, attention_lab/page/render.py): the click answers with a
 // placeholder, {op: "computing", text}, and the message itself follows (on the answer's stream, or the fill the
-// page asks for: page/ask.mjs); null clears both.
+// page asks for: page/fill.mjs); null clears both.
 // The view keeps the last message and the placeholder's text, and draws them when a value arrives and when the page's
 // state changes, only while it is shown (a hidden figure has no width to draw at); coming into view, it is drawn
 // again only if something changed while it was hidden, or its width did (what it drew is still there).

@@ -6,7 +6,7 @@
 // encoder's. tests/test_page_modules.py holds each equal to attention_lab.core.units.in_units and
 // transformer.readings on the same numbers.
 
-import {LOG_FLOOR} from "./look.mjs";
+import {LOG_FLOOR} from "./style.mjs";
 
 /** The first `n` tokens of a sequence as units: words (pieces of one word merged) or pieces. */
 export function units(seq, n, words) {

@@ -1,5 +1,6 @@
 """The Attention tab: every kind of attention at the shown step, drawn in the page (views.mjs) from the decoding it
-holds; nothing here reaches the server."""
+holds, with nothing asked of the server; under it, Export (export.py: the whole view as a lesson file, the weights
+as JSON, the model's live page) and /attention, the JSON export as an endpoint (api.py)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,20 @@ from pathlib import Path
 
 from ..assets.components import drawn
 from ..feature import Feature
+from . import export
+from .api import ATTENTION_EXPORT
 
 
 def layout(registry, default: str) -> dict:
-    return {"views": drawn("core/views.mjs", "views", classes=("attention-view",))}
+    return {"views": drawn("core/views.mjs", "views", classes=("attention-view",)), **export.layout()}
 
 
 ATTENTION = Feature(
     "attention",
     "Attention",
     layout=layout,
-    publishes=("views",),  # the views as the page draws them (an export sends how they look)
+    wire=export.wire,
+    listens=("page", "model"),  # the decoding the page shows and the model chosen: what Export exports
+    endpoints=(ATTENTION_EXPORT,),
     stylesheet=Path(__file__).parent.parent / "core" / "views.css",
 )

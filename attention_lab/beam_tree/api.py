@@ -3,9 +3,9 @@ prefix and on from it)."""
 
 from __future__ import annotations
 
-from ..decoding.request import Request
 from ..feature import Endpoint, Limits
-from .record import Continued, Tree, continued, tree_record
+from ..request import Request
+from .messages import Continued, Tree, continued, tree_record
 
 
 def beam_tree(request: Request, model: str, text: str, beam_size: int = 4) -> Tree:

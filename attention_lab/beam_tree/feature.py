@@ -22,11 +22,11 @@ from ..checks import InputError, as_int
 from ..controls import Controls
 from ..core import payload
 from ..decoding.actions import branched, replace_decoding
-from ..decoding.search import MAX_BEAM, checked_beam, decoded_on, forced
-from ..decoding.state import Run, UserState, interventions_key
 from ..feature import DATA, Feature, Output, Screen
+from ..run.search import MAX_BEAM, checked_beam, decoded_on, forced
+from ..run.state import Run, UserState, interventions_key
 from .api import ENDPOINTS
-from .record import Hypothesis, TreeMessage, page_tree, search_tree
+from .messages import Hypothesis, TreeMessage, page_tree, search_tree
 
 NOTE = (
     "The beam search as a tree: at each step, each hypothesis the search kept is extended by its most probable "

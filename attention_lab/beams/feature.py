@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..decoding.state import Run, loop
 from ..feature import TABLE, Feature, Output, Screen
+from ..run.state import Run, loop
 
 HEADERS = ("step", "rank", "hypothesis", "log-prob")
 

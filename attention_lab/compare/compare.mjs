@@ -2,7 +2,7 @@
 // attention weights whatever the reading), the changed step outlined in both.
 
 import {onVisible, root, shown} from "../assets/dom.mjs";
-import {STYLE} from "../assets/look.mjs";
+import {STYLE} from "../assets/style.mjs";
 import {axisLabels, labelPx} from "../assets/labels.mjs";
 import {colourAxis, draw, emptyFigure, outline, rounded} from "../assets/plot.mjs";
 import {page, watch} from "../assets/store.mjs";

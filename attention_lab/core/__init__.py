@@ -7,6 +7,6 @@ payload      a decoding's attention as the page receives it: once per Run, then 
 looks        the readings, colour scales and Focus head choices the page offers, and the names it shows
 summaries    every head summarised over a decoding (entropy, special tokens, gold alignment)
 grids        those summaries as the page draws them (grids.mjs: the Heads tab and the survey)
-record       the JSON record of a decoding (the export, and the /attention API)
+attention_export  the JSON record of a decoding (the export, and the /attention API)
 text         the page's notes on words and readings
 """

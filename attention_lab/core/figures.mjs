@@ -2,7 +2,7 @@
 // on the axes (or the mean of all heads, or a layer of the rollout), and every head of every layer as small multiples
 // (tiles.mjs paints them). The current step's row is outlined in both.
 
-import {STYLE} from "../assets/look.mjs";
+import {STYLE} from "../assets/style.mjs";
 import {page} from "../assets/store.mjs";
 import {axisLabels, labelPx} from "../assets/labels.mjs";
 import {colourAxis, emptyFigure, outline, rounded, spikes} from "../assets/plot.mjs";

@@ -4,7 +4,7 @@
 // (heads/summary.mjs) and the survey over a corpus (survey/corpus.mjs, survey/report.mjs) are drawn by it.
 
 import {el, openAttentionTab, root} from "../assets/dom.mjs";
-import {STYLE, focusLabel, focusOf} from "../assets/look.mjs";
+import {STYLE, focusLabel, focusOf} from "../assets/style.mjs";
 import {escapeToken, wrapped} from "../assets/labels.mjs";
 import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";

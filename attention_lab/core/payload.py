@@ -2,7 +2,7 @@
 after it. The page (assets/units.mjs and the views) draws any step, head, unit, reading and colour scale from it
 without asking the server again.
 
-What is sent (Decoding, a typed record like every message the page is sent: attention_lab.records): the source and
+What is sent (Decoding, a typed record like every message the page is sent: attention_lab.messages): the source and
 output tokens with their labels (pieces and words), the special flags and the word each piece belongs to (the merge
 is decided here, by attention_lab.core.units); every head's weights; what the readings need (value norms;
 rollout through the encoder and the decoder, computed by transformer.readings); each step's token, its probability

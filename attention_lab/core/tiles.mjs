@@ -4,7 +4,7 @@
 // no axes to measure: a plotly figure of it took 15-20 ms to draw at each Step, the canvas well under one. A click
 // is read from the tile under it (tileAt).
 
-import {STYLE} from "../assets/look.mjs";
+import {STYLE} from "../assets/style.mjs";
 
 const MAX_CELL_PX = 22;
 

@@ -3,7 +3,7 @@
 // beside it or under it. All of it is drawn here from the decoding the page holds: no request to the server.
 
 import {el, labelled, placeOf, root, select} from "../assets/dom.mjs";
-import {focusChoices, focusLabel, focusOf} from "../assets/look.mjs";
+import {focusChoices, focusLabel, focusOf} from "../assets/style.mjs";
 import {draw, emptyFigure, legend, withColourBar} from "../assets/plot.mjs";
 import {page, setKind, setLook, watch} from "../assets/store.mjs";
 import {kindFigures} from "./figures.mjs";

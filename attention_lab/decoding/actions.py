@@ -10,9 +10,9 @@ from transformer import DecodingSession
 from ..checks import InputError, as_int
 from ..controls import Controls
 from ..models.registry import Registry
-from .road import Road
-from .search import decoded_on
-from .state import Before, Run, Undo, UserState, asks_for, changed, first_difference, loop, new_run
+from ..run.search import decoded_on
+from ..run.state import Before, Run, Undo, UserState, asks_for, changed, first_difference, loop, new_run
+from .from_page import Road
 
 FINISHED = "Finished: use Back, a what-if token, or Reset."
 BEAM_MODE = (

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ..feature import DECODE, Endpoint, Limits
+from ..request import Request
 from .actions import decode_to_end
-from .request import Request
 
 
 def translate(request: Request, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> str:

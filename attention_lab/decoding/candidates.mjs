@@ -3,7 +3,7 @@
 // this?" asks why the model wrote its token and not that one, drawn in the Why tab (why/contrast.mjs), which it opens.
 
 import {el, openTab, root} from "../assets/dom.mjs";
-import {percent} from "../assets/look.mjs";
+import {percent} from "../assets/style.mjs";
 import {page, watch} from "../assets/store.mjs";
 
 export const LABEL = "Next-token probabilities. What if? Click another candidate to force it here and decode on";

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..feature import Feature
+from ..run.state import LoopState
 from .api import TRANSLATE
 from .events import wire
 from .layout import layout
 from .messages import MESSAGES
-from .state import LoopState
 from .view import OUTPUTS, view
 
 LOOP = Feature(

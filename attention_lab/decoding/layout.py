@@ -15,8 +15,8 @@ import gradio as gr
 from ..assets.components import drawn
 from ..models.examples import examples_for_page, first_example
 from ..models.registry import Registry
-from .road import road_config
-from .search import MAX_BEAM, STRATEGIES
+from ..run.search import MAX_BEAM, STRATEGIES
+from .from_page import road_config
 
 OPTIONS = {"strategy": "greedy", "beam_size": 4, "max_len": 64, "top_k": 8}  # the decoding options as the page opens
 
@@ -45,10 +45,10 @@ def layout(registry: Registry, default: str) -> dict:
         c["original"] = gr.Textbox(label="Before the what-if", interactive=False, visible=False, min_width=160)
     # where the decoding happens, in a line; the page's own step loop (road.mjs), which writes the outputs above
     road = road_config(registry, OPTIONS)
-    c["road"] = drawn("decoding/road.mjs", "lab-road", value=road, events=("write",))
+    c["road"] = drawn("decoding/in_page.mjs", "lab-road", value=road, events=("write",))
     c["steps"] = drawn("decoding/steps.mjs", "lab-steps")  # Show step, the output a token a step: the decoding's value
     c["status"] = gr.Textbox(label="Notice", interactive=False, visible=False, lines=1, max_lines=3)
-    c["now"] = drawn("decoding/now.mjs", "now")
+    c["now"] = drawn("decoding/looked_at.mjs", "now")
     c["candidates"] = drawn("decoding/candidates.mjs", "candidates", classes=("lab-hide-presenting",))
     with gr.Accordion("Decoding options", open=False, elem_classes="lab-hide-presenting"), gr.Row():
         info = "Step decodes greedily, so it is off in beam mode; Run decodes the beams."

@@ -13,7 +13,7 @@
 
 import {page, receive, sameKey} from "../assets/store.mjs";
 import {beamSearch} from "./beams.mjs";
-import {InputError} from "./model.mjs";
+import {InputError} from "../page_copy/model.mjs";
 import {fewer, full, more, original} from "./messages.mjs";
 
 export const FINISHED = "Finished: use Back, a what-if token, or Reset."; // decoding/actions.py
@@ -207,7 +207,7 @@ export class Loop {
     });
   }
 
-  /** The page's decoding as the server needs it to rebuild it (decoding/road.py): the model, the source, the
+  /** The page's decoding as the server needs it to rebuild it (decoding/from_page.py): the model, the source, the
    * options, every token written and where a what-if forced one, and the decoding before it. */
   decoded() {
     const s = this.session;

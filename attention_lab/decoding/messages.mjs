@@ -3,7 +3,7 @@
 // app's own modules draw them, as they draw the server's. Weights and rollout shares travel as 16-bit integers and
 // value norms as 32-bit floats, base64 of their little-endian bytes, as payload.py sends them.
 
-import {labelledPieces} from "./pieces.mjs";
+import {labelledPieces} from "../page_copy/pieces.mjs";
 
 const SCALE = 65535;
 

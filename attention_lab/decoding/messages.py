@@ -16,7 +16,7 @@ from typing import Literal
 
 from ..core import payload
 from ..core.payload import Decoding, Piece, StepData
-from .state import Run, loop
+from ..run.state import Run, loop
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from ..controls import Controls
 from ..feature import BUTTON, DATA, NOTICE, TEXT, TITLED, Output, Screen
+from ..run.state import Run, asks_for, interventions_status, loop
 from .actions import BEAM_MODE, FINISHED
 from .messages import key as decoding_key
 from .messages import message
-from .state import Run, asks_for, interventions_status, loop
 
 OUTPUTS = (
     Output("output", TEXT),

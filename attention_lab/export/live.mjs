@@ -1,4 +1,4 @@
-// The live page: a model (ours, or a transformers model's page copy) decoding in the page (decoding/model.mjs, ONNX Runtime Web), with the app's step
+// The live page: a model (ours, or a transformers model's page copy) decoding in the page (page_copy/model.mjs, ONNX Runtime Web), with the app's step
 // loop as the app's page runs it (decoding/loop.mjs: Model, Source, Run, Step, Back, Reset, Show step, an Output
 // box, the keys, the candidates and what-if) and the app's own views, which draw the messages the loop makes of its
 // decoding (decoding/messages.mjs) as they draw the server's.
@@ -7,12 +7,12 @@
 // tokenizer, the runtime) inside the file or beside it in a folder.
 
 import {mount as candidates} from "../decoding/candidates.mjs";
-import {mount as now} from "../decoding/now.mjs";
+import {mount as now} from "../decoding/looked_at.mjs";
 import {mount as steps} from "../decoding/steps.mjs";
 import {mount as views} from "../core/views.mjs";
 import {install, KEYS} from "../assets/keys.mjs";
 import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
-import {LiveModel} from "../decoding/model.mjs";
+import {LiveModel} from "../page_copy/model.mjs";
 import {Loop} from "../decoding/loop.mjs";
 
 const none = () => {};

@@ -2,7 +2,7 @@
 
 MODEL is one of ours (a bundled name or a checkpoint folder) or any transformers encoder–decoder the adapter loads
 (a Hub repo id or a save_pretrained folder: Marian, BART, mBART, T5, M2M100/NLLB). The page runs it with ONNX
-Runtime Web (its page copy: models/page_copy.py, the graphs of graphs.py in the precision asked for), tokenizes with
+Runtime Web (its page copy: page_copy/copies.py, the graphs of graphs.py in the precision asked for), tokenizes with
 @huggingface/tokenizers from a tokenizer.json, steps through a greedy decoding as the app does (model.mjs) and sends
 its views the messages the server would send (messages.mjs), so the app's own modules draw them. Written as:
 
@@ -16,7 +16,7 @@ its views the messages the server would send (messages.mjs), so the app's own mo
   runtime decodes on several threads.
 
 The runtime and the tokenizer library are the npm packages onnxruntime-web 1.30.0 (MIT) and
-@huggingface/tokenizers 0.2.0 (Apache-2.0), kept in decoding/vendor/ (see its README.md).
+@huggingface/tokenizers 0.2.0 (Apache-2.0), kept in page_copy/vendor/ (see its README.md).
 """
 
 from __future__ import annotations
@@ -43,21 +43,20 @@ from ..core import payload
 from ..core.kinds import PAGE_ORDER
 from ..core.looks import Look, names
 from ..decoding.messages import Full, Key
-from ..decoding.state import shown_step
 from ..models.examples import first_example
-from ..models.page_copy import FILES, copy_files, copyable, make
-from ..models.precision import PRECISIONS
 from ..models.registry import ModelEntry, Registry, entry_of
+from ..page_copy.copies import FILES, VENDOR, copy_files, copyable, make
+from ..page_copy.precision import PRECISIONS
+from ..run.state import shown_step
 
 HERE = Path(__file__).resolve().parent
 ENTRY = HERE / "live.mjs"
 PACKAGE = HERE.parent
-VENDOR = PACKAGE / "decoding" / "vendor"
 STYLESHEETS = [
     PAGE_CSS,
     PACKAGE / "decoding" / "decoding.css",
     PACKAGE / "core" / "views.css",
-    PACKAGE / "decoding" / "lesson.css",
+    PACKAGE / "export" / "lesson.css",
     HERE / "live.css",
 ]
 RUNTIME = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm", "tokenizers.min.mjs")
@@ -290,7 +289,7 @@ _LIVE_PAGES: dict[int, str] = {}  # the live page made for each entry (by its id
 
 def live_page(entry: ModelEntry) -> str:
     """The live page of a model the app serves, as one file in a fresh temporary folder, made from its page copy (the
-    one the app makes as it starts: models/page_copy.py); its path (made once per model)."""
+    one the app makes as it starts: page_copy/copies.py); its path (made once per model)."""
     if id(entry) in _LIVE_PAGES:
         return _LIVE_PAGES[id(entry)]
     refuse_uncopyable(entry.pipeline, entry.name)

@@ -7,9 +7,9 @@ import math
 from transformer.flow import flow
 
 from ..checks import InputError, as_int, quoted
-from ..decoding.request import Request
 from ..feature import Endpoint, Limits
-from .record import DEFAULT_THRESHOLD, FlowGraph, graph_record
+from ..request import Request
+from .messages import DEFAULT_THRESHOLD, FlowGraph, graph_record
 
 
 def checked_threshold(threshold: object) -> float:

@@ -20,10 +20,10 @@ from transformer.flow import flow
 
 from ..assets.components import drawn
 from ..decoding.messages import key as decoding_key
-from ..decoding.state import Run, interventions_key
 from ..feature import DATA, Feature, Output, Ready, Screen, slow_value
+from ..run.state import Run, interventions_key
 from .api import ENDPOINTS
-from .record import FlowMessage, flow_message
+from .messages import FlowMessage, flow_message
 
 NOTE = (
     "How the shown step's prediction was made, as routes through the residual streams (Ferrando & Voita 2024): "

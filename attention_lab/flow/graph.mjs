@@ -1,5 +1,5 @@
 // The contribution graph of one step, cut from the whole decoding's edges the server sends once
-// (attention_lab/flow/record.py, FlowMessage), pruned by a threshold as transformer/flow.py prunes it, and laid out
+// (attention_lab/flow/messages.py, FlowMessage), pruned by a threshold as transformer/flow.py prunes it, and laid out
 // for plotly: the source at the bottom, the decoder above it, the prediction at the top.
 
 import {base64Bytes} from "../assets/decoding.mjs";
@@ -23,7 +23,7 @@ export function streamOf(side, level) {
 
 const unpacked = new WeakMap(); // message -> its edges as [toSide, toLevel, toPos, fromSide, fromLevel, fromPos, kind, head, weight]
 
-/** The message's packed edges (FlowMessage in attention_lab/flow/record.py: 8 little-endian bytes each) as rows of
+/** The message's packed edges (FlowMessage in attention_lab/flow/messages.py: 8 little-endian bytes each) as rows of
  * [toSide, toLevel, toPos, fromSide, fromLevel, fromPos, kind, head, weight], read once per message. */
 export function edgeRows(message) {
   if (unpacked.has(message)) return unpacked.get(message);

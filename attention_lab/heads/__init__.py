@@ -5,7 +5,7 @@ Heads' names and summaries are shared with the survey (attention_lab.attention: 
     ablation     what removing heads changes, step by step; every head's importance in one batched pass
     editing      a cross head pointed at chosen source tokens at one step
     effects      an ablation's effects as the page draws them
-    kept         Summaries: the summaries made, kept for the next user who asks
+    summary_cache  Summaries: the summaries made, kept for the next user who asks
     actions      Ablate and edit on a user's run; state, what the tab keeps of a run
     api          /heads, /ablate and /edit
     feature      the Heads tab: its layout, view and events

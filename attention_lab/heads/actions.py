@@ -12,7 +12,7 @@ from ..checks import InputError
 from ..controls import Controls
 from ..core.naming import parse_heads
 from ..decoding.actions import DecodingActions, replace_decoding
-from ..decoding.state import Before, Run, UserState, first_difference
+from ..run.state import Before, Run, UserState, first_difference
 from .ablation import ablated_session
 from .editing import edit_session, point_weights
 from .state import HeadsState

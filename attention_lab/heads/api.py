@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..checks import InputError, as_int, quoted
+from ..core.attention_export import TopToken, top_k_record
 from ..core.naming import parse_heads
-from ..core.record import TopToken, top_k_record
 from ..core.summaries import head_summaries
-from ..decoding.request import Request
 from ..feature import Endpoint, Limits
+from ..request import Request
 from .ablation import ablated_session, ablation_effects
 from .editing import edit_session, point_weights
 

@@ -2,7 +2,7 @@
 // distribution with the original prefix, red where the ablated model's top token is another; hover for its top 3.
 
 import {root} from "../assets/dom.mjs";
-import {STYLE, percent} from "../assets/look.mjs";
+import {STYLE, percent} from "../assets/style.mjs";
 import {escapeToken} from "../assets/labels.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..records import Nothing
+from ..messages import Nothing
 
 NO_EFFECTS = Nothing("Choose heads to ablate and press Ablate: each step's change shows here.")
 

@@ -17,15 +17,15 @@ from ..core.grids import Summary, summary_data
 from ..core.naming import head_choices
 from ..core.summaries import head_summaries
 from ..core.units import token_label
-from ..decoding.state import Run, interventions_status, loop
 from ..feature import DATA, Feature, Output, Ready, Screen
-from ..records import Nothing
+from ..messages import Nothing
+from ..run.state import Run, interventions_status, loop
 from .ablation import ablation_effects, importance
 from .actions import HeadTests
 from .api import ENDPOINTS
 from .effects import NO_EFFECTS, Effects, effects_data
-from .kept import Summaries
 from .state import HeadsState
+from .summary_cache import Summaries
 
 NOTE = (
     "Every head of every kind, summarised over this decoding; click a cell to focus that head in its view. "

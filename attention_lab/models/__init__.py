@@ -1,2 +1,2 @@
-"""The models the app serves: loaded once and shared (registry), their training snapshots (snapshots), their
-examples, and the gold alignments their cards may name."""
+"""The models the app serves: loaded once and shared (registry), their training snapshots as models (snapshots),
+their examples, the gold alignments their cards may name, and where they run (devices)."""

@@ -1,8 +1,10 @@
-"""Where the models run: cpu, cuda, or auto (a CUDA GPU when there is one), for the app and the head survey."""
+"""Where the models run: cpu, cuda, or auto (a CUDA GPU when there is one), for the app and the head survey; and how
+many of the machine's cores the app may use."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import torch
 
@@ -22,3 +24,16 @@ def pick_device(name: str) -> torch.device:
     if name == "cpu" or not torch.cuda.is_available():
         return torch.device("cpu")
     return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+
+
+def available_cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
+    """The CPUs this process may use: its affinity mask, capped by a cgroup CPU quota (how containers such as Spaces
+    are limited, while os.cpu_count() reports the whole host)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        quota, period = cpu_max.read_text().split()[:2]
+        if quota != "max":
+            cores = min(cores, max(1, int(quota) // int(period)))
+    except (OSError, ValueError):
+        pass  # no cgroup v2 quota to read
+    return cores

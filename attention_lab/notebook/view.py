@@ -20,29 +20,14 @@ from pathlib import Path
 
 from plotly.offline import get_plotlyjs
 
-from transformer import DecodingSession, Seq2SeqPipeline, bundled, load_pretrained
-from transformer.bundled import bundled_names
-
 from ..assets import in_script, styles
 from ..assets.bundles import started
-from ..checks import check_source
 from ..core import payload
+from ..core.attention_export import attention_record
 from ..core.looks import Look, names
 from ..core.payload import Decoding
-from ..core.record import attention_record
-from ..decoding.lesson import OFFLINE, PARTS, STYLESHEETS, Lesson, page
-from ..decoding.search import decoded_on
-from ..records import jsonable
-
-
-def pipeline_of(model: str | Path | Seq2SeqPipeline) -> Seq2SeqPipeline:
-    """A bundled model's name ("de-en", "reverse"), a folder, a Hub id, or a loaded pipeline, as a pipeline."""
-    if isinstance(model, Seq2SeqPipeline):
-        return model
-    import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
-
-    name = str(model)
-    return load_pretrained(str(bundled(name)) if name in bundled_names() else name)
+from ..export.lesson import OFFLINE, PARTS, STYLESHEETS, Lesson, decoded, page
+from ..messages import jsonable
 
 
 @dataclass
@@ -104,12 +89,8 @@ def show(model, source: str, strategy: str = "greedy", beam_size: int = 4, max_n
     """Decode `source` with `model` (a bundled name, a folder, a Hub id or a loaded pipeline) greedily or by beam
     search, and return its view: every kind of attention, every head, the step slider, the focus head and word
     merging, drawn in the output cell."""
-    pipeline = pipeline_of(model)
-    ids, _ = check_source(pipeline, source)
-    session = DecodingSession(pipeline.model, ids, top_k=8, max_new_tokens=max_new_tokens)
-    session, _ = decoded_on(session, [], strategy, beam_size)
-    name = str(model if isinstance(model, str) else getattr(pipeline, "name", "") or "model")
-    tokenizer = pipeline.tokenizer
-    data = payload.full(session, tokenizer, name)
-    record = jsonable(attention_record(session, tokenizer, name))
-    return View(data, name, source, tokenizer.decode(session.tokens), record)
+    done = decoded(model, source, strategy, beam_size, max_new_tokens)
+    tokenizer = done.pipeline.tokenizer
+    data = payload.full(done.session, tokenizer, done.name)
+    record = jsonable(attention_record(done.session, tokenizer, done.name))
+    return View(data, done.name, source, done.output, record)

@@ -6,5 +6,6 @@ wiring      Wiring: every decoding event sends the state and the controls and an
 lab         Lab: an action under the user's lock, the changes, the slow outputs begun early, the fill; the next step
             decoded ahead
 render      what changed: only the outputs whose value differs from what the page shows
-header.mjs  the header: the keys' hint and list, presenter mode; ask.mjs asks for the slow outputs still awaited
+header.mjs  the header: the keys' hint and list, presenter mode; fill.mjs asks for the slow outputs
+            still awaited (the fill)
 """

@@ -10,10 +10,10 @@ import gradio as gr
 from ..assets.components import drawn
 from ..core.looks import names
 from ..core.text import READINGS_NOTE, WORDS_NOTE
-from ..decoding.state import UserState
 from ..feature import Feature
+from ..messages import jsonable
 from ..models.registry import Registry
-from ..records import jsonable
+from ..run.state import UserState
 
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 STYLESHEET = Path(__file__).with_name("frame.css")  # the header, the columns, presenter mode
@@ -26,7 +26,7 @@ def build(
     each feature's own components by its id."""
     components = {
         "header": drawn("page/header.mjs", "lab-header", value=jsonable(names())),  # the names, sent once
-        "ask": drawn("page/ask.mjs", "lab-ask", events=("fill",)),  # asks for what the views still wait for
+        "ask": drawn("page/fill.mjs", "lab-ask", events=("fill",)),  # asks for what the views still wait for
     }
     if registry.errors:
         gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))

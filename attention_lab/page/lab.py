@@ -14,16 +14,16 @@ from concurrent.futures import Executor, Future, wait
 
 from ..controls import Controls
 from ..decoding.actions import DecodingActions
-from ..decoding.state import UserState
 from ..decoding.view import goes_on
 from ..feature import DATA, Feature, Output, Shared
+from ..messages import Ask, jsonable
 from ..models.registry import Registry
-from ..records import Ask, jsonable
+from ..run.state import UserState
 from .render import PENDING, Views
 
 Action = Callable[..., int | None]  # (user, controls, *extra) -> the step to show, or None for the latest
 logger = logging.getLogger("attention_lab")
-ASK = Output("ask", DATA)  # the page's own: it asks for the slow outputs it still waits for (page/ask.mjs)
+ASK = Output("ask", DATA)  # the page's own: it asks for the slow outputs it still waits for (page/fill.mjs)
 
 
 class Lab:
@@ -63,7 +63,7 @@ class Lab:
         return found
 
     def take(self, user: UserState, c: Controls) -> None:
-        """The decoding the page shows, when it decoded it itself, as the user's run (decoding/road.py); the step
+        """The decoding the page shows, when it decoded it itself, as the user's run (decoding/from_page.py); the step
         loop's outputs as the page wrote them, for the controls it decoded with."""
         sent = self.decoding.road.take(user, c)
         if sent is not None:

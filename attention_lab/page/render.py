@@ -9,9 +9,9 @@ wait for it; one the view gives as Ready (made already) goes out with the answer
 from __future__ import annotations
 
 from ..controls import Controls
-from ..decoding.state import UserState, shown_step
 from ..feature import DATA, MARKDOWN, Feature, Ready, Screen, Shared
-from ..records import Computing, jsonable
+from ..messages import Computing, jsonable
+from ..run.state import UserState, shown_step
 
 PENDING = "pending"  # what the page shows of a slow output until the fill sends it
 

@@ -1,6 +1,6 @@
 """How the page's events reach the Lab: every decoding event sends the user's state and every control, answers with
 what changed (attention_lab.page.render), then, on the same stream, what was slow to make if it is made within
-SOON_S; the page asks for what is still missing (page/ask.mjs), and the fill answers in the heavy lane.
+SOON_S; the page asks for what is still missing (page/fill.mjs), and the fill answers in the heavy lane.
 
 Two lanes of the queue: decoding, CONCURRENCY requests at once, app-wide (Run, Step, a what-if, /translate...); and
 the heavy work, one at a time, so that it never keeps a Step or a /translate waiting (the slow outputs' fill, the
@@ -32,7 +32,7 @@ LANES = {  # a lane's name (attention_lab.feature: DECODE, HEAVY) -> what gradio
 }
 PRIVATE, QUIET = {"api_visibility": "private"}, {"show_progress": "hidden"}
 # What the page adds to every decoding event it sends: the decoding it shows, when it decodes itself (the control
-# `page`, at this position of the event's inputs; decoding/road.mjs and attention_lab.decoding.road).
+# `page`, at this position of the event's inputs; decoding/in_page.mjs and attention_lab.decoding.from_page).
 SENDS_PAGE = (
     "(...args) => {{ const road = window.attentionLabRoad; if (road) args[{0}] = road.decoded(); return args; }}"
 )

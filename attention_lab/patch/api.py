@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..checks import InputError, as_int, is_blank, quoted
-from ..decoding.request import Request
 from ..feature import Endpoint, Limits
+from ..request import Request
 from .corruption import corruption
-from .record import Patched, patch_record
+from .messages import Patched, patch_record
 
 
 def patch(request: Request, model: str, clean: str, corrupted: str, noise: list[int] | None = None) -> Patched:

@@ -20,12 +20,12 @@ from ..checks import InputError
 from ..controls import Controls
 from ..core.payload import Word
 from ..core.units import source_words, token_label, word_label
-from ..decoding.state import Run, UserState, interventions_text
 from ..feature import DATA, TEXT, Feature, Output, Screen
-from ..records import OMITTED
+from ..messages import OMITTED
+from ..run.state import Run, UserState, interventions_text
 from .api import PATCH_ENDPOINT
 from .corruption import corruption, swapped
-from .record import PatchedStep, steps_record, sweep
+from .messages import PatchedStep, steps_record, sweep
 
 NOTE = (
     "Attention shows where a head looked; **patching** tests what carries the answer (Meng et al. 2022, causal "

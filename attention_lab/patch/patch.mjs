@@ -6,7 +6,7 @@
 
 import {el, root} from "../assets/dom.mjs";
 import {axisLabels, escapeToken} from "../assets/labels.mjs";
-import {STYLE} from "../assets/look.mjs";
+import {STYLE} from "../assets/style.mjs";
 import {draw, onClick, outline} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";

@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 import gradio as gr
 
 from ..checks import InputError
-from ..decoding.request import Request
 from ..feature import Endpoint, Feature, Shared
-from ..records import jsonable
+from ..messages import jsonable
+from ..request import Request
 
 logger = logging.getLogger("attention_lab")
 

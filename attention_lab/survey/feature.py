@@ -13,10 +13,10 @@ from ..assets.components import drawn
 from ..checks import InputError
 from ..controls import Controls
 from ..core.grids import Summary
-from ..decoding.state import UserState
 from ..feature import DATA, Feature, Output, Screen
+from ..messages import Nothing
 from ..models.registry import ModelEntry
-from ..records import Nothing
+from ..run.state import UserState
 from .data import survey_data
 from .report import SURVEY_FILE, Report, read_survey
 
@@ -93,9 +93,9 @@ def wire(c: dict, wiring) -> None:
     wiring.on(c["survey_file"].upload, chooser(wiring.lab.registry), extra=[c["survey_file"]])
 
 
-CORPUS = Feature(
+SURVEY = Feature(
     "survey",
-    "Over the corpus",
+    "Survey",
     layout=layout,
     outputs=(Output("survey", DATA),),
     view=view,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from ..models.cores import available_cores
+from ..models.devices import available_cores
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..checks import InputError, check_source, is_blank, quoted
-from ..decoding.request import Request
 from ..feature import Endpoint, Limits
-from .record import MAX_TRANSLATION, ScoreRecord, checked_method, score_record, target_ids
+from ..request import Request
+from .messages import MAX_TRANSLATION, ScoreRecord, checked_method, score_record, target_ids
 
 
 def score(request: Request, model: str, source: str, translation: str, method: str = "alti") -> ScoreRecord:

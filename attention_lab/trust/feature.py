@@ -22,12 +22,12 @@ from ..checks import InputError, is_blank
 from ..controls import Controls
 from ..core.payload import Word
 from ..core.units import source_words, token_label, word_label
-from ..decoding.state import Run, UserState, interventions_key, interventions_text
 from ..feature import DATA, Feature, Output, Screen
-from ..records import OMITTED
+from ..messages import OMITTED
+from ..run.state import Run, UserState, interventions_key, interventions_text
 from .api import SCORE
 from .flags import LOW_SOURCE
-from .record import NOTES, TITLES, FlagRecord, ScoredStep, Sentence, record, target_ids
+from .messages import NOTES, TITLES, FlagRecord, ScoredStep, Sentence, record, target_ids
 from .score import ALTI, score
 from .sentence import COVERED
 

@@ -4,11 +4,11 @@ apart the two are at each output word they share."""
 from __future__ import annotations
 
 from ..checks import InputError
-from ..decoding.request import Request
-from ..decoding.state import Run, new_run
 from ..feature import Endpoint, Limits
 from ..models.registry import ModelEntry
-from .record import TwoModels, two_models_record
+from ..request import Request
+from ..run.state import Run, new_run
+from .messages import TwoModels, two_models_record
 from .words import WordAttention, word_attention
 
 SNAPSHOT = "@"  # MODEL@SNAPSHOT: a served model's training snapshot, as the Training tab labels it ("step 1,200")

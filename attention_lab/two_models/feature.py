@@ -23,13 +23,13 @@ from ..checks import InputError
 from ..core.units import token_label
 from ..decoding.messages import Key
 from ..decoding.messages import key as decoding_key
-from ..decoding.request import Request
-from ..decoding.search import forced
-from ..decoding.state import Run, interventions_key
-from ..decoding.target import target_ids
 from ..feature import DATA, Feature, Output, Ready, Screen, Shared, slow_value
+from ..request import Request
+from ..run.search import forced
+from ..run.state import Run, interventions_key
+from ..run.target import target_ids
 from .api import COMPARE, SNAPSHOT, decoded, fresh
-from .record import TwoModelsMessage, two_models_message
+from .messages import TwoModelsMessage, two_models_message
 from .words import word_attention
 
 SECOND, WRITES = "second_model", "second_writes"

@@ -1,5 +1,5 @@
 // Two models side by side, as numbers and words (no page: Node tests, tests/js/two_models.test.mjs): each side's rows
-// unpacked from the tab's message (attention_lab/two_models/record.py: TwoModelsMessage), the word each side shows,
+// unpacked from the tab's message (attention_lab/two_models/messages.py: TwoModelsMessage), the word each side shows,
 // how one side follows the other, and the summary line.
 //
 // The rule one side follows the other by: where the outputs share the word shown (difflib's matching blocks, the
@@ -8,7 +8,7 @@
 // otherwise none.
 
 import {weights16} from "../assets/decoding.mjs";
-import {focusLabel} from "../assets/look.mjs";
+import {focusLabel} from "../assets/style.mjs";
 import {madeFrom} from "../assets/slow.mjs";
 
 export const A = 0, B = 1;

@@ -13,10 +13,10 @@ from transformer.lens import decoder_lens
 
 from ..attribution.methods import AGGREGATES, METHODS, attribute, no_gradients
 from ..checks import InputError, as_int, quoted
-from ..core.record import TopToken
+from ..core.attention_export import TopToken
 from ..core.units import token_id
-from ..decoding.request import Request
 from ..feature import Endpoint, Limits
+from ..request import Request
 from .contrast import ContrastError, contrast_step
 from .messages import LENS_TOP_K
 

@@ -9,7 +9,7 @@ import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";
 import {stepRow} from "../assets/units.mjs";
 import {WHY_NOT_EVENT} from "../decoding/candidates.mjs";
-import {shadedWords} from "../decoding/now.mjs";
+import {shadedWords} from "../decoding/looked_at.mjs";
 import {summed} from "./why.mjs";
 
 export const BACK = "Back to the attribution";

@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 from ..attribution.methods import AGGREGATES, METHODS, no_gradients, titled
 from ..core.units import token_label
-from ..decoding.state import Run, interventions_key
 from ..feature import slow_value
+from ..run.state import Run, interventions_key
 from .contrast import ContrastError, contrast_step
 from .messages import ContrastMessage, ContrastNotes, significant
 

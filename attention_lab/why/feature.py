@@ -34,8 +34,8 @@ from ..attribution.methods import (
 from ..checks import InputError, as_int
 from ..controls import Controls
 from ..decoding.messages import key as decoding_key
-from ..decoding.state import Run, UserState, interventions_key, opened
 from ..feature import DATA, MARKDOWN, Feature, Output, Screen, slow_value
+from ..run.state import Run, UserState, interventions_key, opened
 from .api import ENDPOINTS
 from .contrasting import SLOW as CONTRAST_SLOW
 from .contrasting import Asked, contrast_view

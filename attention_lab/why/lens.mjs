@@ -2,7 +2,7 @@
 // token written, its text the token that layer would write, its hover the top few; the layer where the written
 // token settles is outlined, and the shown step's column.
 
-import {STYLE} from "../assets/look.mjs";
+import {STYLE} from "../assets/style.mjs";
 import {axisLabels, escapeToken} from "../assets/labels.mjs";
 import {outline} from "../assets/plot.mjs";
 

@@ -13,7 +13,7 @@ from transformer.lens import decoder_lens
 from ..attribution.methods import StepAttribution
 from ..core.units import token_label
 from ..decoding.messages import Key
-from ..records import OMITTED
+from ..messages import OMITTED
 
 LENS_TOP_K = 5
 

@@ -4,12 +4,12 @@
 // every step, head, word and reading is drawn here from what the page holds.
 
 import {el, root} from "../assets/dom.mjs";
-import {STYLE} from "../assets/look.mjs";
+import {STYLE} from "../assets/style.mjs";
 import {draw, onClick, outline, shade} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page, sameKey, setLook} from "../assets/store.mjs";
 import {stepRow} from "../assets/units.mjs";
-import {now, shadedWords} from "../decoding/now.mjs";
+import {now, shadedWords} from "../decoding/looked_at.mjs";
 import {lensFigure} from "./lens.mjs";
 import {agreement} from "./rank.mjs";
 

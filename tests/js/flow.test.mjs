@@ -23,7 +23,7 @@ const EDGES = [
 ];
 
 /** Rows of [to side, level, position, from side, level, position, kind, head, weight] packed as the server packs
- * them (attention_lab/flow/record.py): 8 little-endian bytes an edge, nodes numbered level · S + position in the
+ * them (attention_lab/flow/messages.py): 8 little-endian bytes an edge, nodes numbered level · S + position in the
  * encoder, then (2 · Le + 1) · S + level · T + position in the decoder. */
 function packed(rows, S, T, Le) {
   const number = (side, level, position) => (side === 0 ? level * S + position : (2 * Le + 1) * S + level * T + position);

@@ -1,4 +1,4 @@
-// The page's two graphs (attention_lab/models/graphs.py, in any precision: models/precision.py) decoded greedily
+// The page's two graphs (attention_lab/page_copy/graphs.py, in any precision: page_copy/precision.py) decoded greedily
 // in Node on onnxruntime-web's WebAssembly backend (its `onnxruntime-web/wasm` entry, one thread), for
 // tests/test_precision.py to compare with Python's onnxruntime on the same graphs:
 //   node tests/js/graphs_decode.mjs DIR REQUEST.json > ANSWER.json

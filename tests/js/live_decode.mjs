@@ -1,4 +1,4 @@
-// The live page's decoding (attention_lab/decoding/model.mjs and messages.mjs) run in Node, on the runtime and the
+// The live page's decoding (attention_lab/page_copy/model.mjs and messages.mjs) run in Node, on the runtime and the
 // tokenizer library the page carries, for tests/test_live.py to compare with the library:
 //   node tests/js/live_decode.mjs DIR REQUEST.json > ANSWER.json
 // DIR holds what export/live.py's parts() and config() give (encoder.onnx, decoder.onnx, weights.bin,
@@ -13,7 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {LAB, loadCopy} from "./page_copy.mjs";
 
-const {InputError} = await import(path.join(LAB, "decoding/model.mjs"));
+const {InputError} = await import(path.join(LAB, "page_copy/model.mjs"));
 const {full, more} = await import(path.join(LAB, "decoding/messages.mjs"));
 const {errors} = await import("./messages.mjs"); // the checked-in schema's errors for a message ("" when none)
 const store = await import(path.join(LAB, "assets/store.mjs"));

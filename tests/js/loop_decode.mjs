@@ -1,7 +1,7 @@
 // The page's step loop (attention_lab/decoding/loop.mjs) run in Node on a model's page copy, as the app's page runs
 // it, for tests/test_road.py to compare with the server's own step loop:
 //   node tests/js/loop_decode.mjs DIR REQUEST.json > ANSWER.json
-// DIR is a page copy (models/page_copy.py). REQUEST: {scenarios: [{source, top_k, max_len, ablate, actions}]} (ablate:
+// DIR is a page copy (page_copy/copies.py). REQUEST: {scenarios: [{source, top_k, max_len, ablate, actions}]} (ablate:
 // the heads switched off, [kind, layer, head] 0-based), each action
 // ["run"], ["step"], ["back"], ["reset"], ["source", text] (the Source typed anew), ["beam", k] or ["greedy"] (the
 // strategy chosen) or ["what-if", rank, shown] (the candidate of that rank at step `shown`, as a click on it). ANSWER: per scenario, what the page would send the

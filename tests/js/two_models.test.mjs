@@ -6,7 +6,7 @@ import {A, B, block, choiceOf, firstDifference, headChoices, focusOfChoice, foll
 import {band, pairFigure, shownWords} from "../../attention_lab/two_models/two_models.mjs";
 import {valid} from "./messages.mjs";
 
-/** Rows as the server packs them (attention_lab/two_models/record.py): uint16 round(w · 65535), little-endian. */
+/** Rows as the server packs them (attention_lab/two_models/messages.py): uint16 round(w · 65535), little-endian. */
 function packed(values) {
   const view = new DataView(new ArrayBuffer(2 * values.length));
   values.forEach((v, i) => view.setUint16(2 * i, Math.round(v * 65535), true));

@@ -1,4 +1,4 @@
-"""The server's side of the step loop that decodes in the page (decoding/road.mjs). Every request the page sends
+"""The server's side of the step loop that decodes in the page (decoding/in_page.mjs). Every request the page sends
 carries the decoding it shows (the control `page`): the model, the source, the options, every token written, the
 step shown, and the decoding before a what-if. Before the server answers, it makes that decoding the user's run,
 rebuilt by forced decoding, so every tab, action and export works on what the page shows. The rebuilt sessions are
@@ -23,15 +23,14 @@ from transformer import DecodingSession, Head, Interventions
 from ..assets import url
 from ..checks import InputError
 from ..controls import Controls
-from ..models.page_copy import copyable, home
 from ..models.registry import Registry
+from ..page_copy.copies import VENDOR, copyable, home
+from ..run.search import checked_beam, checked_strategy, searched
+from ..run.state import Before, Run, UserState, interventions_key, loop, new_run
 from .messages import Key
-from .search import checked_beam, checked_strategy, searched
-from .state import Before, Run, UserState, interventions_key, loop, new_run
 
 logger = logging.getLogger("attention_lab")
 CACHED = 32  # rebuilt sessions kept, app-wide
-VENDOR = Path(__file__).resolve().parent / "vendor"  # the runtime and the tokenizer library (see its README.md)
 RUNTIME = {
     "ort": "ort.wasm.bundle.min.mjs",
     "wasm": "ort-wasm-simd-threaded.wasm.gz",
@@ -40,7 +39,7 @@ RUNTIME = {
 
 
 def copies(registry: Registry) -> dict[str, Path]:
-    """Where each model's page copy is, or will be once made (models.page_copy): the models that have one."""
+    """Where each model's page copy is, or will be once made (page_copy.copies): the models that have one."""
     return {name: home(entry) for name, entry in registry.entries.items() if copyable(entry.pipeline)}
 
 
@@ -50,7 +49,7 @@ def road_files(registry: Registry) -> list[Path]:
 
 
 def road_config(registry: Registry, options: dict | None = None) -> dict:
-    """What the page's road (decoding/road.mjs) is told as the page opens: each model's copy folder by address
+    """What the page's road (decoding/in_page.mjs) is told as the page opens: each model's copy folder by address
     (None: it decodes on the server), the runtime's files, and the decoding options' first values."""
     found = copies(registry)
     return {

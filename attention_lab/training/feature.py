@@ -1,6 +1,6 @@
 """The Training tab, and the /training API's answer: a model's snapshots decoding the user's source. The server
 sends every snapshot's decoding once (slow: filled after the click that opened the tab); the page draws the shown
-one, plays through them and draws the chart of the measures (snapshots/film.mjs), with no request."""
+one, plays through them and draws the chart of the measures (training/film.mjs), with no request."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ def describe(decoded: list[SnapshotDecoding], i: int, model: str) -> str:
 
 def layout(registry, default: str) -> dict:
     gr.Markdown(NOTE, elem_classes="note")
-    return {"film": drawn("snapshots/film.mjs", "film", classes=("lab-slow",))}
+    return {"film": drawn("training/film.mjs", "film", classes=("lab-slow",))}
 
 
 FILM = Output("film", DATA, slow="Decoding this source with every snapshot…")

@@ -1,10 +1,10 @@
 // The offline HTML export: the app's own views (Show step and the output, what the model looked at, the candidates,
 // the Attention tab) mounted on a page with no server, on the decoding the export holds, as the page looked when it
-// was exported. attention_lab/decoding/lesson.py inlines this, the modules it imports and plotly.js.
+// was exported. attention_lab/export/lesson.py inlines this, the modules it imports and plotly.js.
 
-import {mount as candidates} from "./candidates.mjs";
-import {mount as now} from "./now.mjs";
-import {mount as steps} from "./steps.mjs";
+import {mount as candidates} from "../decoding/candidates.mjs";
+import {mount as now} from "../decoding/looked_at.mjs";
+import {mount as steps} from "../decoding/steps.mjs";
 import {mount as views} from "../core/views.mjs";
 import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
 
@@ -20,7 +20,7 @@ function part(root, name) {
 }
 
 /** Draw the export's decoding in `root` (the page, or a notebook's output cell): `state` is a Lesson {decoding,
- * shown, kind, look, names} (attention_lab/decoding/lesson.py). Each page or cell runs its own copy of the modules,
+ * shown, kind, look, names} (attention_lab/export/lesson.py). Each page or cell runs its own copy of the modules,
  * so each holds its own. */
 export function start(state, root = document) {
   (root.body || root).classList.add("lab-offline"); // no server to ask: what asks one is hidden (lesson.css)

@@ -4,7 +4,7 @@ the page's config (`page_config`: the model's sizes, ids, limits and rules, what
 precision with what it changes against float32).
 
 The app makes each of its models' copies once, in the background as it starts, and serves them as static files
-(decoding/road.mjs loads them after the page's first paint). A copy is kept in the user's cache (CACHE), in a folder
+(decoding/in_page.mjs loads them after the page's first paint). A copy is kept in the user's cache (CACHE), in a folder
 named by the model and a digest of what it is made from (the checkpoint's files and the code that exports it), so a
 changed checkpoint gets a new copy and an unchanged one is never made twice; the checkpoint's own folder stays as the
 Hub has it. `attention-lab export --live` writes the same files into a live page.
@@ -38,11 +38,13 @@ from transformer.checkpoint import error_line
 from transformer.tokenizer import Tokenizer
 
 from ..checks import InputError, check_source, known_characters
-from . import graphs, onnx_decoding
+from ..models.registry import ModelEntry, Registry
+from . import graph_decoding, graphs
 from . import precision as precision_code
 from .graphs import WEIGHTS, exported
 from .precision import PRECISIONS, converted, drift, reference_decodings
-from .registry import ModelEntry, Registry
+
+VENDOR = Path(__file__).resolve().parent / "vendor"  # the runtime and the tokenizer library (see its README.md)
 
 logger = logging.getLogger("attention_lab")
 HEX = set("0123456789abcdef")
@@ -56,13 +58,13 @@ DRIFT_TOKENS = 48  # the most tokens a drift sentence is decoded to (a translati
 CACHE = Path(os.environ.get("ATTENTION_LAB_CACHE", Path.home() / ".cache" / "attention-lab")) / "page"
 # The characters whose names a message may give (checks.describe_char): what a keyboard types in the languages
 # around our models (Latin, its accents, Greek, Cyrillic, punctuation, currency, arrows, common symbols, emoji), and
-# the ranges of CJK ideographs, which Unicode names by a rule (decoding/model.mjs applies it).
+# the ranges of CJK ideographs, which Unicode names by a rule (page_copy/model.mjs applies it).
 NAMED = [(0x20, 0x24F), (0x370, 0x3FF), (0x400, 0x4FF), (0x2000, 0x20CF), (0x2100, 0x21FF), (0x2600, 0x27BF)]
 NAMED += [(0x3000, 0x303F), (0xFF00, 0xFFEF), (0x1F300, 0x1FAFF)]
 
 
 def page_config(pipeline: Seq2SeqPipeline, name: str, trained_length: int | None = None) -> dict:
-    """What the page needs to know of the model beside its graphs (decoding/model.mjs's `config`)."""
+    """What the page needs to know of the model beside its graphs (page_copy/model.mjs's `config`)."""
     model, tokenizer = pipeline.model, pipeline.tokenizer
     c = model.config
     return {
@@ -124,7 +126,7 @@ def made_from(pipeline: Seq2SeqPipeline, precision: str = "float32") -> str:
     """A digest of what a copy is made from: the checkpoint's files, the code that exports the graphs, and the
     precision."""
     files = sorted(p for p in Path(pipeline.folder).iterdir() if p.is_file() and not p.name.startswith("."))
-    code = [Path(m.__file__) for m in (graphs, precision_code, onnx_decoding, sys.modules[__name__])]
+    code = [Path(m.__file__) for m in (graphs, precision_code, graph_decoding, sys.modules[__name__])]
     code += [Path(__file__).with_name("drift_sentences.txt"), Path(inspect.getfile(type(pipeline.model)))]
     if not isinstance(pipeline.tokenizer, Tokenizer):  # its tokenizer.json is converted
         from ..adapters.hf import page_tokenizer as conversion
@@ -174,7 +176,7 @@ def page_tokenizer(pipeline: Seq2SeqPipeline, name: str) -> bytes:
 
 def precision_said(precision: dict) -> str:
     """A copy's precision, and what it changes against float32, in the words the page shows beside the model's name
-    (decoding/road.mjs, the live page's header)."""
+    (decoding/in_page.mjs, the live page's header)."""
     if precision["name"] == "float32":
         return "float32: the model's own weights"
     same = round(precision["identical"] * precision["n"])

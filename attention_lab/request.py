@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..checks import InputError, check_source
-from ..feature import Endpoint, Shared
-from ..models.registry import ModelEntry
-from .state import Run, new_run
+from .checks import InputError, check_source
+from .feature import Endpoint, Shared
+from .models.registry import ModelEntry
+from .run.state import Run, new_run
 
 T = TypeVar("T")
 

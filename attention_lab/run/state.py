@@ -182,7 +182,7 @@ class UserState:
         self.early: Future | None = None  # the slow outputs of the last answer, being made (attention_lab.page.lab)
         self.seen: set[str] = {"attention"}  # the tabs the user opened in this session
         self.prepared: list[Future] = []  # what shut tabs would show, being made ahead (Feature.ahead)
-        self.page_sent = 0  # the number of the newest decoding taken from the page (decoding/road.py)
+        self.page_sent = 0  # the number of the newest decoding taken from the page (decoding/from_page.py)
 
     @property
     def run(self) -> Run | None:

@@ -30,7 +30,7 @@ shape inference), and the reads of a weight in the other orientation are rewritt
 
 `drift` measures what a precision changes: the share of sources whose greedy tokens are the reference's, and the
 largest difference of any attention weight (encoder, decoder self-attention, cross-attention) on the reference's
-tokens (teacher forcing), both decoded with onnxruntime (onnx_decoding.py).
+tokens (teacher forcing), both decoded with onnxruntime (graph_decoding.py).
 """
 
 from __future__ import annotations
@@ -44,8 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .graph_decoding import GraphDecoder, GraphDecoding
 from .graphs import WEIGHTS, Exported, shared_weights
-from .onnx_decoding import GraphDecoder, GraphDecoding
 
 PRECISIONS = ("float32", "float16", "int8")
 ATTENTIONS = ("encoder", "self", "cross")  # the graphs' attention outputs (encoder graph; decoder graph)

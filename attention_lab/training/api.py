@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from ..decoding.request import Request
 from ..feature import Endpoint, Limits
-from ..records import OMITTED
+from ..messages import OMITTED
+from ..request import Request
 from .decodings import SnapshotDecoding, Snapshots
 
 

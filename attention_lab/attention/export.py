@@ -1,4 +1,4 @@
-"""Export, in the Attention tab: the whole view as one HTML file that works offline, every head's weights as JSON,
+"""The Attention tab's Export: the whole view as one HTML file that works offline, every head's weights as JSON,
 and the model's live page (the model decoding in the browser, made from its page copy: export/live.py). (The focused
 head as PNG or SVG is the page's own: the buttons beside the Focus head.)"""
 
@@ -14,17 +14,15 @@ from transformer.checkpoint import error_line
 from ..checks import InputError
 from ..controls import Controls
 from ..core import payload
+from ..core.attention_export import attention_record
 from ..core.looks import names
-from ..core.record import attention_record
-from ..decoding.lesson import Lesson, look_of, page, written
-from ..decoding.state import Run, UserState, loop, shown_step
-from ..feature import Feature
-from ..records import jsonable
-from .api import ATTENTION_EXPORT
-from .live import live_page
+from ..export.lesson import Lesson, look_of, page, written
+from ..export.live import live_page
+from ..messages import jsonable
+from ..run.state import Run, UserState, loop, shown_step
 
 # How the page looks as the export is asked for: sent in place of the views' value by the page itself.
-# The page's look, and the decoding it shows when it decodes itself (attention_lab.decoding.road).
+# The page's look, and the decoding it shows when it decodes itself (attention_lab.decoding.from_page).
 LOOKED = (
     "(user, views, page) => [user, {look: attentionLab.look, shown: attentionLab.shown, kind: attentionLab.kind},"
     " window.attentionLabRoad ? window.attentionLabRoad.decoded() : page]"
@@ -32,7 +30,7 @@ LOOKED = (
 DECODED = "(user, page) => [user, window.attentionLabRoad ? window.attentionLabRoad.decoded() : page]"
 
 
-def layout(registry, default: str) -> dict:
+def layout() -> dict:
     c = {}
     with gr.Accordion("Export", open=False, elem_classes="lab-hide-presenting"), gr.Row():
         c["export_html"] = gr.Button("Whole view as HTML (works offline)", min_width=120)
@@ -103,12 +101,3 @@ def wire(c: dict, wiring) -> None:
     wiring.listen(c["export_json"].click, file(of_page(as_json)), [state, shows], out, js=DECODED)
     wiring.listen(c["export_live"].click, file(live(wiring.lab.registry)), [c["model"]], [c["export_file"]])
 
-
-EXPORT = Feature(
-    "export",
-    "Export",
-    layout=layout,
-    wire=wire,
-    listens=("page", "views", "model"),
-    endpoints=(ATTENTION_EXPORT,),
-)

@@ -10,16 +10,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from transformer import DecodingSession, Seq2SeqPipeline, bundled, load_pretrained
+from transformer.bundled import bundled_names
+
 from ..assets import PACKAGE, PAGE_CSS, offline_page, styles
+from ..checks import check_source
+from ..core import payload
 from ..core.kinds import PAGE_ORDER
-from ..core.looks import READINGS, SCALES, Look, Names
+from ..core.looks import READINGS, SCALES, Look, Names, names
 from ..core.payload import Decoding
+from ..run.search import decoded_on
 
 HERE = Path(__file__).resolve().parent
 OFFLINE = HERE / "lesson.mjs"
 PARTS = ("lab-steps", "now", "candidates", "views")  # the views a lesson holds (lesson.mjs's PARTS)
 # What its views look like: the page-wide rules, the step loop's, the Attention tab's, and the lesson's own
-STYLESHEETS = [PAGE_CSS, HERE / "decoding.css", PACKAGE / "core" / "views.css", HERE / "lesson.css"]
+STYLESHEETS = [PAGE_CSS, PACKAGE / "decoding" / "decoding.css", PACKAGE / "core" / "views.css", HERE / "lesson.css"]
 
 
 @dataclass
@@ -71,3 +77,40 @@ def written(text: str, name: str) -> str:
     path = Path(tempfile.mkdtemp(prefix="attention-")) / name
     path.write_text(text, encoding="utf-8")
     return str(path)
+
+
+def pipeline_of(model: str | Path | Seq2SeqPipeline) -> Seq2SeqPipeline:
+    """A bundled model's name ("de-en", "reverse"), a folder, a Hub id, or a loaded pipeline, as a pipeline."""
+    if isinstance(model, Seq2SeqPipeline):
+        return model
+    import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
+
+    name = str(model)
+    return load_pretrained(str(bundled(name)) if name in bundled_names() else name)
+
+
+@dataclass
+class Decoded:
+    """A source decoded for a lesson: the model's name, its pipeline, the session and the output text."""
+
+    name: str
+    pipeline: Seq2SeqPipeline
+    session: DecodingSession
+    source: str
+    output: str
+
+    def lesson(self) -> Lesson:
+        """The lesson of this decoding, at its last step, cross-attention in view, as the page first looks."""
+        data = payload.full(self.session, self.pipeline.tokenizer, self.name)
+        return Lesson(data, len(data.steps), "cross", Look(), names())
+
+
+def decoded(model, source: str, strategy: str = "greedy", beam_size: int = 4, max_new_tokens: int | None = None) -> Decoded:
+    """Decode `source` with `model` (a bundled name, a folder, a Hub id or a loaded pipeline) greedily or by beam
+    search, as a lesson shows it."""
+    pipeline = pipeline_of(model)
+    ids, _ = check_source(pipeline, source)
+    session = DecodingSession(pipeline.model, ids, top_k=8, max_new_tokens=max_new_tokens)
+    session, _ = decoded_on(session, [], strategy, beam_size)
+    name = str(model if isinstance(model, str) else getattr(pipeline, "name", "") or "model")
+    return Decoded(name, pipeline, session, source, pipeline.tokenizer.decode(session.tokens))

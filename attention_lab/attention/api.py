@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..core.record import AttentionExport, attention_record
+from ..core.attention_export import AttentionExport, attention_record
 from ..decoding.actions import decode_to_end
-from ..decoding.request import Request
 from ..feature import DECODE, Endpoint, Limits
+from ..request import Request
 
 
 def attention(request: Request, model: str, text: str, strategy: str = "greedy", beam_size: int = 4) -> AttentionExport:

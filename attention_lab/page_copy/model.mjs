@@ -1,4 +1,4 @@
-// A model decoding in the page, with ONNX Runtime Web: the two graphs attention_lab/models/graphs.py exports (the
+// A model decoding in the page, with ONNX Runtime Web: the two graphs attention_lab/page_copy/graphs.py exports (the
 // encoder, and one decoder step with the KV cache as inputs and outputs), the tokenizer from its tokenizer.json
 // (@huggingface/tokenizers), and greedy decoding step by step with back and what-if, as the library's
 // DecodingSession does it, under the model's own rules for each step (a token forced first, eos held back or forced

@@ -1,5 +1,5 @@
 // The app's step loop decodes in this page. After the page's first paint, the model's page copy (its graphs, their
-// weights and its tokenizer: models/page_copy.py, served by the app) loads into ONNX Runtime Web. From then on Run,
+// weights and its tokenizer: page_copy/copies.py, served by the app) loads into ONNX Runtime Web. From then on Run,
 // Step, Back, Reset, the keys and a what-if are answered here by the loop a live page runs (loop.mjs), with no
 // request; the loop's outputs (Output, the notice, the buttons) are written through gradio in the page (the
 // component's "write" event, a js-only listener).
@@ -10,13 +10,13 @@
 // and draws answers sooner than the page's decoding followed by a request that draws). A copy that
 // fails to load, or fails while decoding, hands the page to the server with a notice; the click is sent there.
 // Every request the page sends carries the decoding it shows (`decoded`, the control "page"), and the server makes
-// that its run before it answers (decoding/road.py), so every tab shows what the page shows.
+// that its run before it answers (decoding/from_page.py), so every tab shows what the page shows.
 
 import {el, openTabId, root} from "../assets/dom.mjs";
 import {page, watch} from "../assets/store.mjs";
 import {WHAT_IF_EVENT} from "./candidates.mjs";
 import {Loop} from "./loop.mjs";
-import {LiveModel} from "./model.mjs";
+import {LiveModel} from "../page_copy/model.mjs";
 
 const ACTIONS = {"lab-run": "run", "lab-step": "step", "lab-back": "back", "lab-reset": "reset"};
 // a copy is made as the app starts (a transformers model's, measured in two precisions, can take minutes): ask for it
@@ -77,7 +77,7 @@ async function loadCopy(folder, {ort, Tokenizer}) {
   return LiveModel.load(ort, Tokenizer, {encoder, decoder, weights, tokenizer: json(tokenizer), config: json(config)});
 }
 
-/** What a copy in a reduced precision changes, in the words its config gives (models/page_copy.py
+/** What a copy in a reduced precision changes, in the words its config gives (page_copy/copies.py
  * precision_said; "" for float32): a person must know when the drawing is not the float32 model's. */
 export function precisionNote({precision}) {
   return !precision || precision.name === "float32" ? "" : ` in ${precision.said}`;
@@ -195,7 +195,7 @@ export class Road {
     Object.assign(OPTIONS, {strategy, beamSize: Number(beamSize), maxNew: Number(maxLen) || null, topK: Number(topK)});
   }
 
-  /** The decoding the page shows, for the server (decoding/road.py), as the control's text: "" when the page shows
+  /** The decoding the page shows, for the server (decoding/from_page.py), as the control's text: "" when the page shows
    * one the server made. Each is numbered in the order the page sent it (`sent`): the server may run a session's
    * events out of order, and takes no decoding sent before one it took. */
   decoded() {

@@ -13,7 +13,7 @@ from transformer import Seq2SeqPipeline
 from ..attribution.methods import METHODS, no_gradients
 from ..checks import InputError, quoted
 from ..core.units import word_label
-from ..decoding.target import target_ids as translation_ids
+from ..run.target import target_ids as translation_ids
 from .score import ALTI, Score, score
 
 MAX_TRANSLATION = 128  # tokens forced, the end token included: each step costs a method's pass
@@ -35,7 +35,7 @@ def checked_method(method: object) -> str:
 
 def target_ids(pipeline: Seq2SeqPipeline, text: str) -> list[int]:
     """`text` as the model's target side tokenizes it, its end token last, at most MAX_TRANSLATION tokens
-    (attention_lab.decoding.target)."""
+    (attention_lab.run.target)."""
     return translation_ids(pipeline, text, MAX_TRANSLATION, who="/score")
 
 

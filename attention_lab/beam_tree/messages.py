@@ -12,9 +12,9 @@ from transformer.beam_tree import SearchTree
 from ..checks import InputError, quoted
 from ..core.payload import Decoding
 from ..core.units import token_id, token_label
-from ..decoding.search import checked_beam, decoded_on, searched
-from ..decoding.state import Run
-from ..records import OMITTED
+from ..messages import OMITTED
+from ..run.search import checked_beam, decoded_on, searched
+from ..run.state import Run
 
 
 @dataclass
