@@ -23,7 +23,7 @@ from .page.lab import Lab
 from .page.wiring import CONCURRENCY, LANES, Wiring, handed
 from .page_copy.copies import PageCopies
 from .serving.api import Endpoints, documentation, served
-from .tabs import LOOP, TABS, features, options, outputs, publishers
+from .tabs import GROUPS, LOOP, TABS, features, options, outputs, publishers
 
 logger = logging.getLogger("attention_lab")
 # Gradio keeps every session's component values until the session is evicted, oldest first, beyond this many
@@ -42,7 +42,12 @@ def launch_options(tabs: tuple[Feature, ...] = TABS) -> dict:
     share one screen) and the stylesheets. (The page modules and plotly.js are served as they are: set in
     build_demo.)"""
     theme = gr.themes.Default(spacing_size=gr.themes.sizes.spacing_sm, radius_size=gr.themes.sizes.radius_sm)
-    return {"state_session_capacity": SESSION_CAPACITY, "css_paths": stylesheets(tabs), "theme": theme}
+    return {
+        "state_session_capacity": SESSION_CAPACITY,
+        "css_paths": stylesheets(tabs),
+        "css": frame.grouped({first: heading for first, heading in GROUPS.items() if any(t.id == first for t in tabs)}),
+        "theme": theme,
+    }
 
 
 def wire_tabs(wiring: Wiring, opened: dict) -> None:

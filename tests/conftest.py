@@ -229,7 +229,7 @@ def app_page(served_app, browser):
 def bundled_copies(bundled, tmp_path_factory):
     """The bundled models' page copies (page_copy/copies.py: their graphs, weights, tokenizer.json and config.json),
     made once per test process for every test that reads them (an export takes seconds); tests only read them."""
-    from attention_lab.models import page_copy
+    from attention_lab.page_copy import copies as page_copy
 
     root = tmp_path_factory.mktemp("copies")
     return {name: page_copy.make(bundled.entries[name], root / name) for name in ("de-en", "reverse")}

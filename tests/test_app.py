@@ -11,7 +11,7 @@ from attention_lab.app import make_lab
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.actions import BEAM_MODE
-from attention_lab.export import feature as export
+from attention_lab.attention import export
 from attention_lab.heads import feature as heads_feature
 from attention_lab.messages import jsonable
 from attention_lab.models.examples import CURATED, example_for
@@ -85,10 +85,11 @@ def test_a_tab_is_drawn_when_opened_and_only_once(lab):
     stepped = lab.do(lab.decoding.step, user, c)
     assert stepped["steps"]["op"] == "step"
     heads = lab.open_tab(user, c, "heads")  # drawn by the server: slow, so a placeholder first, and a fill after
-    assert set(heads) == {"heads", "effects", "survey"} and computing(heads["heads"])
+    assert set(heads) == {"heads", "effects"} and computing(heads["heads"])
     assert "Measuring every head" in heads["heads"]["text"]
     assert heads["effects"]["op"] == "none"  # no ablation yet: a hint, sent at once
-    assert "No survey of de-en" in heads["survey"]["text"]  # quick: sent at once, and says how to make one
+    assert "No survey of de-en" in lab.open_tab(user, c, "survey")["survey"]["text"]  # at once: how to make one
+    lab.open_tab(user, c, "heads")
     filled = lab.fill(user)
     assert set(filled) == {"heads"} and filled["heads"]["op"] == "summary"
     assert {row["key"] for row in filled["heads"]["metrics"]} == {"entropy", "special", "importance"}

@@ -145,7 +145,7 @@ def test_the_queue_decodes_two_requests_at_once_and_no_more(served_app, monkeypa
 def test_each_request_gets_its_share_of_the_cores(monkeypatch, cores, threads):
     import gradio as gr
 
-    from attention_lab.models import cores as cores_module
+    from attention_lab.models import devices as cores_module
     from attention_lab.models import registry
     from tests.conftest import tiny_pipelines
 

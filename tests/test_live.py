@@ -27,7 +27,7 @@ from attention_lab.core.attention_export import attention_record
 from attention_lab.core.looks import names
 from attention_lab.export.live import runtime
 from attention_lab.messages import jsonable
-from attention_lab.models import page_copy
+from attention_lab.page_copy import copies as page_copy
 from attention_lab.page_copy.copies import page_config
 from attention_lab.page_copy.graph_decoding import GraphDecoder
 from attention_lab.page_copy.graphs import check

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-VENDOR = REPO / "attention_lab" / "decoding" / "vendor"
+VENDOR = REPO / "attention_lab" / "page_copy" / "vendor"
 MODULES = REPO / "node_modules"
 CARRIED = {
     "ort.wasm.bundle.min.mjs": ("onnxruntime-web", "dist/ort.wasm.bundle.min.mjs"),

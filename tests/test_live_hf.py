@@ -25,7 +25,7 @@ from attention_lab.checks import check_source
 from attention_lab.core import payload
 from attention_lab.export import live
 from attention_lab.messages import jsonable
-from attention_lab.models import page_copy
+from attention_lab.page_copy import copies as page_copy
 from attention_lab.page_copy.graph_decoding import GraphDecoder
 from tests import hf_models
 from tests.node import needs_node

@@ -250,7 +250,7 @@ def tiny_survey(pipeline, name: str) -> dict:
     return survey(pipeline, Corpus(["Ich habe Hunger.", "Das ist ein Haus."], None), name)
 
 
-def test_the_heads_tab_shows_the_survey_next_to_the_checkpoint_or_the_one_chosen(tmp_path):
+def test_the_survey_tab_shows_the_survey_next_to_the_checkpoint_or_the_one_chosen(tmp_path):
     from attention_lab.app import make_lab
     from attention_lab.checks import InputError
     from attention_lab.controls import Controls
@@ -263,7 +263,7 @@ def test_the_heads_tab_shows_the_survey_next_to_the_checkpoint_or_the_one_chosen
     pipelines["de-en"].folder = tmp_path / "de-en"
     lab = make_lab(Registry.of(pipelines))
     user, c = UserState(), Controls("de-en", "Ich habe Hunger.", max_len=6)
-    user.tab = "heads"
+    user.tab = "survey"
     assert "No survey of de-en" in lab.do(lab.decoding.run, user, c)["survey"]["text"]
     saved = tiny_survey(pipelines["de-en"], "saved")
     (tmp_path / "de-en").mkdir()

@@ -100,4 +100,3 @@ def wire(c: dict, wiring) -> None:
     wiring.listen(c["export_html"].click, file(of_page(as_html)), [state, c["views"], shows], out, js=LOOKED)
     wiring.listen(c["export_json"].click, file(of_page(as_json)), [state, shows], out, js=DECODED)
     wiring.listen(c["export_live"].click, file(live(wiring.lab.registry)), [c["model"]], [c["export_file"]])
-

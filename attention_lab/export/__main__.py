@@ -1,8 +1,8 @@
 """attention-lab export: what leaves the app to work without it.
 
-    attention-lab export MODEL SOURCE -o lesson.html     a decoding's views in one HTML file that works offline (a
-                                                         lesson to hand out, as attention_lab.show(...).save writes it)
-    attention-lab export --live MODEL -o FILE.html|DIR/  the model decoding in the page (attention_lab.export.live)
+attention-lab export MODEL SOURCE -o lesson.html     a decoding's views in one HTML file that works offline (a
+                                                     lesson to hand out, as attention_lab.show(...).save writes it)
+attention-lab export --live MODEL -o FILE.html|DIR/  the model decoding in the page (attention_lab.export.live)
 """
 
 from __future__ import annotations

@@ -105,7 +105,9 @@ class Decoded:
         return Lesson(data, len(data.steps), "cross", Look(), names())
 
 
-def decoded(model, source: str, strategy: str = "greedy", beam_size: int = 4, max_new_tokens: int | None = None) -> Decoded:
+def decoded(
+    model, source: str, strategy: str = "greedy", beam_size: int = 4, max_new_tokens: int | None = None
+) -> Decoded:
     """Decode `source` with `model` (a bundled name, a folder, a Hub id or a loaded pipeline) greedily or by beam
     search, as a lesson shows it."""
     pipeline = pipeline_of(model)

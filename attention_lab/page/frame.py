@@ -37,11 +37,24 @@ def build(
             laid[loop.id] = loop.layout(registry, default)
             with gr.Accordion("How to read this", open=False, elem_classes="lab-hide-presenting"):
                 gr.Markdown(WORDS_NOTE + "\n\n" + READINGS_NOTE, elem_classes="note")
-        with gr.Column(scale=6, min_width=300, elem_id="lab-views"), gr.Tabs(elem_id="lab-tabs"):
+        # Every tab in sight: the row wraps onto a second line (gradio's "wrap"), never into a "more" menu.
+        with (
+            gr.Column(scale=6, min_width=300, elem_id="lab-views"),
+            gr.Tabs(elem_id="lab-tabs", overflow_behavior="wrap"),
+        ):
             for tab in tabs:
-                with gr.Tab(tab.title, id=tab.id) as opened[tab.id]:
+                with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}") as opened[tab.id]:
                     for feature in tab.every():
                         laid[feature.id] = feature.layout(registry, default) if feature.layout else {}
     for own in laid.values():
         components.update(own)
     return components, state, opened, laid
+
+
+def grouped(groups: dict[str, str]) -> str:
+    """The tab row's groups as a stylesheet: a gap and a rule before each group's first tab, its heading as the
+    button's tooltip-free caption above it (hidden from assistive technology: the tabs keep their own names)."""
+    return "\n".join(
+        f'#tab-{first}-button {{ margin-left: 14px; }} #tab-{first}-button::before {{ content: "{heading}" / ""; }}'
+        for first, heading in groups.items()
+    )

@@ -140,5 +140,5 @@ TRAINING = Feature(
     store=Snapshots,
     ahead=ahead,
     messages=(Film,),
-    stylesheet=Path(__file__).with_name("snapshots.css"),
+    stylesheet=Path(__file__).with_name("training.css"),
 )

@@ -3,8 +3,8 @@ import {test} from "node:test";
 
 import {Decoding} from "../../attention_lab/assets/decoding.mjs";
 import {compareFigure} from "../../attention_lab/compare/compare.mjs";
-import {now} from "../../attention_lab/decoding/now.mjs";
-import {chartFigure} from "../../attention_lab/snapshots/film.mjs";
+import {now} from "../../attention_lab/decoding/looked_at.mjs";
+import {chartFigure} from "../../attention_lab/training/film.mjs";
 import {lensFigure} from "../../attention_lab/why/lens.mjs";
 import {summed, why} from "../../attention_lab/why/why.mjs";
 import {key, payload} from "./helpers.mjs";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {focusChoices, focusOf, percent} from "../../attention_lab/assets/look.mjs";
+import {focusChoices, focusOf, percent} from "../../attention_lab/assets/style.mjs";
 import {axisLabels, escapeToken, labelPx, MAX_LABEL, unique, wrapped} from "../../attention_lab/assets/labels.mjs";
 
 test("a focus label reads back as its 0-based layer and head; anything else is the mean", () => {

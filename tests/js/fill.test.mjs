@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {mount} from "../../attention_lab/page/ask.mjs";
+import {mount} from "../../attention_lab/page/fill.mjs";
 import {errors} from "./messages.mjs";
 
 /** The hidden component as gradio hands it over: its value set with `send`, the events it triggers kept. */
