@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from attention_lab.app import make_lab
+from attention_lab.attention import export
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.actions import BEAM_MODE
-from attention_lab.attention import export
 from attention_lab.heads import feature as heads_feature
 from attention_lab.messages import jsonable
 from attention_lab.models.examples import CURATED, example_for

@@ -18,9 +18,9 @@ import torch
 
 import attention_lab.adapters  # noqa: F401 - transformers encoder–decoders load through load_pretrained
 from attention_lab.app import endpoints, make_lab
+from attention_lab.attention import export
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
-from attention_lab.attention import export
 from attention_lab.models.registry import load_models
 from attention_lab.run.state import UserState
 from tests import hf_models

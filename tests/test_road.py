@@ -27,8 +27,8 @@ from attention_lab.controls import Controls
 from attention_lab.decoding.from_page import Road, read, road_config
 from attention_lab.decoding.messages import Key, message
 from attention_lab.messages import jsonable
-from attention_lab.page_copy import copies as page_copy
 from attention_lab.models.registry import Registry, load_models
+from attention_lab.page_copy import copies as page_copy
 from attention_lab.run.state import UserState, loop
 from attention_lab.tabs import LOOP
 from tests.node import NODE, needs_node
