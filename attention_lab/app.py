@@ -45,7 +45,7 @@ def launch_options(tabs: tuple[Feature, ...] = TABS) -> dict:
     return {
         "state_session_capacity": SESSION_CAPACITY,
         "css_paths": stylesheets(tabs),
-        "css": frame.grouped({first: heading for first, heading in GROUPS.items() if any(t.id == first for t in tabs)}),
+        "css": frame.grouped(tabs, GROUPS),
         "theme": theme,
     }
 
@@ -92,6 +92,7 @@ def build_demo(registry: Registry, tabs: tuple = TABS) -> gr.Blocks:
             if feature.wire is not None:
                 feature.wire(handed(feature, laid, publishers(tabs)), wiring)
         wire_tabs(wiring, opened)
+        frame.follow_links(components)
         wiring.on(demo.load, lab.decoding.run)  # the page opens on its first example, decoded
         for feature in features(tabs):
             for endpoint in feature.endpoints:

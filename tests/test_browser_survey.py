@@ -1,5 +1,5 @@
-"""In Chromium: the Heads tab shows the bundled model's survey over the corpus under this sentence's summary, and a
-click on one of its cells focuses that head, at 1400 and 390 px."""
+"""In Chromium: the Survey tab shows the bundled model's survey over the corpus, and a click on one of its cells
+focuses that head, at 1400 and 390 px."""
 
 import pytest
 
@@ -18,7 +18,7 @@ CELL_CENTRE = f"""([trace, block, layer, head]) => {{
           box.top + yaxis._offset + yaxis.l2p(layer)];
 }}"""
 
-# Every title, note and label of the Heads tab's figures, and the figure it lies outside of, if any.
+# Every title, note and label of the Heads and Survey tabs' figures, and the figure it lies outside of, if any.
 CUT = """() => [...document.querySelectorAll('#heads-summary .js-plotly-plot, #survey-view .js-plotly-plot')]
   .flatMap(gd => { const box = gd.getBoundingClientRect();
     return [...gd.querySelectorAll('.annotation, .gtitle, .xtick, .ytick')].map(t => t.getBoundingClientRect())
@@ -27,21 +27,20 @@ CUT = """() => [...document.querySelectorAll('#heads-summary .js-plotly-plot, #s
 
 
 @pytest.mark.parametrize("viewport", [WIDE, NARROW], ids=["1400px", "390px"])
-def test_the_corpus_survey_is_under_this_sentence_and_a_click_focuses_its_head(served_app, app_page, viewport):
+def test_the_survey_tab_shows_the_corpus_survey_and_a_click_focuses_its_head(served_app, app_page, viewport):
     from playwright.sync_api import expect
 
     page = app_page
     fresh(page, viewport)  # the module's shared page (conftest.py), as a newly opened one shows it
     run(page, first_example(served_app[1], "de-en"))
-    open_tab(page, "Heads")
+    open_tab(page, "Survey")
     page.wait_for_function(f"() => {{ const gd = ({SURVEY})(); return gd && gd.data && gd.data.length >= 4; }}")
-    page.settle()  # this sentence's summary is filled after the tab opens, and moves what lies below it
+    page.settle()
     title = page.evaluate(f"() => ({SURVEY})().layout.annotations.find(a => a.name === 'title').text")
     title = title.replace("<br>", " ")  # wrapped to the figure's width
     assert "over 1002 sentences (BLEU 11.01): de-en" in title  # checkpoints/de-en/survey.json
     names = page.evaluate(f"() => ({SURVEY})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
     assert names == ["entropy (nats)", "weight on special tokens", "offset of the top weight", "BLEU lost when ablated"]
-    expect(page.get_by_text("This sentence", exact=True)).to_be_visible()
     expect(page.get_by_text("Over the corpus", exact=True)).to_be_visible()
     assert page.evaluate(CUT) == [], "text cut off at a figure's edge"
     page.locator("#survey-view").scroll_into_view_if_needed()

@@ -13,6 +13,7 @@ import {mount as views} from "../core/views.mjs";
 import {install, KEYS} from "../assets/keys.mjs";
 import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
 import {LiveModel} from "../page_copy/model.mjs";
+import {asked, linkOf} from "../assets/address.mjs";
 import {Loop} from "../decoding/loop.mjs";
 
 const none = () => {};
@@ -106,7 +107,15 @@ export async function start(state, {ort, Tokenizer, bytes}) {
   reset.addEventListener("click", () => after(live.reset()));
   install(document, {step: () => after(live.step()), help: () => ui.say(KEYS.map(([k, what]) => `${k}: ${what}`).join(" · "))});
   ui.buttons.forEach((b) => (b.disabled = false));
-  await after(live.run()); // as the app opens: the example decoded, on the last word written
+  // a link's source (?source=...), as in the app; this page holds one model and the Attention tab
+  const wanted = asked(globalThis.location.search, {models: [state.config.name], tabs: ["attention"]});
+  if (wanted.source) ui.setSource(wanted.source);
+  const kept = () => {
+    const link = linkOf(globalThis.location.href, {model: state.config.name, source: ui.source()});
+    if (wanted.model || wanted.source || wanted.tab) globalThis.history.replaceState(null, "", link);
+  };
+  await after(live.run().then(kept)); // as the app opens: the example (or the link's source) decoded, on the last word
+  if (wanted.problems.length) ui.say(wanted.problems.join(" "), true);
   performance.mark("live:example");
   window.attentionLabLive = live; // for a person at the console and the tests
   return live;

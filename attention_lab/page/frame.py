@@ -3,6 +3,7 @@ the tab table. At a phone's width the columns stack."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import gradio as gr
@@ -17,6 +18,9 @@ from ..run.state import UserState
 
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 STYLESHEET = Path(__file__).with_name("frame.css")  # the header, the columns, presenter mode
+ONE_ROW_PX = (
+    1700  # a window at least this wide holds every tab on one line (the tab row: about 0.58 of it, the tabs 945 px)
+)
 
 
 def build(
@@ -27,6 +31,8 @@ def build(
     components = {
         "header": drawn("page/header.mjs", "lab-header", value=jsonable(names())),  # the names, sent once
         "ask": drawn("page/fill.mjs", "lab-ask", events=("fill",)),  # asks for what the views still wait for
+        # a link's tab, model and source (?tab=...&model=...&source=...), followed as the page opens; the address kept
+        "address": drawn("assets/address.mjs", "lab-address", value=known(registry, tabs), events=("open",)),
     }
     if registry.errors:
         gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
@@ -51,10 +57,43 @@ def build(
     return components, state, opened, laid
 
 
-def grouped(groups: dict[str, str]) -> str:
-    """The tab row's groups as a stylesheet: a gap and a rule before each group's first tab, its heading as the
-    button's tooltip-free caption above it (hidden from assistive technology: the tabs keep their own names)."""
-    return "\n".join(
-        f'#tab-{first}-button {{ margin-left: 14px; }} #tab-{first}-button::before {{ content: "{heading}" / ""; }}'
-        for first, heading in groups.items()
+def known(registry: Registry, tabs: tuple[Feature, ...]) -> dict:
+    """What a link may ask for (assets/address.mjs): the models and the tabs' ids."""
+    return {"models": list(registry.names), "tabs": [tab.id for tab in tabs]}
+
+
+def follow_links(components: dict) -> None:
+    """A link's model and source, written into Model and Source by the page itself (no request), which then presses
+    Run as a person would (assets/address.mjs)."""
+    components["address"].open(
+        None,
+        None,
+        [components["model"], components["source"]],
+        js="() => window.attentionLabAddress.opened()",
+        queue=False,
+        show_progress="hidden",
     )
+
+
+def grouped(tabs: tuple[Feature, ...], groups: dict[str, str], one_row_px: int = ONE_ROW_PX) -> str:
+    """The tab row's groups as a stylesheet: a gap before each group's first tab with the group's heading as a small
+    caption over it (hidden from assistive technology, where the tabs keep their own names), and, where the row is
+    narrower than `one_row_px` (a window's width: gradio's stylesheets keep media queries, not container queries), a
+    line break between the first half of the groups and the second, so that a group
+    is not cut in two."""
+    rules, group, firsts = [], 0, [tab.id for tab in tabs if tab.id in groups]
+    for tab in tabs:
+        if tab.id in groups:
+            group += 1
+            caption = json.dumps(groups[tab.id])
+            rules.append(f"#tab-{tab.id}-button::before {{ content: {caption} / ''; }}")
+            if group > 1:
+                rules.append(f"#tab-{tab.id}-button {{ margin-left: 14px; }}")
+        rules.append(f"#tab-{tab.id}-button {{ order: {2 * group}; }}")
+    if len(firsts) > 1:
+        split = 2 * (len(firsts) // 2) + 1  # after the first half of the groups
+        rules.append(
+            f"@media (max-width: {one_row_px}px) {{ #lab-tabs [role='tablist']::before "
+            f"{{ content: ''; order: {split}; flex-basis: 100%; height: 0; position: static; }} }}"
+        )
+    return "\n".join(rules)

@@ -1,5 +1,6 @@
-// The page's header: its name, a hint that keys exist (? lists them), and presenter mode, which shows only the step
-// loop and the views in large type for a projector. ?presenter in the address starts in it.
+// The page's header: its name, a hint that keys exist (? lists them), the link of what the page shows (the address,
+// copied: assets/address.mjs keeps it), and presenter mode, which shows only the step loop and the views in large type
+// for a projector. ?presenter in the address starts in it.
 
 import {el, openAttentionTab, root} from "../assets/dom.mjs";
 import {BUTTON_HINTS, KEYS, install} from "../assets/keys.mjs";
@@ -16,6 +17,21 @@ function keysList() {
   dialog.hidden = true;
   dialog.append(el("b", "", "Keys (with no text box focused; inside a Space, click the app first)"), list);
   return dialog;
+}
+
+/** Copy the link of what the page shows, and say so on the button for a moment (where the browser lets the page
+ * write to the clipboard; else the address bar holds the same link). */
+async function copyLink(button) {
+  const link = globalThis.attentionLabAddress ? globalThis.attentionLabAddress.keepAddress() : globalThis.location.href;
+  let said = "Link in the address bar";
+  try {
+    await globalThis.navigator.clipboard.writeText(link);
+    said = "Link copied";
+  } catch {
+    // no clipboard here (a page not served over https or localhost): the address bar has it
+  }
+  button.textContent = said;
+  setTimeout(() => (button.textContent = "Link"), 2000);
 }
 
 /** Presenter mode on or off: the class on the page, the toggle, and the address (so that a link keeps it). */
@@ -36,12 +52,15 @@ export function mount({element, props}) {
   const hint = Object.assign(el("button", "keys-hint", "Keys: ← → step · ↑ ↓ head · 1 2 3 kind · ? all"), {type: "button"});
   const toggle = Object.assign(el("button", "presenter-toggle", "Presenter mode"), {type: "button"});
   toggle.title = "Large type, only the step loop and the views (or add ?presenter to the address)";
+  const link = Object.assign(el("button", "lab-link", "Link"), {type: "button"});
+  link.title = "Copy the link of this page: the tab, the model and the source (?tab=…&model=…&source=…)";
+  link.addEventListener("click", () => copyLink(link));
   const dialog = keysList();
   const title = el("div", "lab-title");
   title.append(el("span", "lab-name", "Attention Lab"), el("span", "lab-subtitle",
     "Step through an encoder–decoder Transformer's decoding and see where every head looks."));
   const tools = el("div", "lab-tools");
-  tools.append(hint, toggle);
+  tools.append(hint, link, toggle);
   box.replaceChildren(title, tools, dialog);
   const help = () => { dialog.hidden = !dialog.hidden; };
   hint.addEventListener("click", help);
