@@ -21,7 +21,7 @@ from pathlib import Path
 from .feature import DECODE, HEAVY, Endpoint, Feature
 from .messages import json_schema
 from .schema import kept
-from .tabs import TABS, features
+from .tabs import LOOP, TABS, features
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "api.md"
 WIDE = 100  # a shape longer than this on one line is written one field a line
@@ -137,6 +137,14 @@ def answer(endpoint: Endpoint) -> str:
     return written(shape(schema, schema.get("$defs", {})))
 
 
+def where(feature: Feature) -> str:
+    """The tab (or the step loop) whose feature declares an endpoint, linked to its section of docs/tabs.md: an
+    endpoint named otherwise than its tab (/score, /compare_models) says there which tab it belongs to."""
+    if feature.id == LOOP.id:
+        return "the step loop ([tabs.md](tabs.md#the-step-loop))"
+    return f"the {feature.title} tab ([tabs.md](tabs.md#{feature.id.replace('_', '-')}))"
+
+
 def section(endpoint: Endpoint, feature: Feature) -> str:
     limits = endpoint.limits
     new = "the model's own" if limits.new is None else f"{limits.new}"
@@ -148,7 +156,7 @@ def section(endpoint: Endpoint, feature: Feature) -> str:
         "",
         f"- **Inputs:** {', '.join(inputs(endpoint)) or 'none'}.",
         f"- **Limits:** at most {limits.source} source tokens and {new} new tokens. **Lane:** {endpoint.lane}.",
-        f"- **Declared by:** the `{feature.id}` feature (`{endpoint.fn.__module__}`).",
+        f"- **Declared by:** {where(feature)} (`{endpoint.fn.__module__}`).",
         "",
         *([details, ""] if details else []),
         f"Answer (`{getattr(endpoint.returns, '__name__', 'str')}`):",
