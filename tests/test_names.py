@@ -22,7 +22,7 @@ def folder_of(feature: Feature) -> str:
 
 def sections(page: Path) -> dict[str, str]:
     """Each `## ` section of a page, by its heading's anchor: its text up to the next one."""
-    parts = re.split(r"^## (.+)$", page.read_text(encoding="utf-8"), flags=re.M)
+    parts = re.split(r"^## (.+)$", page.read_text(encoding="utf-8"), flags=re.MULTILINE)
     return {slug(heading): body for heading, body in zip(parts[1::2], parts[2::2], strict=True)}
 
 

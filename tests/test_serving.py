@@ -3,6 +3,7 @@ work runs in its own lane of the queue, so that it never keeps a Step or a /tran
 
 from __future__ import annotations
 
+import inspect
 import re
 from dataclasses import replace
 
@@ -13,17 +14,43 @@ from attention_lab.checks import InputError
 from attention_lab.decoding.events import READ_OPTIONS, TAKE_PROPOSED, WRITE
 from attention_lab.feature import DECODE, HEAVY, Limits
 from attention_lab.models.registry import Registry
+from attention_lab.page.frame import OPEN_LINK
 from attention_lab.serving.api import documentation
 from attention_lab.tabs import features
 from tests.conftest import tiny_pipelines
 
-CALLS = {  # endpoint -> its call with a source `text`
-    "translate": lambda api, text: api.translate("de-en", text),
-    "attention": lambda api, text: api.attention("de-en", text),
-    "heads": lambda api, text: api.heads("de-en", text),
-    "ablate": lambda api, text: api.ablate("de-en", text, ["cross:1:*"]),
-    "edit": lambda api, text: api.edit("de-en", text, 1, 1, ["cross:*:*"]),
+SAMPLES = {  # an argument for each required parameter an endpoint declares, beyond its model and its source
+    "prefix": ["a"],
+    "method": "occlusion",
+    "step": 1,
+    "alternative": "a",
+    "heads": ["cross:1:*"],
+    "position": 1,
+    "translation": "a a",
+    "corrupted": None,  # the source itself (its cap is the source's)
 }
+MODELS = ("model", "model_a", "model_b")
+SOURCES = ("text", "clean", "source")
+DECLARED = [endpoint for feature in features() for endpoint in feature.endpoints]
+# each endpoint as a test case; /training loads the bundled model's ten snapshots (seconds): in the whole suite
+CASES = [pytest.param(e, id=e.name, marks=[pytest.mark.slow] if e.name == "training" else []) for e in DECLARED]
+
+
+def call(api, endpoint, text: str, model: str = "de-en"):
+    """`endpoint` called through the API with `text` as its source (and as every other text it takes), `model` as
+    its model(s), and SAMPLES for its other required parameters: derived from its declaration, as docs/api.md is."""
+    arguments = []
+    for parameter in list(inspect.signature(endpoint.fn).parameters.values())[1:]:  # the request is the server's
+        if parameter.name in MODELS:
+            arguments.append(model)
+        elif parameter.name in SOURCES or (parameter.name in SAMPLES and SAMPLES[parameter.name] is None):
+            arguments.append(text)
+        elif parameter.default is not inspect.Parameter.empty:
+            break  # the rest take their defaults
+        else:
+            assert parameter.name in SAMPLES, f"/{endpoint.name}: add a sample of {parameter.name!r} to SAMPLES"
+            arguments.append(SAMPLES[parameter.name])
+    return api(endpoint.name, *arguments)
 
 
 @pytest.fixture(scope="module")
@@ -39,26 +66,29 @@ def limited(api, endpoint: str, monkeypatch, **limits) -> None:
     )
 
 
-def words(api, n_tokens: int) -> str:
-    """A de-en source of exactly `n_tokens` tokens (its end-of-sentence token included)."""
-    tokenizer = api.shared.registry.entry("de-en").pipeline.tokenizer
-    text = "a"
+def words(api, n_tokens: int, model: str = "de-en") -> str:
+    """A source of exactly `n_tokens` tokens for `model` (its end-of-sentence token included)."""
+    tokenizer = api.shared.registry.entry(model).pipeline.tokenizer
+    text, more = "a", " a" if model == "de-en" else "a"
     while len(tokenizer.encode(text)) < n_tokens:
-        text += " a"
+        text += more
     assert len(tokenizer.encode(text)) == n_tokens
     return text
 
 
-@pytest.mark.parametrize("endpoint", list(CALLS))
-def test_each_endpoint_takes_its_cap_and_refuses_more_with_a_message(api, endpoint, monkeypatch):
+@pytest.mark.parametrize("endpoint", CASES)
+def test_each_endpoint_takes_its_cap_and_refuses_more_with_a_message(api, endpoint, monkeypatch, request):
     most = 12  # the tiny model reads 24 tokens: a cap below it, as the real caps are below a real model's
-    limited(api, endpoint, monkeypatch, source=most)
-    CALLS[endpoint](api, words(api, most))  # answers
+    model = "de-en"
+    if endpoint.name == "training":  # it needs a model with training snapshots: the bundled reversal model's
+        api, model = endpoints(make_lab(request.getfixturevalue("bundled"))), "reverse"
+    limited(api, endpoint.name, monkeypatch, source=most)
+    call(api, api.by_name[endpoint.name], words(api, most, model), model)  # answers
     with pytest.raises(InputError) as refused:
-        CALLS[endpoint](api, words(api, most + 1))
+        call(api, api.by_name[endpoint.name], words(api, most + 1, model), model)
     message = str(refused.value)
     assert message == (
-        f"The source is {most + 1} tokens; /{endpoint} takes at most {most} (its cost grows with the length). "
+        f"The source is {most + 1} tokens; /{endpoint.name} takes at most {most} (its cost grows with the length). "
         "Send a shorter text."
     )
 
@@ -102,9 +132,9 @@ def test_heavy_work_has_its_own_lane_and_looking_never_reaches_the_server():
     labels = {getattr(block, "label", None) for block in demo.blocks.values()}
     assert not labels & {"Show step", "Focus head", "Merge pieces into words", "Colour scale", "Reading", "Snapshot"}
     browser_only = sorted(fn.js or "" for fn in demo.fns.values() if fn.fn is None)
-    # the page's own step loop reading the decoding options and writing its outputs, the examples menu's, and a model
-    # switch's example taken only if nothing was typed
-    assert len(browser_only) == 4
-    assert browser_only[0] == WRITE and browser_only[1] == READ_OPTIONS
-    assert re.search(r"JSON\.parse\(example\)", browser_only[2]) and browser_only[3] == TAKE_PROPOSED
+    # the page's own step loop reading the decoding options and writing its outputs, the examples menu's, a model
+    # switch's example taken only if nothing was typed, and a link's model and source written in
+    assert len(browser_only) == 5
+    assert browser_only[0] == OPEN_LINK and browser_only[1] == WRITE and browser_only[2] == READ_OPTIONS
+    assert re.search(r"JSON\.parse\(example\)", browser_only[3]) and browser_only[4] == TAKE_PROPOSED
     assert not any(isinstance(block, (gr.Plot, gr.Timer, gr.JSON)) for block in demo.blocks.values())

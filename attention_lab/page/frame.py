@@ -18,9 +18,9 @@ from ..run.state import UserState
 
 STATE_TTL_S = 3600  # an idle session's decoding is dropped after an hour
 STYLESHEET = Path(__file__).with_name("frame.css")  # the header, the columns, presenter mode
-ONE_ROW_PX = (
-    1700  # a window at least this wide holds every tab on one line (the tab row: about 0.58 of it, the tabs 945 px)
-)
+OPEN_LINK = "() => window.attentionLabAddress.opened()"  # a link's model and source, written by the page itself
+# a window at least this wide holds every tab on one line (the tab row: about 0.58 of it; the tabs need 945 px)
+ONE_ROW_PX = 1700
 
 
 def build(
@@ -69,7 +69,7 @@ def follow_links(components: dict) -> None:
         None,
         None,
         [components["model"], components["source"]],
-        js="() => window.attentionLabAddress.opened()",
+        js=OPEN_LINK,
         queue=False,
         show_progress="hidden",
     )
