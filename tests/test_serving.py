@@ -36,20 +36,20 @@ DECLARED = [endpoint for feature in features() for endpoint in feature.endpoints
 CASES = [pytest.param(e, id=e.name, marks=[pytest.mark.slow] if e.name == "training" else []) for e in DECLARED]
 
 
-def call(api, endpoint, text: str, model: str = "de-en"):
+def call(api, endpoint, text: str, model: str = "de-en", samples: dict = SAMPLES):
     """`endpoint` called through the API with `text` as its source (and as every other text it takes), `model` as
     its model(s), and SAMPLES for its other required parameters: derived from its declaration, as docs/api.md is."""
     arguments = []
     for parameter in list(inspect.signature(endpoint.fn).parameters.values())[1:]:  # the request is the server's
         if parameter.name in MODELS:
             arguments.append(model)
-        elif parameter.name in SOURCES or (parameter.name in SAMPLES and SAMPLES[parameter.name] is None):
+        elif parameter.name in SOURCES or (parameter.name in samples and samples[parameter.name] is None):
             arguments.append(text)
         elif parameter.default is not inspect.Parameter.empty:
             break  # the rest take their defaults
         else:
-            assert parameter.name in SAMPLES, f"/{endpoint.name}: add a sample of {parameter.name!r} to SAMPLES"
-            arguments.append(SAMPLES[parameter.name])
+            assert parameter.name in samples, f"/{endpoint.name}: add a sample of {parameter.name!r} to SAMPLES"
+            arguments.append(samples[parameter.name])
     return api(endpoint.name, *arguments)
 
 
@@ -93,10 +93,18 @@ def test_each_endpoint_takes_its_cap_and_refuses_more_with_a_message(api, endpoi
     )
 
 
-def test_each_endpoint_decodes_at_most_its_new_tokens(api, monkeypatch):
-    record = api.attention("de-en", "Das ist ein Haus.")
-    limited(api, "attention", monkeypatch, new=3)
-    assert len(api.attention("de-en", "Das ist ein Haus.")["steps"]) == 3 < len(record["steps"])
+@pytest.mark.parametrize("endpoint", [case for case in CASES if case.values[0].limits.new is not None])
+def test_each_endpoint_decodes_at_most_its_new_tokens(api, endpoint, monkeypatch):
+    from attention_lab.request import Request
+
+    assert len(api.attention("de-en", "Das ist ein Haus.")["steps"]) > 3  # the tiny model writes more when let
+    made = []
+    run = Request.run
+    monkeypatch.setattr(Request, "run", lambda self, *args: made.append(run(self, *args)) or made[-1])
+    limited(api, endpoint.name, monkeypatch, new=3)
+    call(api, api.by_name[endpoint.name], "Das ist ein Haus.", samples={**SAMPLES, "translation": ""})  # its own
+    assert made, f"/{endpoint.name} decoded nothing through its request's run"
+    assert all(made_run.max_len <= 3 for made_run in made) and all(len(r.session.steps) <= 3 for r in made)
 
 
 def test_the_caps_are_stated_where_the_api_is_documented():
