@@ -2,12 +2,13 @@
 the tab table is a visible tab of the row (role tab, in the page's width), none behind a "more" menu, so that one tap
 opens it; each stays a tab for assistive technology (aria-selected, the tabpanel it controls). A link opens the lab
 on a tab (?tab=ID, each tab of the table), and on a model and a source decoded (?tab=&model=&source=); the address
-then follows what the page shows, and a link that asks for what is not here says so in one line."""
+then follows the tab and the model, the page's link has the source too, and a link that asks for what is not here says
+so in one line."""
 
 import pytest
 
 from attention_lab.tabs import TABS
-from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, fresh, opening, ready, shot
+from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, fresh, opening, ready, run, shot
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +69,11 @@ def test_a_link_opens_a_tab_with_a_model_and_a_source_decoded_and_the_address_fo
     page.locator("#lab-tabs button[data-tab-id=why]").click()
     page.wait_for_function("() => new URL(location.href).searchParams.get('tab') === 'why'", timeout=WAIT_MS)
     address = page.evaluate("() => Object.fromEntries(new URL(location.href).searchParams)")
-    assert address == {"road": "server", "tab": "why", "model": "reverse", "source": "abcd"}
+    assert address == {"road": "server", "tab": "why", "model": "reverse", "source": "abcd"}  # still the link's
+    run(page, "xyz1")  # another source: the address drops the link's (it keeps no source of its own) ...
+    page.wait_for_function("() => !new URL(location.href).searchParams.has('source')", timeout=WAIT_MS)
+    link = page.evaluate("() => Object.fromEntries(new URL(window.attentionLabAddress.link()).searchParams)")
+    assert link == {"road": "server", "tab": "why", "model": "reverse", "source": "xyz1"}  # ... the link has it
 
 
 def test_a_link_to_what_is_not_here_says_so_in_one_line_and_opens_the_rest(served_app, browser):

@@ -1,9 +1,9 @@
 """A feature owns what it adds: a throwaway feature folder (a tab with a button, a control and a view, one endpoint, a
-stylesheet, a state type, a page message) and its line in the tab table, in a copy of the project, and nothing else
-edited: the app served from the copy has the tab on its page, the endpoint in its API with its limits and lane, the
+stylesheet, a state type, a page message), its two lines of the tab table (the import and its place) and its section
+of docs/tabs.md, in a copy of the project, and nothing else edited but the API page its generator writes: the app served from the copy has the tab on its page, the endpoint in its API with its limits and lane, the
 stylesheet on its page, the message in its schema, its control sent by every decoding event, and the feature's state
-kept apart from every other feature's; and the project's own checks (CHECKS: the structure, the API, the load
-benchmark's controls), run on the copy, pass as they are."""
+kept apart from every other feature's; and the project's own checks (CHECKS: the structure, the names, the API, the
+load benchmark's controls, the docs), run on the copy, pass as they are."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from typing import Literal
 import gradio as gr
 
 from ..assets.components import drawn
-from ..decoding.request import Request
+from ..request import Request
 from ..feature import DATA, HEAVY, Endpoint, Feature, Limits, Output, Screen
 
 
@@ -147,9 +147,11 @@ def test_a_script_sends_the_notes_control_by_name(served_app):
     assert buttons(client).values["notes_loud"] is False
     assert Request("run", "reverse", "abc").call(client, notes_loud=True)["output"] == "cba"
 """
+NOTES_SECTION = "\n## Notes\n\nHow often Press me was pressed; `/length` counts a source's tokens.\n"
 # The project's own checks, run on the copy as they are (a pytest node id each).
 CHECKS = (
     "tests/test_structure.py",
+    "tests/test_names.py",  # its folder, id, section of the guide and endpoint
     "tests/test_api.py::test_the_api_page_documents_the_api_endpoints_only",
     "tests/test_api.py::test_the_load_test_sends_every_control_by_name",  # the load benchmark's controls
     "tests/test_docs.py::test_the_api_page_is_the_declarations_own",  # docs/api.md, as its generator writes it
@@ -180,6 +182,8 @@ def added(copy: Path) -> None:
         "from .heads.feature import HEADS\n", "from .heads.feature import HEADS\nfrom .notes.feature import NOTES\n"
     )
     tabs.write_text(text.replace(",\n)\n", ",\n    NOTES,\n)\n", 1), encoding="utf-8")  # the table's last line
+    guide = copy / "docs" / "tabs.md"  # its section of the guide, headed by its title (tests/test_names.py)
+    guide.write_text(guide.read_text(encoding="utf-8") + NOTES_SECTION, encoding="utf-8")
 
 
 def edits(original: Path, copy: Path) -> list[str]:
@@ -201,7 +205,7 @@ def edits(original: Path, copy: Path) -> list[str]:
     return changed
 
 
-def test_a_new_feature_is_a_folder_and_its_line_in_the_table(tmp_path):
+def test_a_new_tab_is_a_folder_two_lines_of_the_table_and_a_section_of_the_guide(tmp_path):
     copy = tmp_path / "repo"
     copied(REPO, copy)
     added(copy)
@@ -212,6 +216,10 @@ def test_a_new_feature_is_a_folder_and_its_line_in_the_table(tmp_path):
         "new: attention_lab/notes/notes.mjs",
         "attention_lab/tabs.py: +from .notes.feature import NOTES",
         "attention_lab/tabs.py: +    NOTES,",
+        "docs/tabs.md: +",
+        "docs/tabs.md: +## Notes",
+        "docs/tabs.md: +",
+        "docs/tabs.md: +How often Press me was pressed; `/length` counts a source's tokens.",
     ]
     (copy / "tests" / "test_notes_added.py").write_text(NOTES_TEST)
     env = {**os.environ, "PYTHONPATH": str(copy), "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"}

@@ -1,6 +1,6 @@
 // The page's address: a link opens the lab on a tab, with a model and a source decoded
-// (?tab=flow&model=de-en&source=Das+ist+ein+Haus.), and the address bar keeps what the page shows (the open tab, the
-// model, the source of the decoding shown), so that the address, or the Link button in the header, shares it.
+// (?tab=flow&model=de-en&source=Das+ist+ein+Haus.); the address bar keeps the open tab and the model, and the Link
+// button in the header copies the link of what the page shows, its source included.
 // The app opens on its first example; a link then does what a person would: picks the model, types the source,
 // presses Run and opens the tab. The live page (export/live.mjs) reads the same address.
 
@@ -48,9 +48,18 @@ export function showing() {
   return {tab: openTabId(), model: modelValue(), source: sourceBox()?.value ?? null};
 }
 
-/** Keep the address bar on what the page shows (no new history entry: Back leaves the lab). */
+/** The link of what the page shows: this address with its tab, model and source. */
+export function link() {
+  return linkOf(globalThis.location.href, showing());
+}
+
+/** Keep the address bar on what the page shows, without its source: the tab and the model, and a link's source only
+ * while it is still the page's (gradio sends the address with every request; the source goes out in the link alone).
+ * No new history entry: Back leaves the lab. */
 export function keepAddress() {
-  const now = linkOf(globalThis.location.href, showing());
+  const shown = showing();
+  const asked = new URLSearchParams(globalThis.location.search).get("source");
+  const now = linkOf(globalThis.location.href, {...shown, source: asked === shown.source ? asked : null});
   if (now !== globalThis.location.href) globalThis.history.replaceState(null, "", now);
   return now;
 }
@@ -101,7 +110,7 @@ export function mount({element, props, trigger}) {
   box.replaceChildren(...(wanted.problems.length ? [el("div", "lab-address-problem", wanted.problems.join(" "))] : []));
   // `go`: follow another address in this page, as if it had been opened (the tests, a script at the console)
   const go = (search) => follow(asked(search, known), trigger);
-  globalThis.attentionLabAddress = {opened, showing, keepAddress, go};
+  globalThis.attentionLabAddress = {opened, showing, keepAddress, link, go};
   const follows = wanted.tab || wanted.model || wanted.source ? follow(wanted, trigger) : Promise.resolve();
   follows.catch((err) => box.append(el("div", "lab-address-problem", `The link could not be followed: ${err.message}`)))
     .finally(() => {

@@ -1,5 +1,5 @@
-// The page's header: its name, a hint that keys exist (? lists them), the link of what the page shows (the address,
-// copied: assets/address.mjs keeps it), and presenter mode, which shows only the step loop and the views in large type
+// The page's header: its name, a hint that keys exist (? lists them), the link of what the page shows (copied, from
+// assets/address.mjs), and presenter mode, which shows only the step loop and the views in large type
 // for a projector. ?presenter in the address starts in it.
 
 import {el, openAttentionTab, root} from "../assets/dom.mjs";
@@ -22,13 +22,14 @@ function keysList() {
 /** Copy the link of what the page shows, and say so on the button for a moment (where the browser lets the page
  * write to the clipboard; else the address bar holds the same link). */
 async function copyLink(button) {
-  const link = globalThis.attentionLabAddress ? globalThis.attentionLabAddress.keepAddress() : globalThis.location.href;
+  const address = globalThis.attentionLabAddress;
+  const link = address ? address.link() : globalThis.location.href;
   let said = "Link in the address bar";
   try {
     await globalThis.navigator.clipboard.writeText(link);
     said = "Link copied";
   } catch {
-    // no clipboard here (a page not served over https or localhost): the address bar has it
+    globalThis.history.replaceState(null, "", link); // no clipboard here (not https or localhost): the address has it
   }
   button.textContent = said;
   setTimeout(() => (button.textContent = "Link"), 2000);
