@@ -67,6 +67,25 @@ def test_pickled_weights_are_refused_and_never_read(marian, tmp_path, monkeypatc
         load_pretrained(str(folder))
 
 
+def test_a_family_the_adapter_cannot_read_is_refused_in_one_line(marian, tmp_path):
+    """LED is an encoder–decoder of transformers' whose attention modules the adapter does not know: a one-line
+    refusal (which the app reports on its page), not an AttributeError that stops the app."""
+    from transformers import LEDConfig, LEDForConditionalGeneration
+
+    sizes = {"d_model": 16, "encoder_layers": 1, "decoder_layers": 1, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32}
+    heads = {"encoder_attention_heads": 2, "decoder_attention_heads": 2, "attention_window": [4]}
+    config = LEDConfig(vocab_size=64, max_encoder_position_embeddings=64, max_decoder_position_embeddings=64)
+    config.update({**sizes, **heads})
+    folder = tmp_path / "led"
+    LEDForConditionalGeneration(config).save_pretrained(folder)
+    for part in marian.iterdir():  # a tokenizer beside it, so that only its layout is in question
+        if part.name not in ("config.json", "generation_config.json", "model.safetensors"):
+            shutil.copy(part, folder / part.name)
+    with pytest.raises(CheckpointError, match="led: the adapter cannot read this family's layout") as refused:
+        load_pretrained(str(folder))
+    assert "\n" not in str(refused.value)
+
+
 def test_remote_code_is_never_run(tmp_path):
     folder = tmp_path / "remote"
     folder.mkdir()

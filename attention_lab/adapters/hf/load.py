@@ -120,7 +120,7 @@ def load(folder: Path, name: str):
         raise CheckpointError(f"{name}: has no tokenizer (no tokenizer files next to config.json)")
     # the tokenizer's markers count as special (BART's <s>, a language code), never <unk>: it stands for text
     markers = [i for i in tokenizer.all_special_ids if i != tokenizer.unk_token_id]
-    model = HFSeq2Seq(hf, name, special_ids=markers)
+    model = _guarded(name, "layout", lambda: HFSeq2Seq(hf, name, special_ids=markers))
     return model, TransformersTokenizer(tokenizer, model.config)
 
 
@@ -134,6 +134,8 @@ def _guarded(name: str, what: str, load):
         text = error_line(err)
         if what == "tokenizer":
             raise CheckpointError(f"{name}: has no usable tokenizer ({text})") from err
+        if what == "layout":  # a family whose modules the adapter cannot read (docs/adapters.md: adding one)
+            raise CheckpointError(f"{name}: the adapter cannot read this family's layout ({text})") from err
         raise CheckpointError(f"{name}: its {what} could not be loaded by transformers ({text})") from err
 
 
