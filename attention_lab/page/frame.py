@@ -21,6 +21,7 @@ STYLESHEET = Path(__file__).with_name("frame.css")  # the header, the columns, p
 OPEN_LINK = "() => window.attentionLabAddress.opened()"  # a link's model and source, written by the page itself
 # a window at least this wide holds every tab on one line (the tab row: about 0.58 of it; the tabs need 945 px)
 ONE_ROW_PX = 1700
+PHONE_PX = 640  # at most this wide, the tab row is a line per group
 
 
 def build(
@@ -76,24 +77,35 @@ def follow_links(components: dict) -> None:
 
 
 def grouped(tabs: tuple[Feature, ...], groups: dict[str, str], one_row_px: int = ONE_ROW_PX) -> str:
-    """The tab row's groups as a stylesheet: a gap before each group's first tab with the group's heading as a small
-    caption over it (hidden from assistive technology, where the tabs keep their own names), and, where the row is
-    narrower than `one_row_px` (a window's width: gradio's stylesheets keep media queries, not container queries), a
-    line break between the first half of the groups and the second, so that a group
-    is not cut in two."""
-    rules, group, firsts = [], 0, [tab.id for tab in tabs if tab.id in groups]
+    """The tab row's groups as a stylesheet (gradio's keeps media queries, not container queries): a gap before each
+    group's first tab with the group's heading as a small caption over it (hidden from assistive technology, where
+    the tabs keep their own names); in a window narrower than `one_row_px`, a line break between the first half of
+    the groups and the second; at a phone's width, a line per group (a grid as wide as the largest group), so that
+    no group is cut in two or runs on under another's caption."""
+    rules, group, sizes = [], 0, []
     for tab in tabs:
         if tab.id in groups:
             group += 1
+            sizes.append(0)
             caption = json.dumps(groups[tab.id])
             rules.append(f"#tab-{tab.id}-button::before {{ content: {caption} / ''; }}")
             if group > 1:
                 rules.append(f"#tab-{tab.id}-button {{ margin-left: 14px; }}")
+        if sizes:  # a tab before the first group's belongs to none
+            sizes[-1] += 1
         rules.append(f"#tab-{tab.id}-button {{ order: {2 * group}; }}")
-    if len(firsts) > 1:
-        split = 2 * (len(firsts) // 2) + 1  # after the first half of the groups
+    if len(sizes) > 1:
+        split = 2 * (len(sizes) // 2) + 1  # after the first half of the groups
         rules.append(
             f"@media (max-width: {one_row_px}px) {{ #lab-tabs [role='tablist']::before "
             f"{{ content: ''; order: {split}; flex-basis: 100%; height: 0; position: static; }} }}"
+        )
+        firsts = ", ".join(f"#tab-{first}-button" for first in groups if any(tab.id == first for tab in tabs))
+        rules.append(
+            f"@media (max-width: {PHONE_PX}px) {{ #lab-tabs [role='tablist'] {{ display: grid; row-gap: 20px; "
+            f"grid-template-columns: repeat({max(sizes)}, minmax(0, 1fr)); }} "
+            f"#lab-tabs [role='tablist']::before {{ display: none; }} "
+            f"#lab-tabs button[role='tab'] {{ padding-left: 4px; padding-right: 4px; }} "
+            f"{firsts} {{ grid-column-start: 1; margin-left: 0; }} }}"
         )
     return "\n".join(rules)
