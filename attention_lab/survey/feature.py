@@ -1,5 +1,4 @@
-"""The Heads tab's "over the corpus": a saved survey of the model under the summary of this sentence, with the same
-click-to-focus. The survey is the one the user chose for the model, else the survey.json in its folder."""
+"""The Survey tab: a saved survey of the model over a corpus ("Over the corpus"), with the Heads tab's click-to-focus. The survey is the one the user chose for the model, else the survey.json in its folder."""
 
 from __future__ import annotations
 
