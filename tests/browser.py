@@ -125,9 +125,11 @@ def focus_x_is(page, labels: list[str]) -> None:
 
 
 def watch_requests(page) -> list[str]:
-    """Every request the page sends from now on."""
+    """Every request the page sends to the app's server from now on: its API and its files (/gradio_api/...), where
+    anything the page asks of the server goes. Not the page's own address, which gradio's client may fetch again to
+    read the app's config (seen once under a full run's load, with no event behind it)."""
     sent: list[str] = []
-    page.on("request", lambda request: sent.append(request.url))
+    page.on("request", lambda request: sent.append(request.url) if "/gradio_api/" in request.url else None)
     return sent
 
 

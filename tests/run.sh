@@ -36,6 +36,4 @@ export GRADIO_ANALYTICS_ENABLED=False HF_HUB_DISABLE_TELEMETRY=1
 # One worker per core, each with one torch thread: two workers of two threads on two cores spin against each other
 # (the fast loop took 190 s that way, 53 s this way, 83 s in one process).
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-# Work stealing: a worker that runs out takes tests still queued for the other, so a few long tests (a pip install, a
-# training run) do not leave one core idle at the end.
-exec python3 -m pytest -n auto --dist worksteal "$@"
+exec python3 -m pytest -n auto "$@"
