@@ -9,6 +9,7 @@ import {page, watch} from "./store.mjs";
 
 export const PARAMS = ["tab", "model", "source"];
 const WAIT_MS = 30000;
+let opening = null; // the model and source a link asks for, until the page has written them (opened)
 
 /** What an address asks for, checked against what the page has (`known`: {models, tabs}): {tab, model, source}
  * (null where it asks for nothing or for what is not here) and one line per thing it asked for in vain. */
@@ -96,7 +97,6 @@ async function follow(wanted, trigger) {
   if (wanted.tab) openTab(wanted.tab);
 }
 
-let opening = null;
 
 /** The model and source a link asks for, for the component's "open" listener (attention_lab.page.frame). */
 export function opened() {

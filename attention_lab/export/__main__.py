@@ -15,7 +15,7 @@ from transformer.checkpoint import CheckpointError, error_line
 
 from ..checks import InputError
 from . import live
-from .lesson import decoded, page
+from .lesson import decoded, first_look, page
 
 
 def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.export") -> int:
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.exp
     args = parser.parse_args(argv)
     try:
         done = decoded(args.model, args.source, args.strategy, args.beam_size)
-        args.out.write_text(page(done.lesson(), done.name, done.source, done.output), encoding="utf-8")
+        args.out.write_text(page(first_look(done.data()), done.name, done.source, done.output), encoding="utf-8")
     except (InputError, CheckpointError, OSError, ValueError) as err:
         print(f"attention-lab export: {error_line(err)}", file=sys.stderr)  # one line, whatever the cause
         return 2

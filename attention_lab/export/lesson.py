@@ -99,10 +99,14 @@ class Decoded:
     source: str
     output: str
 
-    def lesson(self) -> Lesson:
-        """The lesson of this decoding, at its last step, cross-attention in view, as the page first looks."""
-        data = payload.full(self.session, self.pipeline.tokenizer, self.name)
-        return Lesson(data, len(data.steps), "cross", Look(), names())
+    def data(self) -> Decoding:
+        """What the page draws this decoding from."""
+        return payload.full(self.session, self.pipeline.tokenizer, self.name)
+
+
+def first_look(data: Decoding) -> Lesson:
+    """A decoding's lesson as the page first shows it: its last step, cross-attention, the default look."""
+    return Lesson(data, len(data.steps), "cross", Look(), names())
 
 
 def decoded(

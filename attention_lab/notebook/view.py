@@ -22,11 +22,9 @@ from plotly.offline import get_plotlyjs
 
 from ..assets import in_script, styles
 from ..assets.bundles import started
-from ..core import payload
 from ..core.attention_export import attention_record
-from ..core.looks import Look, names
 from ..core.payload import Decoding
-from ..export.lesson import OFFLINE, PARTS, STYLESHEETS, Lesson, decoded, page
+from ..export.lesson import OFFLINE, PARTS, STYLESHEETS, Lesson, decoded, first_look, page
 from ..messages import jsonable
 
 
@@ -41,7 +39,7 @@ class View:
     record: dict  # the JSON export (/attention's, for a decoding)
 
     def state(self) -> Lesson:
-        return Lesson(self.data, len(self.data.steps), "cross", Look(), names())
+        return first_look(self.data)
 
     def to_json(self) -> dict:
         """The decoding's JSON export: tokens, each step's top k, and every head's weights (/attention's)."""
@@ -91,6 +89,6 @@ def show(model, source: str, strategy: str = "greedy", beam_size: int = 4, max_n
     merging, drawn in the output cell."""
     done = decoded(model, source, strategy, beam_size, max_new_tokens)
     tokenizer = done.pipeline.tokenizer
-    data = payload.full(done.session, tokenizer, done.name)
+    data = done.data()
     record = jsonable(attention_record(done.session, tokenizer, done.name))
     return View(data, done.name, source, done.output, record)
