@@ -78,13 +78,16 @@ class NextTokenRules:
         return logits
 
     def _apply_to_prefix(self, logits: torch.Tensor, limit: int | None) -> torch.Tensor:
+        # index_fill_ along the vocabulary: the same writes as indexing with a list, and a traced graph's too
+        # (attention_lab.page_copy: the exporter cannot write through an ellipsis and a list)
         T = logits.size(-2)
+        ids = lambda tokens: torch.tensor(list(tokens), device=logits.device)
         if self.banned:
-            logits[..., list(self.banned)] = -math.inf
+            logits.index_fill_(-1, ids(self.banned), -math.inf)
         if T and self.begin_banned:
-            logits[..., 0, list(self.begin_banned)] = -math.inf
+            logits[..., 0, :].index_fill_(-1, ids(self.begin_banned), -math.inf)
         if self.eos_ids and self.min_length > 1:
-            logits[..., : self.min_length - 1, list(self.eos_ids)] = -math.inf
+            logits[..., : self.min_length - 1, :].index_fill_(-1, ids(self.eos_ids), -math.inf)
         last = limit - 1 if limit is not None else None
         for position, forced in ((0, self.forced_first), (last, self.forced_last)):  # at the limit, the last wins
             if forced is not None and position is not None and 0 <= position < T:

@@ -24,6 +24,7 @@ and other families through the adapters beside this library.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -35,6 +36,25 @@ from .config import KINDS, n_layers
 from .contract import Seq2SeqModel
 from .forced import one_run, run_with_cache
 from .interventions import Head, Interventions
+
+_EXACT: contextvars.ContextVar[torch.dtype] = contextvars.ContextVar("transformer_contributions", default=torch.float64)
+
+
+def exact() -> torch.dtype:
+    """The dtype contributions are computed in: float64 (computed_in changes it for a scope)."""
+    return _EXACT.get()
+
+
+@contextlib.contextmanager
+def computed_in(dtype: torch.dtype) -> Iterator[None]:
+    """Compute contributions and the flow's shares in `dtype` within the scope (per thread and task). float64 keeps
+    ALTI's sums exact; a graph traced for a runtime whose float64 kernels are slow (ONNX Runtime Web's take twenty
+    times float32's) computes in float32, within 1e-5 of it on our models (attention_lab/page_copy/readings.py)."""
+    token = _EXACT.set(dtype)
+    try:
+        yield
+    finally:
+        _EXACT.reset(token)
 
 
 @dataclass
@@ -142,11 +162,11 @@ def sublayer_contributions(sublayer: Sublayer, cross: bool) -> torch.Tensor:
     (the prefix) first, then each source position."""
     if sublayer.weights is None or sublayer.residual is None:
         raise ValueError("the model did not fill every attention sublayer's mixing record")
-    parts = sublayer.parts()[0].double()  # (T, S, D)
-    residual = sublayer.residual[0].double()  # (T, D)
+    parts = sublayer.parts()[0].to(exact())  # (T, S, D)
+    residual = sublayer.residual[0].to(exact())  # (T, D)
     whole = residual + parts.sum(dim=1)
     if sublayer.b_o is not None:
-        whole = whole + sublayer.b_o.double()
+        whole = whole + sublayer.b_o.to(exact())
     if cross:
         terms = torch.cat([residual[:, None], parts], dim=1)
     else:
@@ -162,19 +182,32 @@ def alti_plus(
     """ALTI+ for a decoding of `src_ids` that wrote `tokens` (the end token included, if written), with the
     interventions it held: per step, the contributions of each source token and each decoder input."""
     one_run(interventions, "contributions")
-    device = next(model.parameters()).device
     mixing = Mixing()
     ablated = interventions.ablate if interventions is not None else frozenset()
     with torch.no_grad():
         run_with_cache(model, src_ids, tokens, interventions=interventions, hooks=mixing.hooks(model, ablated))
-    S, T = len(src_ids), len(tokens)
-    rows = torch.eye(S, dtype=torch.float64, device=device)
+    found = alti_of(model, mixing)
+    return Contributions(found.source.float().cpu(), found.prefix.float().cpu())
+
+
+def alti_of(model: Seq2SeqModel, mixing: Mixing) -> Contributions:
+    """ALTI+ from what one teacher-forced pass mixed (its Mixing hooks held), in float64 (`exact`) on the model's
+    device."""
+    first = mixing.sublayers[("encoder", 0)].weights
+    S, T = first.size(-1), mixing.sublayers[("cross", 0)].weights.size(-2)
+    rows = eye(S, first)
     for layer in range(n_layers(model.config, "encoder")):
         rows = sublayer_contributions(mixing.sublayers[("encoder", layer)], cross=False) @ rows
     from_source = torch.cat([rows, rows.new_zeros(S, T)], dim=1)  # each encoder output over [source | prefix]
-    state = torch.cat([rows.new_zeros(T, S), torch.eye(T, dtype=rows.dtype, device=device)], dim=1)
+    state = torch.cat([rows.new_zeros(T, S), eye(T, rows)], dim=1)
     for layer in range(n_layers(model.config, "decoder_self")):
         state = sublayer_contributions(mixing.sublayers[("decoder_self", layer)], cross=False) @ state
         cross = sublayer_contributions(mixing.sublayers[("cross", layer)], cross=True)
         state = cross[:, :1] * state + cross[:, 1:] @ from_source
-    return Contributions(state[:, :S].float().cpu(), state[:, S:].float().cpu())
+    return Contributions(state[:, :S], state[:, S:])
+
+
+def eye(n, like: torch.Tensor) -> torch.Tensor:
+    """The (n, n) identity in `exact()` on `like`'s device, made so that a traced graph keeps n as its input's size."""
+    at = torch.arange(n, device=like.device)
+    return (at[:, None] == at[None, :]).to(exact())

@@ -35,7 +35,7 @@ import torch
 
 from .config import n_layers
 from .contract import Seq2SeqModel
-from .contributions import Mixing, Sublayer, closeness, sublayer_contributions, through_norm
+from .contributions import Mixing, Sublayer, closeness, exact, sublayer_contributions, through_norm
 from .forced import one_run, run_with_cache
 from .interventions import Interventions
 
@@ -223,11 +223,11 @@ def split_attention(sublayer: Sublayer, cross: bool) -> Split:
     H, K = sublayer.values.size(1), sublayer.values.size(3)
     by_head = sublayer.w_o.view(sublayer.w_o.size(0), H, K)
     moved = torch.einsum("hsk,dhk->hsd", sublayer.values[0].to(by_head), by_head)  # (H, S, D)
-    parts = torch.einsum("hts,hsd->tshd", sublayer.weights[0].to(moved), moved).double()  # (Q, K, H, D)
-    residual = sublayer.residual[0].double()  # (Q, D)
+    parts = torch.einsum("hts,hsd->tshd", sublayer.weights[0].to(moved), moved).to(exact())  # (Q, K, H, D)
+    residual = sublayer.residual[0].to(exact())  # (Q, D)
     whole = residual + parts.sum(dim=(1, 2))
     if sublayer.b_o is not None:
-        whole = whole + sublayer.b_o.double()
+        whole = whole + sublayer.b_o.to(exact())
     Q, S = parts.size(0), parts.size(1)
     normed = through_norm(parts.reshape(Q, S * H, -1), whole, sublayer.norm).view(Q, S, H, -1)
     if cross:
@@ -246,11 +246,21 @@ def split_attention(sublayer: Sublayer, cross: bool) -> Split:
 def split_ffn(stream: torch.Tensor, block: torch.Tensor, centred: bool) -> Split:
     """A feed-forward block's node: the stream before it (Q, D) and the block's output (Q, D) -> the residual's
     share (and the block's, 1 minus it)."""
-    terms = torch.stack([stream[0], block[0]], dim=1).double()  # (Q, 2, D)
+    terms = torch.stack([stream[0], block[0]], dim=1).to(exact())  # (Q, 2, D)
     if centred:
         terms = terms - terms.mean(dim=-1, keepdim=True)
     split = shares(terms)
     return Split(split[:, 0].float(), split[:, 1:, None].float())
+
+
+def flow_points(model: Seq2SeqModel) -> list[str]:
+    """The hook points `flow_of` reads besides the mixing: each layer's stream before and after its feed-forward
+    block."""
+    L_enc, L_dec = n_layers(model.config, "encoder"), n_layers(model.config, "decoder_self")
+    names = [f"encoder.layers.{layer}.{p}" for layer in range(L_enc) for p in ("hook_resid_mid", "hook_ff_out")]
+    return names + [
+        f"decoder.layers.{layer}.{p}" for layer in range(L_dec) for p in ("hook_resid_mid_cross", "hook_ff_out")
+    ]
 
 
 def flow(
@@ -258,25 +268,27 @@ def flow(
 ) -> Flow:
     """The contribution graph's edges for a decoding of `src_ids` that wrote `tokens` (the end token included, if
     written), under the interventions it held: one forward pass over the whole decoding."""
-    if not tokens:
+    if not len(tokens):
         raise ValueError("nothing was written: decode a step first")
     one_run(interventions, "the flow routes")
-    cfg = model.config
     mixing = Mixing()
-    L_enc, L_dec = n_layers(cfg, "encoder"), n_layers(cfg, "decoder_self")
-    names = [f"encoder.layers.{layer}.{p}" for layer in range(L_enc) for p in ("hook_resid_mid", "hook_ff_out")]
-    names += [f"decoder.layers.{layer}.{p}" for layer in range(L_dec) for p in ("hook_resid_mid_cross", "hook_ff_out")]
     ablated = interventions.ablate if interventions is not None else frozenset()
     with torch.no_grad():
-        seen = run_with_cache(model, src_ids, tokens, names, interventions, mixing.hooks(model, ablated)).cache
+        seen = run_with_cache(model, src_ids, tokens, flow_points(model), interventions, mixing.hooks(model, ablated))
+    return flow_of(model, mixing, seen.cache, src_ids, tokens)
+
+
+def flow_of(model: Seq2SeqModel, mixing: Mixing, seen: dict[str, torch.Tensor], src_ids, tokens) -> Flow:
+    """The edges of every sublayer from what one teacher-forced pass gave: `mixing` (its Mixing hooks held) and
+    `seen`, its values at flow_points (src_ids and tokens: lists, or the tensors a traced graph reads)."""
     result = Flow(list(src_ids), list(tokens))
     centred = lambda kind, layer: model.sublayer(kind, layer).norm is not None  # post-LN: a norm after each sum
-    for layer in range(L_enc):
+    for layer in range(n_layers(model.config, "encoder")):
         at = f"encoder.layers.{layer}"
         ffn = split_ffn(seen[f"{at}.hook_resid_mid"], seen[f"{at}.hook_ff_out"], centred("encoder", layer))
         self_split = split_attention(mixing.sublayers[("encoder", layer)], cross=False)
         result.encoder.append({"self": self_split, "ffn": ffn})
-    for layer in range(L_dec):
+    for layer in range(n_layers(model.config, "decoder_self")):
         at = f"decoder.layers.{layer}"
         ffn = split_ffn(seen[f"{at}.hook_resid_mid_cross"], seen[f"{at}.hook_ff_out"], centred("cross", layer))
         result.decoder.append({

@@ -49,6 +49,9 @@ def decoder_input(
     """(rows, T): the decoder inputs that teacher-force `tokens`: bos, then every token but the last. `tokens`: the
     same T tokens for every row, or one list per row (T the longest; a shorter row padded with pad_id after it)."""
     bos, pad = model.config.bos_id, model.config.pad_id
+    if isinstance(tokens, torch.Tensor):  # (T,) as a tensor: a traced graph's input (attention_lab.page_copy)
+        tokens = tokens.to(device)
+        return torch.cat([tokens.new_full((1,), bos), tokens[:-1]])[None].expand(rows, -1)
     if tokens and isinstance(tokens[0], (list, tuple)):
         T = max(len(row) for row in tokens)
         return torch.tensor([[bos, *row[:-1]] + [pad] * (T - len(row)) for row in tokens], device=device)
@@ -71,8 +74,9 @@ def run_with_cache(
         src: the source ids (S,), a batch (B, S) of sources padded with pad_id, or the EncoderOutput of an earlier
             run (the encoder does not run again; its B rows are the decoder's).
         tokens: the tokens written (the end token included, if written): the decoder reads bos and every token
-            but the last, and its position t predicts tokens[t]; the same tokens in every row, or one list per row
-            (padded with pad_id after a shorter one). None: the encoder alone.
+            but the last, and its position t predicts tokens[t]; the same tokens in every row (a list, or a (T,)
+            tensor, which a traced graph reads as its input), or one list per row (padded with pad_id after a
+            shorter one). None: the encoder alone.
         names: hook names (transformer.hooks), or a predicate on names, whose values the run keeps.
         interventions: ablations, edits, records or restorations held over the whole pass (checked first).
         hooks: more hooks held over the pass (inside the interventions', so they see what those left).
@@ -104,8 +108,8 @@ def run_with_cache(
             encoded = model.encode(src)
         if tokens is None:
             return ForcedRun(model, encoded, None, dict(cache))
-        tokens = list(tokens)
-        if not tokens or not all(len(row) for row in tokens if isinstance(row, (list, tuple))):
+        tokens = tokens if isinstance(tokens, torch.Tensor) else list(tokens)
+        if not len(tokens) or not all(len(row) for row in tokens if isinstance(row, (list, tuple))):
             raise ValueError("there is no token to force: a teacher-forced pass needs at least one in every row")
         tgt = decoder_input(model, tokens, encoded.memory.size(0), device)
         if not stepwise:

@@ -64,54 +64,84 @@ def embedding_scale(model: Seq2SeqModel) -> float:
 
 
 @torch.no_grad()
-def noisy_embeddings(model: Seq2SeqModel, src: torch.Tensor, positions: Sequence[int], seed: int = 0) -> torch.Tensor:
-    """embed_source(src) (1, S, D) with N(0, (NOISE_SCALE · embedding_scale)²) noise added at `positions` (0-based),
-    drawn from a generator seeded with `seed`: the same call gives the same corruption."""
-    embeds = model.embed_source(src).clone()
-    if not positions:
-        return embeds
-    S = src.size(1)
-    if any(not 0 <= p < S for p in positions):
-        raise ValueError(f"noise positions must be in 0..{S - 1} (got {sorted(positions)})")
+def noise_rows(model: Seq2SeqModel, seed: int = 0) -> torch.Tensor:
+    """(max_len, D): the noise of each noisy source position, in order (row i: the i-th position with noise), drawn
+    from N(0, (NOISE_SCALE · embedding_scale)²) with a generator seeded with `seed`: as many rows as a source may have
+    positions, so the i-th noisy position's noise does not depend on how many others there are."""
     generator = torch.Generator().manual_seed(seed)
-    noise = torch.randn(len(positions), embeds.size(-1), generator=generator) * NOISE_SCALE * embedding_scale(model)
-    embeds[0, list(positions)] += noise.to(embeds)
-    return embeds
+    rows = torch.randn(model.config.max_len, model.config.d_model, generator=generator)
+    return rows * NOISE_SCALE * embedding_scale(model)
+
+
+@torch.no_grad()
+def noisy_embeddings(
+    model: Seq2SeqModel,
+    src: torch.Tensor,
+    positions: Sequence[int] | torch.Tensor,
+    seed: int = 0,
+    rows: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """embed_source(src) (1, S, D) with noise added at `positions`, 0-based (or an (S,) bool tensor marking them, as a
+    traced graph's input): the i-th of them in order gets row i of `rows` (noise_rows(model, seed) by default), so the
+    same call gives the same corruption."""
+    embeds = model.embed_source(src)
+    S = src.size(1)
+    if not isinstance(positions, torch.Tensor):
+        if not positions:
+            return embeds.clone()
+        if any(not 0 <= p < S for p in positions):
+            raise ValueError(f"noise positions must be in 0..{S - 1} (got {sorted(positions)})")
+        marked = torch.zeros(S, dtype=torch.bool, device=src.device)
+        marked[list(positions)] = True
+        positions = marked
+    rows = noise_rows(model, seed) if rows is None else rows
+    nth = (positions.long().cumsum(0) - 1).clamp(min=0)  # the row each position would take
+    return torch.where(positions.to(embeds.device)[:, None], embeds + rows.to(embeds)[nth], embeds)
+
+
+def _batch_of_one(ids: Sequence[int] | torch.Tensor, device: torch.device) -> torch.Tensor:
+    """(1, S): source ids as a batch of one."""
+    return ids.to(device).view(1, -1) if isinstance(ids, torch.Tensor) else torch.tensor([list(ids)], device=device)
 
 
 class Pair:
     """A clean and a corrupted source, read with the decoder input forced to `tokens`, the clean output (its end
     token included). `corrupted` ids (as many as the clean ones) or `noise` positions (0-based) make the corrupted
-    run; the clean run's activations are recorded once, for every restoration that follows."""
+    run; the clean run's activations are recorded once, for every restoration that follows.
+
+    A traced graph (attention_lab.page_copy.patching) gives tensors: `clean` and `corrupted` (1, S) ids, `tokens` (T,),
+    `noise` an (S,) bool mask (none marked: no noise) and `rows` the noise of each noisy position (noise_rows)."""
 
     def __init__(
         self,
         model: Seq2SeqModel,
-        clean: Sequence[int],
-        tokens: Sequence[int],
-        corrupted: Sequence[int] | None = None,
-        noise: Sequence[int] = (),
+        clean: Sequence[int] | torch.Tensor,
+        tokens: Sequence[int] | torch.Tensor,
+        corrupted: Sequence[int] | torch.Tensor | None = None,
+        noise: Sequence[int] | torch.Tensor = (),
         seed: int = 0,
         max_new_tokens: int | None = None,
+        rows: torch.Tensor | None = None,
     ) -> None:
-        if not tokens:
+        traced = isinstance(tokens, torch.Tensor)  # a traced graph's inputs: their values are not read here
+        if not traced and not tokens:
             raise ValueError("nothing was written: there is no step to restore")
-        if corrupted is not None and len(corrupted) != len(clean):
+        if not traced and corrupted is not None and len(corrupted) != len(clean):
             raise ValueError(
                 f"the corrupted source is {len(corrupted)} tokens and the clean one {len(clean)}: "
                 "patching needs the same number of tokens"
             )
-        if corrupted is None and not noise:
+        if corrupted is None and not isinstance(noise, torch.Tensor) and not noise:
             raise ValueError("give a corrupted source, or positions to corrupt with noise")
-        self.model, self.tokens = model, list(tokens)
+        self.model, self.tokens = model, tokens if traced else list(tokens)
         device = next(model.parameters()).device
         self.limit = _max_new_tokens(model, max_new_tokens)
-        self.src = torch.tensor([list(clean)], device=device)
-        self.corrupted_src = self.src if corrupted is None else torch.tensor([list(corrupted)], device=device)
+        self.src = _batch_of_one(clean, device)
+        self.corrupted_src = self.src if corrupted is None else _batch_of_one(corrupted, device)
         self.tgt = decoder_input(model, self.tokens, 1, device)
-        self.written = torch.tensor(self.tokens, device=device)
+        self.written = tokens.to(device) if traced else torch.tensor(self.tokens, device=device)
         with torch.no_grad():
-            self.embeds = noisy_embeddings(model, self.corrupted_src, noise, seed)
+            self.embeds = noisy_embeddings(model, self.corrupted_src, noise, seed, rows)
             self.clean = Activations()
             clean_run = run_with_cache(model, self.src, self.tokens, interventions=Interventions(record=self.clean))
             self.clean_logp = self._log_probs(clean_run)[0]
@@ -154,9 +184,10 @@ class Pair:
         r = (logp - self.corrupted_logp) / gap
         return r.masked_fill(gap.abs() < NOTHING_TO_RESTORE, float("nan"))
 
-    def sweep(self, rows_per_pass: int = 64) -> Patching:
-        """r for every encoder state, decoder state and head, each restored on its own."""
-        cfg, S, T = self.model.config, self.src.size(1), len(self.tokens)
+    def sweep(self, rows_per_pass: int | None = 64) -> Patching:
+        """r for every encoder state, decoder state and head, each restored on its own; rows_per_pass None: each
+        site in one pass (a traced graph's, whose rows follow S and T)."""
+        cfg, S, T = self.model.config, self.src.size(1), self.written.size(0)
         L_enc, L_dec, H = cfg.n_encoder_layers, cfg.n_decoder_layers, cfg.n_heads
         encoder = self._rows("encoder_states", (L_enc, S), rows_per_pass)
         heads = {kind: self._rows(kind, (n_layers(cfg, kind), H), rows_per_pass) for kind in KINDS}
@@ -171,19 +202,22 @@ class Pair:
             {kind: r.cpu() for kind, r in heads.items()},
         )
 
-    def _rows(self, site: str, shape: tuple[int, int], rows_per_pass: int) -> torch.Tensor:
+    def _rows(self, site: str, shape: tuple[int, int], rows_per_pass: int | None) -> torch.Tensor:
         """r (*shape, T) for each component of one site ("encoder_states", "decoder_states" or a head kind),
-        restored one per row, rows_per_pass rows a pass."""
+        restored one per row, rows_per_pass rows a pass (None: all in one)."""
         n = shape[0] * shape[1]
+        if rows_per_pass is None:  # a traced graph's: n follows the inputs' lengths
+            each = torch.arange(n, device=self.src.device)
+            return self.restored(self.logp(self._restore(site, each[:, None] == each, shape))).view(*shape, -1)
         found = []
         for first in range(0, n, rows_per_pass):
             rows = torch.arange(first, min(first + rows_per_pass, n))
             mask = torch.zeros(len(rows), n, dtype=torch.bool)
             mask[torch.arange(len(rows)), rows] = True
-            mask = mask.view(len(rows), *shape).to(self.src.device)
-            if site in KINDS:
-                restore = Restore(self.clean, heads={site: mask})
-            else:
-                restore = Restore(self.clean, **{site: mask})
-            found.append(self.restored(self.logp(restore)))
+            found.append(self.restored(self.logp(self._restore(site, mask.to(self.src.device), shape))))
         return torch.cat(found).view(*shape, -1)
+
+    def _restore(self, site: str, mask: torch.Tensor, shape: tuple[int, int]) -> Restore:
+        """The restoration of what `mask` (rows, n) marks, one row a component of `site` in the order of `shape`."""
+        mask = mask.view(mask.size(0), *shape)
+        return Restore(self.clean, heads={site: mask}) if site in KINDS else Restore(self.clean, **{site: mask})

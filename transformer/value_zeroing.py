@@ -63,17 +63,19 @@ def zeroing(positions: torch.Tensor, heads: list[int]) -> Callable[[torch.Tensor
     reference, kept. v (B, H, keys, K)."""
 
     def zero(v: torch.Tensor, at: hooks.At) -> torch.Tensor:
-        keep = torch.ones(v.shape[:3], dtype=v.dtype, device=v.device)  # (B, H, keys)
-        rows = torch.arange(1, v.size(0), device=v.device)
-        for h in heads:
-            keep[rows, h, positions.to(v.device)] = 0.0
-        return v * keep[..., None]
+        # by comparison, not by indexing, so that a traced graph holds it too (attention_lab/page_copy/attribution.py)
+        hit = positions.to(v.device)[:, None] == torch.arange(v.size(2), device=v.device)[None, :]  # (B - 1, keys)
+        hit = torch.cat([torch.zeros_like(hit[:1]), hit])  # row 0, the reference, keeps every value
+        chosen = torch.tensor([h in heads for h in range(v.size(1))], device=v.device)  # (H,)
+        keep = ~(hit[:, None, :] & chosen[None, :, None])  # (B, H, keys)
+        return v * keep.to(v.dtype)[..., None]
 
     return zero
 
 
-def _hooks(heads: frozenset[Head], kinds: tuple[str, ...], positions: torch.Tensor) -> list[hooks.Hook]:
-    """Zeroing hooks for the `heads` of `kinds`, one per layer that has any."""
+def zeroing_hooks(heads: frozenset[Head], kinds: tuple[str, ...], positions: torch.Tensor) -> list[hooks.Hook]:
+    """Zeroing hooks for the `heads` of `kinds`, one per layer that has any: row 1 + i of a pass zeroes positions[i]
+    (a page copy's attribution graph, attention_lab/page_copy/attribution.py, traces them too)."""
     chosen: dict[tuple[str, int], list[int]] = {}
     for head in sorted(heads):
         if head.kind in kinds:
@@ -116,7 +118,7 @@ class _Run:
     def _pass(self, positions: torch.Tensor, heads: frozenset[Head], source: bool):
         R = 1 + len(positions)
         kinds = ("encoder", "cross") if source else ("decoder_self",)  # a kind's points fire on its side only
-        zeroed = _hooks(heads, kinds, positions)
+        zeroed = zeroing_hooks(heads, kinds, positions)
         run = run_with_cache(self.model, self.src.expand(R, -1), self.tokens, (), self.interventions, zeroed)
         hidden = run.hidden  # (R, T, D)
         logits = next_token_logits(self.model, hidden, None, self.limit)
