@@ -22,6 +22,7 @@ import onnx
 import pytest
 
 from attention_lab.messages import jsonable
+from attention_lab.page_copy import explanations
 from attention_lab.page_copy.copies import page_config
 from attention_lab.page_copy.graph_decoding import GraphDecoder
 from attention_lab.page_copy.graphs import exported
@@ -86,8 +87,8 @@ def test_int8_is_under_a_third_of_float32_and_float16_half(deen):
 def test_each_distinct_tensor_is_stored_once_and_the_weights_in_the_precision(deen, precision):
     pipeline, *_, graphs = deen
     made, c = graphs[precision], pipeline.model.config
-    places = {("encoder", k): v for k, v in external(made.encoder).items()}
-    places.update({("decoder", k): v for k, v in external(made.decoder).items()})
+    places = {(name, k): v for name, graph in made.graphs().items() for k, v in external(graph).items()}
+    assert set(made.analyses) == {graph.name for graph in explanations.ANALYSES}  # the explanations' graphs in each
     end = 0
     for offset, length in sorted({place[:2] for place in places.values()}):  # one after the other, 64-byte aligned
         assert end <= offset < end + 64 and offset % 64 == 0
@@ -98,7 +99,7 @@ def test_each_distinct_tensor_is_stored_once_and_the_weights_in_the_precision(de
     kind = {"float32": onnx.TensorProto.FLOAT, "float16": onnx.TensorProto.FLOAT16, "int8": onnx.TensorProto.INT8}
     tables = {place for place in places.values() if set(place[3]) == {c.tgt_vocab_size, c.d_model}}
     assert [place[2] for place in tables] == [kind[precision]]  # the tied embedding: once, in the precision
-    assert {graph for graph, name in places if places[graph, name] in tables} == {"encoder", "decoder"}
+    assert {graph for graph, name in places if places[graph, name] in tables} >= {"encoder", "decoder"}
     if precision != "float32":  # float32 keeps only vectors (biases, norms) and the positions' table, no weight
         kept = {place[3] for place in places.values() if place[2] == onnx.TensorProto.FLOAT}
         assert all(len(dims) == 1 or dims == (c.max_len, c.d_model) for dims in kept), kept

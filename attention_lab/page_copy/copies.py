@@ -33,13 +33,18 @@ import unicodedata
 from concurrent.futures import Executor, Future
 from pathlib import Path
 
+import transformer.contributions
+import transformer.flow
+import transformer.forced
+import transformer.patching
+import transformer.value_zeroing
 from transformer import Seq2SeqPipeline, Transformer
 from transformer.checkpoint import error_line
 from transformer.tokenizer import Tokenizer
 
 from ..checks import InputError, check_source, known_characters
 from ..models.registry import ModelEntry, Registry
-from . import graph_decoding, graphs
+from . import analyses, explanations, extras, graph_decoding, graphs, readings
 from . import precision as precision_code
 from .graphs import WEIGHTS, exported
 from .precision import PRECISIONS, converted, drift, reference_decodings
@@ -49,6 +54,8 @@ VENDOR = Path(__file__).resolve().parent / "vendor"  # the runtime and the token
 logger = logging.getLogger("attention_lab")
 HEX = set("0123456789abcdef")
 FILES = ("encoder.onnx", "decoder.onnx", WEIGHTS, "tokenizer.json", "config.json")  # config.json last: it marks it made
+# beside them, the explanations' graphs the model has, {name}.onnx (analyses.py; config.json's "analyses"), and the
+# files the tabs' page code reads that it has (extras.py; config.json's "files")
 REDUCED = ("int8", "float16")  # tried in this order for a transformers model's copy (see the module's docstring)
 KEPT = 0.9  # the share of the drift sentences a reduced precision must decode as float32 does, to be the default
 # the libraries whose versions a copy depends on: a copy made under others is made again
@@ -126,8 +133,18 @@ def made_from(pipeline: Seq2SeqPipeline, precision: str = "float32") -> str:
     """A digest of what a copy is made from: the checkpoint's files, the code that exports the graphs, and the
     precision."""
     files = sorted(p for p in Path(pipeline.folder).iterdir() if p.is_file() and not p.name.startswith("."))
-    code = [Path(m.__file__) for m in (graphs, precision_code, graph_decoding, sys.modules[__name__])]
+    code = [
+        Path(m.__file__)
+        for m in (graphs, analyses, explanations, readings, precision_code, graph_decoding, sys.modules[__name__])
+    ]
     code += [Path(__file__).with_name("drift_sentences.txt"), Path(inspect.getfile(type(pipeline.model)))]
+    code += [
+        Path(m.__file__)
+        for m in (transformer.flow, transformer.contributions, transformer.forced, transformer.patching)
+    ]  # what the explanations' graphs are traced through
+    code.append(Path(transformer.value_zeroing.__file__))  # the attribution graph's hooks
+    code += [Path(inspect.getfile(graph.module)) for graph in explanations.ANALYSES]  # and their modules
+    code += extras.sources()
     if not isinstance(pipeline.tokenizer, Tokenizer):  # its tokenizer.json is converted
         from ..adapters.hf import page_tokenizer as conversion
 
@@ -180,9 +197,15 @@ def precision_said(precision: dict) -> str:
     if precision["name"] == "float32":
         return "float32: the model's own weights"
     same = round(precision["identical"] * precision["n"])
+    explained = ""
+    if precision.get("max_source_share") or precision.get("max_flow_edge"):
+        explained = (
+            f"; source share within {precision['max_source_share']:.2g}, flow edges within "
+            f"{precision['max_flow_edge']:.2g}"
+        )
     return (
         f"{precision['name']}: {same} of {precision['n']} sentences decode as in float32; attention within "
-        f"{precision['max_attention']:.2g}"
+        f"{precision['max_attention']:.2g}{explained}"
     )
 
 
@@ -234,11 +257,16 @@ def copy_files(
             made = reduced
             break
     config["precision"]["said"] = precision_said(config["precision"])
+    config["analyses"] = list(made.analyses)  # the explanations' graphs it has
+    extra = extras.extra_files(pipeline)
+    config["files"] = list(extra)  # the tabs' own files it has
     return {
         "encoder.onnx": made.encoder,
         "decoder.onnx": made.decoder,
         WEIGHTS: made.weights,
         "tokenizer.json": page_tokenizer(pipeline, name),
+        **{f"{name}.onnx": graph for name, graph in made.analyses.items()},
+        **extra,
         "config.json": json.dumps(config, ensure_ascii=False).encode("utf-8"),
     }
 
@@ -258,7 +286,7 @@ def make(entry: ModelEntry, folder: Path | None = None, precision: str | None = 
     work = Path(tempfile.mkdtemp(prefix=".page-", dir=folder.parent))
     work.chmod(0o755)  # served as it is
     try:
-        for file in FILES:  # config.json last
+        for file in sorted(files, key=lambda f: f == "config.json"):  # config.json last
             (work / file).write_bytes(files[file])
         if not is_made(folder):  # else another process made it meanwhile: theirs is as good
             shutil.rmtree(folder, ignore_errors=True)

@@ -41,6 +41,17 @@ def sessions(graphs: Exported | Path, threads: int = 1) -> list:
     return [ort.InferenceSession(str(Path(graphs) / f"{name}.onnx"), options) for name in ("encoder", "decoder")]
 
 
+def analysis_session(graphs: Exported, name: str, threads: int = 1):
+    """An onnxruntime session of the explanations' graph `name` of `graphs` (analyses.py), reading their weights."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    blob = np.frombuffer(graphs.weights, np.uint8)
+    options.add_external_initializers_from_files_in_memory([WEIGHTS], [blob], [len(blob)])
+    return ort.InferenceSession(graphs.analyses[name], options)
+
+
 def keep_masks(config: dict, ablated: Iterable[Head] = ()) -> dict[str, np.ndarray]:
     """The graphs' head masks (layers, H) per kind: 1, and 0 for each head of `ablated`."""
     H, Ld = config["n_heads"], config["n_decoder_layers"]

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -37,24 +38,20 @@ from torch import nn
 
 from transformer import hooks as hook_points
 from transformer.attention import value_norms
+from transformer.checkpoint import error_line
 from transformer.contract import NextTokenRules, Seq2SeqModel
-from transformer.hooks import attention_name
 from transformer.readings import rollout
 
+from . import explanations
+from .analyses import kept
+
+logger = logging.getLogger("attention_lab")
 OPSET = 17
 WEIGHTS = "weights.bin"  # the external data both graphs read
 ENCODER_INPUTS = ("source", "keep_encoder")
 ENCODER_OUTPUTS = ("encoder", "encoder_norms", "encoder_rollout", "cross_k", "cross_v", "cross_norms")
 DECODER_INPUTS = ("token", "past_k", "past_v", "cross_k", "cross_v", "keep_self", "keep_cross")
 DECODER_OUTPUTS = ("logits", "next_k", "next_v", "self", "cross", "self_norms")
-
-
-def kept(kind: str, keep: torch.Tensor) -> list:
-    """Hooks that multiply each head's output of attention `kind` in every layer by `keep` (layers, heads)."""
-    return [
-        (attention_name(kind, layer, "hook_z"), lambda z, at, layer=layer: z * keep[layer][None, :, None, None])
-        for layer in range(keep.size(0))
-    ]
 
 
 class EncoderGraph(nn.Module):
@@ -113,11 +110,17 @@ class DecoderGraph(nn.Module):
 
 @dataclass
 class Exported:
-    """The two graphs (ONNX bytes whose weights are external data) and the weights they read."""
+    """The graphs (ONNX bytes whose weights are external data) and the weights they read: the two that decode, and
+    the explanations' (analyses.py: by name, those the model has)."""
 
     encoder: bytes
     decoder: bytes
     weights: bytes
+    analyses: dict[str, bytes] = field(default_factory=dict)
+
+    def graphs(self) -> dict[str, bytes]:
+        """Each graph by its file's stem ({name}.onnx): the encoder, the decoder, then the explanations'."""
+        return {"encoder": self.encoder, "decoder": self.decoder, **self.analyses}
 
 
 def exported(model: Seq2SeqModel) -> Exported:
@@ -159,8 +162,24 @@ def exported(model: Seq2SeqModel) -> Exported:
             "cross": {2: "S"},
         },
     )
-    blob = shared_weights(encoder, decoder)
-    return Exported(encoder.SerializeToString(), decoder.SerializeToString(), blob)
+    analyses = traced_analyses(model)
+    blob = shared_weights(encoder, decoder, *analyses.values())
+    made = {name: graph.SerializeToString() for name, graph in analyses.items()}
+    return Exported(encoder.SerializeToString(), decoder.SerializeToString(), blob, made)
+
+
+def traced_analyses(model: Seq2SeqModel) -> dict:
+    """The explanations' graphs (explanations.ANALYSES) as onnx ModelProtos by name, but those the model's sublayers
+    cannot be read for (their explanations stay on the server; the model still decodes in the page)."""
+    found = {}
+    for graph in explanations.ANALYSES:
+        try:
+            found[graph.name] = _traced(
+                graph.module(model), graph.example(model), graph.inputs, graph.outputs, graph.axes
+            )
+        except (ValueError, TypeError, RuntimeError) as err:
+            logger.warning("no %s graph for this model (%s): made on the server", graph.name, error_line(err))
+    return found
 
 
 def shared_weights(*graphs) -> bytes:
@@ -208,8 +227,8 @@ def _traced(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
 
 
 def check(folder: Path) -> None:
-    """onnx's full check of both graphs written into `folder` with their weights beside them; raises if one fails."""
+    """onnx's full check of every graph written into `folder` with their weights beside them; raises if one fails."""
     import onnx
 
-    for name in ("encoder", "decoder"):
-        onnx.checker.check_model(str(folder / f"{name}.onnx"), full_check=True)
+    for path in sorted(folder.glob("*.onnx")):
+        onnx.checker.check_model(str(path), full_check=True)

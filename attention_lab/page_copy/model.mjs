@@ -7,7 +7,7 @@
 
 import {tokenLabel} from "./pieces.mjs";
 
-const BLANK = /^[\s\p{Cc}\p{Cf}\p{Z}]*$/u; // only white space, control or format characters (checks.is_blank)
+export const BLANK = /^[\s\p{Cc}\p{Cf}\p{Z}]*$/u; // only white space, control or format characters (checks.is_blank)
 const ALNUM = /^[\p{L}\p{N}]$/u;
 const MARKS = /[\uFDD0-\uFDD2]/g;
 
@@ -25,13 +25,55 @@ export class LiveModel {
     };
     const sessions = [await ort.InferenceSession.create(encoder, options),
       await ort.InferenceSession.create(decoder, options)];
-    return new LiveModel(ort, sessions, new Tokenizer(tokenizer, {}), config);
+    const model = new LiveModel(ort, sessions, new Tokenizer(tokenizer, {}), config);
+    model.options = options;
+    return model;
+  }
+
+  /** Load the explanations' graphs (attention_lab/page_copy/analyses.py): `graphs`, their bytes by name
+   * (they read the copy's weights). */
+  async loadAnalyses(graphs) {
+    const made = await Promise.all(Object.entries(graphs).map(async ([name, bytes]) =>
+      [name, await this.ort.InferenceSession.create(bytes, this.options)]));
+    this.analyses = Object.fromEntries(made);
+    return this;
+  }
+
+  /** A file of the copy beside its graphs (one its config lists in "files"), as bytes: read by `this.files(name)`
+   * where its loader gave that (Node), else fetched from the copy's folder (`this.folder`, as the page's road sets it). */
+  async file(name) {
+    if (this.files) return this.files(name);
+    const answer = await fetch(new URL(this.folder + name, document.baseURI));
+    if (!answer.ok) throw new Error(`${name}: ${answer.status} ${answer.statusText}`);
+    return new Uint8Array(await answer.arrayBuffer());
+  }
+
+  /** The explanations' graph `name` run on `inputs` (Tensors by name): each output by name as {data, dims}. */
+  async explain(name, inputs) {
+    const graph = this.analyses?.[name];
+    if (!graph) throw new Error(`the explanations' graph ${name} is not loaded`);
+    const out = await this.run(graph, inputs);
+    return Object.fromEntries(Object.entries(out).map(([key, t]) => [key, {data: t.data, dims: t.dims}]));
+  }
+
+  /** An int64 tensor of `values` in the shape `dims`. */
+  int64(values, dims) {
+    return new this.ort.Tensor("int64", BigInt64Array.from(values, BigInt), dims);
+  }
+
+  /** The readings' graph (page_copy/readings.py: the flow's edges, ALTI+) over the source `ids` and the `tokens` written, with
+   * the heads `ablated` ([kind, layer, head], 0-based) switched off. */
+  async read(ids, tokens, ablated = []) {
+    const keep = this.keep(ablated);
+    return this.explain("readings", {source: this.int64(ids, [1, ids.length]), tokens: this.int64(tokens, [tokens.length]),
+      keep_encoder: keep.encoder, keep_self: keep.decoder_self, keep_cross: keep.cross});
   }
 
   constructor(ort, [encoder, decoder], tokenizer, config) {
     Object.assign(this, {ort, encoder, decoder, tokenizer, config});
     this.special = new Set(config.special_ids ?? [config.pad_id, config.bos_id, config.eos_id]);
     this.pieces = new Map(); // id -> the piece shown
+    this.queue = Promise.resolve(); // the runs asked for (`run`)
   }
 
   /** The piece of `id` for display, as the server shows it. Ours: the vocabulary's piece. A transformers model's
@@ -113,7 +155,7 @@ export class LiveModel {
   async start(ids, topK = 5, maxNew = null, ablated = []) {
     const source = new this.ort.Tensor("int64", BigInt64Array.from(ids, BigInt), [1, ids.length]);
     const keep = this.keep(ablated);
-    const out = await this.encoder.run(this.fed(this.encoder, {source, keep_encoder: keep.encoder}));
+    const out = await this.run(this.encoder, {source, keep_encoder: keep.encoder});
     return new LiveSession(this, ids, out, topK, maxNew, keep);
   }
 
@@ -130,6 +172,14 @@ export class LiveModel {
     }
     const tensor = (data) => new this.ort.Tensor("float32", data, [data.length / H, H]);
     return {encoder: tensor(keep.encoder), decoder_self: tensor(keep.decoder_self), cross: tensor(keep.cross)};
+  }
+
+  /** `graph` run on the `inputs` it reads, after every run asked for before (the runtime runs one at a time: a
+   * decoding step and an explanation made ahead share it). */
+  run(graph, inputs) {
+    const done = this.queue.then(() => graph.run(this.fed(graph, inputs)));
+    this.queue = done.catch(() => {});
+    return done;
   }
 
   /** The `inputs` a graph reads (one exported before it took head masks has no keep_* inputs). */
@@ -230,7 +280,14 @@ export class LiveSession {
     const m = this.model;
     const token = new m.ort.Tensor("int64", BigInt64Array.of(BigInt(previous)), [1, 1]);
     const inputs = {token, ...cache, ...this.cross, keep_self: this.keep.decoder_self, keep_cross: this.keep.cross};
-    return m.decoder.run(m.fed(m.decoder, inputs));
+    return m.run(m.decoder, inputs);
+  }
+
+  /** The token the next greedy step would write (null when finished), the decoding left as it is. */
+  async peek() {
+    if (this.finished) return null;
+    const out = await this.decode(this.steps.length ? this.steps.at(-1).token : this.model.config.bos_id, this.caches.at(-1));
+    return topK(softmax(this.ruled(out.logits.data, this.steps.length)), 1)[0];
   }
 
   back() {

@@ -30,7 +30,8 @@ shape inference), and the reads of a weight in the other orientation are rewritt
 
 `drift` measures what a precision changes: the share of sources whose greedy tokens are the reference's, and the
 largest difference of any attention weight (encoder, decoder self-attention, cross-attention) on the reference's
-tokens (teacher forcing), both decoded with onnxruntime (graph_decoding.py).
+tokens (teacher forcing), both decoded with onnxruntime (graph_decoding.py); and for the explanations, the largest
+difference of a step's source share and of a flow edge's weight on those tokens (the readings' graph).
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .graph_decoding import GraphDecoder, GraphDecoding
+from .graph_decoding import GraphDecoder, GraphDecoding, analysis_session, keep_masks
 from .graphs import WEIGHTS, Exported, shared_weights
+from .readings import FLOW_OUTPUTS, READINGS
 
 PRECISIONS = ("float32", "float16", "int8")
 ATTENTIONS = ("encoder", "self", "cross")  # the graphs' attention outputs (encoder graph; decoder graph)
@@ -61,17 +63,18 @@ def converted(made: Exported, precision: str) -> Exported:
     graphs = loaded(made)
     graphs = [halved(g) for g in graphs] if precision == "float16" else quantized(graphs)
     blob = shared_weights(*graphs)
-    return Exported(graphs[0].SerializeToString(), graphs[1].SerializeToString(), blob)
+    encoder, decoder, *analyses = (g.SerializeToString() for g in graphs)
+    return Exported(encoder, decoder, blob, dict(zip(made.analyses, analyses, strict=True)))
 
 
 def loaded(made: Exported) -> list:
-    """The encoder and decoder graphs of `made` as onnx ModelProtos holding their weights."""
+    """The graphs of `made` (Exported.graphs, in that order) as onnx ModelProtos holding their weights."""
     import onnx
 
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / WEIGHTS).write_bytes(made.weights)
         graphs = []
-        for name, graph in (("encoder", made.encoder), ("decoder", made.decoder)):
+        for name, graph in made.graphs().items():
             (Path(folder) / f"{name}.onnx").write_bytes(graph)
             graphs.append(onnx.load(str(Path(folder) / f"{name}.onnx")))
         return graphs
@@ -105,6 +108,10 @@ class Drift:
     identical: float  # the share of sources whose greedy tokens are the reference's
     max_attention: float  # the largest absolute difference of any attention weight, on the reference's tokens
     n: int  # sources
+    # the explanations' too, on the reference's tokens (the readings' graph, readings.py; 0 without it): the largest
+    # difference of a step's source share (ALTI+) and of any flow edge's weight
+    max_source_share: float = 0.0
+    max_flow_edge: float = 0.0
 
 
 def drift(
@@ -126,7 +133,29 @@ def drift(
         same += free.tokens == want.tokens
         forced = free if free.tokens == want.tokens else theirs.decode(source, force=want.tokens)
         largest = max(largest, attention_difference(want, forced))
-    return Drift(same / len(sources), largest, len(sources))
+    share, edge = readings_difference(reference, other, config, sources, [w.tokens for w in wanted])
+    return Drift(same / len(sources), largest, len(sources), share, edge)
+
+
+def readings_difference(
+    reference: Exported, other: Exported, config: dict, sources: list[list[int]], tokens: list[list[int]]
+) -> tuple[float, float]:
+    """The largest difference of a step's source share and of a flow edge between the readings' graphs of two
+    precisions, on `tokens` (the reference's) after each source; (0, 0) where either has no readings' graph."""
+    if READINGS.name not in reference.analyses or READINGS.name not in other.analyses:
+        return 0.0, 0.0
+    ours, theirs = (analysis_session(graphs, READINGS.name) for graphs in (reference, other))
+    keep = keep_masks(config)
+    share = edge = 0.0
+    for source, written in zip(sources, tokens, strict=True):
+        if not written:
+            continue
+        feeds = {"source": np.array([source], np.int64), "tokens": np.array(written, np.int64)}
+        feeds.update(keep_encoder=keep["encoder"], keep_self=keep["decoder_self"], keep_cross=keep["cross"])
+        a, b = (dict(zip(READINGS.outputs, s.run(None, feeds))) for s in (ours, theirs))
+        share = max(share, float(np.abs(a["alti_source"].sum(-1) - b["alti_source"].sum(-1)).max()))
+        edge = max(edge, *(float(np.abs(a[name] - b[name]).max(initial=0.0)) for name in FLOW_OUTPUTS))
+    return share, edge
 
 
 def reference_decodings(reference: Exported, config: dict, sources: list[list[int]]) -> list[GraphDecoding]:

@@ -1,0 +1,37 @@
+"""A page copy's explanations' graphs: each a forward pass (or a few) that an explanation tab needs, traced from the
+library's own code, so that the page computes the tab's message with ONNX Runtime Web, reading the copy's weights
+(graphs.shared_weights stores each weight once for all the copy's graphs). Each graph is a module of its own beside
+this one, declared by an Analysis (explanations.py lists them); the copy has {name}.onnx for each the model can be
+traced through, and its config.json lists them ("analyses"). The page's side is each tab's in_page.mjs (`made(model, run, asked)`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from transformer.contract import Seq2SeqModel
+from transformer.hooks import attention_name
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """One of a page copy's explanations' graphs: {name}.onnx, traced from `module(model)` on `example(model)`."""
+
+    name: str
+    module: Callable[[Seq2SeqModel], nn.Module]
+    example: Callable[[Seq2SeqModel], tuple]
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    axes: dict
+
+
+def kept(kind: str, keep: torch.Tensor) -> list:
+    """Hooks that multiply each head's output of attention `kind` in every layer by `keep` (layers, heads)."""
+    return [
+        (attention_name(kind, layer, "hook_z"), lambda z, at, layer=layer: z * keep[layer][None, :, None, None])
+        for layer in range(keep.size(0))
+    ]

@@ -1,0 +1,10 @@
+"""Every explanations' graph a page copy has (analyses.py), in the order they are exported (graphs.explanations)."""
+
+from __future__ import annotations
+
+from .analyses import Analysis
+from .attribution import ATTRIBUTION
+from .patching import PATCHING
+from .readings import READINGS
+
+ANALYSES: tuple[Analysis, ...] = (READINGS, PATCHING, ATTRIBUTION)
