@@ -58,7 +58,7 @@ def wire_tabs(wiring: Wiring, opened: dict) -> None:
             c = wiring.controls_of(values)
             yield from wiring.streamed(user, wiring.lab.open_tab, user, c, tab_id)
 
-        wiring.listen(tab.select, event, wiring.inputs, wiring.targets(), js=wiring.sends_page)
+        wiring.listen(tab.select, event, wiring.inputs, wiring.targets(), from_page=True)
 
 
 def shared_by(registry: Registry, tabs: tuple[Feature, ...] = TABS) -> Shared:

@@ -169,6 +169,14 @@ class Feature:
     user_state: type | None = None  # what it keeps for a user across runs (UserState.states)
     store: Callable[[Any], object] | None = None  # an app-wide store, a type made once from the registry
     messages: tuple[type, ...] = ()  # the records its page modules are sent
+    # its messages can be made in the page too, from the page copy's explanations' graph (assets/here.mjs): while the
+    # page decodes, it makes them, and the server makes them only for a page that cannot
+    in_page: bool = False
+    # with in_page, the outputs the page makes (None: all of them); the server makes the others as before
+    in_page_outputs: tuple[str, ...] | None = None
+    # the texts the page writes into its messages when it makes them (notes, titles, how to read a score), the
+    # server's own, sent to the page once (assets/here.mjs textsOf)
+    texts: dict[str, Any] = field(default_factory=dict)
     # What to make in the background while its tab is shut, once the user has opened it (so that opening it again
     # finds it made): (screen) -> how to make it, or None for nothing to make
     ahead: Callable[[Screen], Callable[[], object] | None] | None = None

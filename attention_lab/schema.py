@@ -4,6 +4,10 @@ lesson file's state, a slow view's placeholder); the page's modules read exactly
 
     python -m attention_lab.schema           # write attention_lab/assets/messages.schema.json
     python -m attention_lab.schema --check   # exit 1 if the records and the file differ (tests/test_schema.py)
+
+It writes beside it what a live page is told of the tabs whose messages the page makes (assets/in_page.json:
+page.frame.in_page of the tab table), which export/live.py reads: the export sits below the features, so it reads
+the table's declaration as data.
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ from .assets import PACKAGE
 from .core.looks import Names
 from .export.lesson import Lesson
 from .feature import Feature
-from .messages import Ask, Computing, Nothing, json_schema
+from .messages import Ask, Computing, Nothing, json_schema, jsonable
+from .page.frame import in_page
 from .tabs import TABS, features
 
 SCHEMA = PACKAGE / "assets" / "messages.schema.json"
+IN_PAGE = PACKAGE / "assets" / "in_page.json"
 SHARED = (Names, Lesson, Computing, Nothing, Ask)  # what every page may be sent, whichever features it has
 
 
@@ -43,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m attention_lab.schema", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="only say whether the checked-in schema is current")
     args = parser.parse_args(argv)
-    return kept(SCHEMA, text(page_schema()), args.check)
+    schema = kept(SCHEMA, text(page_schema()), args.check)
+    return kept(IN_PAGE, text(jsonable(in_page(TABS))), args.check) or schema
 
 
 def kept(path, wanted: str, check: bool, stale: str = "out of date") -> int:

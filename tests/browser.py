@@ -25,6 +25,7 @@ SHOWN = "() => window.attentionLab ? window.attentionLab.shown : null"
 # What was drawn last: the focused head's weights, its title, and the now-view's text.
 DRAWN = f"() => JSON.stringify([({FOCUSED})(), ({TITLE})(), document.querySelector('.now-view')?.innerText])"
 CANDIDATES = ".candidates .candidate"  # the next-token candidates, a button each
+HELD_S = 3  # how long a test holds an answer's stream open after its answer (hold_next_stream)
 
 
 def settle(page, pending: list, quiet_ms: int = 300, limit_ms: int = 10_000) -> None:
@@ -188,3 +189,21 @@ def fresh(page, viewport: dict = WIDE, model: str = "de-en") -> None:
     expect(page.get_by_test_id("toast-body")).to_have_count(0, timeout=WAIT_MS)
     page.settle()
     page.evaluate("() => window.scrollTo(0, 0)")
+
+
+def hold_next_stream(monkeypatch, seconds: float) -> None:
+    """Keep the next answer's stream open `seconds` after its answer (before it waits for its slow outputs:
+    page.lab.Lab.after), as a loaded server now and then does: gradio sends the stream's last part again as it ends,
+    then, after what was answered meanwhile. Only the served app in this test process is held."""
+    import time
+
+    from attention_lab.page.lab import Lab
+
+    after, holds = Lab.after, [seconds]
+
+    def held(self, user, wait_s):
+        if holds:
+            time.sleep(holds.pop())  # the first stream to get here takes the hold (list.pop is atomic)
+        return after(self, user, wait_s)
+
+    monkeypatch.setattr(Lab, "after", held)

@@ -409,3 +409,30 @@ def test_a_lab_that_decodes_ahead_does_it_after_answering_a_step(monkeypatch):
     lab.do(lab.decoding.run, user, c)  # finished: nothing to decode ahead
     lab.ahead.shutdown(wait=True)
     assert loop(user.run).ahead is None
+
+
+def test_a_stream_ends_without_what_a_later_answer_changed_meanwhile(lab):
+    """gradio ends an answer's stream by sending its last part again. A Step's stream still open (its wait for the
+    slow outputs) while a Run is answered must end on a part without what the Run changed, or that copy, coming
+    after the Run's answer, would put the Step's output and buttons back on the page."""
+    from types import SimpleNamespace
+
+    from attention_lab.page.wiring import Wiring
+    from attention_lab.tabs import LOOP
+
+    user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
+
+    def run_meanwhile(user, wait_s):  # Run, clicked while the Step's stream waits
+        lab.do(lab.decoding.run, user, c)
+        return {}
+
+    wiring = Wiring.__new__(Wiring)  # its streams alone: no components
+    wiring.lab, wiring.outputs = SimpleNamespace(after=run_meanwhile, current=lab.current), list(LOOP.outputs)
+    parts = [dict(zip([o.name for o in LOOP.outputs], part[1:])) for part in wiring.streamed(user, lab.do,
+             lab.decoding.step, user, c)]  # fmt: skip
+    assert len(parts) == 2 and parts[0]["output"] and parts[0]["back"] == {"__type__": "update", "interactive": True}
+    last = parts[-1]
+    assert last["output"] == last["steps"] == {"__type__": "update"}  # the Run's stand
+    assert last["back"] == parts[0]["back"]  # the Run left it as the Step made it: still current
+    wiring.lab.after, calm = lambda user, wait_s: {}, UserState()
+    assert len(list(wiring.streamed(calm, lab.do, lab.decoding.step, calm, c))) == 1  # nothing changed since: one part

@@ -10,12 +10,14 @@ from tests.browser import (
     CANDIDATES,
     FOCUS,
     FOCUS_X,
+    HELD_S,
     NARROW,
     WAIT_MS,
     WIDE,
     button,
     focus_x_is,
     fresh,
+    hold_next_stream,
     kind,
     open_tab,
     opened,
@@ -132,6 +134,29 @@ def test_step_is_off_once_decoding_finished(app_page):
     run(page, SPLIT)
     expect(page.get_by_label("Notice")).to_have_value(re.compile("Finished"), timeout=WAIT_MS)
     expect(button(page, "Step")).to_be_disabled(timeout=WAIT_MS)
+
+
+def test_an_answer_whose_stream_ends_late_never_takes_back_a_later_clicks(served_app, app_page, monkeypatch):
+    """A Step answered, its stream held open (as a loaded server holds it), then Run: the Step's stream ends after
+    the Run's answer, and what gradio then sends again must not put the Step's output and buttons back."""
+    from playwright.sync_api import expect
+
+    _, registry, _ = served_app
+    expected = registry.entry("de-en").pipeline.generate([SPLIT], max_new_tokens=64)[0]
+    page, output = app_page, app_page.get_by_label("Output")
+    fresh(page)
+    page.get_by_label("Source").fill(SPLIT)
+    page.settle()  # the Source's redraw answered: the hold is the Step's
+    hold_next_stream(monkeypatch, HELD_S)
+    button(page, "Step").click()
+    expect(output).to_have_value(expected.split()[0], timeout=WAIT_MS)
+    button(page, "Run").click()
+    expect(output).to_have_value(expected, timeout=WAIT_MS)
+    page.wait_for_timeout(HELD_S * 1000 + 1500)  # the Step's stream has ended
+    page.settle()
+    expect(output).to_have_value(expected)
+    expect(page.get_by_label("Notice")).to_have_value(re.compile("Finished"))
+    expect(button(page, "Step")).to_be_disabled()
 
 
 def test_switching_the_model_swaps_in_an_example_it_can_read(app_page):

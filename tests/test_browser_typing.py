@@ -1,11 +1,15 @@
 """In Chromium, with every request to the server delayed as a distant Space delays it: what a person types while a
 model switch is answered is theirs. Four times, each model twice, the model is switched and a sentence typed within
 0.1 s, then Run: the Run decodes what was typed, and the Source still holds it after every answer has come. (With every
-answer 400 ms away, each switch's answer comes after the typing: one switch already shows a switch that overwrites.)"""
+answer 400 ms away, each switch's answer comes after the typing: one switch already shows a switch that overwrites.)
+
+And an answer whose stream ends late (the redraw of a new Source, held open as a loaded server holds it): the page
+decodes a Run itself meanwhile, and what gradio sends again as that stream ends never stands over what the page
+wrote (Step off once the decoding has finished)."""
 
 import pytest
 
-from tests.browser import WAIT_MS, button, opened
+from tests.browser import HELD_S, WAIT_MS, button, hold_next_stream, opened
 from transformer import greedy_decode
 
 pytestmark = pytest.mark.slow
@@ -43,4 +47,34 @@ def test_a_model_switch_never_overwrites_what_was_typed_after_it(served_app, bro
         page.wait_for_timeout(2 * LATENCY_MS)  # every answer of the switch has come (and its example was offered)
         expect(source).to_have_value(text)
         expect(output).to_have_value(expected(registry, model, text))
+    page.close()
+
+
+def test_an_answer_that_ends_late_never_writes_over_what_the_page_decoded_after_it(served_app, browser, monkeypatch):
+    from playwright.sync_api import expect
+
+    url, registry, _ = served_app
+    page = opened(browser, url, road="page")
+    page.wait_for_function("() => document.body.dataset.road === 'page'", timeout=120_000)
+    source, output, step = page.get_by_label("Source"), page.get_by_label("Output"), button(page, "Step")
+    ran = "() => performance.getEntriesByName('road:run').length"  # the Runs the page answered itself
+    first, then = (TYPED["de-en"].format(n) for n in (7, 8))
+    source.fill(first)
+    page.settle()
+    button(page, "Run").click()  # decoded to the end in the page: Step is off
+    expect(output).to_have_value(expected(registry, "de-en", first), timeout=WAIT_MS)
+    expect(step).to_be_disabled(timeout=WAIT_MS)
+    page.settle()
+    hold_next_stream(monkeypatch, HELD_S)
+    source.fill(then)  # redrawn by the server, from the page's decoding: Step is on (it would decode the new Source)
+    expect(step).to_be_enabled(timeout=WAIT_MS)  # that answer came; its stream is held open
+    runs = page.evaluate(ran)
+    button(page, "Run").click()
+    expect(output).to_have_value(expected(registry, "de-en", then), timeout=WAIT_MS)
+    expect(step).to_be_disabled(timeout=WAIT_MS)
+    assert page.evaluate(ran) == runs + 1  # the page decoded it, with no request
+    page.wait_for_timeout(HELD_S * 1000 + 1500)  # the redraw's stream has ended, sending its answer again
+    page.settle()
+    expect(step).to_be_disabled()
+    expect(output).to_have_value(expected(registry, "de-en", then))
     page.close()

@@ -148,6 +148,28 @@ def test_a_decoding_the_page_sent_before_one_taken_is_not_taken(registry):
     assert user.run is None
 
 
+def test_an_answer_made_for_an_older_page_decoding_leaves_the_step_loops_outputs_as_the_page_wrote_them(registry):
+    """A redraw for a new Source, sent before the page decoded that Source to the end itself and answered after the
+    page's newer decoding was taken: made for the older Source, it would turn Step on over the finished decoding the
+    page shows. An action that changes the run is answered whole."""
+    lab, user = make_lab(registry), UserState()
+    pipeline = registry.entries["reverse"].pipeline
+    finished = DecodingSession(pipeline.model, pipeline.tokenizer.encode("abc"))
+    finished.run()
+    redraw = lambda user, c: user.shown  # a new Source or option: redrawn
+    decoded = page({"serial": 2, "version": 1}, source="abc", tokens=finished.tokens, shown=3, sent=2)
+    lab.do(redraw, user, Controls("reverse", "abc", max_len=None, page=decoded))
+    assert user.run.session.finished and user.drawn["step"] is False  # as the page wrote it: Step off
+    older = page({"serial": 1, "version": 1}, source="ab", tokens=finished.tokens[:1], shown=1, sent=1)
+    typed = Controls("reverse", "abcd", max_len=None, page=older)  # sent before the page's decoding, answered now
+    answer = lab.do(redraw, user, typed)
+    assert user.run.session.tokens == finished.tokens and not {o.name for o in LOOP.outputs} & set(answer)
+    assert user.drawn["step"] is False
+    since = Controls("reverse", "abcd", max_len=None, page=decoded)  # sent with the newest: its answer stands
+    assert lab.do(redraw, user, since)["step"] is True
+    assert lab.do(lab.decoding.reset, user, typed)["output"] == ""  # an action that changes the run: answered whole
+
+
 def test_a_page_that_shows_nothing_clears_the_run_and_a_script_sends_nothing(registry):
     road, user = Road(registry), UserState()
     road.take(user, Controls("reverse", "abc", page=page({"serial": 1, "version": 1}, tokens=[5])))

@@ -22,6 +22,7 @@ from attention_lab.feature import DATA, Feature, Output
 from attention_lab.heads.actions import HeadTests
 from attention_lab.messages import jsonable
 from attention_lab.models.registry import load_models
+from attention_lab.page.frame import in_page
 from attention_lab.page.lab import ASK
 from attention_lab.run.state import UserState
 from attention_lab.survey.report import survey_html
@@ -31,6 +32,14 @@ from attention_lab.why.feature import ask_contrast
 from tests.node import NODE, needs_node
 
 DATA_OUTPUTS = {output.name for output in OUTPUTS if output.kind == DATA}
+
+
+def test_what_a_live_page_is_told_of_the_tabs_is_the_tables_own():
+    """export/live.py reads the declaration as data (it sits below the features): it must be the table's."""
+    assert schema.IN_PAGE.read_text(encoding="utf-8") == schema.text(jsonable(in_page(TABS))), (
+        "the tabs the page makes changed: run python -m attention_lab.schema"
+    )
+    assert "flow" in json.loads(schema.IN_PAGE.read_text(encoding="utf-8"))["tabs"]
 
 
 def test_the_checked_in_schema_is_the_records_own():

@@ -15,6 +15,7 @@ from attention_lab.decoding.events import READ_OPTIONS, TAKE_PROPOSED, WRITE
 from attention_lab.feature import DECODE, HEAVY, Limits
 from attention_lab.models.registry import Registry
 from attention_lab.page.frame import OPEN_LINK
+from attention_lab.page.wiring import ANSWERED
 from attention_lab.serving.api import documentation
 from attention_lab.tabs import features
 from tests.conftest import tiny_pipelines
@@ -140,6 +141,11 @@ def test_heavy_work_has_its_own_lane_and_looking_never_reaches_the_server():
     labels = {getattr(block, "label", None) for block in demo.blocks.values()}
     assert not labels & {"Show step", "Focus head", "Merge pieces into words", "Colour scale", "Reading", "Snapshot"}
     browser_only = sorted(fn.js or "" for fn in demo.fns.values() if fn.fn is None)
+    # each event that sends the page's decoding tells the page when its answer has come whole (page/wiring.py)
+    sending = [fn for fn in demo.fns.values() if fn.fn is not None and "answers?.sending(" in (fn.js or "")]
+    answered = {ANSWERED.format(number) for number in range(1, len(sending) + 1)}
+    assert len(sending) > 20 and answered <= set(browser_only)
+    browser_only = [js for js in browser_only if js not in answered]
     # the page's own step loop reading the decoding options and writing its outputs, the examples menu's, a model
     # switch's example taken only if nothing was typed, and a link's model and source written in
     assert len(browser_only) == 5

@@ -81,7 +81,7 @@ def test_integrated_gradients_says_how_far_it_is_from_complete(lab):
 
 
 def test_a_step_with_the_tab_open_attributes_only_the_new_step(lab, monkeypatch):
-    user, c = UserState(), Controls("de-en", SOURCE, max_len=6)
+    user, c = UserState(), Controls("de-en", SOURCE, max_len=6, options={"method": "input_x_gradient"})
     lab.do(lab.decoding.step, user, c)
     lab.do(lab.decoding.step, user, c)
     lab.open_tab(user, c, "why")
@@ -107,7 +107,8 @@ def test_after_a_what_if_the_steps_it_changed_are_attributed_anew(lab):
     user, _, before = opened(lab, max_len=4)
     session = user.run.session
     other = next(t for t in range(5, 50) if t != session.tokens[1] and session.can_write(t, 2))
-    lab.do(lab.decoding.force, user, Controls("de-en", SOURCE, max_len=4, shown=2), str(other))
+    asked = {"method": "input_x_gradient"}  # as opened asked
+    lab.do(lab.decoding.force, user, Controls("de-en", SOURCE, max_len=4, shown=2, options=asked), str(other))
     after = lab.fill(user)["why"]
     tokens = user.run.session.tokens
     assert tokens[1] == other and after["tokens"] == tokens

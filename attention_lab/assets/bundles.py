@@ -18,7 +18,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent  # attention_lab/
 BUNDLED = PACKAGE / "assets" / "bundled"
 MODULES = BUNDLED / "modules.json"  # each entry's modules, as paths under attention_lab/
-ENTRIES = [PACKAGE / "export" / "lesson.mjs", PACKAGE / "survey" / "report.mjs", PACKAGE / "export" / "live.mjs"]
+ENTRIES = [PACKAGE / "export" / "lesson.mjs", PACKAGE / "survey" / "report.mjs", PACKAGE / "tabs.mjs"]
 NAME = "lab"  # the variable a bundle's script sets to its entry's exports
 REMAKE = "python -m attention_lab.assets.build"  # run from the repository, after npm ci
 

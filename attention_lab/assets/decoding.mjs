@@ -14,6 +14,13 @@ export function base64Bytes(b64) {
   return out;
 }
 
+/** Bytes as base64 (what base64Bytes reads back). */
+export function bytesBase64(bytes) {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(text);
+}
+
 export function weights16(b64) {
   const raw = base64Bytes(b64);
   const out = new Float32Array(raw.length / 2);

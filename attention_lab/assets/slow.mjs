@@ -6,6 +6,7 @@
 // again only if something changed while it was hidden, or its width did (what it drew is still there).
 
 import {onVisible, shown} from "./dom.mjs";
+import {onMadeHere} from "./here.mjs";
 import {watch} from "./store.mjs";
 
 /** Whether two JSON values are equal, whatever the order of their keys. */
@@ -33,10 +34,12 @@ export function madeFrom(message, d, key, upTo = null) {
  *     own state here;
  *   on(what): whether a change of the page's state ("decoding", "shown", "kind", "look") redraws it (all but "kind");
  *   seen: the element whose coming into view redraws it (`box`);
- *   later: draw after gradio's own updates of the same answer, not at once (a large figure takes a moment).
+ *   later: draw after gradio's own updates of the same answer, not at once (a large figure takes a moment);
+ *   here: the tab's id, when the page can make its message itself (assets/here.mjs): what it makes is taken as the
+ *     server's is.
  * Returns the view, {message, computing, redraw}, for the module's own events. */
 export function slowView({props, watch: watchValue}, box, draw, options = {}) {
-  const {take = (value) => value, on = (what) => what !== "kind", seen = box, later = false} = options;
+  const {take = (value) => value, on = (what) => what !== "kind", seen = box, later = false, here = null} = options;
   let missed = true, width = -1; // whether a draw was skipped while hidden; the width it was last drawn at
   const redraw = () => {
     missed = !shown(box);
@@ -60,5 +63,11 @@ export function slowView({props, watch: watchValue}, box, draw, options = {}) {
   watch((what) => (on(what) ? view.redraw() : null));
   onVisible(seen, () => (missed || box.clientWidth !== width ? redraw() : null));
   receive();
+  if (here) { // after the server's first value: a message the page made before the view mounted is taken over it
+    onMadeHere(here, (message) => {
+      [view.message, view.computing] = [take(message, view.message), ""];
+      view.redraw();
+    });
+  }
   return view;
 }

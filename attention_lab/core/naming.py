@@ -59,6 +59,16 @@ def _indices(name: str, value: str, size: int, spec: object) -> list[int]:
     return [int(value) - 1]
 
 
+# describe_heads's words, as format strings: the page writes them too (trust/in_page.mjs, sent as Feature.texts)
+HEADS_SAID = {
+    "kind": "all {name}-attention heads",  # every head of a kind
+    "layer": "{name} layer {layer} {which}",  # some of a kind's layers
+    "all": "(all heads)",  # every head of a layer
+    "one": "head {numbers}",
+    "some": "heads {numbers}",  # the numbers joined by ", "
+}
+
+
 def describe_heads(heads, config: ModelConfig) -> str:
     """Heads in words, grouped: "all cross-attention heads; encoder self layer 1 (all heads); decoder self layer 2
     heads 1, 3"."""
@@ -68,16 +78,14 @@ def describe_heads(heads, config: ModelConfig) -> str:
         for h in sorted(h for h in heads if h.kind == kind):
             layers.setdefault(h.layer, []).append(h.head + 1)
         full = [layer for layer, numbers in layers.items() if len(numbers) == config.n_heads]
+        name = NAMES[kind].name
         if len(full) == n_layers(config, kind):
-            parts.append(f"all {NAMES[kind].name}-attention heads")
+            parts.append(HEADS_SAID["kind"].format(name=name))
             continue
         for layer, numbers in layers.items():
-            which = (
-                "(all heads)"
-                if layer in full
-                else ("head " if len(numbers) == 1 else "heads ") + ", ".join(map(str, numbers))
-            )
-            parts.append(f"{NAMES[kind].name} layer {layer + 1} {which}")
+            said = ", ".join(map(str, numbers))
+            which = HEADS_SAID["all" if layer in full else "one" if len(numbers) == 1 else "some"]
+            parts.append(HEADS_SAID["layer"].format(name=name, layer=layer + 1, which=which.format(numbers=said)))
     return "; ".join(parts)
 
 

@@ -1,5 +1,6 @@
 """The step loop's events: Run, Step, Back and Reset; a click on a candidate (what if?); another model or example;
-a new source or option, which redraws. No answer overwrites what a person typed after the event it answers."""
+a new source or option, which redraws. No answer overwrites what a person typed after the event it answers, nor what
+the page's own step loop wrote after it (page/wiring.py: each event tells the page when its answer has come whole)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,6 @@ def wire(c: dict, wiring) -> None:
             yield (*answer, proposed)
 
     targets = [*wiring.targets(), c["proposed"]]
-    switched = wiring.listen(c["model"].change, another_model, wiring.inputs, targets, js=wiring.sends_page)
+    switched = wiring.listen(c["model"].change, another_model, wiring.inputs, targets, from_page=True)
     # What a person typed while the answer was on its way is theirs: the example replaces only what was sent.
     switched.then(None, [c["proposed"], c["source"]], [c["source"]], js=TAKE_PROPOSED)

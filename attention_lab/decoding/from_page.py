@@ -6,7 +6,10 @@ cached on exactly those keys.
 
 The run keeps the page's key (its serial and version), so the page is sent no decoding it already holds, and the
 step loop's own outputs (the Output, the notice, the buttons), which the page wrote for itself, are taken as drawn
-(attention_lab.page.render.Views.drawn_by_page): an answer made for an older decoding never overwrites them.
+(attention_lab.page.render.Views.drawn_by_page): an answer made for an older decoding never overwrites them. An event
+sent with a decoding older than one taken (gradio may run a session's events out of order) is answered without the
+step loop's outputs (`older`), unless its action changed the run: the page wrote them since, for a newer decoding.
+The page itself writes its own again after an answer to an event it sent before it wrote them (answers.mjs).
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ class PageDecoding:
     ablate: frozenset[Head] = frozenset()  # the heads ablated throughout
     strategy: str = "greedy"  # what the page wrote the step loop's outputs for
     sent: int = 0  # its number in the order the page sent its decodings (0: not numbered)
+    here: frozenset[str] = frozenset()  # the tabs the page draws from its own computation (assets/here.mjs)
 
 
 def read(text: object) -> PageDecoding | None:
@@ -100,6 +104,7 @@ def read(text: object) -> PageDecoding | None:
             frozenset(Head(str(kind), int(layer), int(head)) for kind, layer, head in sent.get("ablate") or ()),
             checked_strategy(sent.get("strategy") or "greedy"),
             order,
+            frozenset(str(tab) for tab in sent.get("here") or ()),
         )
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise InputError("The page sent a decoding the server cannot read; press Reset.") from err
@@ -121,10 +126,12 @@ class Road:
         decoding the page sent before one taken already is older than the run: it is not taken."""
         sent = read(c.page)
         if sent is None:
+            user.here = frozenset()  # the page decodes nothing itself: the server draws every tab
             return None
         if sent.sent and sent.sent < user.page_sent:
             return None
         user.page_sent = max(user.page_sent, sent.sent)
+        user.here = sent.here
         run = user.run
         if sent.key is None:
             user.run = None
@@ -135,6 +142,12 @@ class Road:
         user.shown = sent.shown
         user.drawn["steps"] = (sent.key, sent.shown)
         return sent
+
+    def older(self, user: UserState, c: Controls) -> bool:
+        """Whether the page sent `c` with a decoding older than one taken already (`take` leaves it): since, the page
+        wrote the step loop's outputs for a newer one, which an answer made for this one must leave as they are."""
+        sent = read(c.page)
+        return sent is not None and 0 < sent.sent < user.page_sent
 
     def rebuilt(self, sent: PageDecoding) -> Run:
         """A run of the page's decoding: its source decoded with every token it wrote forced."""

@@ -4,17 +4,27 @@
 // request; the loop's outputs (Output, the notice, the buttons) are written through gradio in the page (the
 // component's "write" event, a js-only listener).
 //
+// The explanation tabs the app declares (assets/here.mjs: Flow, and the others whose module says how) are made here
+// too, once the copy's explanations' graphs have loaded (page_copy/analyses.py): with such a tab open, each
+// decoding the page holds is explained by the tab's own maker, and the server is told not to (the decoding it is
+// sent names the tabs the page draws: `here`).
+//
 // The server decodes as before until the copy is ready, where the browser has no WebAssembly, for a model without a
 // copy, for a decoding with interventions (an ablation or an edit is the server's), and while a tab the server draws
-// is open (Why, Heads, Training...: it needs the server for the new decoding anyway, and one request that decodes
-// and draws answers sooner than the page's decoding followed by a request that draws). A copy that
-// fails to load, or fails while decoding, hands the page to the server with a notice; the click is sent there.
-// Every request the page sends carries the decoding it shows (`decoded`, the control "page"), and the server makes
-// that its run before it answers (decoding/from_page.py), so every tab shows what the page shows.
+// is open (Heads, Training..., or an explanation the page cannot make: a gradient method, a copy without the graph):
+// it needs the server for the new decoding anyway, and one request that decodes and draws answers sooner than the
+// page's decoding followed by a request that draws. A copy that fails to load, or fails while decoding, hands the
+// page to the server with a notice; the click is sent there; an explanations' graph that fails leaves its tabs to
+// the server, said on the road's line. Every request the page sends carries the decoding it shows (`decoded`, the
+// control "page"), and the server makes that its run before it answers (decoding/from_page.py), so every tab shows
+// what the page shows.
 
 import {el, openTabId, root} from "../assets/dom.mjs";
+import {computedHere, hereTabs, onOffered} from "../assets/here.mjs";
 import {page, watch} from "../assets/store.mjs";
+import {Answers} from "./answers.mjs";
 import {WHAT_IF_EVENT} from "./candidates.mjs";
+import {Explaining} from "./explaining.mjs";
 import {Loop} from "./loop.mjs";
 import {LiveModel} from "../page_copy/model.mjs";
 
@@ -25,11 +35,6 @@ const POLL_MS = 1000, POLL_MAX_MS = 10_000, POLL_TRIES = 400;
 const $ = (selector) => document.querySelector(selector);
 const TABS = "#lab-tabs button[role=tab]";
 
-/** Whether the open tab is one the server draws: any but the Attention tab (drawn in the page). */
-function serverTabOpen() {
-  const open = openTabId();
-  return open !== null && open !== "attention";
-}
 // ?road=server in the address: the server decodes, as before this page could (to compare the two, or to teach)
 const ASKED_SERVER = new URLSearchParams(globalThis.location?.search ?? "").get("road") === "server";
 
@@ -74,7 +79,17 @@ async function loadCopy(folder, {ort, Tokenizer}) {
   const [encoder, decoder, weights, tokenizer, config] = await Promise.all(
     ["encoder.onnx", "decoder.onnx", "weights.bin", "tokenizer.json", "config.json"].map((f) => bytes(folder + f)));
   const json = (data) => JSON.parse(new TextDecoder().decode(data));
-  return LiveModel.load(ort, Tokenizer, {encoder, decoder, weights, tokenizer: json(tokenizer), config: json(config)});
+  const model = await LiveModel.load(ort, Tokenizer, {encoder, decoder, weights, tokenizer: json(tokenizer),
+    config: json(config)});
+  model.folder = folder;
+  return model;
+}
+
+/** The copy's explanations' graphs (page_copy/analyses.py), loaded into `model` after its decoding graphs. */
+async function loadAnalyses(model) {
+  const names = model.config.analyses;
+  const graphs = await Promise.all(names.map((name) => bytes(`${model.folder}${name}.onnx`)));
+  return model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])));
 }
 
 /** What a copy in a reduced precision changes, in the words its config gives (page_copy/copies.py
@@ -87,12 +102,21 @@ export function precisionNote({precision}) {
 export class Road {
   constructor(config, writer) {
     Object.assign(this, {config, writer, runtime: null, models: new Map(), loops: new Map(), broken: new Map()});
+    this.explaining = new Map(); // model -> "loading", "ready" or "failed (why)": its explanations' graph
+    this.explainer = new Explaining(() => {
+      const loop = this.loops.get(controlsNow().model);
+      return loop && this.explaining.get(loop.model.config.name) === "ready" ? loop : null;
+    }, (loop, err) => {
+      this.unexplained(loop.model.config.name, err);
+      this.changed();
+    });
     this.retired = new Map(); // the loops of copies that failed while decoding
     const first = config.options || {};
     this.options(first.strategy ?? "greedy", first.beam_size ?? 4, first.max_len ?? null, first.top_k ?? 8);
     this.pending = null;
     this.passing = false; // a click handed on to the server
     this.sends = 0; // how many decodings the page has sent: the server takes none older than one it took
+    this.answers = new Answers((outputs) => this.write(outputs, false)); // answers older than its writes (answers.mjs)
   }
 
   /** Where the model `name` decodes now, in words, and whether it is here ("page"), coming ("loading") or not. */
@@ -101,8 +125,11 @@ export class Road {
     if (ASKED_SERVER) return ["server", "Decodes on the server, as the address asks (road=server)."];
     if (this.broken.has(name)) return ["server", `Decodes on the server: the page copy failed (${this.broken.get(name)}).`];
     if (!this.config.copies[name]) return ["server", "Decodes on the server: this model has no page copy."];
-    if (this.loops.has(name) && serverTabOpen()) return ["server", "Decodes on the server while this tab is open."];
-    if (this.loops.has(name)) return ["page", `Decodes in this page${precisionNote(this.loops.get(name).model.config)}.`];
+    if (this.loops.has(name) && !this.drawsOpenTab(name)) return ["server", this.serverTabLine(name)];
+    if (this.loops.has(name)) {
+      const explains = computedHere(openTabId()) ? " and explains" : "";
+      return ["page", `Decodes${explains} in this page${precisionNote(this.loops.get(name).model.config)}.`];
+    }
     return ["loading", "Decodes on the server while its page copy loads…"];
   }
 
@@ -115,11 +142,63 @@ export class Road {
       .then((model) => {
         this.loops.set(name, new Loop(model, this.ui(name)));
         performance.mark(`road:ready:${name}`);
+        if (model.config.analyses?.length) this.loadExplanations(name, model);
       })
       .catch((err) => this.fail(name, err));
     this.models.set(name, loading);
     loading.then(() => this.changed());
     return loading;
+  }
+
+  /** Load the copy's explanations' graph: then the tabs that can be made here are (a failure leaves them to the
+   * server, said on the road's line). */
+  loadExplanations(name, model) {
+    this.explaining.set(name, "loading");
+    loadAnalyses(model)
+      .then(() => {
+        this.explaining.set(name, "ready");
+        performance.mark(`road:explains:${name}`);
+      })
+      .catch((err) => this.unexplained(name, err))
+      .then(() => {
+        this.changed();
+        this.explain();
+      });
+  }
+
+  unexplained(name, err) {
+    console.error(err);
+    this.explaining.set(name, `failed (${String(err.message || err).split("\n")[0]})`);
+  }
+
+  /** Whether the page draws the open tab for model `name`: the Attention tab, or one it computes itself
+   * (assets/here.mjs) once the copy's explanations' graph is loaded. */
+  drawsOpenTab(name) {
+    const open = openTabId();
+    const model = this.loops.get(name)?.model ?? null;
+    return open === null || open === "attention" || (computedHere(open, model) && this.explaining.get(name) === "ready");
+  }
+
+  /** Why the server draws the open tab. */
+  serverTabLine(name) {
+    const open = openTabId(), model = this.loops.get(name)?.model ?? null;
+    if (hereTabs().includes(open) && !computedHere(open, model)) return "Decodes on the server: what this tab shows now is made there.";
+    if (!computedHere(open, model)) return "Decodes on the server while this tab is open.";
+    const state = this.explaining.get(name);
+    if (state === "loading") return "Decodes on the server while this tab's graph loads…";
+    if (state) return `Decodes on the server while this tab is open: the explanations' graph ${state}.`;
+    return "Decodes on the server while this tab is open: this model's copy has no explanations' graph.";
+  }
+
+  /** The tabs the page draws for model `name` now (what the server need not make: decoding/from_page.py). */
+  drawnHere(name) {
+    const model = this.loops.get(name)?.model ?? null;
+    return this.explaining.get(name) === "ready" ? hereTabs().filter((tab) => computedHere(tab, model)) : [];
+  }
+
+  /** Make the open tab's message here, when the page makes it (explaining.mjs). */
+  explain() {
+    return this.explainer.explain();
   }
 
   fail(name, err) {
@@ -138,7 +217,7 @@ export class Road {
    * (a switch of model not yet answered), or a tab the server draws is open, the server answers. */
   taker(action) {
     const now = controlsNow(), loop = this.loops.get(now.model);
-    if (!loop || this.passing || serverTabOpen()) return null;
+    if (!loop || this.passing || !this.drawsOpenTab(now.model)) return null;
     if (page.decoding && page.decoding.model !== now.model) return null;
     return loop.canTake(action) ? loop : null;
   }
@@ -169,8 +248,10 @@ export class Road {
     };
   }
 
-  /** Write the loop's outputs through gradio (the js-only "write" listener calls `written`). */
-  write(outputs) {
+  /** Write the loop's outputs through gradio (the js-only "write" listener calls `written`); `own`: the loop wrote
+   * them (not written again after an older answer: answers.mjs). */
+  write(outputs, own = true) {
+    if (own) this.answers.wrote(outputs);
     this.pending = outputs;
     this.writer.trigger();
   }
@@ -202,7 +283,7 @@ export class Road {
     const loops = [...this.loops.values(), ...this.retired.values()];
     const loop = this.loops.get(controlsNow().model) || this.retired.get(controlsNow().model) || loops.find((l) => l.session);
     if (!loop || !(loop.session ? sameKey(page.key, loop.key()) : page.key === null && loop.serial > 0)) return "";
-    return JSON.stringify({...loop.decoded(), sent: ++this.sends});
+    return JSON.stringify({...loop.decoded(), here: this.drawnHere(loop.model.config.name), sent: ++this.sends});
   }
 
   /** Send a click the page handed on to the server (`button.click()`, not taken here). */
@@ -256,9 +337,18 @@ export function mount({element, props, trigger}) {
   const road = new Road(props.value || {copies: {}, runtime: {}}, writer);
   globalThis.attentionLabRoad = road; // the page's events read `decoded` (page/wiring.py); tests read the rest
   intercept(road);
+  onOffered((tab) => { // the open tab's module has just loaded, or its controls changed
+    if (tab !== openTabId()) return;
+    road.changed();
+    road.explainer.again();
+  });
   // another tab opened: the line says where decoding happens with it open (once gradio has switched)
   document.addEventListener("click", (event) => {
-    if (event.target.closest?.(TABS)) setTimeout(() => road.changed(), 0);
+    if (!event.target.closest?.(TABS)) return;
+    setTimeout(() => {
+      road.changed();
+      road.explain();
+    }, 0);
   });
   const begin = () => {
     road.changed();
@@ -266,5 +356,9 @@ export function mount({element, props, trigger}) {
   };
   // after the first paint, so nothing the page shows first waits for the copy
   requestAnimationFrame(() => setTimeout(begin, 0));
-  watch((what) => (what === "decoding" ? begin() : null)); // another model's decoding came: load its copy
+  watch((what) => {
+    if (what !== "decoding") return;
+    begin(); // another model's decoding came: load its copy
+    road.explain(); // the open tab's message, when the page makes it
+  });
 }

@@ -3,15 +3,10 @@
 // app's own modules draw them, as they draw the server's. Weights and rollout shares travel as 16-bit integers and
 // value norms as 32-bit floats, base64 of their little-endian bytes, as payload.py sends them.
 
+import {bytesBase64 as base64} from "../assets/decoding.mjs";
 import {labelledPieces} from "../page_copy/pieces.mjs";
 
 const SCALE = 65535;
-
-function base64(bytes) {
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(text);
-}
 
 /** Numbers in [0, 1] as base64 of little-endian uint16, round(w · 65535) (payload.q16). */
 export function q16(values) {

@@ -45,13 +45,14 @@ from ..core.looks import Look, names
 from ..decoding.messages import Full, Key
 from ..models.examples import first_example
 from ..models.registry import ModelEntry, Registry, entry_of
-from ..page_copy.copies import FILES, VENDOR, copy_files, copyable, make
+from ..page_copy.copies import VENDOR, copy_files, copyable, make
 from ..page_copy.precision import PRECISIONS
 from ..run.state import shown_step
 
 HERE = Path(__file__).resolve().parent
-ENTRY = HERE / "live.mjs"
 PACKAGE = HERE.parent
+ENTRY = PACKAGE / "tabs.mjs"  # live.mjs, with the tabs whose messages the page makes (above the features, as tabs.py)
+IN_PAGE = PACKAGE / "assets" / "in_page.json"  # what the page is told of those tabs (written by attention_lab.schema)
 STYLESHEETS = [
     PAGE_CSS,
     PACKAGE / "decoding" / "decoding.css",
@@ -130,6 +131,7 @@ def page(pipeline: Seq2SeqPipeline, name: str, config: dict, inside: dict[str, b
         ),  # drawn as the page opens
         "output": pipeline.tokenizer.decode(session.tokens),
         "config": config,
+        "here": json.loads(IN_PAGE.read_text(encoding="utf-8")) if config.get("analyses") else {},
     }
     packed = "".join(
         f"<script type='application/octet-stream' id='part:{file}'>"
@@ -140,13 +142,36 @@ def page(pipeline: Seq2SeqPipeline, name: str, config: dict, inside: dict[str, b
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{html.escape(title)}</title><style>{styles(STYLESHEETS)}</style>"
+        f"<title>{html.escape(title)}</title><style>{styles(stylesheets(state['here']))}</style>"
         f"<script>{get_plotlyjs()}</script></head><body class='lab-export lab-live' data-busy='true'>"
         f"{controls(name, config['precision'])}"
-        + "".join(f"<div data-part='{p}' class='lab-view'></div>" for p in ("lab-steps", "now", "candidates", "views"))
+        + "".join(f"<div data-part='{p}' class='lab-view'></div>" for p in ("lab-steps", "now", "candidates"))
+        + tab_row(state["here"])
         + f"<script id='state' type='application/json'>{in_script(state)}</script>{scripts(inside is not None, packed)}"
         "</body></html>"
     )
+
+
+def stylesheets(here: dict) -> list[Path]:
+    """The page's stylesheets: its own, then those of the tabs it makes (`here`)."""
+    return [*STYLESHEETS, *(PACKAGE / path for path in here.get("stylesheets", []))]
+
+
+def tab_row(here: dict) -> str:
+    """The Attention tab, then each tab whose messages the page makes (`here`: assets/in_page.json), as a row of
+    tabs marked up as gradio marks up the app's (assets/dom.mjs reads which is open) and a panel each."""
+    titles = {"attention": "Attention", **here.get("titles", {})}
+    button = "<button type='button' role='tab' data-tab-id='{0}' aria-selected='{2}' class='live-tab'>{1}</button>"
+    row = "".join(
+        button.format(tab, html.escape(title), str(tab == "attention").lower()) for tab, title in titles.items()
+    )
+    panels = "<div data-panel='attention' class='live-panel'><div data-part='views' class='lab-view'></div></div>"
+    panels += "".join(
+        f"<div data-panel='{tab}' class='live-panel' hidden><div data-part='tab-{tab}' class='lab-view'></div></div>"
+        for tab in titles
+        if tab != "attention"
+    )
+    return f"<div id='lab-tabs' role='tablist' class='live-tabs'>{row}</div>{panels}"
 
 
 def scripts(bundled: bool, packed: str) -> str:
@@ -294,7 +319,7 @@ def live_page(entry: ModelEntry) -> str:
         return _LIVE_PAGES[id(entry)]
     refuse_uncopyable(entry.pipeline, entry.name)
     copy = make(entry)
-    files = {file: (copy / file).read_bytes() for file in FILES}
+    files = {path.name: path.read_bytes() for path in sorted(copy.iterdir()) if path.is_file()}  # FILES, and more
     files.update(runtime())
     path = Path(tempfile.mkdtemp(prefix="attention-")) / f"attention-lab-live-{entry.name.replace('/', '-')}.html"
     path.write_text(one_file(entry.pipeline, entry.name, files=files), encoding="utf-8")

@@ -96,5 +96,6 @@ FLOW = Feature(
     endpoints=ENDPOINTS,
     state=FlowState,
     messages=(FlowMessage,),
+    in_page=True,
     stylesheet=Path(__file__).with_name("flow.css"),
 )

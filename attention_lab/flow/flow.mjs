@@ -9,7 +9,11 @@ import {axisLabels, escapeToken} from "../assets/labels.mjs";
 import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
 import {madeFrom, slowView} from "../assets/slow.mjs";
 import {page, setKind, setLook} from "../assets/store.mjs";
+import {computesHere} from "../assets/here.mjs";
 import {COLOURS, colourOf, edgeText, heaviestRoute, place, prune, reach, rows, stepGraph, widthOf} from "./graph.mjs";
+import {made} from "./in_page.mjs";
+
+computesHere("flow", made); // with the page copy's explanations' graph, the page makes this tab's message
 
 export const DEFAULT_THRESHOLD = 0.04;
 const ROW_PX = 26, NARROW = 600;
@@ -136,6 +140,6 @@ export function mount(component) {
       setLook({focus: head.focus});
       openAttentionTab();
     });
-  }, {on: (what) => what !== "kind" && what !== "look"});
+  }, {on: (what) => what !== "kind" && what !== "look", here: "flow"});
   slider.addEventListener("input", () => view.redraw());
 }

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import gradio as gr
 
+from ..assets import PACKAGE
 from ..assets.components import drawn
 from ..core.looks import names
 from ..core.text import READINGS_NOTE, WORDS_NOTE
@@ -34,6 +35,8 @@ def build(
         "ask": drawn("page/fill.mjs", "lab-ask", events=("fill",)),  # asks for what the views still wait for
         # a link's tab, model and source (?tab=...&model=...&source=...), followed as the page opens; the address kept
         "address": drawn("assets/address.mjs", "lab-address", value=known(registry, tabs), events=("open",)),
+        # the tabs whose messages the page can make itself, known before their modules load
+        "here": drawn("assets/here.mjs", "lab-here", value=in_page(tabs)),
     }
     if registry.errors:
         gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
@@ -56,6 +59,25 @@ def build(
     for own in laid.values():
         components.update(own)
     return components, state, opened, laid
+
+
+def in_page(tabs: tuple[Feature, ...]) -> dict:
+    """What the page is told of the tabs it can make the messages of (Feature.in_page; assets/here.mjs): their ids,
+    their stylesheets (under attention_lab/), and by id their titles and the texts each writes into its messages. A live page is told the same
+    (assets/in_page.json, written by `python -m attention_lab.schema`)."""
+    made = [tab for tab in tabs if any(f.in_page for f in tab.every())]
+    return {
+        "tabs": [tab.id for tab in made],
+        "titles": {tab.id: tab.title for tab in made},
+        "stylesheets": [
+            f.stylesheet.relative_to(PACKAGE).as_posix()
+            for tab in made
+            for f in tab.every()
+            if f.stylesheet is not None
+        ],
+        # every tab's that has texts: a maker written before its tab is made in the page is tested with them
+        "texts": {tab.id: texts for tab in tabs if (texts := {k: v for f in tab.every() for k, v in f.texts.items()})},
+    }
 
 
 def known(registry: Registry, tabs: tuple[Feature, ...]) -> dict:

@@ -19,7 +19,7 @@ from ..feature import DATA, Feature, Output, Shared
 from ..messages import Ask, jsonable
 from ..models.registry import Registry
 from ..run.state import UserState
-from .render import PENDING, Views
+from .render import PENDING, Answer, Views
 
 Action = Callable[..., int | None]  # (user, controls, *extra) -> the step to show, or None for the latest
 logger = logging.getLogger("attention_lab")
@@ -50,10 +50,13 @@ class Lab:
     def do(self, action: Action, user: UserState, c: Controls, *extra) -> dict:
         """Run `action` on the user's run under the user's lock; the page's changes, name -> new value."""
         with user.lock:
-            self.take(user, c)
+            older, before = self.take(user, c), made_of(user)
             shown = action(user, c, *extra)
             max_len = self.decoding.max_len(c)
-            found, waiting = self.views.changes(user, c, shown, max_len)
+            # made for an older decoding of the page's, an answer that changed nothing of the run leaves the step
+            # loop's outputs as the page wrote them since (for the decoding taken, and the controls it was sent with)
+            loop = not older or made_of(user) != before
+            found, waiting = self.views.changes(user, c, shown, max_len, loop=loop)
             ahead = goes_on(user.run, c, max_len)
             if waiting:
                 self._begin(user)
@@ -62,15 +65,18 @@ class Lab:
             self.ahead.submit(self._step_ahead, user)
         return found
 
-    def take(self, user: UserState, c: Controls) -> None:
+    def take(self, user: UserState, c: Controls) -> bool:
         """The decoding the page shows, when it decoded it itself, as the user's run (decoding/from_page.py); the step
-        loop's outputs as the page wrote them, for the controls it decoded with."""
+        loop's outputs as the page wrote them, for the controls it decoded with. Whether the page sent an older
+        decoding than one taken already (which is not taken)."""
+        older = self.decoding.road.older(user, c)
         sent = self.decoding.road.take(user, c)
         if sent is not None:
             run, c = user.run, dataclasses.replace(c, strategy=sent.strategy)
             if run is not None:
                 c = dataclasses.replace(c, model=run.entry.name, source=run.text, top_k=run.top_k, max_len=run.max_len)
             self.views.drawn_by_page(user, c, self.decoding.max_len(c))
+        return older
 
     def _step_ahead(self, user: UserState) -> None:
         try:
@@ -87,10 +93,10 @@ class Lab:
         with user.lock:
             if tab == user.tab or tab not in self.views.tabs:  # gradio selects the open tab as the page opens
                 return {}
-            self.take(user, c)
+            older = self.take(user, c)
             user.tab = tab
             user.seen.add(tab)
-            found, waiting = self.views.changes(user, c, user.shown, self.decoding.max_len(c))
+            found, waiting = self.views.changes(user, c, user.shown, self.decoding.max_len(c), loop=not older)
             if waiting:
                 self._begin(user)
             return found
@@ -148,11 +154,24 @@ class Lab:
         missing = {name: pair for name, pair in todo.items() if name not in found}
         made_now = {**found, **made(missing)}
         with user.lock:
-            found = {}
+            found = Answer()
             for name, (key, value) in made_now.items():
                 if user.drawn.get(name) == (PENDING, key):
-                    found[name], user.drawn[name] = value, key
+                    found[name], user.drawn[name], found.sent[name] = value, key, key
             return found
+
+    def current(self, user: UserState, answer: dict) -> dict:
+        """What of `answer` the page is still taken to show (Answer.current); all of it if it kept no keys."""
+        if not isinstance(answer, Answer):
+            return answer
+        with user.lock:
+            return answer.current(user)
+
+
+def made_of(user: UserState) -> tuple | None:
+    """What the user's run is now: the run, by identity, and its key (an action that changes it changes this)."""
+    run = user.run
+    return None if run is None else (id(run), run.serial, run.version)
 
 
 def quietly(job) -> None:

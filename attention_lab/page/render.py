@@ -4,6 +4,9 @@ values are equal; only the outputs whose key differs from what the user's page s
 The step loop's outputs (attention_lab.decoding.view) are always shown; a tab's only while it is open. A slow
 output answers with a placeholder, and is made after the answer (`pending`, then Lab.fill), so the click does not
 wait for it; one the view gives as Ready (made already) goes out with the answer.
+
+An answer (`Answer`) keeps the key it sent each value for: whoever sends it later (an answer's stream ends by sending
+its last part again: page/wiring.py) can leave out what another answer has changed since (`Answer.current`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,20 @@ from ..run.state import UserState, shown_step
 PENDING = "pending"  # what the page shows of a slow output until the fill sends it
 
 
+class Answer(dict):
+    """What the page is sent, name -> new value, and the key each was sent for (`sent`, as user.drawn took it); a
+    name with no key (the page's cue to ask, ASK) is no output the page is taken to show."""
+
+    def __init__(self, values: dict | None = None, sent: dict | None = None) -> None:
+        super().__init__(values or {})
+        self.sent = dict(sent or {})
+
+    def current(self, user: UserState) -> dict:
+        """The part the page is still taken to show (take the user's lock): each value whose output no later answer
+        has changed since, nor the page's own decoding (Views.drawn_by_page)."""
+        return {name: value for name, value in self.items() if user.drawn.get(name, ()) == self.sent.get(name, ())}
+
+
 class Views:
     """The features the page shows: the step loop always, and the open tab's (with its parts)."""
 
@@ -23,6 +40,7 @@ class Views:
         self.loop, self.shared = loop, shared
         self.tabs = {tab.id: tab for tab in tabs}
         self.outputs = {o.name: o for f in (loop, *(part for t in tabs for part in t.every())) for o in f.outputs}
+        self.loop_outputs = frozenset(o.name for o in loop.outputs)
 
     def screen(self, user: UserState, c: Controls, shown: int | None, max_len: int | None) -> Screen:
         run = user.run
@@ -31,16 +49,22 @@ class Views:
         return Screen(c, user, run, shown or 0, max_len, self.shared)
 
     def wanted(self, screen: Screen) -> dict:
-        """Every output the page shows now, as name -> (key, how to make it): the step loop's, and the open tab's."""
+        """Every output the page shows now, as name -> (key, how to make it): the step loop's, and the open tab's
+        but those the page makes from its own computation while it draws the tab (UserState.here,
+        Feature.in_page_outputs)."""
         found = dict(self.loop.view(screen))
         tab = self.tabs.get(screen.user.tab)
+        here = tab is not None and tab.id in screen.user.here
         for feature in tab.every() if tab is not None else ():
-            if feature.view is None:
+            names = {o.name for o in feature.outputs}
+            page_made = set(names if feature.in_page_outputs is None else feature.in_page_outputs) if here else set()
+            if feature.view is None or (here and names <= page_made):
                 continue
             if screen.run is None and feature.needs_run:
-                found.update({o.name: (None, lambda: None) for o in feature.outputs})
+                made = {o.name: (None, lambda: None) for o in feature.outputs}
             else:
-                found.update(feature.view(screen))
+                made = feature.view(screen)
+            found.update((name, value) for name, value in made.items() if name not in page_made)
         return found
 
     def drawn_by_page(self, user: UserState, c: Controls, max_len: int | None) -> None:
@@ -62,13 +86,16 @@ class Views:
             return Computing(output.slow)
         return f"*{output.slow}*" if output.kind == MARKDOWN else output.slow
 
-    def changes(self, user: UserState, c: Controls, shown: int | None, max_len: int | None) -> tuple[dict, bool]:
+    def changes(
+        self, user: UserState, c: Controls, shown: int | None, max_len: int | None, loop: bool = True
+    ) -> tuple[Answer, bool]:
         """The outputs whose value changed, name -> new value, for the user's run at step `shown` (None: the
-        latest), a slow one as its placeholder; and whether a slow one waits to be filled."""
-        found, waiting = {}, False
+        latest), a slow one as its placeholder; and whether a slow one waits to be filled. `loop` False: the step
+        loop's outputs are left as the page shows them (neither sent nor taken as drawn)."""
+        found, waiting = Answer(), False
         for name, (key, make) in self.wanted(self.screen(user, c, shown, max_len)).items():
             drawn = user.drawn.get(name, ())
-            if drawn == key:
+            if drawn == key or (not loop and name in self.loop_outputs):
                 continue
             if self.outputs[name].slow and key is not None and not isinstance(make, Ready):  # else: sent at once
                 # Already waiting for this very value: its placeholder is not sent again (it could reach the page
@@ -76,9 +103,11 @@ class Views:
                 # shut left it waiting).
                 if drawn != (PENDING, key):
                     found[name], user.drawn[name] = jsonable(self.placeholder(name)), (PENDING, key)
+                    found.sent[name] = (PENDING, key)
                 waiting = True
             else:
                 found[name], user.drawn[name] = jsonable(make()), key
+                found.sent[name] = key
         user.answered = c
         return found, waiting
 

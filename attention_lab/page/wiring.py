@@ -11,6 +11,7 @@ the page keeps every view it had.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable
 from typing import ClassVar
@@ -32,10 +33,14 @@ LANES = {  # a lane's name (attention_lab.feature: DECODE, HEAVY) -> what gradio
 }
 PRIVATE, QUIET = {"api_visibility": "private"}, {"show_progress": "hidden"}
 # What the page adds to every decoding event it sends: the decoding it shows, when it decodes itself (the control
-# `page`, at this position of the event's inputs; decoding/in_page.mjs and attention_lab.decoding.from_page).
+# `page`, at this position of the event's inputs; decoding/in_page.mjs and attention_lab.decoding.from_page); and the
+# event's number, with which the page knows the answer when it has come whole (ANSWERED, decoding/answers.mjs: an
+# answer to an event sent before the page wrote the step loop's outputs itself does not stand over them).
 SENDS_PAGE = (
-    "(...args) => {{ const road = window.attentionLabRoad; if (road) args[{0}] = road.decoded(); return args; }}"
+    "(...args) => {{ const road = window.attentionLabRoad; "
+    "if (road) {{ args[{0}] = road.decoded(); road.answers?.sending({1}); }} return args; }}"
 )
+ANSWERED = "() => {{ window.attentionLabRoad?.answers?.answered({0}); }}"
 # How a value from the Lab becomes its component's update, by the output's kind (attention_lab.feature).
 UPDATES = {
     DATA: as_text,  # a drawn component's: JSON text (assets/components.py says why)
@@ -94,6 +99,7 @@ class Wiring:
         self.options, self.outputs = options, [*outputs, ASK]  # the features' controls, after the step loop's
         self.controls = [*DECODING_CONTROLS, *options]
         self.slow = [o for o in outputs if o.slow]
+        self.numbers = itertools.count(1)  # the events that send the page's decoding, numbered (SENDS_PAGE)
         components[ASK.name].fill(self.fill, [state], self.targets(self.slow), **PRIVATE, **QUIET, **LANES[HEAVY])
 
     @property
@@ -110,12 +116,20 @@ class Wiring:
 
     def answer(self, user, make: Callable[..., dict], *args, outputs: list[Output] | None = None) -> tuple:
         """(user, the update of each output) for the changes `make(*args)` gives; a user's mistake changes nothing."""
+        return self.updates(user, self.made(make, *args), outputs)
+
+    @staticmethod
+    def made(make: Callable[..., dict], *args) -> dict:
+        """The changes `make(*args)` gives, name -> new value; none for a user's mistake, said in a warning."""
         try:
-            changes = make(*args)
+            return make(*args)
         except InputError as err:
             logger.info("user error: %s", err)
             gr.Warning(str(err))
-            changes = {}
+            return {}
+
+    def updates(self, user, changes: dict, outputs: list[Output] | None = None) -> tuple:
+        """(user, the update of each output) for `changes`; gr.skip() for each output they leave as it is."""
         chosen = self.outputs if outputs is None else outputs
         updates = (
             UPDATES.get(o.kind, lambda value: value)(changes[o.name]) if o.name in changes else gr.skip()
@@ -126,11 +140,21 @@ class Wiring:
     def streamed(self, user, make: Callable[..., dict], *args):
         """The answer (as `answer` gives it), then, on the same stream, the slow outputs it began if they are made
         within SOON_S: a quick one needs no request of its own; for a slower one the page is told to ask (ASK), and
-        its fill, in the heavy lane, sends it when it is made."""
-        yield self.answer(user, make, *args)
+        its fill, in the heavy lane, sends it when it is made.
+
+        gradio ends a stream by sending its last part again, whole, once the function returns: after the wait for
+        the slow outputs, and by then another answer (a click's after this one) may have changed what that part
+        sent. A late copy would put back what the page no longer shows, so the stream ends on what is still
+        current: a last part without what has changed since (render.Answer), when anything has."""
+        changes = self.made(make, *args)
+        yield self.updates(user, changes)
         soon = self.lab.after(user, SOON_S)
         if soon:
-            yield self.answer(user, lambda: soon)
+            changes = soon
+            yield self.updates(user, changes)
+        current = self.lab.current(user, changes)
+        if len(current) < len(changes):
+            yield self.updates(user, current)
 
     def fill(self, user) -> tuple:
         """What a click answered with a placeholder (the head summary, an ablation's effects, the film), made now."""
@@ -148,13 +172,7 @@ class Wiring:
             more = [*(data(c, evt._data or {}) if data else ()), *values[n:]]
             yield from self.streamed(user, self.lab.do, action, user, c, *more)
 
-        settings = {**PRIVATE, **QUIET, **LANES[DECODE], "js": self.sends_page, **options}
-        return trigger(event, [*self.inputs, *extra], self.targets(), **settings)
-
-    @property
-    def sends_page(self) -> str:
-        """The js of an event whose inputs are `inputs` (then anything): it sends the decoding the page shows."""
-        return SENDS_PAGE.format(1 + self.controls.index("page"))
+        return self.listen(trigger, event, [*self.inputs, *extra], self.targets(), from_page=True, **options)
 
     @staticmethod
     def picked(name: str) -> Callable[[Controls, dict], list]:
@@ -167,7 +185,15 @@ class Wiring:
 
         return read
 
-    def listen(self, trigger, fn, inputs: list, outputs: list, heavy: bool = False, **options):
+    def listen(self, trigger, fn, inputs: list, outputs: list, heavy: bool = False, from_page: bool = False, **options):
         """Wire `trigger` to `fn` in the decoding lane (the heavy one with `heavy`), private and quiet unless
-        `options` say otherwise."""
-        return trigger(fn, inputs, outputs, **{**PRIVATE, **QUIET, **LANES[HEAVY if heavy else DECODE], **options})
+        `options` say otherwise. With `from_page`, the event's inputs are `inputs` (then anything): it sends the
+        decoding the page shows, and tells the page when its answer has come whole (SENDS_PAGE, ANSWERED). Returns
+        the event."""
+        if from_page:
+            number = next(self.numbers)
+            options = {"js": SENDS_PAGE.format(1 + self.controls.index("page"), number), **options}
+        event = trigger(fn, inputs, outputs, **{**PRIVATE, **QUIET, **LANES[HEAVY if heavy else DECODE], **options})
+        if from_page:
+            event.then(None, None, None, js=ANSWERED.format(number), show_progress="hidden", queue=False)
+        return event

@@ -15,6 +15,16 @@ from ..checks import InputError, check_source, is_blank
 from ..core.units import source_words
 
 SWAPS_TRIED = 64  # candidate words tried, nearest first, for one that keeps the source's number of tokens
+# What a corruption that cannot be patched is told (the page makes the same from them: patch/in_page.mjs)
+NOTHING_CORRUPTED = (
+    "Type a corrupted source, or choose source words to corrupt with noise: there is nothing to compare the clean "
+    "source with."
+)
+OTHER_LENGTH = (
+    "The corrupted source is {corrupted} tokens and the clean one {clean}: patching compares them position by "
+    "position, so they need the same number of tokens."
+)
+NO_SUCH_WORD = "Noise words must be whole numbers from 1 to {words}, the source's words (got {got})."
 
 
 @dataclass(frozen=True)
@@ -30,22 +40,14 @@ def corruption(pipeline: Seq2SeqPipeline, clean: str, corrupted: str | None, noi
     clean_ids, _ = check_source(pipeline, clean)
     plain = corrupted is None or is_blank(corrupted)
     if plain and not noise:
-        raise InputError(
-            "Type a corrupted source, or choose source words to corrupt with noise: there is nothing to "
-            "compare the clean source with."
-        )
+        raise InputError(NOTHING_CORRUPTED)
     corrupted_ids = clean_ids if plain else check_source(pipeline, corrupted)[0]
     if len(corrupted_ids) != len(clean_ids):
-        raise InputError(
-            f"The corrupted source is {len(corrupted_ids)} tokens and the clean one {len(clean_ids)}: patching "
-            "compares them position by position, so they need the same number of tokens."
-        )
+        raise InputError(OTHER_LENGTH.format(corrupted=len(corrupted_ids), clean=len(clean_ids)))
     groups = source_words(pipeline, clean_ids)
     wrong = [w for w in noise if not 0 <= w < len(groups)]
     if wrong:
-        raise InputError(
-            f"Noise words must be whole numbers from 1 to {len(groups)}, the source's words (got {wrong[0] + 1})."
-        )
+        raise InputError(NO_SUCH_WORD.format(words=len(groups), got=wrong[0] + 1))
     positions = sorted({p for w in noise for p in groups[w]})
     return Corruption(clean_ids, corrupted_ids, positions)
 

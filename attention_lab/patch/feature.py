@@ -3,7 +3,10 @@
 The corrupted source starts as the clean one; the user edits it, or clicks a source word to swap it for a close
 word or to add noise to it. The whole decoding is patched at once (a few batched passes: transformer.patching), and
 the page draws the shown step's grids from that one message (patch/patch.mjs), so Show step and the keys redraw
-with no request. It is slow: it answers a click with a placeholder and is filled after it.
+with no request. It is slow: it answers a click with a placeholder and is filled after it. While the page decodes,
+the page makes the message itself (in_page.mjs, from the page copy's patching graph: page_copy/patching.py) for
+what it can corrupt the same way, a typed source and noise; a swap needs the close word the server finds, so the
+server makes the message while one is shown (patch.mjs).
 """
 
 from __future__ import annotations
@@ -18,13 +21,15 @@ import gradio as gr
 from ..assets.components import drawn
 from ..checks import InputError
 from ..controls import Controls
+from ..core.kinds import NAMES
+from ..core.naming import HEADS_SAID
 from ..core.payload import Word
 from ..core.units import source_words, token_label, word_label
 from ..feature import DATA, TEXT, Feature, Output, Screen
 from ..messages import OMITTED
-from ..run.state import Run, UserState, interventions_text
+from ..run.state import ABLATED, Run, UserState, interventions_text
 from .api import PATCH_ENDPOINT
-from .corruption import corruption, swapped
+from .corruption import NO_SUCH_WORD, NOTHING_CORRUPTED, OTHER_LENGTH, corruption, swapped
 from .messages import PatchedStep, steps_record, sweep
 
 NOTE = (
@@ -40,6 +45,27 @@ OUTPUTS = (
     Output("corrupted", TEXT),
     Output("patch", DATA, slow="Restoring every layer, position and head from the clean run…"),
 )
+NOTHING = "Nothing written yet: Step or Run, and each step is patched here."
+SAME = "The corrupted source is the clean one: change a word, or click a source word above."
+HELD = "Patched without the output's interventions ({holding}): the model as it is."
+# What the page writes into the Patch message it makes itself (patch/in_page.mjs), the server's texts, each written
+# once, here or where this imports it from; and what its clicks do (patch/patch.mjs keeps what the tab asks)
+TEXTS = {
+    "nothing": NOTHING,
+    "same": SAME,
+    "held": HELD,
+    "ablated": ABLATED,
+    "heads": HEADS_SAID,
+    "kinds": {kind: names.name for kind, names in NAMES.items()},  # in the library's order (describe_heads)
+    "corruption": {"nothing": NOTHING_CORRUPTED, "lengths": OTHER_LENGTH, "word": NO_SUCH_WORD},
+    "clicks": {"noise": NOISE, "swap": SWAP, "first": NOISE},  # the radio's values, and the one it starts at
+}
+# The page's copy of what the tab asks, kept as its controls are used, for the message it makes itself: the js of
+# listeners that send nothing to the server (patch/patch.mjs attentionLabPatch)
+TYPED = "(text) => { window.attentionLabPatch?.typed(text); }"
+STARTED_AGAIN = "(text) => window.attentionLabPatch?.startAgain() ?? text"  # the textbox shows the clean source
+CLICKS_DO = "(how) => { window.attentionLabPatch?.clicks(how); }"
+SHOWN_CLEAN = "(text) => window.attentionLabPatch?.clean() ?? text"
 
 
 @dataclass
@@ -92,7 +118,7 @@ def patched(run: Run, corrupted: str) -> Callable[[], Patch]:
         ]
         message = Patch(tokens, [token_label(tokenizer, i, special) for i in src_ids], words, noise)
         if not tokens:
-            message.hint = "Nothing written yet: Step or Run, and each step is patched here."
+            message.hint = NOTHING
             return message
         try:
             asked = corruption(pipeline, text, corrupted, noise)
@@ -100,7 +126,7 @@ def patched(run: Run, corrupted: str) -> Callable[[], Patch]:
             message.hint = str(err)
             return message
         if asked.corrupted == asked.clean and not asked.noise:
-            message.hint = "The corrupted source is the clean one: change a word, or click a source word above."
+            message.hint = SAME
             return message
         pair, patching = sweep(pipeline, asked, tokens, limit)
         labels = [token_label(tokenizer, i, special) for i in tokens]
@@ -110,7 +136,7 @@ def patched(run: Run, corrupted: str) -> Callable[[], Patch]:
         message.corrupted_output = tokenizer.decode(pair.corrupted_output())
         message.steps = steps_record(patching, labels)
         if holding:
-            message.held = f"Patched without the output's interventions ({holding}): the model as it is."
+            message.held = HELD.format(holding=holding)
         return message
 
     return make
@@ -173,7 +199,7 @@ def layout(registry, default: str) -> dict:
             c["patch_run"] = gr.Button("Patch", size="md", variant="primary")
             c["patch_reset"] = gr.Button("Start again", size="md")
     c["patch_click"] = gr.Radio(CLICKS, value=NOISE, label="What a click on a word does")
-    c["patch"] = drawn("patch/patch.mjs", "patch-view", classes=("lab-slow",))
+    c["patch"] = drawn("patch/patch.mjs", "patch-view", classes=("lab-slow",), events=("clean",))
     return c
 
 
@@ -182,6 +208,12 @@ def wire(c: dict, wiring) -> None:
     wiring.on(c["corrupted"].submit, set_corrupted, extra=[c["corrupted"]])
     wiring.on(c["patch_reset"].click, start_again)
     wiring.on(c["patch"].select, pick, extra=[c["patch_click"], c["corrupted"]], data=wiring.picked("word"))
+    quiet = {"queue": False, "show_progress": "hidden"}
+    for typed in (c["patch_run"].click, c["corrupted"].submit):
+        typed(None, [c["corrupted"]], None, js=TYPED, **quiet)
+    c["patch_reset"].click(None, [c["corrupted"]], [c["corrupted"]], js=STARTED_AGAIN, **quiet)
+    c["patch_click"].change(None, [c["patch_click"]], None, js=CLICKS_DO, **quiet)
+    c["patch"].clean(None, [c["corrupted"]], [c["corrupted"]], js=SHOWN_CLEAN, **quiet)  # a new run, made here
 
 
 PATCH = Feature(
@@ -194,5 +226,7 @@ PATCH = Feature(
     endpoints=(PATCH_ENDPOINT,),
     state=PatchState,
     messages=(Patch,),
+    in_page=False,  # its maker (in_page.mjs) equals the server's in Node; the app draws it from the server until the page road passes its browser test
+    texts=TEXTS,
     stylesheet=Path(__file__).with_name("patch.css"),
 )

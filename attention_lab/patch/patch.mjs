@@ -1,15 +1,80 @@
 // The Patch tab: at the shown step, r of every restored part (encoder layers × source positions, decoder layers ×
 // target positions, each kind's layers × heads) on a scale centred on 0, a line saying where the difference lives,
-// and, for a clicked cell, that part's r at every step. The server patches the whole decoding once
-// (attention_lab/patch/feature.py); every step is drawn here from what the page holds. A click on a source word asks
-// the server to corrupt it (noise or a swap, as the tab's radio says).
+// and, for a clicked cell, that part's r at every step. The whole decoding is patched once, by the server
+// (attention_lab/patch/feature.py) or, while the page decodes, by the page itself (in_page.mjs, from the page copy's
+// patching graph); every step is drawn here from what the page holds. A click on a source word corrupts it (noise or
+// a swap, as the tab's radio says): the page keeps what the tab asks as the server does (`asking`), and makes the
+// message again; a swap is the server's (it finds the close word), which then makes the message until the tab asks
+// for something the page makes (a typed source, Start again) or another run comes.
 
 import {el, root} from "../assets/dom.mjs";
 import {axisLabels, escapeToken} from "../assets/labels.mjs";
 import {STYLE} from "../assets/style.mjs";
 import {draw, onClick, outline} from "../assets/plot.mjs";
+import {askAgain, computesHere, textsOf} from "../assets/here.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";
+import {made} from "./in_page.mjs";
+
+/** What the tab asks, as the page keeps it to make the message itself (feature.py PatchState, which the server keeps
+ * from the same clicks): for one run (its serial), the corrupted source as typed (null: the clean one), the words
+ * with noise (0-based), whether a swap is what it shows, and what a click on a word does (null: the radio's first). */
+export const asking = {serial: null, corrupted: null, noise: new Set(), swapped: false, how: null};
+let rewrite = null; // puts the clean source into the Corrupted box (the component's "clean" event), once mounted
+
+/** Whether `serial` names another run than the one `asking` is for: it is then for that one, which starts as the
+ * clean source, with no noise (as the server's PatchState of a new run). */
+function own(serial) {
+  if (serial === asking.serial) return false;
+  Object.assign(asking, {serial, corrupted: null, noise: new Set(), swapped: false});
+  return true;
+}
+
+/** What the tab asks of the decoding `run` ({ids, tokens, ablated, key, limit}) of `model`, as in_page.mjs `made`
+ * takes it; a run the page patches first shows the clean source in its Corrupted box. */
+export function askedOf(model, run) {
+  if (own(run.key?.serial ?? null)) rewrite?.();
+  return {corrupted: asking.corrupted, noise: [...asking.noise], limit: run.limit ?? null};
+}
+
+/** Whether the page makes the tab's message with its controls as they are: not while a swap is shown, unless the
+ * page holds another run by now. */
+export function madeHereNow() {
+  return !asking.swapped || (page.key !== null && page.key.serial !== asking.serial);
+}
+
+computesHere("patch", (model, run) => made(model, run, run.asked ?? askedOf(model, run)), madeHereNow, askedOf);
+
+/** A click on the source word `index` (0-based), before the server hears of it: noise on or off, or a swap, which
+ * hands the tab to the server with this very click (the event sends what the page draws: assets/here.mjs). */
+export function clicked(index) {
+  own(page.key?.serial ?? null); // a click on the run the page shows
+  const clicks = textsOf("patch").clicks || {};
+  if ((asking.how ?? clicks.first) === clicks.swap) asking.swapped = true;
+  else if (!asking.noise.delete(index)) asking.noise.add(index);
+  askAgain("patch");
+}
+
+const cleanSource = () => document.querySelector("#lab-source textarea")?.value ?? null;
+
+// The tab's controls, heard by listeners that send nothing to the server (feature.py wire): it hears them too
+globalThis.attentionLabPatch = {
+  typed(text) { // Patch, or Enter in the Corrupted box
+    own(page.key?.serial ?? null);
+    Object.assign(asking, {corrupted: text || "", swapped: false});
+    askAgain("patch");
+  },
+  startAgain() { // the clean source again, no noise; what the Corrupted box shows
+    own(page.key?.serial ?? null);
+    Object.assign(asking, {corrupted: null, noise: new Set(), swapped: false});
+    askAgain("patch");
+    return cleanSource();
+  },
+  clicks(how) { // the radio: what a click on a word does
+    asking.how = how;
+  },
+  clean: cleanSource, // what the Corrupted box shows for a run the page patches first
+};
 
 export const KIND_TITLES = {encoder: "Encoder self heads", decoder_self: "Decoder self heads", cross: "Cross heads"};
 const SCALE = [[0, "#b2182b"], [0.25, "#ef8a62"], [0.5, "#f7f7f7"], [0.75, "#67a9cf"], [1, "#2166ac"]];
@@ -136,6 +201,7 @@ function sourceWords(message) {
 
 export function mount(component) {
   const box = root(component.element);
+  rewrite = () => component.trigger("clean");
   const busy = el("div", "patch-busy"), top = el("div", "patch-top"), line = el("div", "patch-summary");
   const states = el("div", "patch-states"), heads = el("div", "patch-heads"), trace = el("div", "patch-trace");
   const boxes = {encoder_states: el("div"), decoder_states: el("div"), encoder: el("div"), decoder_self: el("div"),
@@ -183,11 +249,13 @@ export function mount(component) {
   };
   box.addEventListener("click", (event) => {
     const word = event.target.closest(".patch-words .word[data-word]");
-    if (word) component.trigger("select", {word: Number(word.dataset.word), shown: page.shown});
+    if (!word) return;
+    clicked(Number(word.dataset.word));
+    component.trigger("select", {word: Number(word.dataset.word), shown: page.shown});
   });
   const take = (value, last) => {
     if (!last || JSON.stringify(last.source) !== JSON.stringify(value.source)) picked = null;
     return value.op === "patch" ? value : null;
   };
-  slowView(component, box, redraw, {take});
+  slowView(component, box, redraw, {take, here: "patch"});
 }

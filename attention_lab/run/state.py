@@ -139,6 +139,9 @@ def interventions_key(session: DecodingSession) -> tuple:
     return (tuple(sorted(held.ablate)), edits)
 
 
+ABLATED = "ablated throughout: {heads}"  # interventions_text of an ablation alone (trust/in_page.mjs writes it too)
+
+
 def interventions_text(run: Run) -> str:
     """The interventions the run's decoding holds, in words: "ablated throughout: …" or "edited: at step 3, … looked
     only at “x”; still ablated: …"; "" for none."""
@@ -148,7 +151,7 @@ def interventions_text(run: Run) -> str:
     config, pieces = run.pipeline.model.config, run.pipeline.tokenizer.tokens(run.session.src_ids)
     ablated = describe_heads(interventions.ablate, config) if interventions.ablate else ""
     if not interventions.edits:
-        return f"ablated throughout: {ablated}"
+        return ABLATED.format(heads=ablated)
     pointed: dict[tuple[int, tuple[int, ...]], set[Head]] = {}  # (step, source positions) -> the heads pointed there
     for edit in interventions.edits:
         where = (edit.step, tuple(edit.weights.nonzero().flatten().tolist()))
@@ -183,6 +186,7 @@ class UserState:
         self.seen: set[str] = {"attention"}  # the tabs the user opened in this session
         self.prepared: list[Future] = []  # what shut tabs would show, being made ahead (Feature.ahead)
         self.page_sent = 0  # the number of the newest decoding taken from the page (decoding/from_page.py)
+        self.here: frozenset[str] = frozenset()  # the tabs the page draws itself now (their outputs are not made)
 
     @property
     def run(self) -> Run | None:

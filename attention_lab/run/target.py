@@ -8,9 +8,17 @@ from transformer import Seq2SeqPipeline
 
 from ..checks import InputError, describe_char, known_characters
 
+TRANSLATION = "The translation"  # what a text is called by default
+# The refusals, as format strings (trust/in_page.mjs writes them too, for a translation pasted in the Trust tab)
+UNKNOWN = "This model only knows {alphabet}; remove {char} from {what}."
+TOO_LONG = (
+    "{what} is {n} tokens with its end token; {who} takes at most {most} (the model writes at most {own}, and each "
+    "token costs a pass). Send a shorter one."
+)
+
 
 def target_ids(
-    pipeline: Seq2SeqPipeline, text: str, most: int | None = None, what: str = "The translation", who: str = "this"
+    pipeline: Seq2SeqPipeline, text: str, most: int | None = None, what: str = TRANSLATION, who: str = "this"
 ) -> list[int]:
     """`text` as the model's target side tokenizes it, its end token last: a transformers tokenizer's own target
     encoding (Marian's target vocabulary, BART's <s> first, NLLB's language code), our tokenizers' one encoding
@@ -21,7 +29,7 @@ def target_ids(
     alphabet = known_characters(tokenizer)
     unknown = tokenizer.unknown_characters(text) if alphabet else []
     if unknown:
-        raise InputError(f"This model only knows {alphabet}; remove {describe_char(unknown[0])} from {what.lower()}.")
+        raise InputError(UNKNOWN.format(alphabet=alphabet, char=describe_char(unknown[0]), what=what.lower()))
     if isinstance(tokenizer, TransformersTokenizer):
         ids = [int(i) for i in tokenizer.hf(text_target=text)["input_ids"]]
     else:
@@ -29,8 +37,5 @@ def target_ids(
     ids = ids if ids and ids[-1] == eos else [*ids, eos]
     own = pipeline.model.config.max_new_tokens
     if len(ids) > min(own, most or own):
-        raise InputError(
-            f"{what} is {len(ids)} tokens with its end token; {who} takes at most {min(own, most or own)} (the model "
-            f"writes at most {own}, and each token costs a pass). Send a shorter one."
-        )
+        raise InputError(TOO_LONG.format(what=what, n=len(ids), who=who, most=min(own, most or own), own=own))
     return ids

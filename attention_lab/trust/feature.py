@@ -3,7 +3,8 @@
 Per token, a bar of the source's share of its prediction against the prefix's; the source words that cross-attention
 barely read, marked; the flags, each pointing at a step or a word (a click shows that step); and the sentence scores,
 each with a line on how to read it. The whole translation is scored in one message after the click (it is slow:
-attention_lab.page.render sends a placeholder first), and trust/trust.mjs draws it.
+attention_lab.page.render sends a placeholder first), and trust/trust.mjs draws it. A page that decodes with its
+page copy makes the ALTI+ message itself (trust/in_page.mjs, writing TEXTS); the attribution methods are the server's.
 """
 
 from __future__ import annotations
@@ -20,16 +21,21 @@ from ..assets.components import drawn
 from ..attribution.methods import no_gradients
 from ..checks import InputError, is_blank
 from ..controls import Controls
+from ..core.kinds import NAMES
+from ..core.naming import HEADS_SAID
 from ..core.payload import Word
 from ..core.units import source_words, token_label, word_label
 from ..feature import DATA, Feature, Output, Screen
 from ..messages import OMITTED
-from ..run.state import Run, UserState, interventions_key, interventions_text
+from ..run import target
+from ..run.state import ABLATED, Run, UserState, interventions_key, interventions_text
 from .api import SCORE
-from .flags import LOW_SOURCE
-from .messages import NOTES, TITLES, FlagRecord, ScoredStep, Sentence, record, target_ids
+from .flags import COLLAPSE, LOW_SOURCE, MESSAGES
+from .messages import MAX_TRANSLATION, NOTES, TITLES, WHO, FlagRecord, ScoredStep, Sentence, record, target_ids
+from .reference import NEAREST, PAGE_FILE
 from .score import ALTI, score
 from .sentence import COVERED
+from .wasserstein import K
 
 logger = logging.getLogger("attention_lab")
 NOTE = (
@@ -53,7 +59,28 @@ READING = {
     "wass_combo": "the last layer's distance to the correct translations, or its distance to even when that is "
     "beyond any of theirs (Guerreiro et al. 2023). Higher is more suspicious.",
 }
+NOTHING = "Nothing written yet: Step or Run, or paste a translation to score."
+HELD = "Scored as the output was written, with its interventions ({held})."
 OUTPUTS = (Output("trust", DATA, slow="Forcing the translation on the decoder and scoring every step…"),)
+# What the page writes into the Trust message it makes itself (trust/in_page.mjs: ALTI+ only; the attribution
+# methods are the server's): the server's texts and the numbers its scores are defined by, each written once, here
+# or where this imports it from
+TEXTS = {
+    "method": ALTI,
+    "title": TITLES[ALTI],
+    "note": NOTES[ALTI],
+    "reading": READING,
+    "nothing": NOTHING,
+    "held": HELD,
+    "ablated": ABLATED,
+    "heads": HEADS_SAID,
+    "kinds": {kind: names.name for kind, names in NAMES.items()},  # in the library's order (describe_heads)
+    "flags": MESSAGES,
+    "reference": PAGE_FILE,  # the page copy's file of correct translations, where the model has them
+    "pasted": {"what": target.TRANSLATION, "who": WHO, "unknown": target.UNKNOWN, "too_long": target.TOO_LONG},
+    "numbers": {"covered": COVERED, "low_source": LOW_SOURCE, "collapse": COLLAPSE, "k": K, "nearest": NEAREST,
+                "most": MAX_TRANSLATION},
+}  # fmt: skip
 
 
 @dataclass
@@ -125,7 +152,7 @@ def scored_message(run: Run, pasted: str | None, method: str) -> Callable[[], Tr
         try:
             forced = tokens if pasted is None else target_ids(pipeline, pasted)
             if not forced:
-                message.hint = "Nothing written yet: Step or Run, or paste a translation to score."
+                message.hint = NOTHING
                 return message
             own = pasted is None
             scored = score(pipeline, src_ids, forced, method, limit if own else None, interventions if own else None)
@@ -145,7 +172,7 @@ def scored_message(run: Run, pasted: str | None, method: str) -> Callable[[], Tr
         message.reads = [round(float(r), 4) for r in scored.reads]
         message.uncovered_words = scored.uncovered
         if holding and pasted is None:
-            message.held = f"Scored as the output was written, with its interventions ({holding})."
+            message.held = HELD.format(held=holding)
         return message
 
     return make
@@ -180,14 +207,15 @@ def layout(registry, default: str) -> dict:
     gr.Markdown(NOTE, elem_classes="note")
     methods = [(title, name) for name, title in TITLES.items()]
     info = "ALTI+ is one pass per step; integrated gradients takes about ten times as long as the others."
-    c["trust_method"] = gr.Radio(methods, value=ALTI, label="Where each prediction comes from, by", info=info)
+    c["trust_method"] = gr.Radio(methods, value=ALTI, label="Where each prediction comes from, by", info=info,
+                                 elem_id="trust-method")  # fmt: skip
     with gr.Row(elem_classes="trust-controls"):
         # Neither label nor info says "source" or "output": scripts find the step loop's boxes by those labels
-        c["translation"] = gr.Textbox(label="Translation to score", lines=1, scale=4,
+        c["translation"] = gr.Textbox(label="Translation to score", lines=1, scale=4, elem_id="trust-translation",
                                       info="Paste any translation of the text above; Enter or Score scores it.")  # fmt: skip
-        with gr.Column(scale=1, min_width=160):
-            c["trust_run"] = gr.Button("Score", size="md", variant="primary")
-            c["trust_own"] = gr.Button("Score the model's translation", size="md")
+        with gr.Column(scale=1, min_width=160):  # the page reads these by their ids (trust.mjs)
+            c["trust_run"] = gr.Button("Score", size="md", variant="primary", elem_id="trust-score")
+            c["trust_own"] = gr.Button("Score the model's translation", size="md", elem_id="trust-own")
     c["trust"] = drawn("trust/trust.mjs", "trust-view", classes=("lab-slow",))
     return c
 
@@ -210,5 +238,7 @@ TRUST = Feature(
     endpoints=(SCORE,),
     state=TrustState,
     messages=(Trust,),
+    in_page=False,  # its maker (in_page.mjs) equals the server's in Node; the app draws it from the server until the page road passes its browser test
+    texts=TEXTS,
     stylesheet=Path(__file__).with_name("trust.css"),
 )

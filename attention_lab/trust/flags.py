@@ -19,6 +19,16 @@ LOW_SOURCE = 0.2
 # prefix, and their attention rests on the end token in correct translations too.
 COLLAPSE = 0.5
 
+# Each kind's line, as a format string: the server fills it here, the page in trust/in_page.mjs (Feature.texts)
+MESSAGES = {
+    "forbidden": 'The model would never write "{label}" at step {step}: its rules forbid it there (log p = −∞).',
+    "uncovered": 'The source word "{word}" is barely read: cross-attention gives it {read:.2f} of a step over the '
+    f"whole translation (under {COVERED}), so its meaning may be missing.",
+    "low_source": 'Step {step} ("{label}") takes {share:.0%} of its prediction from the source (under '
+    f"{LOW_SOURCE:.0%}): it is written mostly from the prefix.",
+    "end_collapse": 'At step {step} ("{label}") cross-attention puts {weight:.0%} of its weight on the source\'s end '
+    "token: the model reads none of its words there.",
+}
 KINDS = {
     "forbidden": "a token the model would never write there",
     "uncovered": "a source word barely read",
@@ -35,43 +45,27 @@ def find_flags(pipeline: Seq2SeqPipeline, score: Score) -> list[Flag]:
     labels = [token_label(tokenizer, token, special) for token in score.tokens]
     pieces = tokenizer.tokens(score.src_ids)
     end = score.cross[:, end_position(pipeline, score.src_ids)]
+    word = lambda w: word_label([pieces[p] for p in score.words[w]])
     found = [
-        Flag(
-            "forbidden",
-            s.step,
-            f'The model would never write "{labels[s.step - 1]}" at step {s.step}: its rules '
-            "forbid it there (log p = −∞).",
-        )
+        Flag("forbidden", s.step, MESSAGES["forbidden"].format(label=labels[s.step - 1], step=s.step))
         for s in score.steps
         if not math.isfinite(s.logp)
     ]
     found += [
-        Flag(
-            "uncovered",
-            w + 1,
-            f'The source word "{word_label([pieces[p] for p in score.words[w]])}" is barely '
-            f"read: cross-attention gives it {score.reads[w]:.2f} of a step over the whole translation (under "
-            f"{COVERED}), so its meaning may be missing.",
-        )
+        Flag("uncovered", w + 1, MESSAGES["uncovered"].format(word=word(w), read=score.reads[w]))
         for w in score.uncovered
     ]
     found += [
         Flag(
             "low_source",
             s.step,
-            f'Step {s.step} ("{labels[s.step - 1]}") takes {s.source_share:.0%} of its '
-            f"prediction from the source (under {LOW_SOURCE:.0%}): it is written mostly from the prefix.",
+            MESSAGES["low_source"].format(step=s.step, label=labels[s.step - 1], share=s.source_share),
         )
         for s in score.steps
         if s.token != eos and s.source_share < LOW_SOURCE  # nan (no values) compares False
     ]
     found += [
-        Flag(
-            "end_collapse",
-            t + 1,
-            f'At step {t + 1} ("{labels[t]}") cross-attention puts {weight:.0%} of its '
-            "weight on the source's end token: the model reads none of its words there.",
-        )
+        Flag("end_collapse", t + 1, MESSAGES["end_collapse"].format(step=t + 1, label=labels[t], weight=weight))
         for t, weight in enumerate(end)
         if weight >= COLLAPSE and score.tokens[t] != eos and not labels[t].startswith("##")
     ]

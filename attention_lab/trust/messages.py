@@ -17,6 +17,7 @@ from ..run.target import target_ids as translation_ids
 from .score import ALTI, Score, score
 
 MAX_TRANSLATION = 128  # tokens forced, the end token included: each step costs a method's pass
+WHO = "/score"  # what takes a translation, as its refusals name it (run.target)
 TITLES = {ALTI: "ALTI+", **{name: m.title for name, m in METHODS.items()}}
 NOTES = {
     ALTI: "ALTI+ (Ferrando et al. 2022): how much each source token and each decoder input contributes to the "
@@ -36,7 +37,7 @@ def checked_method(method: object) -> str:
 def target_ids(pipeline: Seq2SeqPipeline, text: str) -> list[int]:
     """`text` as the model's target side tokenizes it, its end token last, at most MAX_TRANSLATION tokens
     (attention_lab.run.target)."""
-    return translation_ids(pipeline, text, MAX_TRANSLATION, who="/score")
+    return translation_ids(pipeline, text, MAX_TRANSLATION, who=WHO)
 
 
 def _number(value: float, decimals: int = 6) -> float | None:

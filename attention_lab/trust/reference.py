@@ -16,8 +16,10 @@ file's order). For a 15-token translation that is about 13 to 17 tokens.
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,10 +27,12 @@ import numpy as np
 
 from transformer.checkpoint import WEIGHTS_FILE
 
+from ..page_copy.extras import register
 from .wasserstein import ComboRule, to_data
 
 NEAREST = 100
 FILES = (Path(__file__).with_name("reference-de-en.npz"),)
+PAGE_FILE = "reference.json"  # in a page copy of a model that has a reference set (page_copy/extras.py)
 
 
 @dataclass(frozen=True)
@@ -64,6 +68,29 @@ def save(reference: Reference, path: Path) -> None:
         weights_size=np.array(reference.weights[0]),
         weights_sha256=np.array(reference.weights[1]),
     )
+
+
+def page_file(reference: Reference) -> bytes:
+    """`reference` as a page copy carries it (PAGE_FILE; trust/wasserstein.mjs reads it):
+    JSON of the masses side by side, (L, ΣS) row by row, as base64 of their float32 little-endian bytes (the values
+    saved, exactly), each translation's size (S) and length, and each layer's Wass-Combo rule."""
+    mass = np.concatenate(reference.masses, axis=1).astype("<f4")
+    return json.dumps(
+        {
+            "layers": mass.shape[0],
+            "mass": base64.b64encode(mass.tobytes()).decode("ascii"),
+            "sizes": [m.shape[1] for m in reference.masses],
+            "lengths": [int(n) for n in reference.lengths],
+            "rules": [
+                {
+                    "threshold": float(r.threshold),
+                    "unif": [float(v) for v in r.unif],
+                    "data": [float(v) for v in r.data],
+                }
+                for r in reference.rules
+            ],
+        }
+    ).encode("utf-8")
 
 
 @functools.lru_cache(maxsize=4)
@@ -106,3 +133,12 @@ def reference_for(pipeline) -> Reference | None:
         return None  # hash nothing whose size already rules it out (a transformers model's weights)
     weights = weights_of(folder)
     return next((r for r in references if r.weights == weights), None)
+
+
+def page_copy_file(pipeline) -> bytes | None:
+    """The reference set of the weights `pipeline` was loaded from as its page copy carries it, or None."""
+    reference = reference_for(pipeline)
+    return None if reference is None else page_file(reference)
+
+
+register(PAGE_FILE, page_copy_file, (Path(__file__), *FILES))

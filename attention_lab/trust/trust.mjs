@@ -3,16 +3,64 @@
 // log p; the source words, those cross-attention barely read marked, shaded by the shown step's values; the flags,
 // each a link to the step or word it points at; and the sentence scores, each with a line on how to read it. A click
 // on a flag or a bar shows that step: through the page's shown step when the output is scored, within the tab for a
-// pasted translation (its steps are not the decoding's).
+// pasted translation (its steps are not the decoding's). With the page copy's readings' graph, the page makes the
+// message itself for ALTI+ (in_page.mjs), from the tab's controls as the page shows them (trustAsked).
 
 import {el, root} from "../assets/dom.mjs";
+import {askAgain, computesHere, textsOf} from "../assets/here.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page, show} from "../assets/store.mjs";
+import {OPTIONS} from "../decoding/in_page.mjs";
+import {BLANK} from "../page_copy/model.mjs";
+import {made} from "./in_page.mjs";
+
+// made here for ALTI+ on the output, or on a translation pasted for a model whose tokenizer.json is its target side's
+// (ours); a method that needs gradients, or a transformers model's pasted translation, is the server's
+computesHere("trust", (model, run) => made(model, run, run.asked ?? trustAsked(model, run)), trustNow, trustAsked);
+
+/** Whether the page makes the tab's message now, for `model` (LiveModel; null: not known yet). */
+export function trustNow(model) {
+  const method = globalThis.document?.querySelector("#trust-method input:checked")?.value ?? null;
+  if (method !== null && method !== textsOf("trust").method) return false;
+  const pasted = scored.serial !== null && scored.serial === page.key?.serial && scored.text !== null;
+  return !pasted || !model?.config.marks_source;
+}
 
 const FLAG_TITLES = {forbidden: "Never written there", uncovered: "Barely read", low_source: "Written from the prefix",
   end_collapse: "Attention on the end token"};
 const LEGEND = "Each bar: blue, the share of the prediction that comes from the source (the % beside it); orange, "
   + "from the tokens before it. Click a bar or a flag to see that step.";
+
+let scored = {serial: null, text: null}; // the translation last pasted and scored, and the run it was scored for
+
+/** What the tab asks of its message now (in_page.mjs made's `asked`): the method its radio shows, the translation
+ * last scored in this run (null: the output; the server's TrustState.translation), and the decoding's limit (the
+ * run's, else the Max length option under the model's own). */
+export function trustAsked(model, run) {
+  const method = globalThis.document?.querySelector("#trust-method input:checked")?.value ?? null;
+  const pasted = scored.serial !== null && scored.serial === run.key?.serial ? scored.text : null;
+  return {method, pasted, limit: run.limit ?? Math.min(OPTIONS.maxNew || Infinity, model.config.max_new_tokens)};
+}
+
+/** Keep what Score and Enter (a translation, blank: the output) and "Score the model's translation" (the output)
+ * ask, as the server keeps it for the run shown (trust/feature.py score_translation, score_output). */
+function followScoring() {
+  const scoring = (text) => {
+    scored = {serial: page.key?.serial ?? null, text: text === null || BLANK.test(text) ? null : text};
+    askAgain("trust"); // made again, here or by the server
+  };
+  document.addEventListener("change", (event) => {
+    if (event.target.closest?.("#trust-method")) askAgain("trust");
+  }, true);
+  const typed = () => document.querySelector("#trust-translation textarea, #trust-translation input")?.value ?? null;
+  document.addEventListener("click", (event) => {
+    if (event.target.closest?.("#trust-score")) scoring(typed());
+    else if (event.target.closest?.("#trust-own")) scoring(null);
+  }, true);
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey && event.target.closest?.("#trust-translation")) scoring(typed());
+  }, true);
+}
 
 /** Whether `message` scores the decoding the page holds (the output as it stands, not a pasted translation). */
 export function scoresOutput(message, decoding) {
@@ -164,10 +212,11 @@ export function mount(component) {
     own = place.step;
     view.redraw();
   };
-  const take = (value, last) => {
-    if (!last || last.pasted !== value.pasted) own = null;
-    return value.op === "trust" ? value : null;
+  const take = (value, last) => { // null: the page made none (the server makes it)
+    if (!last || !value || last.pasted !== value.pasted) own = null;
+    return value?.op === "trust" ? value : null;
   };
+  followScoring();
   const view = slowView(component, box, ({message, computing}) => {
     busy.textContent = computing;
     if (!message) {
@@ -186,5 +235,5 @@ export function mount(component) {
       + "values)"), wordsView(message, focus), heading("Flags"), flagsView(message, pick),
     heading("Where each token comes from"), el("div", "trust-note", LEGEND), barsView(message, focus, pick),
     el("div", "trust-note", message.note));
-  }, {take, on: (what) => what !== "kind" && what !== "look"});
+  }, {take, on: (what) => what !== "kind" && what !== "look", here: "trust"});
 }

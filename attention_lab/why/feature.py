@@ -8,6 +8,10 @@ with a placeholder and are filled after it (attention_lab.page.render), and a st
 decoding is not attributed again, so a Step with the tab open costs one step's attribution. The DecoderLens depends
 only on the source, the model, the length limit and the interventions, not on the steps: its own slow output, keyed on
 those, so a Step neither sends nor computes it again, and kept on the run's WhyState.
+
+While the page decodes, it makes the attribution and lens itself for occlusion and value zeroing (in_page.mjs, over
+the page copy's attribution graph, with TEXTS, the server's words), and the server makes the tab's other outputs; the
+gradient methods, the contrast, the DecoderLens and the deletion test are the server's.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from ..checks import InputError, as_int
 from ..controls import Controls
 from ..decoding.messages import key as decoding_key
 from ..feature import DATA, MARKDOWN, Feature, Output, Screen, slow_value
+from ..page_copy.attribution import METHODS as PAGE_METHODS
 from ..run.state import Run, UserState, interventions_key, opened
 from .api import ENDPOINTS
 from .contrasting import SLOW as CONTRAST_SLOW
@@ -42,7 +47,9 @@ from .contrasting import Asked, contrast_view
 from .deletion import deletion_table
 from .messages import ContrastMessage, DecoderLensData, Notes, Why, decoderlens_data, lens_data, why_step
 
-DEFAULT_METHOD, DEFAULT_AGGREGATE = "input_x_gradient", "sum"
+# Occlusion: the method the deletion test trusts most (it leads there, docs/findings.md), one that contrasts (a
+# candidate's "why not this?"), and one the page makes itself (in_page.mjs), with value zeroing
+DEFAULT_METHOD, DEFAULT_AGGREGATE = "occlusion", "sum"
 NOTE = (
     "Why did the model write this token? Attention says where a head read from; **attribution** says what the "
     "written token's probability depends on, and the two can disagree (Jain & Wallace 2019). At the shown step: the "
@@ -53,6 +60,11 @@ NOTE = (
     "ranking to trust on this sentence."
 )
 DECODERLENS_SLOW = "Decoding the source from each encoder layer…"
+METHOD_INFO = (
+    "Occlusion and value zeroing run in this page as it decodes; input × gradient and integrated gradients (about ten "
+    "times as long) run on the server."
+)
+ASKED_AGAIN = "() => { window.attentionLabWhy?.changed(); }"  # the page makes the message again (why/why.mjs)
 AGREEMENT_NOTE = (
     "Agreement: Spearman's rank correlation, per head, between its attention at this step (in the Reading chosen "
     "above) and the attribution, over the source words (cross heads) or the prefix (decoder self heads); 1 ranks them "
@@ -112,7 +124,7 @@ def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callab
     model, limit, interventions = session.model, session.max_new_tokens, session.interventions
 
     def make() -> Why:
-        notes = Notes(f"{METHODS[method].note} {AGGREGATES[aggregate]}", WORDS_NOTE, AGREEMENT_NOTE)
+        notes = Notes(method_note(method, aggregate), WORDS_NOTE, AGREEMENT_NOTE)
         message = Why(key, method, aggregate, titled(method, aggregate), notes, tokens)
         if not tokens:
             return message
@@ -127,6 +139,11 @@ def explain(run: Run, method: str, aggregate: str = DEFAULT_AGGREGATE) -> Callab
         return slow_value("Attribution", attributed, lambda line: replace(message, error=line), told)
 
     return make
+
+
+def method_note(method: str, aggregate: str) -> str:
+    """What the Why message says of its method and aggregate (Notes.method)."""
+    return f"{METHODS[method].note} {AGGREGATES[aggregate]}"
 
 
 def decoderlens_key(run: Run) -> tuple:
@@ -223,11 +240,14 @@ def layout(registry, default: str) -> dict:
     c = {}
     gr.Markdown(NOTE, elem_classes="note")
     methods = [(method.title, name) for name, method in METHODS.items()]
-    info = "Input × gradient and occlusion are quick; integrated gradients takes about ten times as long."
-    c["method"] = gr.Radio(methods, value=DEFAULT_METHOD, label="Attribution method", info=info)
+    c["method"] = gr.Radio(
+        methods, value=DEFAULT_METHOD, label="Attribution method", info=METHOD_INFO, elem_id="why-method"
+    )
     aggregates = [("Sum (signed)", "sum"), ("L2 norm (unsigned)", "l2")]
     info = "How a token's one number is made of its embedding's values: their sum keeps the sign, their norm the size."
-    c["aggregate"] = gr.Radio(aggregates, value=DEFAULT_AGGREGATE, label="Aggregate", info=info)
+    c["aggregate"] = gr.Radio(
+        aggregates, value=DEFAULT_AGGREGATE, label="Aggregate", info=info, elem_id="why-aggregate"
+    )
     c["contrast"] = drawn("why/contrast.mjs", "why-contrast", classes=("lab-slow",))
     c["why"] = drawn("why/why.mjs", "why-view", classes=("lab-slow",))
     c["decoderlens"] = drawn("why/decoderlens.mjs", "why-decoderlens", classes=("lab-slow",))
@@ -238,11 +258,24 @@ def layout(registry, default: str) -> dict:
 
 
 def wire(c: dict, wiring) -> None:
+    for control in ("method", "aggregate"):  # first: the page knows what the tab asks before the event is sent
+        c[control].change(None, None, None, js=ASKED_AGAIN, queue=False, show_progress="hidden")
     wiring.on(c["deletion_run"].click, ask_deletion)
     wiring.on(c["method"].change, lambda user, controls: user.shown)
     wiring.on(c["aggregate"].change, lambda user, controls: user.shown)
     wiring.on(c["candidates"].click, ask_contrast, data=wiring.picked("alternative"))  # its "why not this?"
 
+
+# What the page writes into the Why messages it makes (in_page.mjs), the server's own words: per method it makes and
+# aggregate, the title and the note; the controls' first values
+TEXTS = {
+    "method": DEFAULT_METHOD,
+    "aggregate": DEFAULT_AGGREGATE,
+    "titles": {method: {a: titled(method, a) for a in AGGREGATES} for method in PAGE_METHODS},
+    "notes": {method: {a: method_note(method, a) for a in AGGREGATES} for method in PAGE_METHODS},
+    "words": WORDS_NOTE,
+    "agreement": AGREEMENT_NOTE,
+}
 
 WHY = Feature(
     "why",
@@ -257,4 +290,7 @@ WHY = Feature(
     state=WhyState,
     messages=(Why, ContrastMessage, DecoderLensData),
     stylesheet=Path(__file__).with_name("why.css"),
+    in_page=False,  # its maker (in_page.mjs) equals the server's in Node; the app draws it from the server until the page road passes its browser test
+    in_page_outputs=("why",),
+    texts=TEXTS,
 )

@@ -14,8 +14,7 @@ from ..attribution.methods import StepAttribution
 from ..core.units import token_label
 from ..decoding.messages import Key
 from ..messages import OMITTED
-
-LENS_TOP_K = 5
+from ..page_copy.attribution import LENS_TOP_K
 
 
 @dataclass
@@ -38,7 +37,9 @@ class WhyStep:
 @dataclass
 class LensData:
     layers: int
-    top: list[list[list[tuple[str, float]]]]  # [step][layer][rank]: label, probability
+    # [step][layer][rank]: label, probability; not the tokens the model may not write there (probability 0: which of
+    # them the top few hold is arbitrary)
+    top: list[list[list[tuple[str, float]]]]
     written: list[list[float]]  # [step][layer]: the probability of the token written
     settled: list[int | None]  # per step, the layer (1-based) from which on it is the top one
 
@@ -122,7 +123,7 @@ def lens_data(model, tokenizer, src_ids: list[int], tokens: list[int], limit: in
         layers=lens.top_ids.size(0),
         top=[
             [
-                [(token_label(tokenizer, int(i), special), round(float(p), 4)) for i, p in zip(ids, probs)]
+                [(token_label(tokenizer, int(i), special), round(float(p), 4)) for i, p in zip(ids, probs) if p > 0]
                 for ids, probs in zip(lens.top_ids[:, t].tolist(), lens.top_probs[:, t].tolist())
             ]
             for t in range(len(tokens))

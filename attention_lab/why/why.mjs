@@ -1,17 +1,35 @@
 // The Why tab: at the shown step, the source words shaded by the chosen attribution beside the same words shaded by
 // attention, the prefix with its share, each head's agreement with the attribution (a click on a head focuses it),
-// and the decoder's lens. The server sends the decoding's attribution and lens once (attention_lab/why/feature.py);
-// every step, head, word and reading is drawn here from what the page holds.
+// and the decoder's lens. The decoding's attribution and lens come once, from the server
+// (attention_lab/why/feature.py) or, while the page decodes and the tab asks for occlusion or value zeroing, from the
+// page itself (in_page.mjs, over the page copy's attribution graph); every step, head, word and reading is drawn here
+// from what the page holds.
 
 import {el, root} from "../assets/dom.mjs";
 import {STYLE} from "../assets/style.mjs";
 import {draw, onClick, outline, shade} from "../assets/plot.mjs";
+import {askAgain, computesHere, textsOf} from "../assets/here.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page, sameKey, setLook} from "../assets/store.mjs";
 import {stepRow} from "../assets/units.mjs";
 import {now, shadedWords} from "../decoding/looked_at.mjs";
 import {lensFigure} from "./lens.mjs";
+import {made} from "./in_page.mjs";
 import {agreement} from "./rank.mjs";
+
+/** What the tab asks now, as in_page.mjs `made` takes it: the method and aggregate its radios show (the server's
+ * first values before they are drawn), and the decoding's own limit. */
+export function askedNow(model = null, run = {}) {
+  const t = textsOf("why"), checked = (id) => document.querySelector(`#${id} input:checked`)?.value;
+  const loop = model && globalThis.attentionLabRoad?.loops?.get(model.config.name);
+  return {method: checked("why-method") ?? t.method, aggregate: checked("why-aggregate") ?? t.aggregate,
+    limit: run.limit ?? loop?.session?.maxNew ?? null};
+}
+
+// with the page copy's attribution graph, the page makes this tab's message, for the methods it makes
+computesHere("why", (model, run) => made(model, run, askedNow(model, run)),
+  () => !!textsOf("why").titles?.[askedNow().method]);
+globalThis.attentionLabWhy = {changed: () => askAgain("why")}; // a radio changed (feature.py ASKED_AGAIN)
 
 /** Values per piece summed into the units a view shows (groups of pieces). */
 export function summed(values, groups) {
@@ -131,5 +149,5 @@ export function mount(component) {
       const gd = draw(figure, agreementFigure(grid, title, page.look.focus));
       onClick(gd, (point) => setLook({focus: [point.y, point.x]})); // a click on a head focuses it
     }
-  });
+  }, {here: "why"});
 }

@@ -19,8 +19,10 @@ export async function loadCopy(dir) {
   ort.env.wasm.wasmBinary = zlib.gunzipSync(fs.readFileSync(path.join(VENDOR, "ort-wasm-simd-threaded.wasm.gz")));
   const read = (name) => new Uint8Array(fs.readFileSync(path.join(dir, name)));
   const json = (name) => JSON.parse(fs.readFileSync(path.join(dir, name), "utf8"));
-  return LiveModel.load(ort, Tokenizer, {
+  const model = await LiveModel.load(ort, Tokenizer, {
     encoder: read("encoder.onnx"), decoder: read("decoder.onnx"), weights: read("weights.bin"),
     tokenizer: json("tokenizer.json"), config: json("config.json"),
   });
+  model.files = read; // the copy's other files (LiveModel.file)
+  return model;
 }

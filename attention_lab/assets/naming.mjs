@@ -1,0 +1,29 @@
+// Heads in words, as attention_lab/core/naming.py writes them, for the messages the page makes itself
+// (assets/here.mjs): describe_heads, from the server's own words (its HEADS_SAID and the kinds' names, sent as
+// Feature.texts).
+
+import {pyFormat} from "./format.mjs";
+
+/** core/naming.py describe_heads of the heads `ablated` ([kind, layer, head], 0-based) of the model `c` (its
+ * config): `said` the templates (HEADS_SAID), `kinds` each kind's name in running text, in the library's order. */
+export function describeHeads(ablated, c, said, kinds) {
+  const parts = [];
+  for (const [kind, name] of Object.entries(kinds)) {
+    const L = kind === "encoder" ? c.n_encoder_layers : c.n_decoder_layers, layers = new Map();
+    const mine = [...new Set(ablated.filter((h) => h[0] === kind).map(([, l, h]) => l * c.n_heads + h))];
+    for (const index of mine.sort((a, b) => a - b)) {
+      const l = Math.floor(index / c.n_heads);
+      layers.set(l, [...(layers.get(l) || []), (index % c.n_heads) + 1]);
+    }
+    const full = [...layers].filter(([, heads]) => heads.length === c.n_heads).map(([l]) => l);
+    if (full.length === L) {
+      parts.push(pyFormat(said.kind, {name}));
+      continue;
+    }
+    for (const [l, heads] of layers) {
+      const which = said[full.includes(l) ? "all" : heads.length === 1 ? "one" : "some"];
+      parts.push(pyFormat(said.layer, {name, layer: l + 1, which: pyFormat(which, {numbers: heads.join(", ")})}));
+    }
+  }
+  return parts.join("; ");
+}

@@ -1,0 +1,105 @@
+// The Why tab's message made in the page, by occlusion or value zeroing: the attribution graph
+// (page_copy/attribution.py, the library's passes traced) gives, for every step of the decoding at once, how far the
+// written token's log p falls when each source token's or decoder input's embedding is zeroed (occlusion) or its
+// value vector (value zeroing), and each decoder layer's lens; this takes each step's values, aggregates them, adds
+// the source's share, the settled layer and the server's rounding (why/feature.py explain, why/messages.py why_step
+// and lens_data), with the server's texts (Feature.texts, textsOf), so that why.mjs draws it as it draws the
+// server's. tests/test_why_in_page.py holds the two equal. The gradient methods are the server's: `made` gives null.
+
+import {pyFixed, pyRound} from "../assets/format.mjs";
+import {textsOf} from "../assets/here.mjs";
+import {LiveSession} from "../page_copy/model.mjs";
+
+const FALLS = {occlusion: ["occlusion_source", "occlusion_prefix"], value_zeroing: ["zeroing_source", "zeroing_prefix"]};
+const KEPT = 4; // the graph's outputs kept per copy: another method or aggregate of the same decoding runs nothing
+const read = new WeakMap(); // a copy's LiveModel -> Map(what the graph read -> its outputs, a promise)
+
+/** The Why message of the decoding `run` ({ids, tokens, ablated, key}) of the page copy `model` (its explanations'
+ * graphs loaded), as the server's explain makes it for what the tab asks (`asked`: {method, aggregate, limit: the
+ * most steps the decoding may take, the model's by default}); null for a method the server makes (gradients). */
+export async function made(model, run, asked = {}) {
+  const t = textsOf("why"), c = model.config, {ids, tokens} = run;
+  const method = asked.method ?? t.method, aggregate = asked.aggregate ?? t.aggregate;
+  const title = t.titles?.[method]?.[aggregate];
+  if (!title || !FALLS[method]) return null;
+  const notes = {method: t.notes[method][aggregate], words: t.words, agreement: t.agreement};
+  const message = {key: run.key, method, aggregate, title, notes, tokens: [...tokens], steps: [], lens: null, op: "why"};
+  if (!tokens.length) return message;
+  const limit = Math.min(asked.limit || Infinity, c.max_new_tokens);
+  const out = await outputs(model, ids, tokens, run.ablated || [], limit);
+  const [source, prefix] = FALLS[method].map((name) => out[name].data);
+  const S = ids.length, T = tokens.length, size = aggregate === "l2" ? Math.abs : (v) => v;
+  for (let t = 0; t < T; t++) {
+    const src = Array.from({length: S}, (_, j) => size(source[j * T + t]));
+    const pre = Array.from({length: t + 1}, (_, j) => size(prefix[j * T + t]));
+    message.steps.push({source: src.map(significant), prefix: pre.map(significant), source_share: share(src, pre),
+      log_prob: pyRound(out.log_prob.data[t], 5)});
+  }
+  message.lens = lens(model, tokens, out);
+  return message;
+}
+
+/** The attribution graph's outputs for the decoding (LiveModel.explain), run once for what they read. */
+function outputs(model, ids, tokens, ablated, limit) {
+  if (!read.has(model)) read.set(model, new Map());
+  const kept = read.get(model), id = JSON.stringify([ids, tokens, ablated, limit]);
+  if (!kept.has(id)) {
+    const keep = model.keep(ablated), T = tokens.length;
+    kept.set(id, model.explain("attribution", {source: model.int64(ids, [1, ids.length]),
+      tokens: model.int64(tokens, [T]), keep_encoder: keep.encoder, keep_self: keep.decoder_self, keep_cross: keep.cross,
+      rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, model.config.tgt_vocab_size])})
+      .catch((err) => {
+        kept.delete(id);
+        throw err;
+      }));
+    while (kept.size > KEPT) kept.delete(kept.keys().next().value);
+  }
+  return kept.get(id);
+}
+
+/** (T, V): the rules of each step of a decoding of at most `limit` steps, 0 or -inf (the page's own,
+ * LiveSession.ruled, as decoding applies them), which the graph adds to its logits. */
+function rules(model, T, limit) {
+  const V = model.config.tgt_vocab_size, mask = new Float32Array(T * V), zero = new Float32Array(V);
+  const session = {model, maxNew: limit}; // what ruled reads of a session
+  for (let t = 0; t < T; t++) {
+    const row = LiveSession.prototype.ruled.call(session, zero, t);
+    if (row !== zero) mask.set(row, t * V);
+  }
+  return mask;
+}
+
+/** Four significant figures, as messages.py significant: Python's float(f"{v:.4g}"). */
+export function significant(v) {
+  if (v === 0 || !Number.isFinite(v)) return v;
+  let e = Math.floor(Math.log10(Math.abs(v)));
+  if (Math.abs(v) < 10 ** e) e -= 1; // log10 rounded up past a power of ten
+  else if (Math.abs(v) >= 10 ** (e + 1)) e += 1;
+  return 3 - e >= 0 && 3 - e <= 100 ? Number(pyFixed(v, 3 - e)) : Number(v.toPrecision(4));
+}
+
+/** The source's share of a step's absolute values, 4 decimals; null when all are 0 (scorer.py source_share). */
+function share(source, prefix) {
+  const sum = (values) => values.reduce((total, v) => total + Math.abs(v), 0);
+  const src = sum(source), all = src + sum(prefix);
+  return all > 0 ? pyRound(src / all, 4) : null;
+}
+
+/** The lens for the page (messages.py lens_data): per step and layer the top tokens, labelled, but those of
+ * probability 0, and the written token's probability; per step the layer (1-based) from which on the written token
+ * is the top one, or null. */
+function lens(model, tokens, out) {
+  const [L, T, k] = out.lens_ids.dims, ids = out.lens_ids.data, probs = out.lens_probs.data;
+  const written = out.lens_written.data, at = (l, t) => (l * T + t) * k;
+  const top = [], chances = [], settled = [];
+  for (let t = 0; t < T; t++) {
+    top.push(Array.from({length: L}, (_, l) => Array.from({length: k}, (_, r) => at(l, t) + r)
+      .filter((i) => probs[i] > 0) // not what the model may not write there
+      .map((i) => [model.label(Number(ids[i])), pyRound(probs[i], 4)])));
+    chances.push(Array.from({length: L}, (_, l) => pyRound(written[l * T + t], 4)));
+    let first = null; // transformer/lens.py _settled
+    for (let l = L - 1; l >= 0 && Number(ids[at(l, t)]) === tokens[t]; l--) first = l;
+    settled.push(first === null ? null : first + 1);
+  }
+  return {layers: L, top, written: chances, settled};
+}

@@ -1,0 +1,29 @@
+// The explanation tabs' messages made in the page (each tab's in_page.mjs, its `made(model, run, asked)`, over the
+// copy's explanations' graphs: attention_lab/page_copy/analyses.py), run in Node on the runtime the page carries,
+// for the tests to compare with the server's (tests/test_explain_in_page.py):
+//   node tests/js/explain_in_page.mjs DIR REQUEST.json > ANSWER.json
+// DIR: a page copy (page_copy/copies.py). REQUEST: {here: what the app tells the page of the tabs it computes
+// (page/frame.py in_page: their ids, their texts), cases: [{ids, tokens, ablated: [[kind, layer, head]...], key,
+// tabs: {TAB: what the tab is asked (its own controls), ...}}]}. ANSWER: per case, {TAB: the tab's message}.
+
+import fs from "node:fs";
+import path from "node:path";
+import {LAB, loadCopy} from "./page_copy.mjs";
+
+const [dir, requestFile] = process.argv.slice(2);
+const model = await loadCopy(dir);
+const graphs = (name) => [name, new Uint8Array(fs.readFileSync(path.join(dir, `${name}.onnx`)))];
+await model.loadAnalyses(Object.fromEntries(model.config.analyses.map(graphs)));
+const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
+(await import(path.join(LAB, "assets/here.mjs"))).declare(request.here); // what the app tells the page
+const makers = {};
+for (const {tabs} of request.cases) {
+  for (const tab of Object.keys(tabs)) makers[tab] ??= (await import(path.join(LAB, tab, "in_page.mjs"))).made;
+}
+const answers = [];
+for (const {ids, tokens, ablated, key, tabs} of request.cases) {
+  const run = {ids, tokens, ablated, key}, answer = {};
+  for (const [tab, asked] of Object.entries(tabs)) answer[tab] = await makers[tab](model, run, asked);
+  answers.push(answer);
+}
+process.stdout.write(JSON.stringify(answers));

@@ -1,0 +1,93 @@
+"""In Chromium: the explanation tabs the page makes itself (assets/here.mjs; attention_lab/assets/in_page.json) with
+the page copy's explanations' graphs loaded.
+
+- With such a tab open, Run, Back, the → key, Reset, Step and a what-if send the server no request (the step loop's
+  `play` of test_browser_road), and the road's line says the page decodes and explains.
+- What the tab shows for a decoding (its text, the figure's labels included) is what a page on `?road=server` shows
+  for the same decoding: the same source, Run, and the same what-if at step 2.
+- The live file, opened from disk with the network refused, draws each of these tabs.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from attention_lab.schema import IN_PAGE
+from tests.browser import LAPTOP, WAIT_MS, button, open_tab, opened
+from tests.test_browser_road import QUEUE, click, on_the_road, play
+
+pytestmark = pytest.mark.slow
+
+DECLARED = json.loads(IN_PAGE.read_text(encoding="utf-8"))
+TABS = DECLARED["tabs"]
+TEXT = "Die Kinder spielen im Garten."
+
+
+def explains(page) -> None:
+    """Wait until the page decodes and explains the open tab itself."""
+    page.wait_for_function("() => /explains in this page/.test(document.querySelector('.road-line')?.textContent)",
+                           timeout=120_000)  # fmt: skip
+
+
+def what_if(page, token: int | None = None) -> int:
+    """Show step 2 and force `token` there (the first other candidate if None); the token forced."""
+    page.locator("#lab-steps .token[data-step='2']").click()
+    candidate = page.locator(
+        ".candidates .candidate:not(.taken)" if token is None else f".candidates .candidate[data-token='{token}']"
+    ).first
+    token = int(candidate.get_attribute("data-token"))
+    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
+    candidate.click()
+    page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
+    page.locator("#lab-steps .token[data-step='2']").click()
+    return token
+
+
+def tab_text(page, tab: str) -> str:
+    """The open tab's text once it stops changing (its view drawn for the decoding shown)."""
+    panel = page.locator(f"#tab-{tab}")
+    before = None
+    for _ in range(60):
+        page.wait_for_timeout(500)
+        now = panel.inner_text()
+        if now == before and "…" not in now:
+            return now
+        before = now
+    return before
+
+
+@pytest.mark.parametrize("tab", TABS)
+def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draws(served_app, browser, tab):
+    url, registry, _ = served_app
+    title = DECLARED["titles"][tab]
+    page = opened(browser, url, LAPTOP, road="page")
+    on_the_road(page, "de-en")
+    open_tab(page, title)
+    explains(page)
+    sent = []
+    page.on("request", lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None)
+    play(page, registry, "de-en", TEXT, sent)  # no request after the typing (asserted there)
+    before = len(sent)
+    page.get_by_label("Source").fill(TEXT)
+    page.settle()
+    before = len(sent)
+    click(page, "Run")
+    token = what_if(page)
+    ours = tab_text(page, tab)
+    assert sent[before:] == [], tab
+    assert "explains in this page" in page.locator(".road-line").inner_text()
+
+    theirs_page = opened(browser, url, LAPTOP, road="server")
+    theirs_page.get_by_label("Source").fill(TEXT)
+    theirs_page.settle()
+    held = theirs_page.evaluate("() => JSON.stringify(window.attentionLab.key)")
+    button(theirs_page, "Run").click()
+    theirs_page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
+    what_if(theirs_page, token)
+    open_tab(theirs_page, title)
+    theirs = tab_text(theirs_page, tab)
+    assert ours == theirs, tab
+    page.close()
+    theirs_page.close()

@@ -1,0 +1,143 @@
+"""The Why tab's message made in the page (why/in_page.mjs over the copy's attribution graph, run in Node by
+tests/js/explain_in_page.mjs) equals the server's (why/feature.py explain) for the same decoding: 20 decodings
+(greedy, beam, a what-if, heads ablated; both bundled models, a tiny random Marian and a tiny random BART) attributed
+by both methods the page makes, occlusion (summed) and value zeroing (its size, L2), under the decodings' limit, with
+the decoder's lens. The texts, tokens, labels, settled layers and nulls are the same; the numbers within 1e-4 and one
+unit of the last of the four significant figures the server keeps (the graph runs in ONNX Runtime, the server in
+torch, and each rounds on its own), and for the random transformers models RANDOM_ULPS of their size. The gradient
+methods are the server's (null).
+
+The graph itself, output by output, against the library's attribution (attention_lab.attribution) and lens
+(transformer.lens), run with Python's onnxruntime, is here too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from attention_lab.attribution.methods import attribute
+from attention_lab.messages import jsonable
+from attention_lab.models.registry import ModelEntry
+from attention_lab.page_copy.attribution import ATTRIBUTION
+from attention_lab.page_copy.graph_decoding import keep_masks, rules_of
+from attention_lab.page_copy.graphs import WEIGHTS
+from attention_lab.run.state import Run
+from attention_lab.why.feature import explain
+from tests import test_explain_in_page as explained
+from tests.node import needs_node
+from tests.test_explain_in_page import SOURCES, decodings, in_page
+from tests.tolerance import EPS, assert_close, gap
+from transformer import DecodingSession, Interventions
+from transformer.lens import decoder_lens
+
+pytestmark = [pytest.mark.slow, needs_node]
+models = explained.models  # the fixture: each model's pipeline and its page copy's folder
+LIMIT = 12  # the decodings' (test_explain_in_page.decodings)
+CLOSE = 1e-4
+# and, for a tiny random transformers model, this many float32 eps of the value: its log p passes through states of
+# hundreds, and ONNX Runtime's WebAssembly kernels sum in another order (tests/test_live_hf.py allows 2500 on logits)
+RANDOM_ULPS = {"marian": 2500, "bart": 2500}
+ASKED = [("occlusion", "sum"), ("value_zeroing", "l2")]  # each method the page makes, and each aggregate
+# the graph's log p and falls against the library's, in float32 eps of the largest value compared or 1, the size of
+# the logits a log p is read from (a fall is a difference of two): measured up to about 100 (a tiny random Marian's
+# falls reach 14), 60 on ours
+ULPS = 400
+
+
+def run_of(name: str, pipeline, case: dict, serial: int) -> Run:
+    """The run of the decoding `case` ({ids, tokens, ablated}) as the server holds it: its tokens forced in a session
+    of at most LIMIT steps, with the heads ablated; its key {serial, version 0}, as the page's (in_page)."""
+    ablated = case.get("ablated")
+    held = Interventions(ablate=frozenset(ablated)) if ablated else None
+    session = DecodingSession(pipeline.model, case["ids"], max_new_tokens=LIMIT, interventions=held)
+    for token in case["tokens"]:
+        session.step(force=token)
+    return Run(ModelEntry(name, pipeline), "", session, serial=serial)
+
+
+def unit(value: float) -> float:
+    """One unit of the fourth significant figure of `value` (0 for 0)."""
+    return 10 ** (math.floor(math.log10(abs(value))) - 3) if value else 0.0
+
+
+def assert_same(page, theirs, where: str = "", ulps: float = 0) -> None:
+    """`page` equals `theirs`: the same keys, texts and nulls; numbers within CLOSE, one unit of their last
+    significant figure and `ulps` float32 eps of their size."""
+    if isinstance(theirs, dict):
+        assert isinstance(page, dict) and sorted(page) == sorted(theirs), f"{where}: {sorted(page)} != {sorted(theirs)}"
+        for key in theirs:
+            assert_same(page[key], theirs[key], f"{where}.{key}", ulps)
+    elif isinstance(theirs, (list, tuple)):
+        assert isinstance(page, list) and len(page) == len(theirs), f"{where}: {page} != {theirs}"
+        for i, (ours, other) in enumerate(zip(page, theirs)):
+            assert_same(ours, other, f"{where}[{i}]", ulps)
+    elif isinstance(theirs, float) or (isinstance(theirs, int) and isinstance(page, float)):
+        close = CLOSE + unit(theirs) + ulps * EPS * abs(theirs)
+        assert isinstance(page, (int, float)) and math.isclose(page, theirs, abs_tol=close), (
+            f"{where}: {page} != {theirs}"
+        )
+    else:
+        assert page == theirs, f"{where}: {page!r} != {theirs!r}"
+
+
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_the_pages_why_is_the_servers(models, name, tmp_path):
+    pipeline, folder = models[name]
+    cases = decodings(pipeline, name)
+    for method, aggregate in ASKED:
+        asked = {"method": method, "aggregate": aggregate, "limit": LIMIT}
+        answers = in_page(folder, cases, tmp_path, {"why": asked})
+        assert len(answers) == len(cases) == 5
+        for i, (case, answer) in enumerate(zip(cases, answers)):
+            server = jsonable(explain(run_of(name, pipeline, case, i), method, aggregate)())
+            assert "error" not in server, server["error"]
+            assert_same(answer["why"], server, f"{name} case {i} {method} {aggregate}", RANDOM_ULPS.get(name, 0))
+
+
+def test_the_gradient_methods_are_the_servers(models, tmp_path):
+    pipeline, folder = models["reverse"]
+    case = decodings(pipeline, "reverse")[0]
+    asked = [{"method": method, "aggregate": "sum"} for method in ("input_x_gradient", "integrated_gradients")]
+    assert [in_page(folder, [case], tmp_path, {"why": a})[0]["why"] for a in asked] == [None, None]
+
+
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_the_attribution_graph_reads_what_the_library_does(models, name):
+    """Python's onnxruntime over the copy's attribution.onnx: each step's log p, falls and lens as the library's."""
+    import onnxruntime as ort
+
+    pipeline, folder = models[name]
+    model, c = pipeline.model, pipeline.model.config
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    blob = np.fromfile(folder / WEIGHTS, np.uint8)
+    options.add_external_initializers_from_files_in_memory([WEIGHTS], [blob], [len(blob)])
+    graph = ort.InferenceSession(str(folder / "attribution.onnx"), options)
+    config = {"n_heads": c.n_heads, "n_encoder_layers": c.n_encoder_layers, "n_decoder_layers": c.n_decoder_layers}
+    rules = rules_of({"rules": dataclasses.asdict(model.rules)})
+    for i, case in enumerate(decodings(pipeline, name)):
+        ids, tokens, ablated = case["ids"], case["tokens"], case.get("ablated", ())
+        held = Interventions(ablate=frozenset(ablated)) if ablated else None
+        keep = keep_masks(config, ablated)
+        step_rules = np.stack(
+            [rules.apply(torch.zeros(c.tgt_vocab_size), t, LIMIT).numpy() for t in range(len(tokens))]
+        )
+        fed = [np.array([ids]), np.array(tokens), keep["encoder"], keep["decoder_self"], keep["cross"], step_rules]
+        out = dict(zip(ATTRIBUTION.outputs, graph.run(None, dict(zip(ATTRIBUTION.inputs, fed)))))
+        for method, parts in (("occlusion", "occlusion"), ("value_zeroing", "zeroing")):
+            for a in attribute(model, ids, tokens, method, limit=LIMIT, interventions=held):
+                t, what = a.step - 1, f"{name} case {i} {method} step {a.step}"
+                ours = [out["log_prob"][t], out[f"{parts}_source"][:, t], out[f"{parts}_prefix"][: t + 1, t]]
+                theirs = [a.log_prob, a.source, a.prefix]
+                for o, e in zip(ours, theirs):
+                    assert_close(o, e, ulps=ULPS, what=what, scale=[1.0, *np.ravel(o), *np.ravel(e)])
+        lens = decoder_lens(model, ids, tokens, out["lens_ids"].shape[-1], LIMIT, held)
+        possible = lambda ids, probs: np.where(np.asarray(probs) > 0, ids, -1)  # which of the rest is arbitrary
+        assert np.array_equal(possible(out["lens_ids"], out["lens_probs"]), possible(lens.top_ids, lens.top_probs))
+        for ours, theirs in ((out["lens_probs"], lens.top_probs), (out["lens_written"], lens.written_probs)):
+            assert gap(ours, theirs) <= 1e-5, f"{name} case {i}: the lens's probabilities"
