@@ -154,7 +154,10 @@ def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothi
     source = str(pipeline.folder)
     index = live.write(source, tmp_path / "site", "float32")
     written = sorted(p.name for p in index.parent.iterdir())
-    assert written == sorted([*page_copy.FILES, *live.RUNTIME, live.PAGE_MODULES, "README.md", "index.html"])
+    config = json.loads((index.parent / "config.json").read_text(encoding="utf-8"))
+    beside = [f"{name}.onnx" for name in config["analyses"]] + config.get("files", [])  # the explanations' graphs...
+    wanted = [*page_copy.FILES, *beside, *live.RUNTIME, live.PAGE_MODULES, "README.md", "index.html"]
+    assert written == sorted(wanted)
     readme = (index.parent / "README.md").read_text(encoding="utf-8")
     assert "sdk: static" in readme and "cross-origin-embedder-policy: require-corp" in readme
     assert "license: other\n" in readme  # the model's own licence: this one's card gives none

@@ -77,7 +77,9 @@ def copies(bundled_copies):
 def test_a_page_copy_is_made_once_and_whole(registry, tmp_path):
     entry = registry.entries["reverse"]
     folder = page_copy.make(entry, tmp_path / "copy")
-    assert sorted(p.name for p in folder.iterdir()) == sorted(page_copy.FILES)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    beside = [f"{name}.onnx" for name in config["analyses"]] + config.get("files", [])  # the explanations' graphs...
+    assert config["analyses"] and sorted(p.name for p in folder.iterdir()) == sorted([*page_copy.FILES, *beside])
     made = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
     assert page_copy.make(entry, folder) == folder
     assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == made  # not made twice
