@@ -233,3 +233,23 @@ def bundled_copies(bundled, tmp_path_factory):
 
     root = tmp_path_factory.mktemp("copies")
     return {name: page_copy.make(bundled.entries[name], root / name) for name in ("de-en", "reverse")}
+
+
+@pytest.fixture(scope="session")
+def explained_models(bundled_copies, tmp_path_factory):
+    """The models whose explanations the page makes in the tests (tests/test_explain_in_page.py and the tabs' own):
+    each one's pipeline and its float32 page copy's folder, both bundled models, a tiny random Marian and BART, made
+    once per test process."""
+    import attention_lab.adapters  # noqa: F401 - the transformers families load through load_pretrained
+    from attention_lab.page_copy import copies as page_copy
+    from tests import hf_models
+    from transformer import bundled, load_pretrained
+
+    found = {name: (load_pretrained(bundled(name)), bundled_copies[name]) for name in ("de-en", "reverse")}
+    for family in ("marian", "bart"):
+        pipeline = load_pretrained(str(hf_models.FAMILIES[family](tmp_path_factory.mktemp(family))))
+        folder = tmp_path_factory.mktemp(f"{family}-copy")
+        for name, data in page_copy.copy_files(pipeline, family, "float32").items():
+            (folder / name).write_bytes(data)
+        found[family] = (pipeline, folder)
+    return found

@@ -24,11 +24,9 @@ from attention_lab.decoding.messages import Key
 from attention_lab.flow.messages import EDGE, flow_message
 from attention_lab.messages import jsonable
 from attention_lab.page.frame import in_page as in_page_tabs
-from attention_lab.page_copy import copies as page_copy
 from attention_lab.tabs import TABS
-from tests import hf_models
 from tests.node import NODE, needs_node
-from transformer import DecodingSession, Head, Interventions, bundled, load_pretrained
+from transformer import DecodingSession, Head, Interventions
 from transformer.beams import beam_search
 from transformer.contributions import computed_in
 from transformer.flow import flow
@@ -50,19 +48,10 @@ ILL_CONDITIONED = 100
 ABLATED = (Head("cross", 0, 1), Head("encoder", 0, 0), Head("decoder_self", 1, 1))
 
 
-@pytest.fixture(scope="module")
-def models(bundled_copies, tmp_path_factory):
-    """Each model's pipeline and its page copy's folder (float32)."""
-    import attention_lab.adapters  # noqa: F401 - the transformers families load through load_pretrained
-
-    found = {name: (load_pretrained(bundled(name)), bundled_copies[name]) for name in ("de-en", "reverse")}
-    for family in ("marian", "bart"):
-        pipeline = load_pretrained(str(hf_models.FAMILIES[family](tmp_path_factory.mktemp(family))))
-        folder = tmp_path_factory.mktemp(f"{family}-copy")
-        for name, data in page_copy.copy_files(pipeline, family, "float32").items():
-            (folder / name).write_bytes(data)
-        found[family] = (pipeline, folder)
-    return found
+@pytest.fixture
+def models(explained_models):
+    """Each model's pipeline and its page copy's folder (float32; conftest.py explained_models)."""
+    return explained_models
 
 
 def decodings(pipeline, name: str) -> list[dict]:

@@ -281,3 +281,25 @@ def test_export_in_the_app_offers_each_models_live_page_and_refuses_one_made_in_
     assert "part:weights.bin" in marian and "live-precision" in marian  # a transformers model's, its precision said
     with pytest.raises(InputError, match=r"^in-code: only a model loaded from a folder or the Hub can be exported"):
         live(registry)("in-code")
+
+
+def test_two_exports_at_once_in_one_process_both_succeed():
+    """torch's exporter keeps its state in the process: the app makes a copy in the background while another model's
+    copy or a live page is exported (graphs.EXPORTING takes them one at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from threading import Barrier
+
+    from attention_lab.page_copy.graphs import exported
+    from tests.conftest import tiny_config
+    from transformer import Transformer
+
+    models = [Transformer(tiny_config()).eval() for _ in range(2)]
+    together = Barrier(2)
+
+    def export(model):
+        together.wait()
+        return exported(model)
+
+    with ThreadPoolExecutor(2) as pool:
+        made = list(pool.map(export, models))
+    assert all(m.encoder and m.decoder and m.analyses for m in made)

@@ -16,8 +16,10 @@ from attention_lab.feature import DECODE, HEAVY, Limits
 from attention_lab.models.registry import Registry
 from attention_lab.page.frame import OPEN_LINK
 from attention_lab.page.wiring import ANSWERED
+from attention_lab.patch import feature as patch
 from attention_lab.serving.api import documentation
 from attention_lab.tabs import features
+from attention_lab.why import feature as why
 from tests.conftest import tiny_pipelines
 
 SAMPLES = {  # an argument for each required parameter an endpoint declares, beyond its model and its source
@@ -146,6 +148,10 @@ def test_heavy_work_has_its_own_lane_and_looking_never_reaches_the_server():
     answered = {ANSWERED.format(number) for number in range(1, len(sending) + 1)}
     assert len(sending) > 20 and answered <= set(browser_only)
     browser_only = [js for js in browser_only if js not in answered]
+    # the tabs the page explains tell it when their controls change (why/feature.py, patch/feature.py)
+    told = [js for js in browser_only if "attentionLabWhy?." in js or "attentionLabPatch?." in js]
+    assert sorted(set(told)) == sorted({why.ASKED_AGAIN, *patch.BROWSER_ONLY})
+    browser_only = [js for js in browser_only if js not in told]
     # the page's own step loop reading the decoding options and writing its outputs, the examples menu's, a model
     # switch's example taken only if nothing was typed, and a link's model and source written in
     assert len(browser_only) == 5

@@ -247,3 +247,15 @@ def test_rank_correlation_with_ties_equals_scipys():
     for (a, b), value in zip(pairs, got):
         expected = rank_correlation(a, b)
         assert (value is None) if np.isnan(expected) else value == pytest.approx(expected, abs=1e-9), (a, b)
+
+
+def test_while_the_page_makes_the_attribution_the_server_makes_the_tabs_other_outputs(lab):
+    """The page draws the Why tab (UserState.here) when it makes the attribution and lens itself (in_page.mjs): the
+    server leaves that output alone and still makes the contrast, the DecoderLens and the deletion test."""
+    user, c = UserState(), Controls("reverse", "abc", max_len=6)
+    lab.do(lab.decoding.run, user, c)
+    user.tab, user.here = "why", frozenset({"why"})
+    told = lab.views.wanted(lab.views.screen(user, c, None, 6))
+    assert "why" not in told and {"contrast", "decoderlens", "deletion"} <= set(told)
+    user.here = frozenset()  # a gradient method, or a page that does not decode: the server makes them all
+    assert {"why", "contrast", "decoderlens", "deletion"} <= set(lab.views.wanted(lab.views.screen(user, c, None, 6)))

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import io
 import logging
+import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,11 +207,16 @@ def shared_weights(*graphs) -> bytes:
     return bytes(blob)
 
 
+# torch's exporter keeps its state in the process (a second export begun during one fails): one at a time, as the
+# app makes a model's copy in the background while a live page or another copy is being exported
+EXPORTING = threading.Lock()
+
+
 def _traced(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
     import onnx
 
     buffer = io.BytesIO()
-    with torch.no_grad(), warnings.catch_warnings():
+    with EXPORTING, torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on Python values it took as constants
         torch.onnx.export(
             module.eval(),

@@ -31,11 +31,16 @@ export class LiveModel {
   }
 
   /** Load the explanations' graphs (attention_lab/page_copy/analyses.py): `graphs`, their bytes by name
-   * (they read the copy's weights). */
-  async loadAnalyses(graphs) {
-    const made = await Promise.all(Object.entries(graphs).map(async ([name, bytes]) =>
-      [name, await this.ort.InferenceSession.create(bytes, this.options)]));
-    this.analyses = Object.fromEntries(made);
+   * (they read the copy's weights). Each graph's session is made now, or with `lazy` as it is first run (a tab
+   * that is never opened costs nothing). */
+  async loadAnalyses(graphs, {lazy = false} = {}) {
+    const sessions = new Map();
+    const session = (name) => {
+      if (!sessions.has(name)) sessions.set(name, this.ort.InferenceSession.create(graphs[name], this.options));
+      return sessions.get(name);
+    };
+    this.analyses = Object.fromEntries(Object.keys(graphs).map((name) => [name, () => session(name)]));
+    if (!lazy) await Promise.all(Object.keys(graphs).map(session));
     return this;
   }
 
@@ -52,7 +57,7 @@ export class LiveModel {
   async explain(name, inputs) {
     const graph = this.analyses?.[name];
     if (!graph) throw new Error(`the explanations' graph ${name} is not loaded`);
-    const out = await this.run(graph, inputs);
+    const out = await this.run(await graph(), inputs);
     return Object.fromEntries(Object.entries(out).map(([key, t]) => [key, {data: t.data, dims: t.dims}]));
   }
 

@@ -66,6 +66,7 @@ TYPED = "(text) => { window.attentionLabPatch?.typed(text); }"
 STARTED_AGAIN = "(text) => window.attentionLabPatch?.startAgain() ?? text"  # the textbox shows the clean source
 CLICKS_DO = "(how) => { window.attentionLabPatch?.clicks(how); }"
 SHOWN_CLEAN = "(text) => window.attentionLabPatch?.clean() ?? text"
+BROWSER_ONLY = (TYPED, STARTED_AGAIN, CLICKS_DO, SHOWN_CLEAN)  # what the page does alone (patch/in_page.mjs)
 
 
 @dataclass

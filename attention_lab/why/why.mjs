@@ -26,9 +26,13 @@ export function askedNow(model = null, run = {}) {
     limit: run.limit ?? loop?.session?.maxNew ?? null};
 }
 
+/** Whether the page makes the tab's message with its controls as they are: for the methods it makes (no gradients). */
+export function whyNow() {
+  return !!textsOf("why").titles?.[askedNow().method];
+}
+
 // with the page copy's attribution graph, the page makes this tab's message, for the methods it makes
-computesHere("why", (model, run) => made(model, run, askedNow(model, run)),
-  () => !!textsOf("why").titles?.[askedNow().method]);
+computesHere("why", (model, run) => made(model, run, run.asked ?? askedNow(model, run)), whyNow, askedNow);
 globalThis.attentionLabWhy = {changed: () => askAgain("why")}; // a radio changed (feature.py ASKED_AGAIN)
 
 /** Values per piece summed into the units a view shows (groups of pieces). */
