@@ -80,6 +80,9 @@ def main(argv: list[str] | None = None) -> int | None:
     if argv and argv[0] in COMMANDS:
         import importlib
 
+        if argv[0] == "export":  # every feature registers the files a page copy carries for it (page_copy/extras.py)
+            from . import tabs  # noqa: F401
+
         module = importlib.import_module(COMMANDS[argv[0]][0])
         return module.main(argv[1:], prog=f"attention-lab {argv[0]}")
     serve(argv)

@@ -1,11 +1,24 @@
 // The live page's entry (export/live.py): its step loop and Attention tab (export/live.mjs), carrying the tabs whose
 // messages the page makes itself (attention_lab/tabs.py: each Feature with in_page), each by its id, which the page
-// mounts in its row of tabs. tests/test_live_tabs.py holds this list equal to the table's.
+// mounts in its row of tabs. tests/test_browser_live.py opens each of them, from disk with no network.
 
 import * as flow from "./flow/flow.mjs";
+import * as patch from "./patch/patch.mjs";
 import * as trust from "./trust/trust.mjs";
+import * as attribution from "./why/why.mjs";
+import * as decoderLens from "./why/decoderlens.mjs";
 import {carry} from "./export/live.mjs";
 
-carry({flow, trust});
+// the Why tab's attribution and lens, then its DecoderLens, in one panel (the app draws them as two components)
+const why = {
+  mount(component) {
+    const [top, below] = [document.createElement("div"), document.createElement("div")];
+    component.element.replaceChildren(top, below);
+    attribution.mount({...component, element: top});
+    decoderLens.mount({...component, element: below});
+  },
+};
+
+carry({flow, patch, trust, why});
 
 export * from "./export/live.mjs";

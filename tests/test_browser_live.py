@@ -5,6 +5,8 @@ request leaves the page."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 import time
@@ -16,6 +18,7 @@ from attention_lab.assets.bundles import NAME, PACKAGE, modules
 from attention_lab.checks import check_source
 from attention_lab.export.live import ENTRY, PAGE_MODULES
 from attention_lab.export.live import main as export_live
+from attention_lab.schema import IN_PAGE
 from tests.conftest import free_port
 from transformer import DecodingSession, bundled, load_pretrained
 
@@ -57,6 +60,7 @@ def opened(browser, url: str, width: int = 1280):
     requests, errors = [], []
     page.on("request", lambda r: requests.append(r.url))
     page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(url)
     settled(page)
     return context, page, requests, errors
@@ -179,3 +183,31 @@ def wait_for(port: int) -> None:
         except OSError:
             time.sleep(0.1)
     raise TimeoutError(f"http.server did not answer on port {port}")
+
+
+# what each tab the page explains shows once it has drawn the decoding (the last step shown, the output scored)
+DRAWN = {
+    "flow": re.compile(r"Step \d+ wrote “"),
+    "trust": re.compile("The model's translation, scored"),
+    "why": re.compile(r"Step \d+ wrote .*Why\?[\s\S]*The DecoderLens"),
+    "patch": re.compile("The corrupted source is the clean one"),
+}
+
+
+def test_the_file_draws_each_tab_the_page_explains_from_disk_with_no_network(browser, live_file):
+    tabs = json.loads(IN_PAGE.read_text(encoding="utf-8"))["tabs"]
+    assert set(tabs) == set(DRAWN)
+    context, page, requests, errors = opened(browser, live_file.as_uri())
+    try:
+        for tab in tabs:
+            page.click(f"#lab-tabs button[data-tab-id={tab}]")
+            panel = page.locator(f"[data-panel={tab}]")
+            for _ in range(240):
+                if DRAWN[tab].search(panel.inner_text()):
+                    break
+                page.wait_for_timeout(250)
+            assert DRAWN[tab].search(panel.inner_text()), (tab, panel.inner_text()[:300], errors)
+        assert not errors, errors
+        assert all(url.startswith(("file:", "blob:")) for url in requests), requests
+    finally:
+        context.close()

@@ -171,8 +171,9 @@ def test_with_a_tab_the_server_draws_open_the_server_takes_the_clicks(served_app
     page.settle()
     click(page, "Step")  # in the page
     open_tab(page, "Why")
+    page.locator("#why-method input[value='input_x_gradient']").check()  # gradients: the server's
     page.wait_for_function("() => document.body.dataset.road === 'server'", timeout=WAIT_MS)
-    assert "while this tab is open" in page.locator(".road-line").inner_text()
+    assert "what this tab shows now is made there" in page.locator(".road-line").inner_text()
     why = page.locator("#lab-views").get_by_text(re.compile("Step 1 wrote"))
     why.first.wait_for(timeout=WAIT_MS)  # the tab drawn from the page's decoding, its fill done
     page.settle()

@@ -77,7 +77,8 @@ def assert_same(page, server, where: str, close=lambda value: CLOSE + SLACK) -> 
 def corruptions(pipeline, name: str) -> list[tuple[list[int], dict]]:
     """What the tab is asked of each source's decodings (by their indices): the first source with a close word swapped
     in for its second and noise on its last, the second with noise on its second word alone; then the first source
-    typed back as it is (nothing to restore), and a source of another length (a hint)."""
+    typed back as it is and the second as a new run starts
+    (nothing to restore), and a source of another length (a hint)."""
     first, second = SOURCES[name]
     ids = pipeline.tokenizer.encode(first)
     close = swapped(pipeline, ids, 1) or first  # a model with no close word: noise alone
@@ -86,6 +87,7 @@ def corruptions(pipeline, name: str) -> list[tuple[list[int], dict]]:
         ([0, 2, 3], {"text": first, "corrupted": close, "noise": [last]}),
         ([1, 4], {"text": second, "corrupted": None, "noise": [1]}),
         ([0], {"text": first, "corrupted": first, "noise": []}),
+        ([1], {"text": second, "corrupted": None, "noise": []}),  # as a new run starts: the clean source
         ([1], {"text": second, "corrupted": first + " " + first, "noise": []}),
     ]
 

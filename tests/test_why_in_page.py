@@ -14,6 +14,7 @@ The graph itself, output by output, against the library's attribution (attention
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -28,6 +29,7 @@ from attention_lab.page_copy.graph_decoding import keep_masks, rules_of
 from attention_lab.page_copy.graphs import WEIGHTS
 from attention_lab.run.state import Run
 from attention_lab.why.feature import explain
+from attention_lab.why.messages import decoderlens_data
 from tests import test_explain_in_page as explained
 from tests.node import needs_node
 from tests.test_explain_in_page import SOURCES, decodings, in_page
@@ -97,6 +99,22 @@ def test_the_pages_why_is_the_servers(models, name, tmp_path):
             server = jsonable(explain(run_of(name, pipeline, case, i), method, aggregate)())
             assert "error" not in server, server["error"]
             assert_same(answer["why"], server, f"{name} case {i} {method} {aggregate}", RANDOM_ULPS.get(name, 0))
+
+
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_the_pages_decoderlens_is_the_servers(models, name, tmp_path):
+    """The DecoderLens the page writes (why/in_page.mjs decoderLens: the copy's DecoderLens graph, then its own greedy
+    decoding from each encoder reading) is the server's (why/messages.py decoderlens_data), tokens and texts, for
+    each source, with heads ablated and without."""
+    pipeline, folder = models[name]
+    cases = decodings(pipeline, name)
+    answers = in_page(folder, cases, tmp_path, {"why/decoderLens": {"limit": LIMIT}})
+    for i, (case, answer) in enumerate(zip(cases, answers)):
+        ablated = case.get("ablated")
+        held = Interventions(ablate=frozenset(ablated)) if ablated else None
+        server = jsonable(decoderlens_data(pipeline.model, pipeline.tokenizer, case["ids"], LIMIT, held))
+        assert answer["why/decoderLens"] == server, f"{name} case {i}"
+    assert len({json.dumps(a["why/decoderLens"]["layers"][0]) for a in answers}) > 1  # sources and heads differ
 
 
 def test_the_gradient_methods_are_the_servers(models, tmp_path):

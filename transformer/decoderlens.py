@@ -67,18 +67,38 @@ def decoderlens(
     interventions = _checked(model, interventions)
     one_run(interventions, "the DecoderLens's decodings (a batch row per layer)")
     limit = _max_new_tokens(model, max_new_tokens)
-    L = model.config.n_encoder_layers
-    names = ["encoder.layers.0.hook_resid_pre", *(f"encoder.layers.{layer}.hook_resid_post" for layer in range(L))]
     src = torch.tensor([src_ids], device=next(model.parameters()).device)
-    states = run_with_cache(model, src, None, names, interventions).cache  # the encoder alone
-    readings = torch.cat([states[name] for name in names])  # (L + 1, S, D): row l is layer l's output
-
-    def read_layer_l(x: torch.Tensor, at: At) -> torch.Tensor:
-        return readings.to(x)  # row l's decoder reads layer l in place of the last layer
-
-    last = f"encoder.layers.{L - 1}.hook_resid_post"
-    with using([(last, read_layer_l)]):
-        rows = greedy_decode(model, src.expand(L + 1, -1), limit, interventions)
+    readings = encoder_readings(model, src, interventions)
+    with using(reading_each_layer(model, readings)):
+        rows = greedy_decode(model, src.expand(readings.size(0), -1), limit, interventions)
     eos = model.config.eos_id
     # greedy_decode stops a row at its end token and leaves it out: a row shorter than the limit wrote it
     return [LayerOutput(layer, row + [eos] if len(row) < limit else row) for layer, row in enumerate(rows)]
+
+
+def reading_points(model: Seq2SeqModel) -> list[str]:
+    """The hook points of the DecoderLens's readings: the embeddings entering the first encoder layer, then each
+    layer's output."""
+    L = model.config.n_encoder_layers
+    return ["encoder.layers.0.hook_resid_pre", *(f"encoder.layers.{layer}.hook_resid_post" for layer in range(L))]
+
+
+def encoder_readings(
+    model: Seq2SeqModel, src: torch.Tensor, interventions: Interventions | None = None
+) -> torch.Tensor:
+    """(L + 1, S, D): the source `src` (1, S) read by the encoder alone, row l being layer l's output (row 0 the
+    embeddings), with `interventions` held."""
+    names = reading_points(model)
+    states = run_with_cache(model, src, None, names, interventions).cache
+    return torch.cat([states[name] for name in names])
+
+
+def reading_each_layer(model: Seq2SeqModel, readings: torch.Tensor) -> list:
+    """The hook that puts row l of `readings` (L + 1, S, D) in place of the last encoder layer's output in row l of
+    a batch of L + 1 copies of the source: what follows the last layer (the closing norm, the decoder) reads layer
+    l's state as it reads the last one's."""
+
+    def read_layer_l(x: torch.Tensor, at: At) -> torch.Tensor:
+        return readings.to(x)
+
+    return [(reading_points(model)[-1], read_layer_l)]

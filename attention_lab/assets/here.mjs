@@ -16,10 +16,16 @@ export function hereTabs() {
   return [...declared];
 }
 
-/** Whether the page makes the messages of `tab` now: a tab the app declares, whose controls ask for nothing the
- * server alone makes (before its module has loaded: its first look, made here). */
+/** Whether the page makes the messages of `tab` now: a tab the app declares, whose module has said how (gradio
+ * loads it as the tab first opens: until then the server draws it, as the page cannot yet tell whether its controls
+ * ask for what the server alone makes) and whose controls ask for nothing the server alone makes. */
 export function computedHere(tab, model = null) {
-  return declared.has(tab) && (!makers.has(tab) || makers.get(tab).now(model));
+  return declared.has(tab) && makers.has(tab) && makers.get(tab).now(model);
+}
+
+/** Whether the module of `tab` has said how the page makes its messages (computesHere). */
+export function knownHere(tab) {
+  return makers.has(tab);
 }
 
 /** The tab `tab` can be drawn from the page's own computation: `make(model, run)` gives its message; `now(model)`

@@ -20,7 +20,7 @@
 // what the page shows.
 
 import {el, openTabId, root} from "../assets/dom.mjs";
-import {computedHere, hereTabs, onOffered} from "../assets/here.mjs";
+import {computedHere, hereTabs, knownHere, onOffered} from "../assets/here.mjs";
 import {page, watch} from "../assets/store.mjs";
 import {Answers} from "./answers.mjs";
 import {WHAT_IF_EVENT} from "./candidates.mjs";
@@ -182,6 +182,7 @@ export class Road {
   /** Why the server draws the open tab. */
   serverTabLine(name) {
     const open = openTabId(), model = this.loops.get(name)?.model ?? null;
+    if (hereTabs().includes(open) && !knownHere(open)) return "Decodes on the server while this tab loads…";
     if (hereTabs().includes(open) && !computedHere(open, model)) return "Decodes on the server: what this tab shows now is made there.";
     if (!computedHere(open, model)) return "Decodes on the server while this tab is open.";
     const state = this.explaining.get(name);

@@ -162,6 +162,7 @@ async function explainIn(page, model, config, bytes, ui) {
   try {
     const graphs = await Promise.all(names.map((name) => bytes(`${name}.onnx`)));
     await model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])));
+    model.files = (name) => bytes(name); // the copy's other files the tabs read (config "files"), carried here too
   } catch (err) {
     console.error(err);
     ui.say(`The explanation tabs could not load (${String(err.message || err).split("\n")[0]}).`, true);

@@ -34,6 +34,7 @@ from concurrent.futures import Executor, Future
 from pathlib import Path
 
 import transformer.contributions
+import transformer.decoderlens
 import transformer.flow
 import transformer.forced
 import transformer.patching
@@ -143,6 +144,7 @@ def made_from(pipeline: Seq2SeqPipeline, precision: str = "float32") -> str:
         for m in (transformer.flow, transformer.contributions, transformer.forced, transformer.patching)
     ]  # what the explanations' graphs are traced through
     code.append(Path(transformer.value_zeroing.__file__))  # the attribution graph's hooks
+    code.append(Path(transformer.decoderlens.__file__))  # the DecoderLens graph's readings
     code += [Path(inspect.getfile(graph.module)) for graph in explanations.ANALYSES]  # and their modules
     code += extras.sources()
     if not isinstance(pipeline.tokenizer, Tokenizer):  # its tokenizer.json is converted

@@ -202,10 +202,11 @@ export class LiveSession {
     this.srcIds = ids;
     this.topK = Math.max(1, Math.min(topK, c.tgt_vocab_size));
     this.maxNew = Math.min(maxNew || Infinity, c.max_new_tokens); // never past the model's own limit (next_token.py)
-    this.encoder = encoded.encoder.data; // (Le, H, S, S)
-    this.encoderNorms = encoded.encoder_norms.data; // (Le, H, S)
-    this.encoderRollout = encoded.encoder_rollout.data; // (Le, S, S)
-    this.crossNorms = encoded.cross_norms.data; // (Ld, H, S)
+    // what the views read of the encoder (a decoding from other keys and values than the encoder's has none)
+    this.encoder = encoded.encoder?.data; // (Le, H, S, S)
+    this.encoderNorms = encoded.encoder_norms?.data; // (Le, H, S)
+    this.encoderRollout = encoded.encoder_rollout?.data; // (Le, S, S)
+    this.crossNorms = encoded.cross_norms?.data; // (Ld, H, S)
     this.cross = {cross_k: encoded.cross_k, cross_v: encoded.cross_v};
     const K = c.head_dim ?? c.d_model / c.n_heads;
     const empty = new model.ort.Tensor("float32", new Float32Array(0), [c.n_decoder_layers, c.n_heads, 0, K]);

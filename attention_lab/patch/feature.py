@@ -227,7 +227,7 @@ PATCH = Feature(
     endpoints=(PATCH_ENDPOINT,),
     state=PatchState,
     messages=(Patch,),
-    in_page=False,  # its maker (in_page.mjs) equals the server's in Node; the app draws it from the server until the page road passes its browser test
+    in_page=True,
     texts=TEXTS,
     stylesheet=Path(__file__).with_name("patch.css"),
 )

@@ -63,11 +63,12 @@ function sourceWords(model, ids) {
 }
 
 /** patch/corruption.py corruption: the corrupted source's ids and the token positions with noise (sorted), from the
- * text `text` (null or blank: the clean ids) and the noise `words`; InputError with the server's words (`said`). */
+ * text `text` (null: the clean source itself, as the server's view asks it of a run with none typed; blank: none,
+ * the clean ids) and the noise `words`; InputError with the server's words (`said`). */
 function corrupted(model, ids, text, words, groups, said) {
-  const plain = text === null || BLANK.test(text);
-  if (plain && !words.length) throw new InputError(said.nothing);
-  const other = plain ? ids : model.source(text).ids;
+  const blank = text !== null && BLANK.test(text);
+  if (blank && !words.length) throw new InputError(said.nothing);
+  const other = text === null || blank ? ids : model.source(text).ids;
   if (other.length !== ids.length) {
     throw new InputError(pyFormat(said.lengths, {corrupted: other.length, clean: ids.length}));
   }

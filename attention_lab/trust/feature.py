@@ -238,7 +238,7 @@ TRUST = Feature(
     endpoints=(SCORE,),
     state=TrustState,
     messages=(Trust,),
-    in_page=False,  # its maker (in_page.mjs) equals the server's in Node; the app draws it from the server until the page road passes its browser test
+    in_page=True,
     texts=TEXTS,
     stylesheet=Path(__file__).with_name("trust.css"),
 )

@@ -14,6 +14,8 @@ import {OPTIONS} from "../decoding/in_page.mjs";
 import {BLANK} from "../page_copy/model.mjs";
 import {made} from "./in_page.mjs";
 
+let scored = {serial: null, text: null}; // the translation last pasted and scored, and the run it was scored for
+
 // made here for ALTI+ on the output, or on a translation pasted for a model whose tokenizer.json is its target side's
 // (ours); a method that needs gradients, or a transformers model's pasted translation, is the server's
 computesHere("trust", (model, run) => made(model, run, run.asked ?? trustAsked(model, run)), trustNow, trustAsked);
@@ -31,13 +33,12 @@ const FLAG_TITLES = {forbidden: "Never written there", uncovered: "Barely read",
 const LEGEND = "Each bar: blue, the share of the prediction that comes from the source (the % beside it); orange, "
   + "from the tokens before it. Click a bar or a flag to see that step.";
 
-let scored = {serial: null, text: null}; // the translation last pasted and scored, and the run it was scored for
-
-/** What the tab asks of its message now (in_page.mjs made's `asked`): the method its radio shows, the translation
+/** What the tab asks of its message now (in_page.mjs made's `asked`): the method its radio shows (the server's
+ * first where there is no radio: a live page), the translation
  * last scored in this run (null: the output; the server's TrustState.translation), and the decoding's limit (the
  * run's, else the Max length option under the model's own). */
 export function trustAsked(model, run) {
-  const method = globalThis.document?.querySelector("#trust-method input:checked")?.value ?? null;
+  const method = globalThis.document?.querySelector("#trust-method input:checked")?.value ?? textsOf("trust").method;
   const pasted = scored.serial !== null && scored.serial === run.key?.serial ? scored.text : null;
   return {method, pasted, limit: run.limit ?? Math.min(OPTIONS.maxNew || Infinity, model.config.max_new_tokens)};
 }

@@ -2,7 +2,7 @@
 // output in place of the last one's, layer 0 being the embeddings. The server sends it once per source, model, limit
 // and interventions (attention_lab/why/feature.py: a Step does not send it again); it is drawn here as a table, one
 // row per encoder layer, the last marked as the model's own output and every earlier one that writes the same tokens
-// marked so. Not the lens above it, which reads each decoder layer at each step.
+// marked so. While the page makes the Why tab's message, it makes this one too (in_page.mjs decoderLens). Not the lens above it, which reads each decoder layer at each step.
 
 import {el, root} from "../assets/dom.mjs";
 import {slowView} from "../assets/slow.mjs";
@@ -66,5 +66,6 @@ export function mount(component) {
     if (state) renderDecoderLens(box, state);
     else if (computing) box.replaceChildren(el("div", "why-busy", computing));
     else box.replaceChildren();
-  }, {on: () => false}); // the page's step, kind and look do not change it
+  }, {on: () => false, here: "decoderlens"}); // the page's step, kind and look do not change it; made in the page
+  // with the Why tab's message (why.mjs), when the page makes that
 }

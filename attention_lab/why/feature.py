@@ -10,8 +10,9 @@ only on the source, the model, the length limit and the interventions, not on th
 those, so a Step neither sends nor computes it again, and kept on the run's WhyState.
 
 While the page decodes, it makes the attribution and lens itself for occlusion and value zeroing (in_page.mjs, over
-the page copy's attribution graph, with TEXTS, the server's words), and the server makes the tab's other outputs; the
-gradient methods, the contrast, the DecoderLens and the deletion test are the server's.
+the page copy's attribution graph, with TEXTS, the server's words), and the DecoderLens (over its DecoderLens graph,
+decoding with its own decoder); the server makes the tab's other outputs: the gradient methods, the contrast and the
+deletion test are the server's (a person asks for the last two).
 """
 
 from __future__ import annotations
@@ -290,7 +291,7 @@ WHY = Feature(
     state=WhyState,
     messages=(Why, ContrastMessage, DecoderLensData),
     stylesheet=Path(__file__).with_name("why.css"),
-    in_page=False,  # its maker (in_page.mjs) equals the server's in Node; the app draws it from the server until the page road passes its browser test
-    in_page_outputs=("why",),
+    in_page=True,
+    in_page_outputs=("why", "decoderlens"),
     texts=TEXTS,
 )

@@ -13,6 +13,7 @@ import {LiveSession} from "../page_copy/model.mjs";
 const FALLS = {occlusion: ["occlusion_source", "occlusion_prefix"], value_zeroing: ["zeroing_source", "zeroing_prefix"]};
 const KEPT = 4; // the graph's outputs kept per copy: another method or aggregate of the same decoding runs nothing
 const read = new WeakMap(); // a copy's LiveModel -> Map(what the graph read -> its outputs, a promise)
+const lensed = new WeakMap(); // a copy's LiveModel -> Map(what the DecoderLens read -> its message, a promise)
 
 /** The Why message of the decoding `run` ({ids, tokens, ablated, key}) of the page copy `model` (its explanations'
  * graphs loaded), as the server's explain makes it for what the tab asks (`asked`: {method, aggregate, limit: the
@@ -102,4 +103,40 @@ function lens(model, tokens, out) {
     settled.push(first === null ? null : first + 1);
   }
   return {layers: L, top, written: chances, settled};
+}
+
+/** The DecoderLens message of the source of `run` ({ids, ablated}) of the page copy `model`, as the server's
+ * why/messages.py decoderlens_data makes it: per encoder reading (0: the embeddings), the tokens (labelled) and text
+ * the decoder writes greedily from it within `asked.limit` tokens (the model's own at most), and whether it wrote the end
+ * token. The copy's DecoderLens graph (page_copy/decoderlens.py) gives each reading's cross-attention keys and values;
+ * the page's own decoding (LiveSession, with the model's rules and the heads ablated) writes from each. Made once per
+ * source, limit and heads ablated (a Step does not change it). */
+export function decoderLens(model, run, asked = {}) {
+  if (!lensed.has(model)) lensed.set(model, new Map());
+  const kept = lensed.get(model), ablated = run.ablated || [];
+  const most = Math.min(asked.limit || Infinity, model.config.max_new_tokens);
+  const id = JSON.stringify([run.ids, ablated, most]);
+  if (!kept.has(id)) {
+    kept.set(id, writtenFromEachReading(model, run.ids, ablated, most).catch((err) => {
+      kept.delete(id);
+      throw err;
+    }));
+    while (kept.size > KEPT) kept.delete(kept.keys().next().value);
+  }
+  return kept.get(id);
+}
+
+async function writtenFromEachReading(model, ids, ablated, limit) {
+  const keep = model.keep(ablated), eos = model.config.eos_id;
+  const out = await model.explain("decoderlens", {source: model.int64(ids, [1, ids.length]), keep_encoder: keep.encoder});
+  const [R, ...dims] = out.cross_k.dims, size = dims.reduce((a, b) => a * b, 1);
+  const reading = (t, l) => new model.ort.Tensor("float32", t.data.slice(l * size, (l + 1) * size), dims);
+  const layers = [];
+  for (let l = 0; l < R; l++) {
+    const cross = {cross_k: reading(out.cross_k, l), cross_v: reading(out.cross_v, l)};
+    const tokens = await new LiveSession(model, ids, cross, 1, limit, keep).run();
+    layers.push({layer: l, tokens: tokens.map((t) => model.label(t)),
+      text: model.tokenizer.decode(tokens, {skip_special_tokens: true}), ended: tokens.at(-1) === eos});
+  }
+  return {layers, limit, op: "decoderlens"};
 }

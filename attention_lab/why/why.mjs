@@ -8,13 +8,13 @@
 import {el, root} from "../assets/dom.mjs";
 import {STYLE} from "../assets/style.mjs";
 import {draw, onClick, outline, shade} from "../assets/plot.mjs";
-import {askAgain, computesHere, textsOf} from "../assets/here.mjs";
+import {askAgain, computesHere, madeHere, textsOf} from "../assets/here.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page, sameKey, setLook} from "../assets/store.mjs";
 import {stepRow} from "../assets/units.mjs";
 import {now, shadedWords} from "../decoding/looked_at.mjs";
 import {lensFigure} from "./lens.mjs";
-import {made} from "./in_page.mjs";
+import {decoderLens, made} from "./in_page.mjs";
 import {agreement} from "./rank.mjs";
 
 /** What the tab asks now, as in_page.mjs `made` takes it: the method and aggregate its radios show (the server's
@@ -31,8 +31,14 @@ export function whyNow() {
   return !!textsOf("why").titles?.[askedNow().method];
 }
 
-// with the page copy's attribution graph, the page makes this tab's message, for the methods it makes
-computesHere("why", (model, run) => made(model, run, run.asked ?? askedNow(model, run)), whyNow, askedNow);
+// with the page copy's attribution graph, the page makes this tab's message, for the methods it makes, and the
+// DecoderLens below it (decoderlens.mjs draws it)
+computesHere("why", (model, run) => {
+  const asked = run.asked ?? askedNow(model, run);
+  decoderLens(model, run, asked).then((message) => madeHere("decoderlens", message))
+    .catch((err) => madeHere("decoderlens", {layers: [], limit: asked.limit, op: "decoderlens", error: String(err.message || err)}));
+  return made(model, run, asked);
+}, whyNow, askedNow);
 globalThis.attentionLabWhy = {changed: () => askAgain("why")}; // a radio changed (feature.py ASKED_AGAIN)
 
 /** Values per piece summed into the units a view shows (groups of pieces). */

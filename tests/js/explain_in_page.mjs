@@ -4,7 +4,8 @@
 //   node tests/js/explain_in_page.mjs DIR REQUEST.json > ANSWER.json
 // DIR: a page copy (page_copy/copies.py). REQUEST: {here: what the app tells the page of the tabs it computes
 // (page/frame.py in_page: their ids, their texts), cases: [{ids, tokens, ablated: [[kind, layer, head]...], key,
-// tabs: {TAB: what the tab is asked (its own controls), ...}}]}. ANSWER: per case, {TAB: the tab's message}.
+// tabs: {TAB: what the tab is asked (its own controls), ...}}]}: TAB a tab's id (its in_page.mjs `made`), or
+// its id and one of its module's functions (why/decoderLens). ANSWER: per case, {TAB: the tab's message}.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -16,9 +17,12 @@ const graphs = (name) => [name, new Uint8Array(fs.readFileSync(path.join(dir, `$
 await model.loadAnalyses(Object.fromEntries(model.config.analyses.map(graphs)), {lazy: true}); // the tabs' own
 const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
 (await import(path.join(LAB, "assets/here.mjs"))).declare(request.here); // what the app tells the page
-const makers = {};
+const makers = {}; // TAB: the tab's in_page.mjs `made`; TAB/NAME: its function NAME (why/decoderLens)
 for (const {tabs} of request.cases) {
-  for (const tab of Object.keys(tabs)) makers[tab] ??= (await import(path.join(LAB, tab, "in_page.mjs"))).made;
+  for (const tab of Object.keys(tabs)) {
+    const [folder, name = "made"] = tab.split("/");
+    makers[tab] ??= (await import(path.join(LAB, folder, "in_page.mjs")))[name];
+  }
 }
 const answers = [];
 for (const {ids, tokens, ablated, key, tabs} of request.cases) {
