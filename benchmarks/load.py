@@ -3,6 +3,7 @@
     python benchmarks/load.py                  # 32 users x 5 requests, then memory before/after 200 sessions
     python benchmarks/load.py --lanes          # /translate alone, then beside 8 clients calling /ablate
     python benchmarks/load.py --class 10       # 10 Chromium pages stepping, decoding in the page: server requests, CPU s
+    python benchmarks/load.py --class 10 --tab Why --tab Flow   # and again with each tab open, the page explaining it
 
 Each user has its own session and its own texts and mixes Run, Step and Back on both bundled models. Every response
 is compared with what the same requests give one user alone, so a wrong answer, a non-deterministic one or another
@@ -335,16 +336,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=200, help="sessions for the memory measure (0: skip)")
     parser.add_argument("--lanes", action="store_true", help="only: /translate beside 8 clients calling /ablate")
     parser.add_argument("--class", dest="pages", type=int, default=0, help="only: this many pages decoding in the page")
+    parser.add_argument("--tab", dest="tabs", action="append", default=[], help="with --class: also with this tab open")
     args = parser.parse_args(argv)
     server, url = start_app()
     try:
         if args.pages:
             from load_class import class_test  # a browser per page: only here
 
-            for road in ("page", "server"):
-                found = class_test(url, server.pid, args.pages, road=road)
+            for tab, road in [(tab, road) for tab in (None, *args.tabs) for road in ("page", "server")]:
+                found = class_test(url, server.pid, args.pages, road=road, tab=tab)
+                with_tab = f" with the {tab} tab open" if tab else ""
                 print(
-                    f"{found.pages} pages decoding on the {road}'s road, {found.clicks} clicks of Run, Step, Back and "
+                    f"{found.pages} pages decoding on the {road}'s road{with_tab}, {found.clicks} clicks of Run, Step, Back and "
                     f"Reset in {found.wall_s:.1f} s: {found.requests} decoding requests to the server, "
                     f"{found.cpu_s:.2f} CPU s (with the pages open and nobody clicking, {found.idle_cpu_s:.2f} in as long)"
                 )

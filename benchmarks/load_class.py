@@ -25,14 +25,18 @@ class ClassResult:
     idle_cpu_s: float  # the server's CPU seconds in as long with the pages open and nobody clicking
 
 
+EXPLAINS = "() => /explains in this page/.test(document.querySelector('.road-line')?.textContent)"
 CLASS_SOURCES = ("Wie geht es dir heute?", "Das Haus ist alt.", "Ich habe Hunger.", "Er kommt morgen.")
 
 
-def class_test(url: str, pid: int, pages: int = 10, rounds: int = 3, road: str = "page") -> ClassResult:
+def class_test(
+    url: str, pid: int, pages: int = 10, rounds: int = 3, road: str = "page", tab: str | None = None
+) -> ClassResult:
     """A class on a Space: `pages` Chromium pages, each decoding in the page once its copy has loaded (`road`
     "server": each decoding on the server, as ?road=server asks), click Run, Back, Back, Step, Reset and Step on a
     sentence of their own `rounds` times; the server's decoding requests and CPU seconds while they do (their
-    opening and loading left out)."""
+    opening and loading left out). With `tab` (a title: Why, Flow...), each page has that tab open, and on the page's
+    road explains it itself."""
     import shutil as which
 
     from playwright.sync_api import sync_playwright
@@ -46,6 +50,10 @@ def class_test(url: str, pid: int, pages: int = 10, rounds: int = 3, road: str =
             page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
             page.goto(url if road == "page" else url + "?road=server")
             page.wait_for_function(f"() => document.body.dataset.road === {road!r}", timeout=300_000)
+            if tab:
+                page.get_by_role("tab", name=tab, exact=True).click()
+                if road == "page":
+                    page.wait_for_function(EXPLAINS, timeout=300_000)
             page.get_by_label("Source").fill(CLASS_SOURCES[i % len(CLASS_SOURCES)])
             opened.append(page)
         time.sleep(3)  # the typing's own redraws answered

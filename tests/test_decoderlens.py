@@ -11,7 +11,7 @@ import torch
 from tests import hf_models
 from tests.conftest import tiny_pipelines
 from transformer import DecodingSession, Head, Interventions, Transformer, bundled, greedy_decode, load_pretrained
-from transformer.decoderlens import decoderlens
+from transformer.decoderlens import decoderlens, reading_memories
 from transformer.next_token import next_token_logits
 
 TEXTS = ["Ich habe Hunger.", "Das ist ein Haus.", "<b>fett</b> & mehr"]
@@ -126,3 +126,19 @@ def test_bad_input_is_refused():
         decoderlens(model, [5, 6, 2], 0)
     with pytest.raises(ValueError, match="per-row interventions"):
         decoderlens(model, [5, 6, 2], 4, Interventions(rows=(frozenset({Head("cross", 0, 0)}),)))
+
+
+def test_the_memories_read_are_each_layers_output_through_the_closing_norm_the_last_the_models_own(pipeline):
+    """reading_memories (what a page's DecoderLens decodes from): row l is layer l's output through the closing norm
+    (encoder_states, by hand), and the last row is the model's own memory."""
+    pipeline, texts = pipeline
+    model = pipeline.model
+    src = torch.tensor([pipeline.tokenizer.encode(texts[0])])
+    with torch.no_grad():
+        memories = reading_memories(model, src)
+        own = model.encode(src).memory[0]
+    states = encoder_states(model, src)
+    assert memories.shape == (len(states), src.size(1), own.size(-1))
+    torch.testing.assert_close(memories[-1], own)
+    for row, state in zip(memories[:-1], states[:-1]):
+        torch.testing.assert_close(row, closing_norm(model)(state)[0])

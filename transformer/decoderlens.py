@@ -93,6 +93,17 @@ def encoder_readings(
     return torch.cat([states[name] for name in names])
 
 
+def reading_memories(
+    model: Seq2SeqModel, src: torch.Tensor, interventions: Interventions | None = None
+) -> torch.Tensor:
+    """(L + 1, S, D): what the decoder reads of the source `src` (1, S) from each reading, row l being the encoder's
+    output (through what follows its last layer) with layer l's output in place of the last layer's: the memory
+    each of the DecoderLens's decodings reads (a page decodes from it: attention_lab/page_copy/decoderlens.py)."""
+    readings = encoder_readings(model, src, interventions)
+    rows = src.expand(readings.size(0), -1)
+    return run_with_cache(model, rows, None, (), interventions, reading_each_layer(model, readings)).encoded.memory
+
+
 def reading_each_layer(model: Seq2SeqModel, readings: torch.Tensor) -> list:
     """The hook that puts row l of `readings` (L + 1, S, D) in place of the last encoder layer's output in row l of
     a batch of L + 1 copies of the source: what follows the last layer (the closing norm, the decoder) reads layer

@@ -2,7 +2,7 @@
 encoder layer (transformer.decoderlens), so that a page writes the DecoderLens of the Why tab with ONNX Runtime Web
 and no server. The graph gives, for each reading (the embeddings, then each encoder layer's output), the keys and
 values the decoder's cross-attention reads from it, through what follows the last layer (the encoder's closing
-norm), traced from the library's own readings (encoder_readings, reading_each_layer); the page decodes greedily from
+norm), traced from the library's own readings (reading_memories); the page decodes greedily from
 each with its own decoder graph and rules (why/in_page.mjs decoderLens, page_copy/model.mjs LiveSession), as the
 library's greedy_decode does with the reading in place of the last layer's output.
 
@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from transformer.contract import Seq2SeqModel
-from transformer.decoderlens import encoder_readings, reading_each_layer
+from transformer.decoderlens import reading_memories
 from transformer.hooks import using
 
 from .analyses import Analysis, kept
@@ -38,10 +38,7 @@ class DecoderLensGraph(nn.Module):
     def forward(self, source: torch.Tensor, keep_encoder: torch.Tensor):
         model = self.model
         with using(kept("encoder", keep_encoder)):
-            readings = encoder_readings(model, source)
-            with using(reading_each_layer(model, readings)):
-                memory = model.encode(source.expand(readings.size(0), -1)).memory
-        kv = model.cross_keys_values(memory)
+            kv = model.cross_keys_values(reading_memories(model, source))
         return torch.stack([k for k, _ in kv], 1), torch.stack([v for _, v in kv], 1)
 
 
