@@ -9,6 +9,12 @@ import {page, sameKey} from "../assets/store.mjs";
 
 const AHEAD = 8; // messages kept, made or made ahead
 
+/** A promise kept when the browser is next idle (at most a second from now): work made ahead waits for it. */
+function idle() {
+  return new Promise((resolve) => (globalThis.requestIdleCallback
+    ? requestIdleCallback(() => resolve(), {timeout: 1000}) : setTimeout(resolve, 0)));
+}
+
 export class Explaining {
   /** `loop()`: the Loop whose decoding is explained now (null: none); `failed(loop, err)`: a graph failed. */
   constructor(loop, failed) {
@@ -31,6 +37,8 @@ export class Explaining {
       if (this.made !== made || message == null) return; // another decoding came meanwhile: it makes its own
       madeHere(tab, {...message, key: run.key});
       performance.measure(`road:explain:${tab}`, `road:explain:${tab}`);
+      await idle(); // the next step's made once the page has drawn this one (the runtime holds the thread)
+      if (this.made !== made) return;
       const next = await s.peek();
       if (next !== null && this.made === made) await this.madeAhead(make, tab, loop.model, {...run, tokens: [...run.tokens, next]});
     } catch (err) {

@@ -31,13 +31,16 @@ export function whyNow() {
   return !!textsOf("why").titles?.[askedNow().method];
 }
 
+let handed = null; // the DecoderLens last handed to its view (a Step leaves it as it is: not drawn again)
+
 // with the page copy's attribution graph, the page makes this tab's message, for the methods it makes, and the
 // DecoderLens below it (decoderlens.mjs draws it)
-computesHere("why", (model, run) => {
+computesHere("why", async (model, run) => {
   const asked = run.asked ?? askedNow(model, run);
-  decoderLens(model, run, asked).then((message) => madeHere("decoderlens", message))
+  const message = await made(model, run, asked); // first: the DecoderLens of a new source takes a few decodings
+  decoderLens(model, run, asked).then((lens) => lens !== handed && madeHere("decoderlens", (handed = lens)))
     .catch((err) => madeHere("decoderlens", {layers: [], limit: asked.limit, op: "decoderlens", error: String(err.message || err)}));
-  return made(model, run, asked);
+  return message;
 }, whyNow, askedNow);
 globalThis.attentionLabWhy = {changed: () => askAgain("why")}; // a radio changed (feature.py ASKED_AGAIN)
 
