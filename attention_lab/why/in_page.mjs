@@ -42,20 +42,26 @@ export async function made(model, run, asked = {}) {
 
 /** The attribution graph's outputs for the decoding (LiveModel.explain), run once for what they read. */
 function outputs(model, ids, tokens, ablated, limit) {
-  if (!read.has(model)) read.set(model, new Map());
-  const kept = read.get(model), id = JSON.stringify([ids, tokens, ablated, limit]);
-  if (!kept.has(id)) {
+  return kept(read, model, JSON.stringify([ids, tokens, ablated, limit]), () => {
     const keep = model.keep(ablated), T = tokens.length;
-    kept.set(id, model.explain("attribution", {source: model.int64(ids, [1, ids.length]),
+    return model.explain("attribution", {source: model.int64(ids, [1, ids.length]),
       tokens: model.int64(tokens, [T]), keep_encoder: keep.encoder, keep_self: keep.decoder_self, keep_cross: keep.cross,
-      rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, model.config.tgt_vocab_size])})
-      .catch((err) => {
-        kept.delete(id);
-        throw err;
-      }));
-    while (kept.size > KEPT) kept.delete(kept.keys().next().value);
+      rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, model.config.tgt_vocab_size])});
+  });
+}
+
+/** What `make()` promises, kept in `store` for the copy `model` by `id`: the last KEPT of them (a failure is not). */
+function kept(store, model, id, make) {
+  if (!store.has(model)) store.set(model, new Map());
+  const made = store.get(model);
+  if (!made.has(id)) {
+    made.set(id, make().catch((err) => {
+      made.delete(id);
+      throw err;
+    }));
+    while (made.size > KEPT) made.delete(made.keys().next().value);
   }
-  return kept.get(id);
+  return made.get(id);
 }
 
 /** (T, V): the rules of each step of a decoding of at most `limit` steps, 0 or -inf (the page's own,
@@ -112,18 +118,9 @@ function lens(model, tokens, out) {
  * the page's own decoding (LiveSession, with the model's rules and the heads ablated) writes from each. Made once per
  * source, limit and heads ablated (a Step does not change it). */
 export function decoderLens(model, run, asked = {}) {
-  if (!lensed.has(model)) lensed.set(model, new Map());
-  const kept = lensed.get(model), ablated = run.ablated || [];
-  const most = Math.min(asked.limit || Infinity, model.config.max_new_tokens);
-  const id = JSON.stringify([run.ids, ablated, most]);
-  if (!kept.has(id)) {
-    kept.set(id, writtenFromEachReading(model, run.ids, ablated, most).catch((err) => {
-      kept.delete(id);
-      throw err;
-    }));
-    while (kept.size > KEPT) kept.delete(kept.keys().next().value);
-  }
-  return kept.get(id);
+  const ablated = run.ablated || [], most = Math.min(asked.limit || Infinity, model.config.max_new_tokens);
+  return kept(lensed, model, JSON.stringify([run.ids, ablated, most]),
+    () => writtenFromEachReading(model, run.ids, ablated, most));
 }
 
 async function writtenFromEachReading(model, ids, ablated, limit) {
