@@ -19,7 +19,7 @@ from ..feature import DATA, Feature, Output, Shared
 from ..messages import Ask, jsonable
 from ..models.registry import Registry
 from ..run.state import UserState
-from .render import PENDING, Answer, Views
+from .render import PENDING, Views
 
 Action = Callable[..., int | None]  # (user, controls, *extra) -> the step to show, or None for the latest
 logger = logging.getLogger("attention_lab")
@@ -154,18 +154,11 @@ class Lab:
         missing = {name: pair for name, pair in todo.items() if name not in found}
         made_now = {**found, **made(missing)}
         with user.lock:
-            found = Answer()
+            found = {}
             for name, (key, value) in made_now.items():
                 if user.drawn.get(name) == (PENDING, key):
-                    found[name], user.drawn[name], found.sent[name] = value, key, key
+                    found[name], user.drawn[name] = value, key
             return found
-
-    def current(self, user: UserState, answer: dict) -> dict:
-        """What of `answer` the page is still taken to show (Answer.current); all of it if it kept no keys."""
-        if not isinstance(answer, Answer):
-            return answer
-        with user.lock:
-            return answer.current(user)
 
 
 def made_of(user: UserState) -> tuple | None:

@@ -5,8 +5,8 @@ The step loop's outputs (attention_lab.decoding.view) are always shown; a tab's 
 output answers with a placeholder, and is made after the answer (`pending`, then Lab.fill), so the click does not
 wait for it; one the view gives as Ready (made already) goes out with the answer.
 
-An answer (`Answer`) keeps the key it sent each value for: whoever sends it later (an answer's stream ends by sending
-its last part again: page/wiring.py) can leave out what another answer has changed since (`Answer.current`).
+An answer's stream ends on a part that changes nothing (page/wiring.py: gradio sends a stream's last part again as
+it ends, when another answer may have changed the page since).
 """
 
 from __future__ import annotations
@@ -17,20 +17,6 @@ from ..messages import Computing, jsonable
 from ..run.state import UserState, shown_step
 
 PENDING = "pending"  # what the page shows of a slow output until the fill sends it
-
-
-class Answer(dict):
-    """What the page is sent, name -> new value, and the key each was sent for (`sent`, as user.drawn took it); a
-    name with no key (the page's cue to ask, ASK) is no output the page is taken to show."""
-
-    def __init__(self, values: dict | None = None, sent: dict | None = None) -> None:
-        super().__init__(values or {})
-        self.sent = dict(sent or {})
-
-    def current(self, user: UserState) -> dict:
-        """The part the page is still taken to show (take the user's lock): each value whose output no later answer
-        has changed since, nor the page's own decoding (Views.drawn_by_page)."""
-        return {name: value for name, value in self.items() if user.drawn.get(name, ()) == self.sent.get(name, ())}
 
 
 class Views:
@@ -88,11 +74,11 @@ class Views:
 
     def changes(
         self, user: UserState, c: Controls, shown: int | None, max_len: int | None, loop: bool = True
-    ) -> tuple[Answer, bool]:
+    ) -> tuple[dict, bool]:
         """The outputs whose value changed, name -> new value, for the user's run at step `shown` (None: the
         latest), a slow one as its placeholder; and whether a slow one waits to be filled. `loop` False: the step
         loop's outputs are left as the page shows them (neither sent nor taken as drawn)."""
-        found, waiting = Answer(), False
+        found, waiting = {}, False
         for name, (key, make) in self.wanted(self.screen(user, c, shown, max_len)).items():
             drawn = user.drawn.get(name, ())
             if drawn == key or (not loop and name in self.loop_outputs):
@@ -103,11 +89,9 @@ class Views:
                 # shut left it waiting).
                 if drawn != (PENDING, key):
                     found[name], user.drawn[name] = jsonable(self.placeholder(name)), (PENDING, key)
-                    found.sent[name] = (PENDING, key)
                 waiting = True
             else:
                 found[name], user.drawn[name] = jsonable(make()), key
-                found.sent[name] = key
         user.answered = c
         return found, waiting
 

@@ -142,19 +142,14 @@ class Wiring:
         within SOON_S: a quick one needs no request of its own; for a slower one the page is told to ask (ASK), and
         its fill, in the heavy lane, sends it when it is made.
 
-        gradio ends a stream by sending its last part again, whole, once the function returns: after the wait for
-        the slow outputs, and by then another answer (a click's after this one) may have changed what that part
-        sent. A late copy would put back what the page no longer shows, so the stream ends on what is still
-        current: a last part without what has changed since (render.Answer), when anything has."""
-        changes = self.made(make, *args)
-        yield self.updates(user, changes)
+        gradio ends a stream by sending its last part again, whole, once the function returns, and that can come
+        late: after the wait for the slow outputs, or later still on a loaded server, after another answer (a
+        click's after this one) has changed what that part sent. So a stream ends on a part that changes nothing."""
+        yield self.updates(user, self.made(make, *args))
         soon = self.lab.after(user, SOON_S)
         if soon:
-            changes = soon
-            yield self.updates(user, changes)
-        current = self.lab.current(user, changes)
-        if len(current) < len(changes):
-            yield self.updates(user, current)
+            yield self.updates(user, soon)
+        yield self.updates(user, {})
 
     def fill(self, user) -> tuple:
         """What a click answered with a placeholder (the head summary, an ablation's effects, the film), made now."""
