@@ -56,7 +56,7 @@ def wire_tabs(wiring: Wiring, opened: dict) -> None:
 
         def event(user, *values, tab_id=tab_id):
             c = wiring.controls_of(values)
-            yield from wiring.streamed(user, wiring.lab.open_tab, user, c, tab_id)
+            yield from wiring.streamed(user, wiring.lab.open_tab, c, user, c, tab_id)
 
         wiring.listen(tab.select, event, wiring.inputs, wiring.targets(), from_page=True)
 

@@ -1,5 +1,6 @@
 """The app's behaviour through the Lab, as the page's events drive it, without a server (the served app: test_api.py)."""
 
+import dataclasses
 import json
 import re
 import threading
@@ -411,29 +412,35 @@ def test_a_lab_that_decodes_ahead_does_it_after_answering_a_step(monkeypatch):
     assert loop(user.run).ahead is None
 
 
-def test_a_stream_ends_on_a_part_that_changes_nothing(lab):
+def test_a_stream_to_the_page_ends_on_a_part_that_changes_nothing(lab):
     """gradio ends an answer's stream by sending its last part again, and on a loaded server that copy can come after
     a later answer (a Run clicked while a model switch's stream was ending put the Output back to ""). A Step's stream
-    still open while a Run is answered, and a calm one, both end on a part that changes no output."""
+    to the page still open while a Run is answered, and a calm one, both end on a part that changes no output; a
+    script's (gradio_client reads the last part as the answer) ends on the answer."""
     from types import SimpleNamespace
 
     import gradio as gr
 
+    from attention_lab.decoding.from_page import SERVERS
     from attention_lab.page.wiring import Wiring
     from attention_lab.tabs import LOOP
-
-    user, c = UserState(), Controls("de-en", "Das ist ein Haus.", max_len=8)
 
     def run_meanwhile(user, wait_s):  # Run, clicked while the Step's stream waits
         lab.do(lab.decoding.run, user, c)
         return {}
 
+    def parts(user, sent):
+        stream = wiring.streamed(user, lab.do, sent, lab.decoding.step, user, c)
+        return [dict(zip([o.name for o in LOOP.outputs], part[1:])) for part in stream]
+
+    c = Controls("de-en", "Das ist ein Haus.", max_len=8)
     wiring = Wiring.__new__(Wiring)  # its streams alone: no components
     wiring.lab, wiring.outputs = SimpleNamespace(after=run_meanwhile), list(LOOP.outputs)
-    skip = gr.skip()
-    for who in (user, UserState()):
-        parts = [dict(zip([o.name for o in LOOP.outputs], part[1:])) for part in wiring.streamed(who, lab.do,
-                 lab.decoding.step, who, c)]  # fmt: skip
-        assert parts[0]["output"] and parts[0]["back"] == {"__type__": "update", "interactive": True}
-        assert len(parts) == 2 and all(update == skip for update in parts[-1].values())
+    page = dataclasses.replace(c, page=SERVERS)  # the page shows a decoding the server made
+    for who in (UserState(), UserState()):
+        answer, last = parts(who, page)
+        assert answer["output"] and answer["back"] == {"__type__": "update", "interactive": True}
+        assert all(update == gr.skip() for update in last.values())
         wiring.lab.after = lambda user, wait_s: {}
+    [answer] = parts(UserState(), c)  # a script's
+    assert answer["output"] and answer["back"] == {"__type__": "update", "interactive": True}

@@ -57,7 +57,7 @@ def wire(c: dict, wiring) -> None:
         controls = wiring.controls_of(values)
         sent, controls.source = controls.source, example_for(wiring.lab.registry, controls.model, controls.source)
         proposed = json.dumps({"sent": sent, "proposed": controls.source}, ensure_ascii=False)
-        for answer in wiring.streamed(user, wiring.lab.do, decoding.switch, user, controls):
+        for answer in wiring.streamed(user, wiring.lab.do, controls, decoding.switch, user, controls):
             yield (*answer, proposed)
 
     targets = [*wiring.targets(), c["proposed"]]

@@ -62,6 +62,16 @@ def road_config(registry: Registry, options: dict | None = None) -> dict:
     }
 
 
+# What the page sends in place of a decoding when it shows one the server made, or none (page/wiring.py SENDS_PAGE): a
+# request that carries it, or a decoding, came from the page; a script through the API sends neither.
+SERVERS = "the server's"
+
+
+def sent_by_page(c: Controls) -> bool:
+    """Whether the page sent this event (it always says what it shows), not a script through the API."""
+    return bool(c.page)
+
+
 @dataclass(frozen=True)
 class PageDecoding:
     """What the page says it shows (decoding/loop.mjs's `decoded`); `key` None: it shows nothing decoded."""
@@ -83,7 +93,7 @@ class PageDecoding:
 
 def read(text: object) -> PageDecoding | None:
     """The page's decoding from the control's text; None when the page sent none (it decodes nothing itself)."""
-    if not isinstance(text, str) or not text.strip():
+    if not isinstance(text, str) or not text.strip() or text == SERVERS:
         return None
     try:
         sent = json.loads(text)

@@ -12,6 +12,7 @@ the page keeps every view it had.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 from collections.abc import Callable
 from typing import ClassVar
@@ -21,6 +22,7 @@ import gradio as gr
 from ..assets.components import as_text
 from ..checks import InputError
 from ..controls import DECODING_CONTROLS, Controls
+from ..decoding.from_page import SERVERS, sent_by_page
 from ..feature import BUTTON, DATA, DECODE, HEAVY, NOTICE, TABLE, TITLED, Feature, Output
 from .lab import ASK, Action, Lab
 
@@ -38,7 +40,8 @@ PRIVATE, QUIET = {"api_visibility": "private"}, {"show_progress": "hidden"}
 # answer to an event sent before the page wrote the step loop's outputs itself does not stand over them).
 SENDS_PAGE = (
     "(...args) => {{ const road = window.attentionLabRoad; "
-    "if (road) {{ args[{0}] = road.decoded(); road.answers?.sending({1}); }} return args; }}"
+    f"if (road) {{{{ args[{{0}}] = road.decoded() || {json.dumps(SERVERS)}; road.answers?.sending({{1}}); }}}} "
+    "return args; }}"
 )
 ANSWERED = "() => {{ window.attentionLabRoad?.answers?.answered({0}); }}"
 # How a value from the Lab becomes its component's update, by the output's kind (attention_lab.feature).
@@ -137,19 +140,21 @@ class Wiring:
         )
         return (user, *updates)
 
-    def streamed(self, user, make: Callable[..., dict], *args):
-        """The answer (as `answer` gives it), then, on the same stream, the slow outputs it began if they are made
-        within SOON_S: a quick one needs no request of its own; for a slower one the page is told to ask (ASK), and
-        its fill, in the heavy lane, sends it when it is made.
+    def streamed(self, user, make: Callable[..., dict], c: Controls, *args):
+        """The answer (as `make(*args)` gives it), then, on the same stream, the slow outputs it began if they are
+        made within SOON_S: a quick one needs no request of its own; for a slower one the page is told to ask (ASK),
+        and its fill, in the heavy lane, sends it when it is made. `c`: the controls the event was sent with.
 
-        gradio ends a stream by sending its last part again, whole, once the function returns, and that can come
-        late: after the wait for the slow outputs, or later still on a loaded server, after another answer (a
-        click's after this one) has changed what that part sent. So a stream ends on a part that changes nothing."""
+        gradio ends a stream by sending its last part again, whole, once the function returns, and on a loaded
+        server that copy can come after another answer (a click's after this one) has changed what that part sent.
+        So a stream to the page ends on a part that changes nothing; a script through the API (gradio_client), which
+        reads that last part as the answer, gets the answer's last part."""
         yield self.updates(user, self.made(make, *args))
         soon = self.lab.after(user, SOON_S)
         if soon:
             yield self.updates(user, soon)
-        yield self.updates(user, {})
+        if sent_by_page(c):
+            yield self.updates(user, {})
 
     def fill(self, user) -> tuple:
         """What a click answered with a placeholder (the head summary, an ablation's effects, the film), made now."""
@@ -165,7 +170,7 @@ class Wiring:
         def event(evt: gr.EventData, user, *values):
             c = self.controls_of(values[:n])
             more = [*(data(c, evt._data or {}) if data else ()), *values[n:]]
-            yield from self.streamed(user, self.lab.do, action, user, c, *more)
+            yield from self.streamed(user, self.lab.do, c, action, user, c, *more)
 
         return self.listen(trigger, event, [*self.inputs, *extra], self.targets(), from_page=True, **options)
 
