@@ -40,7 +40,7 @@ PRIVATE, QUIET = {"api_visibility": "private"}, {"show_progress": "hidden"}
 # answer to an event sent before the page wrote the step loop's outputs itself does not stand over them).
 SENDS_PAGE = (
     "(...args) => {{ const road = window.attentionLabRoad; "
-    f"if (road) {{{{ args[{{0}}] = road.decoded() || {json.dumps(SERVERS)}; road.answers?.sending({{1}}); }}}} "
+    "if (road) {{ args[{0}] = road.decoded() || " + json.dumps(SERVERS) + "; road.answers?.sending({1}); }} "
     "return args; }}"
 )
 ANSWERED = "() => {{ window.attentionLabRoad?.answers?.answered({0}); }}"
