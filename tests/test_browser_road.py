@@ -173,7 +173,10 @@ def test_with_a_tab_the_server_draws_open_the_server_takes_the_clicks(served_app
     open_tab(page, "Why")
     page.locator("#why-method input[value='input_x_gradient']").check()  # gradients: the server's
     page.wait_for_function("() => document.body.dataset.road === 'server'", timeout=WAIT_MS)
-    assert "what this tab shows now is made there" in page.locator(".road-line").inner_text()
+    from playwright.sync_api import expect
+
+    # the road turns to the server as the tab opens, and says why once the tab's module has loaded
+    expect(page.locator(".road-line")).to_contain_text("what this tab shows now is made there", timeout=WAIT_MS)
     why = page.locator("#lab-views").get_by_text(re.compile("Step 1 wrote"))
     why.first.wait_for(timeout=WAIT_MS)  # the tab drawn from the page's decoding, its fill done
     page.settle()
