@@ -8,6 +8,7 @@ import pytest
 
 from tests.browser import (
     FOCUS,
+    HELD_S,
     LAPTOP,
     NARROW,
     PROJECTOR,
@@ -16,6 +17,7 @@ from tests.browser import (
     WAIT_MS,
     button,
     fresh,
+    hold_next_stream,
     in_view,
     opened,
     run,
@@ -140,6 +142,28 @@ def test_right_at_the_last_step_decodes_the_next_as_step_does(app_page):
     page.settle()
     page.keyboard.press("ArrowRight")  # at the last step decoded: one more, as Step
     page.wait_for_function(f"() => ({SHOWN})() === 2", timeout=WAIT_MS)
+    assert len(page.get_by_label("Output").input_value().split()) >= 2
+
+
+def test_a_step_asked_while_the_last_steps_answer_is_on_its_way_is_kept(app_page, monkeypatch):
+    """On the server's road, a Step's stream ends a moment after the Output shows its answer (longer on a loaded
+    server: here it is held open). → pressed (or Step clicked) meanwhile is sent once that answer has come whole,
+    not dropped."""
+    from playwright.sync_api import expect
+
+    page = app_page
+    fresh(page, LAPTOP)
+    page.get_by_label("Source").fill(TEXT)
+    button(page, "Reset").click()
+    expect(page.get_by_label("Output")).to_have_value("", timeout=WAIT_MS)
+    page.settle()  # the Reset's stream has ended: the Step's is the one held
+    hold_next_stream(monkeypatch, HELD_S)
+    button(page, "Step").click()
+    page.wait_for_function(f"() => ({SHOWN})() === 1", timeout=WAIT_MS)  # answered; its stream still open
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => ({SHOWN})() === 2", timeout=WAIT_MS)
+    page.settle()
+    assert page.evaluate(f"() => ({SHOWN})()") == 2  # one step more, not two
     assert len(page.get_by_label("Output").input_value().split()) >= 2
 
 

@@ -26,10 +26,13 @@ def wire(c: dict, wiring) -> None:
     decoding: DecodingActions = wiring.lab.decoding
     # a Run may take a moment: the Output shows that it is coming (the views redraw at once when it does)
     run = {"show_progress": "full", "show_progress_on": [c["output"]]}
-    wiring.on(c["run"].click, decoding.run, api_name="ui_run", **run, **wiring.UNDOCUMENTED)
+    # A click while the last one's answer is still on its way (its stream ends a moment after the Output shows it)
+    # is kept and sent when that answer has come whole: gradio's default for a button drops it ("once").
+    kept = {"trigger_mode": "always_last", **wiring.UNDOCUMENTED}
+    wiring.on(c["run"].click, decoding.run, api_name="ui_run", **run, **kept)
     for name in ("step", "back", "reset"):  # quick: a spinner on every output would cost more than the step
-        wiring.on(c[name].click, getattr(decoding, name), api_name=f"ui_{name}", **wiring.UNDOCUMENTED)
-    wiring.on(c["candidates"].select, decoding.force, data=wiring.picked("token"))
+        wiring.on(c[name].click, getattr(decoding, name), api_name=f"ui_{name}", **kept)
+    wiring.on(c["candidates"].select, decoding.force, data=wiring.picked("token"), trigger_mode="always_last")
     # the page's own writes: no progress shown on what they write (gradio's status tracker would flash over it)
     written = [c[name] for name in ("output", "status", "step", "back", "original")]
     c["road"].write(None, None, written, js=WRITE, show_progress="hidden", queue=False)
