@@ -220,9 +220,10 @@ def test_back_and_what_if(lab):
         with pytest.raises(InputError, match="candidate"):
             lab.do(lab.decoding.force, user, Controls("de-en", "", shown=1), bad)
     assert user.run.session.tokens == session.tokens
+    held = {"serial": user.run.serial, "version": user.run.version}
     reset = lab.do(lab.decoding.reset, user, c)
     assert reset["output"] == "" and reset["original"] is None and user.run is None
-    assert reset["steps"] == {"op": "clear", "key": None, "shown": 0}
+    assert reset["steps"] == {"op": "clear", "key": None, "shown": 0, "after": held}  # after what the page held
     with pytest.raises(InputError, match="Decode a step first"):
         lab.do(lab.decoding.force, user, Controls("reverse", "hello", shown=1), str(token))
 

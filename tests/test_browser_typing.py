@@ -78,3 +78,47 @@ def test_an_answer_that_ends_late_never_writes_over_what_the_page_decoded_after_
     expect(step).to_be_disabled()
     expect(output).to_have_value(expected(registry, "de-en", then))
     page.close()
+
+
+def test_a_run_clicked_while_a_model_switch_is_answered_waits_for_its_answer(served_app, browser, monkeypatch):
+    """A Run sent beside a switch of model could be answered in the page before the switch (nothing decoded) and be
+    wiped by it. So a click made while the switch is on its way (here its answer takes 1.5 s) waits for that answer,
+    then is taken as it would be: by the page, which decodes both models here."""
+    import time
+
+    from playwright.sync_api import expect
+
+    from attention_lab.decoding.actions import DecodingActions
+
+    url, registry, _ = served_app
+    page = opened(browser, url, road="page")
+    source, output = page.get_by_label("Source"), page.get_by_label("Output")
+    ran = "() => performance.getEntriesByName('road:run').length"  # the Runs the page answered itself
+    for model in ("reverse", "de-en"):  # each model's copy loaded, each decoded in the page
+        page.get_by_label("Model").click()
+        page.get_by_role("option", name=model, exact=True).click()
+        here = f"() => attentionLabRoad.loops.has('{model}') && !attentionLabRoad.switching()"
+        page.wait_for_function(here, timeout=120_000)
+        page.settle()
+        runs = page.evaluate(ran)
+        button(page, "Run").click()
+        page.wait_for_function(f"() => ({ran})() === {runs + 1}", timeout=WAIT_MS)
+        page.settle()
+    switch = DecodingActions.switch
+
+    def slowly(self, user, c):
+        time.sleep(1.5)
+        return switch(self, user, c)
+
+    monkeypatch.setattr(DecodingActions, "switch", slowly)
+    text = TYPED["reverse"].format(9)
+    runs = page.evaluate(ran)
+    page.get_by_label("Model").click()
+    page.get_by_role("option", name="reverse", exact=True).click()
+    source.fill(text)
+    button(page, "Run").click()
+    expect(output).to_have_value(expected(registry, "reverse", text), timeout=WAIT_MS)
+    assert page.evaluate(ran) == runs + 1  # taken by the page once the switch was answered, not sent beside it
+    page.settle()
+    expect(output).to_have_value(expected(registry, "reverse", text))
+    page.close()

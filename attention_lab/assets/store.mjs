@@ -13,6 +13,7 @@ import {Decoding} from "./decoding.mjs";
 export const page = {
   decoding: null,
   key: null, // the decoding the page holds
+  serial: 0, // the highest serial of a decoding the page has held: its own next decoding is numbered past it
   fullKey: null, // the last whole decoding received: what followed it was only steps more or fewer
   shown: 0, // 0: before any output
   kind: "cross",
@@ -81,6 +82,7 @@ function apply(message) {
   else if (message.op !== "show" || !sameKey(page.key, message.key)) return false;
   if (message.op === "full" || message.op === "clear") page.fullKey = message.key;
   page.key = message.key;
+  for (const k of [message.key, message.after]) if (k) page.serial = Math.max(page.serial, k.serial);
   const same = message.op === "show";
   if (same && page.shown === message.shown) return true;
   page.shown = message.shown;

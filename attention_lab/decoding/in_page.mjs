@@ -32,6 +32,7 @@ const ACTIONS = {"lab-run": "run", "lab-step": "step", "lab-back": "back", "lab-
 // a copy is made as the app starts (a transformers model's, measured in two precisions, can take minutes): ask for it
 // every second at first, then less often, for up to an hour
 const POLL_MS = 1000, POLL_MAX_MS = 10_000, POLL_TRIES = 400;
+const HOLD_MS = 10_000; // the longest a click waits for a switch of model to be answered (Road.hold)
 const $ = (selector) => document.querySelector(selector);
 const TABS = "#lab-tabs button[role=tab]";
 
@@ -214,6 +215,29 @@ export class Road {
     this.writer.where(this.where(controlsNow().model));
   }
 
+  /** Whether the page still shows another model's decoding than the one chosen: a switch of model on its way. */
+  switching() {
+    return !!page.decoding && page.decoding.model !== controlsNow().model;
+  }
+
+  /** Hold a click of the step loop made while a switch of model is on its way, until its answer has come: sent
+   * beside it, the switch's answer (nothing decoded) could reach the page after the click's, and stand over it. Then
+   * the click is made again, for the page or the server to take; after HOLD_MS, the server takes it. */
+  hold(button) {
+    clearTimeout(this.holding?.timer);
+    this.holding = {button, timer: setTimeout(() => this.release(true), HOLD_MS)};
+  }
+
+  /** Make the held click again, once the switch has been answered (or, `anyway`, for the server now). */
+  release(anyway = false) {
+    if (!this.holding || (!anyway && this.switching())) return;
+    const {button, timer} = this.holding;
+    clearTimeout(timer);
+    this.holding = null;
+    if (anyway) this.pass(button);
+    else button.click();
+  }
+
   /** The loop that answers `action` now, or null: the server does. While the page shows another model's decoding
    * (a switch of model not yet answered), or a tab the server draws is open, the server answers. */
   taker(action) {
@@ -282,7 +306,9 @@ export class Road {
    * events out of order, and takes no decoding sent before one it took. */
   decoded() {
     const loops = [...this.loops.values(), ...this.retired.values()];
-    const loop = this.loops.get(controlsNow().model) || this.retired.get(controlsNow().model) || loops.find((l) => l.session);
+    const holder = loops.find((l) => l.session && sameKey(page.key, l.key())); // another model's, before a switch
+    const loop = holder || this.loops.get(controlsNow().model) || this.retired.get(controlsNow().model) ||
+      loops.find((l) => l.session);
     if (!loop || !(loop.session ? sameKey(page.key, loop.key()) : page.key === null && loop.serial > 0)) return "";
     return JSON.stringify({...loop.decoded(), here: this.drawnHere(loop.model.config.name), sent: ++this.sends});
   }
@@ -307,6 +333,12 @@ function intercept(road) {
   document.addEventListener("click", (event) => {
     const button = event.target.closest?.("#lab-run, #lab-step, #lab-back, #lab-reset");
     const action = button && !button.disabled && ACTIONS[button.id];
+    if (action && !road.passing && road.switching()) {
+      event.preventDefault();
+      event.stopImmediatePropagation();
+      road.hold(button);
+      return;
+    }
     const loop = action && road.taker(action);
     if (!loop) return;
     event.preventDefault();
@@ -359,6 +391,7 @@ export function mount({element, props, trigger}) {
   requestAnimationFrame(() => setTimeout(begin, 0));
   watch((what) => {
     if (what !== "decoding") return;
+    road.release(); // a click held for a switch of model, once it has been answered
     begin(); // another model's decoding came: load its copy
     road.explain(); // the open tab's message, when the page makes it
   });

@@ -94,7 +94,7 @@ export class Loop {
       [this.serial, this.version] = [page.key.serial, page.key.version];
       return session;
     }
-    this.serial = Math.max(this.serial, page.key ? page.key.serial : 0) + 1;
+    this.serial = Math.max(this.serial, page.serial) + 1; // a key no decoding the page held had
     this.version = 0;
     this.unsent = true; // the page does not hold it yet: the action that made it sends it whole
     return session;

@@ -6,16 +6,17 @@ Messages, each with the key of the decoding it leaves the page with and the step
     More    one step more, for a page that holds `after`
     Fewer   the first `steps` steps kept, for a page that holds `after`
     Show    the same decoding, another step shown
-    Clear   nothing decoded (no key)
+    Clear   nothing decoded (no key), after the decoding the page held, when it held one
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from ..core import payload
 from ..core.payload import Decoding, Piece, StepData
+from ..messages import OMITTED
 from ..run.state import Run, loop
 
 
@@ -67,6 +68,9 @@ class Clear:
     key: None = None
     shown: int = 0
     op: Literal["clear"] = "clear"
+    # what it clears: two clears, each of a decoding the page made itself in between, are two messages (gradio
+    # passes a drawn component no value equal to the one it holds)
+    after: Annotated[Key | None, OMITTED] = None
 
 
 MESSAGES = (Full, More, Fewer, Show, Clear)
@@ -80,7 +84,7 @@ def message(run: Run | None, held: Key | None, shown: int) -> Full | More | Fewe
     """The message that brings a page holding the decoding `held` (a key, or None) to `run`, shown at step `shown`:
     a step more or fewer when that is all that changed since, the whole decoding otherwise."""
     if run is None:
-        return Clear()
+        return Clear(after=held)
     session, tokenizer, now = run.session, run.pipeline.tokenizer, key(run)
     if held == now:
         return Show(now, shown)

@@ -8,8 +8,8 @@ from ..controls import Controls
 from ..feature import BUTTON, DATA, NOTICE, TEXT, TITLED, Output, Screen
 from ..run.state import Run, asks_for, interventions_status, loop
 from .actions import BEAM_MODE, FINISHED
+from .messages import Key, message
 from .messages import key as decoding_key
-from .messages import message
 
 OUTPUTS = (
     Output("output", TEXT),
@@ -26,9 +26,9 @@ def view(s: Screen) -> dict:
     run, c = s.run, s.controls
     beam_note = BEAM_MODE if c.strategy == "beam" else ""
     drawn = s.user.drawn.get("steps")
-    page_key = drawn[0] if drawn else None
+    page_key = (drawn[0] or None) if drawn else None  # a Key, or None (nothing, or the blank's "")
     if run is None:
-        return blank(beam_note)
+        return blank(beam_note, page_key)
     session, tokenizer = run.session, run.pipeline.tokenizer
     status = " ".join(
         filter(None, [run.notice, interventions_status(run), FINISHED if session.finished else "", beam_note])
@@ -48,14 +48,15 @@ def view(s: Screen) -> dict:
     }
 
 
-def blank(beam_note: str) -> dict:
+def blank(beam_note: str, page_key: Key | None = None) -> dict:
+    """Nothing decoded; `page_key`: the decoding the page held (the Clear is sent after it)."""
     return {
         "output": ("", lambda: ""),
         "status": (beam_note, lambda: beam_note),
         "step": (not beam_note, lambda: not beam_note),
         "back": (False, lambda: False),
         "original": (None, lambda: None),
-        "steps": (("", 0), lambda: message(None, None, 0)),
+        "steps": (("", 0), lambda: message(None, page_key, 0)),
     }
 
 

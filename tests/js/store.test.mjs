@@ -29,6 +29,14 @@ test("the page holds what the server's messages bring it to, and leaves a messag
   stop();
 });
 
+test("the page knows the highest serial of every decoding it held, a cleared one's too (its own are numbered past it)", () => {
+  receive(valid({op: "full", key: {serial: 7, version: 2}, shown: 0, data: payload({T: 2})}));
+  receive(valid({op: "clear", key: null, shown: 0, after: {serial: 8, version: 1}}));
+  assert.deepEqual([page.key, page.serial], [null, 8]);
+  receive(valid({op: "full", key: {serial: 3, version: 1}, shown: 0, data: payload({T: 2})}));
+  assert.equal(page.serial, 8);
+});
+
 test("the shown step stays between 0 and the last; kind and look change only when asked for another", () => {
   receive(valid({op: "full", key: {serial: 2, version: 1}, shown: 0, data: payload({T: 3})}));
   let changes = page.changes;
