@@ -21,6 +21,7 @@ const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
 
 async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
   receive({op: "clear", key: null, shown: 0});
+  page.serial = 0; // each scenario is a page of its own, as the server's is a session of its own
   const said = [];
   let text = source, outputs = null, mode = {strategy: "greedy", beamSize: 4};
   const ui = {
