@@ -238,8 +238,8 @@ export class Road {
     else button.click();
   }
 
-  /** The loop that answers `action` now, or null: the server does. While the page shows another model's decoding
-   * (a switch of model not yet answered), or a tab the server draws is open, the server answers. */
+  /** The loop that answers `action` now, or null: the server does. While a tab the server draws is open, the server
+   * answers; a what-if made while a switch of model is on its way too (a click of the step loop waits for it: hold). */
   taker(action) {
     const now = controlsNow(), loop = this.loops.get(now.model);
     if (!loop || this.passing || !this.drawsOpenTab(now.model)) return null;

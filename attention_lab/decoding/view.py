@@ -48,7 +48,7 @@ def view(s: Screen) -> dict:
     }
 
 
-def blank(beam_note: str, page_key: Key | None = None) -> dict:
+def blank(beam_note: str, page_key: Key | None) -> dict:
     """Nothing decoded; `page_key`: the decoding the page held (the Clear is sent after it)."""
     return {
         "output": ("", lambda: ""),
