@@ -1,5 +1,6 @@
 import shutil
 import socket
+from pathlib import Path
 
 import pytest
 import torch
@@ -158,13 +159,10 @@ def pages_closed(request):
             context.close()
 
 
-@pytest.fixture(scope="session")
-def pip_installed(tmp_path_factory):
-    """The project as a user installs it, `pip install .` from a clean copy of the repository (no .git, build, data,
-    runs or node_modules: what the package carries comes with it), in a fresh virtual environment: its python. The
-    packages of the environment the tests run in are visible beneath it (a .pth file), so nothing is downloaded.
-    Built once per run: the first test process to ask builds it under a lock, and the others (pytest-xdist's
-    workers) wait for it and share it; tests may add to it (a Jupyter kernel) but not change what pip installed."""
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """The folder `name` of this run's shared temporary folder, made by `build(folder)` once per run: the first test
+    process to ask builds it under a lock, and the others (pytest-xdist's workers) wait for it and share it. A build
+    that failed half-way is made again. Tests only read what is in it."""
     import os
 
     from filelock import FileLock
@@ -172,14 +170,23 @@ def pip_installed(tmp_path_factory):
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's folder lies in the run's own
         shared = shared.parent
-    folder = shared / "pip-installed"
-    python = folder / "venv" / "bin" / "python"
+    folder = shared / name
     with FileLock(f"{folder}.lock"):
-        if not (folder / "installed").is_file():
-            shutil.rmtree(folder, ignore_errors=True)  # a build that failed half-way
-            install_into_a_venv(folder)
-            (folder / "installed").touch()
-    return python
+        if not (folder / ".built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
+@pytest.fixture(scope="session")
+def pip_installed(tmp_path_factory):
+    """The project as a user installs it, `pip install .` from a clean copy of the repository (no .git, build, data,
+    runs or node_modules: what the package carries comes with it), in a fresh virtual environment: its python. The
+    packages of the environment the tests run in are visible beneath it (a .pth file), so nothing is downloaded.
+    Built once per run (built_once); tests may add to it (a Jupyter kernel) but not change what pip installed."""
+    return built_once(tmp_path_factory, "pip-installed", install_into_a_venv) / "venv" / "bin" / "python"
 
 
 def install_into_a_venv(folder) -> None:
@@ -226,30 +233,43 @@ def app_page(served_app, browser):
 
 
 @pytest.fixture(scope="session")
-def bundled_copies(bundled, tmp_path_factory):
+def bundled_copies(bundled):
     """The bundled models' page copies (page_copy/copies.py: their graphs, weights, tokenizer.json and config.json),
-    made once per test process for every test that reads them (an export takes seconds); tests only read them."""
+    the app's own: made once in the user's cache, under a lock, for every test process and the apps the tests serve
+    (an export takes seconds); tests only read them."""
     from attention_lab.page_copy import copies as page_copy
 
-    root = tmp_path_factory.mktemp("copies")
-    return {name: page_copy.make(bundled.entries[name], root / name) for name in ("de-en", "reverse")}
+    return {name: page_copy.make(bundled.entries[name]) for name in ("de-en", "reverse")}
 
 
 @pytest.fixture(scope="session")
-def explained_models(bundled_copies, tmp_path_factory):
-    """The models whose explanations the page makes in the tests (tests/test_explain_in_page.py and the tabs' own):
-    each one's pipeline and its float32 page copy's folder, both bundled models, a tiny random Marian and BART, made
-    once per test process."""
+def tiny_hf_models(tmp_path_factory):
+    """A tiny random Marian and BART (tests/hf_models.py), each saved with save_pretrained and its float32 page copy
+    beside it, made once per run (built_once): family -> (model folder, copy folder)."""
     import attention_lab.adapters  # noqa: F401 - the transformers families load through load_pretrained
     from attention_lab.page_copy import copies as page_copy
     from tests import hf_models
+    from transformer import load_pretrained
+
+    def build(root):
+        for family in ("marian", "bart"):
+            pipeline = load_pretrained(str(hf_models.FAMILIES[family](root / family)))
+            (root / f"{family}-copy").mkdir()
+            for name, data in page_copy.copy_files(pipeline, family, "float32").items():
+                (root / f"{family}-copy" / name).write_bytes(data)
+
+    root = built_once(tmp_path_factory, "tiny-hf-models", build)
+    return {family: (root / family, root / f"{family}-copy") for family in ("marian", "bart")}
+
+
+@pytest.fixture(scope="session")
+def explained_models(bundled_copies, tiny_hf_models):
+    """The models whose explanations the page makes in the tests (tests/test_explain_in_page.py and the tabs' own):
+    each one's pipeline and its float32 page copy's folder, both bundled models, a tiny random Marian and BART."""
+    import attention_lab.adapters  # noqa: F401 - the transformers families load through load_pretrained
     from transformer import bundled, load_pretrained
 
     found = {name: (load_pretrained(bundled(name)), bundled_copies[name]) for name in ("de-en", "reverse")}
-    for family in ("marian", "bart"):
-        pipeline = load_pretrained(str(hf_models.FAMILIES[family](tmp_path_factory.mktemp(family))))
-        folder = tmp_path_factory.mktemp(f"{family}-copy")
-        for name, data in page_copy.copy_files(pipeline, family, "float32").items():
-            (folder / name).write_bytes(data)
-        found[family] = (pipeline, folder)
+    for family, (model, copy) in tiny_hf_models.items():
+        found[family] = (load_pretrained(str(model)), copy)
     return found

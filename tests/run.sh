@@ -36,4 +36,6 @@ export GRADIO_ANALYTICS_ENABLED=False HF_HUB_DISABLE_TELEMETRY=1
 # One worker per core, each with one torch thread: two workers of two threads on two cores spin against each other
 # (the fast loop took 190 s that way, 53 s this way, 83 s in one process).
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
-exec python3 -m pytest -n auto "$@"
+# Each test module on one worker (--dist loadscope): a module's fixtures (an export in every precision, a model of each
+# family and its copy, a served app's answers) are made once, not once in each worker that runs some of its tests.
+exec python3 -m pytest -n auto --dist loadscope "$@"

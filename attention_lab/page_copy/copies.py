@@ -33,6 +33,8 @@ import unicodedata
 from concurrent.futures import Executor, Future
 from pathlib import Path
 
+from filelock import FileLock
+
 import transformer.contributions
 import transformer.decoderlens
 import transformer.flow
@@ -279,25 +281,25 @@ def is_made(folder: Path) -> bool:
 
 def make(entry: ModelEntry, folder: Path | None = None, precision: str | None = None) -> Path:
     """The entry's page copy, made into `folder` (its home by default) unless it is made already; returns the
-    folder. Written into a temporary folder beside it first, so a page never loads half a copy."""
+    folder. Written into a temporary folder beside it first, so a page never loads half a copy; made under a lock, so
+    that processes asking for the same copy at once (two apps, a test's workers) make it once and share it."""
     folder = folder or home(entry, precision)
     if is_made(folder):
         return folder
-    files = copy_files(entry.pipeline, entry.name, precision, entry.trained_length)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".page-", dir=folder.parent))
-    work.chmod(0o755)  # served as it is
-    try:
-        for file in sorted(files, key=lambda f: f == "config.json"):  # config.json last
-            (work / file).write_bytes(files[file])
-        if not is_made(folder):  # else another process made it meanwhile: theirs is as good
-            shutil.rmtree(folder, ignore_errors=True)
+    with FileLock(f"{folder}.lock"):
+        if is_made(folder):  # another process made it while this one waited
+            return folder
+        files = copy_files(entry.pipeline, entry.name, precision, entry.trained_length)
+        work = Path(tempfile.mkdtemp(prefix=".page-", dir=folder.parent))
+        work.chmod(0o755)  # served as it is
+        try:
+            for file in sorted(files, key=lambda f: f == "config.json"):  # config.json last
+                (work / file).write_bytes(files[file])
+            shutil.rmtree(folder, ignore_errors=True)  # half a copy, from a process that stopped
             work.rename(folder)
-    except OSError:
-        if not is_made(folder):  # another process made it meanwhile: theirs is as good
-            raise
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
     return folder
 
 
