@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .analyses import Analysis
 from .attribution import ATTRIBUTION
-from .decoderlens import DECODERLENS
+from .decoderlens import DECODERLENS, DECODERLENS_STEP
 from .patching import PATCHING
 from .readings import READINGS
 
-ANALYSES: tuple[Analysis, ...] = (READINGS, PATCHING, ATTRIBUTION, DECODERLENS)
+ANALYSES: tuple[Analysis, ...] = (READINGS, PATCHING, ATTRIBUTION, DECODERLENS, DECODERLENS_STEP)

@@ -185,12 +185,14 @@ def traced_analyses(model: Seq2SeqModel) -> dict:
 
 def shared_weights(*graphs) -> bytes:
     """The blob (WEIGHTS) that `graphs` (onnx ModelProtos, changed in place) read their tensors of 1 KB or more from
-    as external data: each distinct tensor (by its bytes) stored once, 64-byte aligned."""
+    as external data, their weights and their large constants (stored_constants): each distinct tensor (by its bytes)
+    stored once, 64-byte aligned."""
     import onnx
 
     blob = bytearray()
     seen: dict[bytes, tuple[int, int]] = {}
     for graph in graphs:
+        stored_constants(graph)
         for tensor in graph.graph.initializer:
             raw = tensor.raw_data
             if len(raw) < 1024:  # small constants stay inside the graph
@@ -205,6 +207,27 @@ def shared_weights(*graphs) -> bytes:
             tensor.data_location = onnx.TensorProto.EXTERNAL
             tensor.ClearField("raw_data")
     return bytes(blob)
+
+
+def stored_constants(graph) -> None:
+    """Each Constant node of `graph` (an onnx ModelProto, changed in place) whose tensor is 1 KB or more made an
+    initializer of the same name, which shared_weights stores in the blob: the tracer writes a buffer it reads (the
+    positional encodings' table, 128 KB for de-en) into every graph as a constant, so each graph held its own copy."""
+    import onnx
+
+    kept = []
+    for node in graph.graph.node:
+        value = [a.t for a in node.attribute if a.name == "value"] if node.op_type == "Constant" else []
+        if value and len(value[0].raw_data) >= 1024:
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(value[0])
+            tensor.name = node.output[0]
+            graph.graph.initializer.append(tensor)
+        else:
+            kept.append(node)
+    if len(kept) < len(graph.graph.node):
+        graph.graph.ClearField("node")
+        graph.graph.node.extend(kept)
 
 
 # torch's exporter keeps its state in the process (a second export begun during one fails): one at a time, as the

@@ -123,17 +123,40 @@ export function decoderLens(model, run, asked = {}) {
     () => writtenFromEachReading(model, run.ids, ablated, most));
 }
 
+/** Each reading's greedy decoding, all at once: the DecoderLens graph gives every reading's keys and values, then
+ * each step of the decoder runs over all the readings in one run of the step graph (decoderlens_step), a row per
+ * reading, with the model's rules (LiveSession.ruled) and its choice (the most probable, the lower id among equals);
+ * a row that has finished is carried along unread. */
 async function writtenFromEachReading(model, ids, ablated, limit) {
-  const keep = model.keep(ablated), eos = model.config.eos_id;
+  const keep = model.keep(ablated), c = model.config, V = c.tgt_vocab_size, tensor = model.ort.Tensor;
   const out = await model.explain("decoderlens", {source: model.int64(ids, [1, ids.length]), keep_encoder: keep.encoder});
-  const [R, ...dims] = out.cross_k.dims, size = dims.reduce((a, b) => a * b, 1);
-  const reading = (t, l) => new model.ort.Tensor("float32", t.data.slice(l * size, (l + 1) * size), dims);
-  const layers = [];
-  for (let l = 0; l < R; l++) {
-    const cross = {cross_k: reading(out.cross_k, l), cross_v: reading(out.cross_v, l)};
-    const tokens = await new LiveSession(model, ids, cross, 1, limit, keep).run();
-    layers.push({layer: l, tokens: tokens.map((t) => model.label(t)),
-      text: model.tokenizer.decode(tokens, {skip_special_tokens: true}), ended: tokens.at(-1) === eos});
+  const [R, Ld, H, , K] = out.cross_k.dims;
+  const cross = {cross_k: new tensor("float32", out.cross_k.data, out.cross_k.dims),
+    cross_v: new tensor("float32", out.cross_v.data, out.cross_v.dims)};
+  const rules = {model, maxNew: Math.min(limit || Infinity, c.max_new_tokens)}; // what LiveSession.ruled reads
+  const written = Array.from({length: R}, () => []);
+  const done = (tokens) => tokens.length > 0 && (tokens.at(-1) === c.eos_id || tokens.length >= rules.maxNew);
+  let past = {past_k: new tensor("float32", new Float32Array(0), [R, Ld, H, 0, K])};
+  past.past_v = past.past_k;
+  for (let t = 0; !written.every(done); t++) {
+    const last = written.map((tokens) => (tokens.length ? tokens.at(-1) : c.bos_id));
+    const step = await model.explain("decoderlens_step", {tokens: model.int64(last, [R, 1]), ...past, ...cross,
+      keep_self: keep.decoder_self, keep_cross: keep.cross});
+    written.forEach((tokens, r) => {
+      if (!done(tokens)) tokens.push(chosen(LiveSession.prototype.ruled.call(rules, step.logits.data.subarray(r * V, (r + 1) * V), t)));
+    });
+    past = {past_k: new tensor("float32", step.next_k.data, step.next_k.dims),
+      past_v: new tensor("float32", step.next_v.data, step.next_v.dims)};
   }
+  const layers = written.map((tokens, l) => ({layer: l, tokens: tokens.map((t) => model.label(t)),
+    text: model.tokenizer.decode(tokens, {skip_special_tokens: true}), ended: tokens.at(-1) === c.eos_id}));
   return {layers, limit, op: "decoderlens"};
+}
+
+/** The id of the largest logit, the lower id among equals: the greedy choice (LiveSession.step's, whose softmax
+ * keeps the order). */
+function chosen(logits) {
+  let best = 0;
+  for (let i = 1; i < logits.length; i++) if (logits[i] > logits[best]) best = i;
+  return best;
 }
