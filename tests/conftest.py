@@ -233,13 +233,18 @@ def app_page(served_app, browser):
 
 
 @pytest.fixture(scope="session")
-def bundled_copies(bundled):
+def bundled_copies(bundled, tmp_path_factory):
     """The bundled models' page copies (page_copy/copies.py: their graphs, weights, tokenizer.json and config.json),
-    the app's own: made once in the user's cache, under a lock, for every test process and the apps the tests serve
-    (an export takes seconds); tests only read them."""
+    made once per run (built_once) for every test that reads them (an export takes seconds); tests only read them.
+    Not the user's cache, where an app started from another folder's code keeps its own copies, not these."""
     from attention_lab.page_copy import copies as page_copy
 
-    return {name: page_copy.make(bundled.entries[name]) for name in ("de-en", "reverse")}
+    def build(root):
+        for name in ("de-en", "reverse"):
+            page_copy.make(bundled.entries[name], root / name)
+
+    root = built_once(tmp_path_factory, "copies", build)
+    return {name: root / name for name in ("de-en", "reverse")}
 
 
 @pytest.fixture(scope="session")
