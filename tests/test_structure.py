@@ -488,9 +488,9 @@ def test_the_length_check_counts_a_long_module(tmp_path):
 
 # The modules that may run a model's encoder or decoder themselves: the model, decoding, the teacher-forced pass
 # (transformer.forced.run_with_cache, which every reading of a decoding goes through), the adapters and the
-# exported step graphs.
+# exported graphs' encoder and decoder step (the decoder graph and the DecoderLens's batched step share step.py's).
 RUN_THE_MODEL = ("transformer/model.py", "transformer/decoding.py", "transformer/beams.py", "transformer/forced.py")
-RUN_THE_MODEL += ("attention_lab/adapters/", "attention_lab/page_copy/graphs.py")
+RUN_THE_MODEL += ("attention_lab/adapters/", "attention_lab/page_copy/graphs.py", "attention_lab/page_copy/step.py")
 
 
 def forward_passes(folder: Path, root: Path = REPO, allowed: tuple[str, ...] = RUN_THE_MODEL) -> list[str]:

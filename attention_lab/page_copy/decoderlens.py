@@ -27,6 +27,7 @@ from transformer.decoderlens import reading_memories
 from transformer.hooks import using
 
 from .analyses import Analysis, kept
+from .step import decoder_step
 
 INPUTS = ("source", "keep_encoder")
 OUTPUTS = ("cross_k", "cross_v")
@@ -81,13 +82,8 @@ class DecoderLensStep(nn.Module):
 
     def forward(self, tokens, past_k, past_v, cross_k, cross_v, keep_self, keep_cross):
         model = self.model
-        layers = past_k.size(1)
-        cache = model.cache_from([(past_k[:, i], past_v[:, i], cross_k[:, i], cross_v[:, i]) for i in range(layers)])
-        R, S = cross_k.size(0), cross_k.size(3)
-        memory = cross_k.new_zeros(R, S, model.config.d_model)  # read from the cache: only its length counts
-        src_mask = torch.ones(R, 1, 1, S, dtype=torch.bool)
-        with using([*kept("decoder_self", keep_self), *kept("cross", keep_cross)]):
-            dec = model.decode(tokens, memory, src_mask, cache, use_cache=True)
+        layers = [(past_k[:, i], past_v[:, i], cross_k[:, i], cross_v[:, i]) for i in range(past_k.size(1))]
+        dec = decoder_step(model, tokens, layers, keep_self, keep_cross)
         logits = model.project(dec.hidden[:, -1]).masked_fill(self.never, -torch.inf)
         own = dec.cache.self_keys_values()
         return logits, torch.stack([k for k, _ in own], 1), torch.stack([v for _, v in own], 1)

@@ -45,6 +45,7 @@ from transformer.readings import rollout
 
 from . import explanations
 from .analyses import kept
+from .step import decoder_step
 
 logger = logging.getLogger("attention_lab")
 OPSET = 17
@@ -87,14 +88,8 @@ class DecoderGraph(nn.Module):
 
     def forward(self, token, past_k, past_v, cross_k, cross_v, keep_self, keep_cross):
         model = self.model
-        cache = model.cache_from(
-            [(past_k[i][None], past_v[i][None], cross_k[i][None], cross_v[i][None]) for i in range(len(past_k))]
-        )
-        S = cross_k.size(2)
-        memory = cross_k.new_zeros(1, S, model.config.d_model)  # read from the cache: only its length counts
-        src_mask = torch.ones(1, 1, 1, S, dtype=torch.bool)
-        with hook_points.using([*kept("decoder_self", keep_self), *kept("cross", keep_cross)]):
-            dec = model.decode(token, memory, src_mask, cache, use_cache=True, output_attentions=True)
+        layers = [(past_k[i][None], past_v[i][None], cross_k[i][None], cross_v[i][None]) for i in range(len(past_k))]
+        dec = decoder_step(model, token, layers, keep_self, keep_cross, output_attentions=True)
         logits = self.banned.apply(model.project(dec.hidden[0, -1]), 0)
         own = dec.cache.self_keys_values()
         next_k, next_v = torch.stack([k[0] for k, _ in own]), torch.stack([v[0] for _, v in own])
