@@ -7,7 +7,7 @@
 
 import {onVisible, shown} from "./dom.mjs";
 import {onMadeHere} from "./here.mjs";
-import {page, watch} from "./store.mjs";
+import {watch} from "./store.mjs";
 
 /** Whether two JSON values are equal, whatever the order of their keys. */
 export function equal(a, b) {
@@ -41,19 +41,11 @@ export function madeFrom(message, d, key, upTo = null) {
 export function slowView({props, watch: watchValue}, box, draw, options = {}) {
   const {take = (value) => value, on = (what) => what !== "kind", seen = box, later = false, here = null} = options;
   let missed = true, width = -1; // whether a draw was skipped while hidden; the width it was last drawn at
-  let drawn = null; // what the last draw drew from: its message, placeholder, the page's change and width
   const redraw = () => {
     missed = !shown(box);
     if (missed) return;
     width = box.clientWidth;
-    drawn = [view.message, view.computing, page.changes, width];
     draw(view);
-  };
-  // a change of the page's state already drawn (the page's own message for it came first, in the same change): not
-  // drawn twice
-  const redrawChanged = () => {
-    const now = [view.message, view.computing, page.changes, box.clientWidth];
-    if (!drawn || missed || now.some((value, i) => value !== drawn[i])) redraw();
   };
   const view = {message: null, computing: "", redraw};
   let last = null; // the value last taken: the same value sent again (an answer's stream, then its end) is not redrawn
@@ -68,7 +60,7 @@ export function slowView({props, watch: watchValue}, box, draw, options = {}) {
     else view.redraw();
   };
   watchValue("value", receive);
-  watch((what) => (on(what) ? redrawChanged() : null));
+  watch((what) => (on(what) ? view.redraw() : null));
   onVisible(seen, () => (missed || box.clientWidth !== width ? redraw() : null));
   receive();
   if (here) { // after the server's first value: a message the page made before the view mounted is taken over it

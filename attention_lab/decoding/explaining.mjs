@@ -33,17 +33,14 @@ export class Explaining {
     this.made = made;
     performance.mark(`road:explain:${tab}`);
     try {
-      // a message made ahead is handed over at once, in the same change of the page as the Step that asked for it,
-      // so the tab's view draws once, with its figures kept (plotly.react), not a placeholder first
-      const ahead = this.madeAhead(make, tab, loop.model, run);
-      const message = ahead.done ? ahead.message : await ahead.promise;
+      const message = await this.madeAhead(make, tab, loop.model, run);
       if (this.made !== made || message == null) return; // another decoding came meanwhile: it makes its own
       madeHere(tab, {...message, key: run.key});
       performance.measure(`road:explain:${tab}`, `road:explain:${tab}`);
       await idle(); // the next step's made once the page has drawn this one (the runtime holds the thread)
       if (this.made !== made) return;
       const next = await s.peek();
-      if (next !== null && this.made === made) await this.madeAhead(make, tab, loop.model, {...run, tokens: [...run.tokens, next]}).promise;
+      if (next !== null && this.made === made) await this.madeAhead(make, tab, loop.model, {...run, tokens: [...run.tokens, next]});
     } catch (err) {
       this.made = null;
       this.failed(loop, err);
@@ -56,20 +53,14 @@ export class Explaining {
     return this.explain();
   }
 
-  /** The tab's message for `run`, made now or taken from those made ahead (the last few, by what they read):
-   * {promise, done, message}, `done` once the message is made. */
+  /** The tab's message for `run`, made now or taken from those made ahead (the last few, by what they read). */
   madeAhead(make, tab, model, run) {
     const id = JSON.stringify([tab, model.config.name, run.ids, run.tokens, run.ablated, run.asked]);
     if (!this.ahead.has(id)) {
-      const entry = {done: false, message: null};
-      entry.promise = make(model, run).then((message) => {
-        Object.assign(entry, {done: true, message});
-        return message;
-      }, (err) => {
+      this.ahead.set(id, make(model, run).catch((err) => {
         this.ahead.delete(id);
         throw err;
-      });
-      this.ahead.set(id, entry);
+      }));
       while (this.ahead.size > AHEAD) this.ahead.delete(this.ahead.keys().next().value);
     }
     return this.ahead.get(id);
