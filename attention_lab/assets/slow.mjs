@@ -7,7 +7,7 @@
 
 import {onVisible, shown} from "./dom.mjs";
 import {onMadeHere} from "./here.mjs";
-import {watch} from "./store.mjs";
+import {page, sameKey, watch} from "./store.mjs";
 
 /** Whether two JSON values are equal, whatever the order of their keys. */
 export function equal(a, b) {
@@ -27,6 +27,17 @@ export function madeFrom(message, d, key, upTo = null) {
   return d.steps.slice(0, n).every((step, i) => step.token === message.tokens[i]);
 }
 
+/** Whether run key `a` came before run key `b` (the page numbers its decodings past every key the server sent). */
+function before(a, b) {
+  return a.serial < b.serial || (a.serial === b.serial && a.version < b.version);
+}
+
+/** Whether the server's `value` is a late answer for a decoding before the one the view's message was made for, the
+ * decoding the page holds (a tab opened before a Run in the page: the server's answer for what it held then). */
+function late(value, message) {
+  return !!value.key && !!message && !!message.key && sameKey(message.key, page.key) && before(value.key, message.key);
+}
+
 /** Mount a slow output's view on `box` (the element it draws into) for the component's `props` and `watch`.
  * `draw(view)` draws `view.message` (the last message kept, or null) and `view.computing` (the placeholder's text,
  * "" when none is waiting); options:
@@ -36,7 +47,7 @@ export function madeFrom(message, d, key, upTo = null) {
  *   seen: the element whose coming into view redraws it (`box`);
  *   later: draw after gradio's own updates of the same answer, not at once (a large figure takes a moment);
  *   here: the tab's id, when the page can make its message itself (assets/here.mjs): what it makes is taken as the
- *     server's is.
+ *     server's is, and a late server answer for an earlier decoding does not replace it.
  * Returns the view, {message, computing, redraw}, for the module's own events. */
 export function slowView({props, watch: watchValue}, box, draw, options = {}) {
   const {take = (value) => value, on = (what) => what !== "kind", seen = box, later = false, here = null} = options;
@@ -55,6 +66,7 @@ export function slowView({props, watch: watchValue}, box, draw, options = {}) {
     if (same) return;
     if (!value) [view.message, view.computing] = [null, ""];
     else if (value.op === "computing") view.computing = value.text;
+    else if (here && late(value, view.message)) view.computing = "";
     else [view.message, view.computing] = [take(value, view.message), ""];
     if (later) setTimeout(view.redraw, 0);
     else view.redraw();

@@ -3,7 +3,8 @@ import {test} from "node:test";
 
 import {onClick} from "../../attention_lab/assets/plot.mjs";
 import {slowView} from "../../attention_lab/assets/slow.mjs";
-import {setKind, setLook, setNames} from "../../attention_lab/assets/store.mjs";
+import {madeHere} from "../../attention_lab/assets/here.mjs";
+import {page, setKind, setLook, setNames} from "../../attention_lab/assets/store.mjs";
 import {NAMES} from "./helpers.mjs";
 
 setNames(NAMES);
@@ -85,4 +86,16 @@ test("a figure's clicks are bound once however often it is drawn, and give their
   handlers[0][1]({points: [{x: 3}, {x: 4}]});
   handlers[0][1]({points: []});
   assert.deepEqual(points, [3]);
+});
+
+test("a message the page made is not replaced by the server's late answer for an earlier decoding", () => {
+  const c = component(), drawn = [];
+  slowView(c, c.box, ({message}) => drawn.push(message && message.n), {here: "late-test"});
+  c.send({op: "computing", text: "busy"}); // the tab opened on the server's decoding {serial: 0}
+  page.key = {serial: 1, version: 2}; // then a Run in the page
+  madeHere("late-test", {op: "x", n: 1, key: {serial: 1, version: 2}});
+  c.send({op: "x", n: 0, key: {serial: 0, version: 1}}); // the server's answer for what it held as the tab opened
+  c.send({op: "x", n: 2, key: {serial: 1, version: 2}}); // one for the page's decoding is taken
+  assert.deepEqual(drawn, [null, null, 1, 1, 2]);
+  page.key = null;
 });
