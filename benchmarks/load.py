@@ -134,6 +134,11 @@ def fingerprint(response: dict) -> str:
     return hashlib.sha256(json.dumps(response, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def fingerprints(response: dict) -> dict[str, str]:
+    """Each output's fingerprint, by name: which of them an answer differs in."""
+    return {name: fingerprint({name: value}) for name, value in response.items()}
+
+
 def output_of(response: dict) -> str:
     return response["output"]
 
@@ -161,19 +166,19 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else float("nan")
 
 
-def play(client, requests: list[Request]) -> list[tuple[str, str, float]]:
-    """(output, fingerprint, seconds) for each request, in a fresh session."""
+def play(client, requests: list[Request]) -> list[tuple[str, dict[str, str], float]]:
+    """(output, each output's fingerprint, seconds) for each request, in a fresh session."""
     client.reset_session()
     answers = []
     for request in requests:
         start = time.perf_counter()
         response = request.call(client)
-        answers.append((output_of(response), fingerprint(response), time.perf_counter() - start))
+        answers.append((output_of(response), fingerprints(response), time.perf_counter() - start))
     return answers
 
 
-def answers_alone(url: str, users: int = 32, requests_per_user: int = 5) -> list[list[tuple[str, str]]]:
-    """(output, fingerprint) of each user's requests, played one user at a time."""
+def answers_alone(url: str, users: int = 32, requests_per_user: int = 5) -> list[list[tuple[str, dict[str, str]]]]:
+    """(output, each output's fingerprint) of each user's requests, played one user at a time."""
     from gradio_client import Client
 
     solo = Client(url, verbose=False)
@@ -203,8 +208,10 @@ def load_test(url: str, users: int = 32, requests_per_user: int = 5, expected=No
             for i, ((out, fp, seconds), (want_out, want_fp)) in enumerate(zip(answers, expected[u])):
                 result.latencies.append(seconds)
                 if fp != want_fp:
+                    differ = sorted(name for name in fp.keys() | want_fp.keys() if fp.get(name) != want_fp.get(name))
                     result.mismatches.append(
-                        f"user {u} request {i} ({plans[u][i].action}): got {out!r}, alone it gave {want_out!r}"
+                        f"user {u} request {i} ({plans[u][i].action}): got {out!r}, alone it gave {want_out!r};"
+                        f" {', '.join(differ)} differ"
                     )
 
     threads = [threading.Thread(target=user, args=(u,)) for u in range(users)]
