@@ -146,7 +146,19 @@ def test_the_attribution_graph_reads_what_the_library_does(models, name):
             [rules.apply(torch.zeros(c.tgt_vocab_size), t, LIMIT).numpy() for t in range(len(tokens))]
         )
         fed = [np.array([ids]), np.array(tokens), keep["encoder"], keep["decoder_self"], keep["cross"], step_rules]
-        out = dict(zip(ATTRIBUTION.outputs, graph.run(None, dict(zip(ATTRIBUTION.inputs, fed)))))
+        S, T = np.arange(len(ids)), np.arange(len(tokens))
+        out = dict(zip(ATTRIBUTION.outputs, graph.run(None, dict(zip(ATTRIBUTION.inputs, [*fed, S, T, S, T])))))
+        if i == 0:  # one method's positions alone, as the page asks: the other's passes change nothing, a row each
+            none = np.arange(0)
+            alone = dict(
+                zip(ATTRIBUTION.outputs, graph.run(None, dict(zip(ATTRIBUTION.inputs, [*fed, S, T, none, none]))))
+            )
+            assert alone["zeroing_source"].shape == (0, len(tokens)) and alone["zeroing_prefix"].shape == (
+                0,
+                len(tokens),
+            )
+            for part in ("log_prob", "occlusion_source", "occlusion_prefix", "lens_probs"):
+                assert gap(alone[part], out[part]) <= 1e-5, f"{name}: {part} with occlusion alone"
         for method, parts in (("occlusion", "occlusion"), ("value_zeroing", "zeroing")):
             for a in attribute(model, ids, tokens, method, limit=LIMIT, interventions=held):
                 t, what = a.step - 1, f"{name} case {i} {method} step {a.step}"

@@ -65,7 +65,7 @@ def zeroing(positions: torch.Tensor, heads: list[int]) -> Callable[[torch.Tensor
     def zero(v: torch.Tensor, at: hooks.At) -> torch.Tensor:
         # by comparison, not by indexing, so that a traced graph holds it too (attention_lab/page_copy/attribution.py)
         hit = positions.to(v.device)[:, None] == torch.arange(v.size(2), device=v.device)[None, :]  # (B - 1, keys)
-        hit = torch.cat([torch.zeros_like(hit[:1]), hit])  # row 0, the reference, keeps every value
+        hit = torch.cat([hit.new_zeros((1, hit.size(1))), hit])  # row 0, the reference, keeps every value
         chosen = torch.tensor([h in heads for h in range(v.size(1))], device=v.device)  # (H,)
         keep = ~(hit[:, None, :] & chosen[None, :, None])  # (B, H, keys)
         return v * keep.to(v.dtype)[..., None]

@@ -6,13 +6,16 @@ own work is choosing, signs, sums and rounding (why/in_page.mjs).
 
     attribution:  source (1, S) ids, tokens (T,) the tokens written (the end token included if written),
                   keep_encoder, keep_self and keep_cross (layers, H) the head masks, rules (T, V) the step rules the
-                  page applies (0, or -inf where step t may not write a token: LiveSession.ruled) ->
+                  page applies (0, or -inf where step t may not write a token: LiveSession.ruled),
+                  occluded_source (N,), occluded_prefix (M,), zeroed_source (N',), zeroed_prefix (M',): the
+                      positions each method changes, all of them (0..S-1, 0..T-1) for the method the page shows
+                      and none for the other, whose passes then cost a row each ->
                   log_prob (T,): log p of the token written at each step, nothing changed;
-                  occlusion_source (S, T), occlusion_prefix (T, T): how far step t's log p falls when source token
-                      j's embedding, or decoder input j's, is set to zero (its position kept; row j, column t; a
-                      decoder input is read by the steps from its own on: t >= j);
-                  zeroing_source (S, T), zeroing_prefix (T, T): the same when token j's value vector is zeroed in
-                      every cross head, or decoder input j's in every decoder self head (transformer.value_zeroing);
+                  occlusion_source (N, T), occlusion_prefix (M, T): how far step t's log p falls when source token
+                      occluded_source[i]'s embedding, or decoder input occluded_prefix[i]'s, is set to zero (its
+                      position kept; row i, column t; a decoder input is read by the steps from its own on);
+                  zeroing_source (N', T), zeroing_prefix (M', T): the same when a token's value vector is zeroed in
+                      every cross head, or a decoder input's in every decoder self head (transformer.value_zeroing);
                   lens_ids (Ld, T, k) and lens_probs (Ld, T, k): the k tokens each decoder layer's state would
                       write at each step, most likely first, and their probabilities; lens_written (Ld, T): the
                       probability it gives the token written
@@ -46,7 +49,18 @@ from .analyses import Analysis, kept
 LENS_TOP_K = 5  # the tokens the lens shows per layer (the Why tab's, which reads it from here)
 
 METHODS = ("occlusion", "value_zeroing")  # the attribution methods (attention_lab.attribution.methods) it reads
-INPUTS = ("source", "tokens", "keep_encoder", "keep_self", "keep_cross", "rules")
+INPUTS = (
+    "source",
+    "tokens",
+    "keep_encoder",
+    "keep_self",
+    "keep_cross",
+    "rules",
+    "occluded_source",
+    "occluded_prefix",
+    "zeroed_source",
+    "zeroed_prefix",
+)
 OUTPUTS = (
     "log_prob",
     "occlusion_source",
@@ -61,24 +75,29 @@ AXES = {
     "source": {1: "S"},
     "tokens": {0: "T"},
     "rules": {0: "T"},
+    "occluded_source": {0: "N"},
+    "occluded_prefix": {0: "M"},
+    "zeroed_source": {0: "Nz"},
+    "zeroed_prefix": {0: "Mz"},
     "log_prob": {0: "T"},
-    "occlusion_source": {0: "S", 1: "T"},
-    "occlusion_prefix": {0: "T", 1: "T"},
-    "zeroing_source": {0: "S", 1: "T"},
-    "zeroing_prefix": {0: "T", 1: "T"},
+    "occlusion_source": {0: "N", 1: "T"},
+    "occlusion_prefix": {0: "M", 1: "T"},
+    "zeroing_source": {0: "Nz", 1: "T"},
+    "zeroing_prefix": {0: "Mz", 1: "T"},
     "lens_ids": {1: "T"},
     "lens_probs": {1: "T"},
     "lens_written": {1: "T"},
 }
 
 
-def occluding(name: str, n: int) -> tuple:
-    """A hook at `name` (encoder.hook_embed or decoder.hook_embed, (1 + n, n, D)) that sets position j's embedding to
-    zero in row 1 + j, row 0 (the reference) kept: occlusion's window of one token, baseline zero."""
+def occluding(name: str, positions: torch.Tensor) -> tuple:
+    """A hook at `name` (encoder.hook_embed or decoder.hook_embed, (1 + n, length, D)) that sets the embedding at
+    positions[i] to zero in row 1 + i, row 0 (the reference) kept: occlusion's window of one token, baseline zero."""
 
     def occlude(x: torch.Tensor, at) -> torch.Tensor:
-        rows, positions = torch.arange(x.size(0))[:, None], torch.arange(x.size(1))[None, :]
-        return x * (rows != positions + 1).to(x.dtype)[..., None]
+        hit = positions[:, None] == torch.arange(x.size(1))[None, :]  # (n, length), by comparison as zeroing does
+        keep = torch.cat([hit.new_ones((1, hit.size(1))), ~hit])  # row 0, the reference, keeps each (n may be 0)
+        return x * keep.to(x.dtype)[..., None]
 
     return (name, occlude)
 
@@ -91,26 +110,38 @@ class AttributionGraph(nn.Module):
         self.model = model
         self.lens_names = [f"decoder.layers.{layer}.hook_resid_post" for layer in range(model.config.n_decoder_layers)]
 
-    def forward(self, source, tokens, keep_encoder, keep_self, keep_cross, rules):
-        model, S, T = self.model, source.size(1), tokens.size(0)
+    def forward(
+        self,
+        source,
+        tokens,
+        keep_encoder,
+        keep_self,
+        keep_cross,
+        rules,
+        occluded_source,
+        occluded_prefix,
+        zeroed_source,
+        zeroed_prefix,
+    ):
+        model = self.model
         heads = [*kept("encoder", keep_encoder), *kept("decoder_self", keep_self), *kept("cross", keep_cross)]
         every = every_head(model.config, ("cross", "decoder_self"))  # value zeroing's heads (value_zeroing's default)
         # the source's occlusion, whose unchanged row gives the encoder's output for the other passes and the lens
-        rows = source.expand(1 + S, -1)
-        run = run_with_cache(model, rows, tokens, self.lens_names, hooks=[*heads, occluding("encoder.hook_embed", S)])
+        rows = source.expand(1 + occluded_source.size(0), -1)
+        occlude = occluding("encoder.hook_embed", occluded_source)
+        run = run_with_cache(model, rows, tokens, self.lens_names, hooks=[*heads, occlude])
         memory, mask = run.encoded.memory[:1], run.encoded.src_mask[:1]
-        positions = {"source": torch.arange(S), "prefix": torch.arange(T)}
 
-        def changed(kind: str, hooks: list) -> torch.Tensor:
-            R = 1 + positions[kind].size(0)
+        def changed(positions: torch.Tensor, hooks: list) -> torch.Tensor:
+            R = 1 + positions.size(0)
             given = EncoderOutput(memory.expand(R, -1, -1), mask.expand(R, -1, -1, -1), ())
             return run_with_cache(model, given, tokens, hooks=[*heads, *hooks]).hidden
 
         passes = [  # in the order of OUTPUTS
             run.hidden,
-            changed("prefix", [occluding("decoder.hook_embed", T)]),
-            changed("source", zeroing_hooks(every, ("encoder", "cross"), positions["source"])),
-            changed("prefix", zeroing_hooks(every, ("decoder_self",), positions["prefix"])),
+            changed(occluded_prefix, [occluding("decoder.hook_embed", occluded_prefix)]),
+            changed(zeroed_source, zeroing_hooks(every, ("encoder", "cross"), zeroed_source)),
+            changed(zeroed_prefix, zeroing_hooks(every, ("decoder_self",), zeroed_prefix)),
         ]
         log_probs = [self.written(hidden, tokens, rules) for hidden in passes]
         falls = [logp[:1] - logp[1:] for logp in log_probs]
@@ -135,11 +166,13 @@ class AttributionGraph(nn.Module):
 
 
 def example_inputs(model: Seq2SeqModel) -> tuple:
-    """Inputs to trace the graph with: a short source and three tokens, every head kept, no rule of a step."""
+    """Inputs to trace the graph with: a short source and three tokens, every head kept, no rule of a step, each
+    method changing positions of its own (none tied to another input's length)."""
     cfg, H = model.config, model.config.n_heads
     source = torch.tensor([[5, 6, 7, cfg.eos_id]])
     keep = [torch.ones(n_layers(cfg, kind), H) for kind in ("encoder", "decoder_self", "cross")]
-    return (source, torch.tensor([8, 9, cfg.eos_id]), *keep, torch.zeros(3, cfg.tgt_vocab_size))
+    changed = [torch.tensor(p) for p in ([0, 2], [1], [3, 1, 0], [2, 0])]
+    return (source, torch.tensor([8, 9, cfg.eos_id]), *keep, torch.zeros(3, cfg.tgt_vocab_size), *changed)
 
 
 ATTRIBUTION = Analysis("attribution", AttributionGraph, example_inputs, INPUTS, OUTPUTS, AXES)

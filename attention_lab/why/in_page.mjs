@@ -11,7 +11,7 @@ import {textsOf} from "../assets/here.mjs";
 import {LiveSession} from "../page_copy/model.mjs";
 
 const FALLS = {occlusion: ["occlusion_source", "occlusion_prefix"], value_zeroing: ["zeroing_source", "zeroing_prefix"]};
-const KEPT = 4; // the graph's outputs kept per copy: another method or aggregate of the same decoding runs nothing
+const KEPT = 4; // the graph's outputs kept per copy: another aggregate of the same decoding runs nothing
 const read = new WeakMap(); // a copy's LiveModel -> Map(what the graph read -> its outputs, a promise)
 const lensed = new WeakMap(); // a copy's LiveModel -> Map(what the DecoderLens read -> its message, a promise)
 
@@ -27,7 +27,7 @@ export async function made(model, run, asked = {}) {
   const message = {key: run.key, method, aggregate, title, notes, tokens: [...tokens], steps: [], lens: null, op: "why"};
   if (!tokens.length) return message;
   const limit = Math.min(asked.limit || Infinity, c.max_new_tokens);
-  const out = await outputs(model, ids, tokens, run.ablated || [], limit);
+  const out = await outputs(model, ids, tokens, run.ablated || [], limit, method);
   const [source, prefix] = FALLS[method].map((name) => out[name].data);
   const S = ids.length, T = tokens.length, size = aggregate === "l2" ? Math.abs : (v) => v;
   for (let t = 0; t < T; t++) {
@@ -40,13 +40,21 @@ export async function made(model, run, asked = {}) {
   return message;
 }
 
-/** The attribution graph's outputs for the decoding (LiveModel.explain), run once for what they read. */
-function outputs(model, ids, tokens, ablated, limit) {
-  return kept(read, model, JSON.stringify([ids, tokens, ablated, limit]), () => {
-    const keep = model.keep(ablated), T = tokens.length;
-    return model.explain("attribution", {source: model.int64(ids, [1, ids.length]),
+/** The attribution graph's outputs for the decoding (LiveModel.explain) by `method`, which changes every position of
+ * the source and the prefix (the other method's passes change none: a row each), run once for what they read. */
+function outputs(model, ids, tokens, ablated, limit, method) {
+  return kept(read, model, JSON.stringify([ids, tokens, ablated, limit, method]), () => {
+    const keep = model.keep(ablated), S = ids.length, T = tokens.length;
+    const every = (n, changes) => {
+      const positions = changes ? Array.from({length: n}, (_, i) => i) : [];
+      return model.int64(positions, [positions.length]);
+    };
+    const occlusion = method === "occlusion";
+    return model.explain("attribution", {source: model.int64(ids, [1, S]),
       tokens: model.int64(tokens, [T]), keep_encoder: keep.encoder, keep_self: keep.decoder_self, keep_cross: keep.cross,
-      rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, model.config.tgt_vocab_size])});
+      rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, model.config.tgt_vocab_size]),
+      occluded_source: every(S, occlusion), occluded_prefix: every(T, occlusion),
+      zeroed_source: every(S, !occlusion), zeroed_prefix: every(T, !occlusion)});
   });
 }
 
