@@ -45,13 +45,27 @@ def what_if(page, token: int | None = None) -> int:
     return token
 
 
+def figures_titled_first(panel) -> str:
+    """The panel's text, each plotly figure's title first among the figure's texts: where plotly puts a title among
+    them depends on whether the figure was drawn afresh or updated (the page's road updates it as it steps), not on
+    what it shows."""
+    text = panel.inner_text()
+    for figure in panel.locator(".js-plotly-plot").all():
+        own = figure.inner_text()
+        lines, titles = own.splitlines(), figure.locator(".gtitle").evaluate_all("els => els.map((e) => e.textContent)")
+        for title in titles:
+            lines.remove(title)
+        text = text.replace(own, "\n".join([*titles, *lines]), 1)
+    return text
+
+
 def tab_text(page, tab: str) -> str:
     """The open tab's text once it stops changing (its view drawn for the decoding shown)."""
     panel = page.locator(f"#tab-{tab}")
     before = None
     for _ in range(60):
         page.wait_for_timeout(500)
-        now = panel.inner_text()
+        now = figures_titled_first(panel)
         if now == before and "…" not in now:
             return now
         before = now

@@ -6,7 +6,7 @@
 // again only if something changed while it was hidden, or its width did (what it drew is still there).
 
 import {onVisible, shown} from "./dom.mjs";
-import {onMadeHere} from "./here.mjs";
+import {computedHere, onMadeHere} from "./here.mjs";
 import {page, sameKey, watch} from "./store.mjs";
 
 /** Whether two JSON values are equal, whatever the order of their keys. */
@@ -60,10 +60,12 @@ export function slowView({props, watch: watchValue}, box, draw, options = {}) {
   };
   const view = {message: null, computing: "", redraw};
   let last = null; // the value last taken: the same value sent again (an answer's stream, then its end) is not redrawn
+  let taken = 0; // how many messages were taken: a redraw put off for a new decoding is left if one came meanwhile
   const receive = () => {
     const value = props.value, same = !!value && equal(value, last);
     last = value;
     if (same) return;
+    taken++;
     if (!value) [view.message, view.computing] = [null, ""];
     else if (value.op === "computing") view.computing = value.text;
     else if (here && late(value, view.message)) view.computing = "";
@@ -72,11 +74,19 @@ export function slowView({props, watch: watchValue}, box, draw, options = {}) {
     else view.redraw();
   };
   watchValue("value", receive);
-  watch((what) => (on(what) ? view.redraw() : null));
+  watch((what) => {
+    if (!on(what)) return;
+    if (what !== "decoding" || !here || !computedHere(here)) return view.redraw();
+    // the page makes this tab's message for the new decoding, most often made ahead and handed over before the next
+    // task: drawn then, once, not first from the message before it (which cleared and made again a view's figures)
+    const seen = taken;
+    setTimeout(() => (taken === seen ? view.redraw() : null), 0);
+  });
   onVisible(seen, () => (missed || box.clientWidth !== width ? redraw() : null));
   receive();
   if (here) { // after the server's first value: a message the page made before the view mounted is taken over it
     onMadeHere(here, (message) => {
+      taken++;
       [view.message, view.computing] = [take(message, view.message), ""];
       view.redraw();
     });
