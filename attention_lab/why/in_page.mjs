@@ -45,16 +45,12 @@ export async function made(model, run, asked = {}) {
 function outputs(model, ids, tokens, ablated, limit, method) {
   return kept(read, model, JSON.stringify([ids, tokens, ablated, limit, method]), () => {
     const keep = model.keep(ablated), S = ids.length, T = tokens.length;
-    const every = (n, changes) => {
-      const positions = changes ? Array.from({length: n}, (_, i) => i) : [];
-      return model.int64(positions, [positions.length]);
-    };
-    const occlusion = method === "occlusion";
+    const all = (n) => model.int64([...Array(n).keys()], [n]), none = () => model.int64([], [0]);
+    const [occluded, zeroed] = method === "occlusion" ? [all, none] : [none, all];
     return model.explain("attribution", {source: model.int64(ids, [1, S]),
       tokens: model.int64(tokens, [T]), keep_encoder: keep.encoder, keep_self: keep.decoder_self, keep_cross: keep.cross,
       rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, model.config.tgt_vocab_size]),
-      occluded_source: every(S, occlusion), occluded_prefix: every(T, occlusion),
-      zeroed_source: every(S, !occlusion), zeroed_prefix: every(T, !occlusion)});
+      occluded_source: occluded(S), occluded_prefix: occluded(T), zeroed_source: zeroed(S), zeroed_prefix: zeroed(T)});
   });
 }
 
