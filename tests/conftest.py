@@ -1,3 +1,4 @@
+import contextlib
 import shutil
 import socket
 from pathlib import Path
@@ -110,13 +111,11 @@ def close_app(demo) -> None:
 
 @pytest.fixture(scope="session")
 def ding(tmp_path_factory):
-    """The Ding corpus's splits (train, valid, test and phrases .tsv), extracted once per test process as `python -m
-    training.data ding` does, from Debian's trans-de-en (which the test command installs); tests only read them."""
+    """The Ding corpus's splits (train, valid, test and phrases .tsv), extracted once per run (built_once) as `python
+    -m training.data ding` does, from Debian's trans-de-en (which the test command installs); tests only read them."""
     from training.data import prepare_ding
 
-    folder = tmp_path_factory.mktemp("ding")
-    prepare_ding(folder)
-    return folder
+    return built_once(tmp_path_factory, "ding", prepare_ding)
 
 
 @pytest.fixture(scope="session")
@@ -180,6 +179,54 @@ def built_once(tmp_path_factory, name: str, build) -> Path:
     return folder
 
 
+def exported_shared(model, tmp_path_factory):
+    """page_copy.graphs.exported(model), made once per run for the same model (its class, configuration, rules and
+    every tensor's bytes) and shared by the run's processes (an export takes seconds: most tests read the graphs,
+    not how they were traced). Kept in the run's shared folder as the graphs' files."""
+    import hashlib
+    import json
+
+    from attention_lab.page_copy import graphs
+
+    described = [type(model).__qualname__, repr(model.config), repr(getattr(model, "rules", None))]
+    if hasattr(model, "hf"):  # a transformers model's own configuration, but the folder it was read from
+        own = {k: v for k, v in model.hf.config.to_dict().items() if k != "_name_or_path"}
+        described.append(json.dumps(own, sort_keys=True, default=str))
+    digest = hashlib.sha256(" ".join(described).encode())
+    for name, tensor in model.state_dict().items():
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+
+    def build(folder):
+        made = graphs.exported(model)
+        for name, data in {**made.graphs(), "weights": made.weights}.items():
+            (folder / name).write_bytes(data)
+        (folder / "analyses.json").write_text(json.dumps(list(made.analyses)))
+
+    folder = built_once(tmp_path_factory, f"exported-{digest.hexdigest()[:16]}", build)
+    analyses = json.loads((folder / "analyses.json").read_text())
+    read = lambda name: (folder / name).read_bytes()
+    return graphs.Exported(read("encoder"), read("decoder"), read("weights"), {n: read(n) for n in analyses})
+
+
+@contextlib.contextmanager
+def exports_shared(tmp_path_factory):
+    """While it lasts, page copies and live pages are made from graphs exported once per run (exported_shared)."""
+    from attention_lab.page_copy import copies
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copies, "exported", lambda model: exported_shared(model, tmp_path_factory))
+        yield
+
+
+@pytest.fixture
+def exported_once(tmp_path_factory):
+    """For a test of what is made from a model's graphs (a copy, a precision, a live page written again, the app's
+    copy in the background), not of how they are traced: exports_shared for the test."""
+    with exports_shared(tmp_path_factory):
+        yield
+
+
 @pytest.fixture(scope="session")
 def pip_installed(tmp_path_factory):
     """The project as a user installs it, `pip install .` from a clean copy of the repository (no .git, build, data,
@@ -240,8 +287,9 @@ def bundled_copies(bundled, tmp_path_factory):
     from attention_lab.page_copy import copies as page_copy
 
     def build(root):
-        for name in ("de-en", "reverse"):
-            page_copy.make(bundled.entries[name], root / name)
+        with exports_shared(tmp_path_factory):
+            for name in ("de-en", "reverse"):
+                page_copy.make(bundled.entries[name], root / name)
 
     root = built_once(tmp_path_factory, "copies", build)
     return {name: root / name for name in ("de-en", "reverse")}
@@ -260,7 +308,9 @@ def tiny_hf_models(tmp_path_factory):
         for family in ("marian", "bart"):
             pipeline = load_pretrained(str(hf_models.FAMILIES[family](root / family)))
             (root / f"{family}-copy").mkdir()
-            for name, data in page_copy.copy_files(pipeline, family, "float32").items():
+            with exports_shared(tmp_path_factory):
+                files = page_copy.copy_files(pipeline, family, "float32")
+            for name, data in files.items():
                 (root / f"{family}-copy" / name).write_bytes(data)
 
     root = built_once(tmp_path_factory, "tiny-hf-models", build)

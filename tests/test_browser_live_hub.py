@@ -16,7 +16,7 @@ import pytest
 from attention_lab.checks import check_source
 from attention_lab.export import live
 from tests import hf_models
-from tests.conftest import free_port
+from tests.conftest import exports_shared, free_port
 from tests.test_browser_live import wait_for
 
 pytestmark = pytest.mark.slow  # a real browser, and an export
@@ -36,8 +36,9 @@ def bart(tmp_path_factory):
 
     folder = hf_models.bart(tmp_path_factory.mktemp("bart"))
     out = tmp_path_factory.mktemp("live")
-    page = live.write(str(folder), out / "bart.html", "float32")
-    site = live.write(str(folder), out / "site", "float32").parent
+    with exports_shared(tmp_path_factory):  # the same graphs for both, as the run's other BARTs (conftest)
+        page = live.write(str(folder), out / "bart.html", "float32")
+        site = live.write(str(folder), out / "site", "float32").parent
     reference = transformers.AutoModelForSeq2SeqLM.from_pretrained(folder).eval()
     return load_pretrained(str(folder)), reference, page, site
 

@@ -254,7 +254,9 @@ def test_the_page_reads_a_source_as_the_app_on_a_thousand_sentences(exported, na
         assert page == {"ids": ids, "notice": notice}, text
 
 
-def test_export_in_the_app_offers_each_models_live_page_and_refuses_one_made_in_code(tmp_path_factory, monkeypatch):
+def test_export_in_the_app_offers_each_models_live_page_and_refuses_one_made_in_code(
+    tmp_path_factory, monkeypatch, exported_once
+):
     from attention_lab.attention.export import live
     from attention_lab.models.registry import Registry
     from tests.hf_models import loaded

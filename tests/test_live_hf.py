@@ -57,18 +57,22 @@ def sentences(n: int, seed: int = 0) -> list[str]:
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
-def copied(request, tmp_path_factory):
+def copied(request, tmp_path_factory, tiny_hf_models):
     """(family, pipeline through the adapter, transformers' own model with eager attention, its float32 copy's
-    folder and config)."""
+    folder and config). The run's Marian and BART and their copies are shared (conftest.tiny_hf_models: an export
+    takes seconds); the other families are made here."""
     from transformer import load_pretrained
 
-    made = getattr(hf_models, "PAGE_FAMILIES", hf_models.FAMILIES)[request.param]
-    folder = made(tmp_path_factory.mktemp(request.param))
+    if request.param in tiny_hf_models:
+        folder, copy = tiny_hf_models[request.param]
+    else:
+        made = getattr(hf_models, "PAGE_FAMILIES", hf_models.FAMILIES)[request.param]
+        folder = made(tmp_path_factory.mktemp(request.param))
+        copy = tmp_path_factory.mktemp(f"{request.param}-copy")
+        for name, data in page_copy.copy_files(load_pretrained(str(folder)), request.param, "float32").items():
+            (copy / name).write_bytes(data)
     pipeline = load_pretrained(str(folder))
     reference = transformers.AutoModelForSeq2SeqLM.from_pretrained(folder, attn_implementation="eager").eval()
-    copy = tmp_path_factory.mktemp(f"{request.param}-copy")
-    for name, data in page_copy.copy_files(pipeline, request.param, "float32").items():
-        (copy / name).write_bytes(data)
     return request.param, pipeline, reference, copy, json.loads((copy / "config.json").read_text(encoding="utf-8"))
 
 
@@ -149,7 +153,9 @@ def test_the_page_reads_and_decodes_as_transformers_in_node(copied, tmp_path):
             assert [c[:2] for c in a["top"]] == [c[:2] for c in b["top"]], (family, text)
 
 
-def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothing(bart, tmp_path, monkeypatch, capsys):
+def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothing(
+    bart, tmp_path, monkeypatch, capsys, exported_once
+):
     pipeline = bart
     source = str(pipeline.folder)
     index = live.write(source, tmp_path / "site", "float32")
@@ -198,7 +204,7 @@ def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothi
 
 
 def test_the_app_gives_a_transformers_model_a_copy_in_the_smallest_precision_that_keeps_its_outputs(
-    bart, tmp_path, monkeypatch
+    bart, tmp_path, monkeypatch, exported_once
 ):
     from concurrent.futures import ThreadPoolExecutor
 

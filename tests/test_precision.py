@@ -27,6 +27,7 @@ from attention_lab.page_copy.copies import page_config
 from attention_lab.page_copy.graph_decoding import GraphDecoder
 from attention_lab.page_copy.graphs import exported
 from attention_lab.page_copy.precision import PRECISIONS, Drift, converted, drift
+from tests.conftest import exported_shared
 from tests.node import NODE, needs_node
 from transformer import bundled, load_pretrained
 
@@ -46,10 +47,11 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def deen():
-    """The de-en pipeline, its page config, sources, and its graphs in every precision."""
+def deen(tmp_path_factory):
+    """The de-en pipeline, its page config, sources, and its graphs in every precision (the float32 graphs those of
+    the run's page copy: conftest.exported_shared)."""
     pipeline = load_pretrained(bundled("de-en"))
-    made = exported(pipeline.model.eval())
+    made = exported_shared(pipeline.model.eval(), tmp_path_factory)
     sources = [pipeline.truncate(pipeline.tokenizer.encode(text)) for text in TEXTS]
     graphs = {precision: converted(made, precision) for precision in PRECISIONS}
     return pipeline, jsonable(page_config(pipeline, "de-en")), sources, graphs

@@ -74,7 +74,7 @@ def copies(bundled_copies):
     return bundled_copies
 
 
-def test_a_page_copy_is_made_once_and_whole(registry, tmp_path):
+def test_a_page_copy_is_made_once_and_whole(registry, tmp_path, exported_once):
     entry = registry.entries["reverse"]
     folder = page_copy.make(entry, tmp_path / "copy")
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -88,7 +88,9 @@ def test_a_page_copy_is_made_once_and_whole(registry, tmp_path):
     assert config["name"] == "reverse" and config["eos_id"] == entry.pipeline.model.config.eos_id
 
 
-def test_the_app_makes_each_copy_in_the_background_and_keeps_one_per_model(registry, tmp_path, monkeypatch):
+def test_the_app_makes_each_copy_in_the_background_and_keeps_one_per_model(
+    registry, tmp_path, monkeypatch, exported_once
+):
     monkeypatch.setattr(page_copy, "CACHE", tmp_path)
     older, another = tmp_path / "reverse-0123456789abcdef", tmp_path / "reverse-big-0123456789abcdef"
     older.mkdir()
