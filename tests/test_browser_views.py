@@ -92,15 +92,22 @@ LARGE = {  # mBART-large's and NLLB's layers and heads, at a tiny width
 
 @pytest.fixture(scope="module")
 def large_app(tmp_path_factory):
-    """The app serving a random transformers model of 12+12 layers and 16 heads."""
+    """The app serving a random transformers model of 12+12 layers and 16 heads, as a model without a page copy:
+    the tests draw the server's answers, and the app made its copy in the background otherwise (about two minutes of
+    a core, the export and each precision's drift, taken from the tests that run meanwhile)."""
+    from attention_lab.decoding import from_page
     from attention_lab.models.registry import load_models
+    from attention_lab.page_copy import copies
     from tests.conftest import launched
 
     folder = hf_models.marian(tmp_path_factory.mktemp("large"), shape=LARGE)
-    served = launched(load_models([str(folder)], bundled=folder / "none"))
-    url, _, _ = next(served)
-    yield url, str(folder)
-    close_app(served)
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (copies, from_page):
+            patch.setattr(module, "copyable", lambda pipeline: False)
+        served = launched(load_models([str(folder)], bundled=folder / "none"))
+        url, _, _ = next(served)
+        yield url, str(folder)
+        close_app(served)
 
 
 TILES = "() => { const c = document.querySelector('#views .views-grid canvas.tiles'); "
