@@ -77,19 +77,22 @@ def decodings(pipeline, name: str) -> list[dict]:
     ]
 
 
-def in_page(folder: Path, cases: list[dict], tmp_path: Path, tabs: dict) -> list[dict]:
+def in_page(folder: Path, cases: list[dict], tmp_path: Path, tabs: dict | list[dict]) -> list[dict]:
     """What the page makes for each decoding of `cases` ({ids, tokens, ablated: Heads}; its key is {serial: its
-    index, version: 0}) on each tab of `tabs` (tab id -> what the tab is asked: its own controls), by tab."""
+    index, version: 0}) on each tab of `tabs` (tab id -> what the tab is asked: its own controls), by tab. `tabs`
+    may be a list, each case's own: one Node process then answers what several would (each loads the runtime and
+    the copy)."""
     request = tmp_path / "request.json"
+    asked = tabs if isinstance(tabs, list) else [tabs] * len(cases)
     wire = [
         {
             "ids": case["ids"],
             "tokens": case["tokens"],
             "ablated": [[h.kind, h.layer, h.head] for h in case.get("ablated", ())],
             "key": {"serial": i, "version": 0},
-            "tabs": tabs,
+            "tabs": tabs_of_case,
         }
-        for i, case in enumerate(cases)
+        for i, (case, tabs_of_case) in enumerate(zip(cases, asked, strict=True))
     ]
     request.write_text(json.dumps({"here": jsonable(in_page_tabs(TABS)), "cases": wire}), encoding="utf-8")
     done = subprocess.run(

@@ -96,14 +96,13 @@ def corruptions(pipeline, name: str) -> list[tuple[list[int], dict]]:
 def test_the_pages_patch_messages_are_the_servers(models, name, tmp_path):  # noqa: F811 - the fixture, imported
     pipeline, folder = models[name]
     cases = decodings(pipeline, name)
+    chosen = [(i, asked) for which, asked in corruptions(pipeline, name) for i in which]
+    tabs = [{"patch": {"corrupted": a["corrupted"], "noise": a["noise"], "limit": LIMIT}} for _, a in chosen]
+    answers = in_page(folder, [cases[i] for i, _ in chosen], tmp_path, tabs)  # in one Node process
+    assert len(answers) == len(chosen)
     patched_steps = 0
-    for which, asked in corruptions(pipeline, name):
-        chosen = [cases[i] for i in which]
-        tabs = {"patch": {"corrupted": asked["corrupted"], "noise": asked["noise"], "limit": LIMIT}}
-        answers = in_page(folder, chosen, tmp_path, tabs)
-        assert len(answers) == len(chosen)
-        for i, case, answer in zip(which, chosen, answers):
-            server = server_message(pipeline, asked["text"], case, asked["corrupted"], asked["noise"])
-            assert_same(answer["patch"], server, f"{name} case {i}, {asked}")
-            patched_steps += len(server["steps"])
+    for (i, asked), answer in zip(chosen, answers):
+        server = server_message(pipeline, asked["text"], cases[i], asked["corrupted"], asked["noise"])
+        assert_same(answer["patch"], server, f"{name} case {i}, {asked}")
+        patched_steps += len(server["steps"])
     assert patched_steps >= 5 * 3  # every decoding of the first two corruptions was patched, step by step

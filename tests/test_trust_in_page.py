@@ -79,9 +79,9 @@ def test_the_pages_trust_message_is_the_servers(models, name, tmp_path):
 def test_a_pasted_translation_is_scored_in_the_page_as_on_the_server(models, name, tmp_path):
     pipeline, folder = models[name]
     case = decodings(pipeline, name)[4]  # heads ablated: a pasted translation is scored without
-    for text in PASTED[name]:
-        asked = {"trust": {"method": "alti", "pasted": text, "limit": LIMIT}}
-        (answer,) = in_page(folder, [case], tmp_path, asked)
+    asked = [{"trust": {"method": "alti", "pasted": text, "limit": LIMIT}} for text in PASTED[name]]
+    answers = in_page(folder, [case] * len(asked), tmp_path, asked)  # every text's, in one Node process
+    for text, answer in zip(PASTED[name], answers, strict=True):
         assert_same(answer["trust"], server(name, pipeline, case, text), f"{name} {text[:20]!r}")
     assert "hint" in answer["trust"]  # the last of each: refused, with the server's words
 
