@@ -86,13 +86,12 @@ async function loadCopy(folder, {ort, Tokenizer}) {
   return model;
 }
 
-/** The copy's explanations' graphs (page_copy/analyses.py), loaded into `model` after its decoding graphs. Each
- * graph's runtime session is made when a tab first runs it: made at once, the five took seconds of the page's thread
- * after every load, for tabs most visits never open. */
+/** The copy's explanations' graphs (page_copy/analyses.py), loaded into `model` after its decoding graphs (each
+ * graph's runtime session made as a tab first runs it: LiveModel.loadAnalyses). */
 async function loadAnalyses(model) {
   const names = model.config.analyses;
   const graphs = await Promise.all(names.map((name) => bytes(`${model.folder}${name}.onnx`)));
-  return model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])), {lazy: true});
+  return model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])));
 }
 
 /** What a copy in a reduced precision changes, in the words its config gives (page_copy/copies.py

@@ -161,8 +161,7 @@ async function explainIn(page, model, config, bytes, ui) {
   if (!names.length) return;
   try {
     const graphs = await Promise.all(names.map((name) => bytes(`${name}.onnx`)));
-    // each graph's session made when a tab first runs it (decoding/in_page.mjs loadAnalyses)
-    await model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])), {lazy: true});
+    model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])));
     model.files = (name) => bytes(name); // the copy's other files the tabs read (config "files"), carried here too
   } catch (err) {
     console.error(err);

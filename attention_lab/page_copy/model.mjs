@@ -31,16 +31,15 @@ export class LiveModel {
   }
 
   /** Load the explanations' graphs (attention_lab/page_copy/analyses.py): `graphs`, their bytes by name
-   * (they read the copy's weights). Each graph's session is made now, or with `lazy` as it is first run (a tab
-   * that is never opened costs nothing). */
-  async loadAnalyses(graphs, {lazy = false} = {}) {
+   * (they read the copy's weights). Each graph's session is made as a tab first runs it: a tab that is never opened
+   * costs nothing (made at once, the five took seconds of the page's thread after every load). */
+  loadAnalyses(graphs) {
     const sessions = new Map();
     const session = (name) => {
       if (!sessions.has(name)) sessions.set(name, this.ort.InferenceSession.create(graphs[name], this.options));
       return sessions.get(name);
     };
     this.analyses = Object.fromEntries(Object.keys(graphs).map((name) => [name, () => session(name)]));
-    if (!lazy) await Promise.all(Object.keys(graphs).map(session));
     return this;
   }
 

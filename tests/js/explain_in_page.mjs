@@ -14,7 +14,7 @@ import {LAB, loadCopy} from "./page_copy.mjs";
 const [dir, requestFile] = process.argv.slice(2);
 const model = await loadCopy(dir);
 const graphs = (name) => [name, new Uint8Array(fs.readFileSync(path.join(dir, `${name}.onnx`)))];
-await model.loadAnalyses(Object.fromEntries(model.config.analyses.map(graphs)), {lazy: true}); // the tabs' own
+model.loadAnalyses(Object.fromEntries(model.config.analyses.map(graphs))); // the tabs' own
 const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
 (await import(path.join(LAB, "assets/here.mjs"))).declare(request.here); // what the app tells the page
 const makers = {}; // TAB: the tab's in_page.mjs `made`; TAB/NAME: its function NAME (why/decoderLens)
