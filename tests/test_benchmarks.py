@@ -10,20 +10,69 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def quick(script: str) -> subprocess.CompletedProcess:
-    """benchmarks/`script` --quick, run as a user runs it."""
-    return subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / script), "--quick"],
+# Each benchmark's quick run, as `python benchmarks/SCRIPT --quick` runs it (its __main__, with those arguments), one
+# after the other in one interpreter: started for each, the interpreter and its imports (torch, transformers, gradio)
+# took 4-6 s of a core before any benchmark ran. A benchmark that raises is recorded with its traceback, and the next
+# runs.
+QUICK = (
+    "run.py",
+    "hf_speed.py",
+    "flow_speed.py",
+    "compare_models_speed.py",
+    "why_speed.py",
+    "survey_speed.py",
+    "patch_speed.py",
+    "trust_detect.py",
+)
+RUNNER = """
+import contextlib, io, json, os, runpy, sys, traceback
+answers, scripts, ran = sys.argv[1], sys.argv[2:], {}
+path = list(sys.path)
+for script in scripts:
+    out, err, code = io.StringIO(), io.StringIO(), 0
+    sys.argv, sys.path[:] = [script, "--quick"], [os.path.dirname(script), *path]  # as python SCRIPT sets them
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as end:
+            code = end.code if isinstance(end.code, int) else (0 if end.code is None else 1)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    ran[script] = [code, out.getvalue(), err.getvalue()]
+with open(answers, "w", encoding="utf-8") as f:
+    json.dump(ran, f)
+"""
+
+
+@pytest.fixture(scope="module")
+def quick_runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
+    """benchmarks/SCRIPT --quick for each of QUICK: script -> its return code, stdout and stderr."""
+    import json
+
+    answers = tmp_path_factory.mktemp("benchmarks") / "quick.json"
+    scripts = [str(REPO / "benchmarks" / script) for script in QUICK]
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(answers), *scripts],
         env={**os.environ, "PYTHONPATH": str(REPO)},
         check=False,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=1200,
     )
+    assert done.returncode == 0 and answers.exists(), done.stderr[-3000:]
+    ran = json.loads(answers.read_text(encoding="utf-8"))
+    return {Path(script).name: subprocess.CompletedProcess(script, *ran[script]) for script in scripts}
+
+
+@pytest.fixture
+def quick(quick_runs):
+    """benchmarks/`script` --quick, run as a user runs it: its return code, stdout and stderr."""
+    return quick_runs.__getitem__
 
 
 @pytest.mark.slow
-def test_quick_benchmark_runs_and_prints_the_table():
+def test_quick_benchmark_runs_and_prints_the_table(quick):
     result = quick("run.py")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| measure | ours (ms) | reference (ms) | ratio | bar |" in result.stdout
@@ -33,14 +82,14 @@ def test_quick_benchmark_runs_and_prints_the_table():
 
 
 @pytest.mark.slow
-def test_the_transformers_benchmark_runs_and_decodes_the_same_tokens_as_generate():
+def test_the_transformers_benchmark_runs_and_decodes_the_same_tokens_as_generate(quick):
     result = quick("hf_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]  # exit 1 when the tokens differ from generate()'s
     assert "session ÷ generate eager" in result.stdout and "| yes |" in result.stdout
 
 
 @pytest.mark.slow
-def test_the_flow_benchmark_times_flow_its_parts_and_the_decoder_lens():
+def test_the_flow_benchmark_times_flow_its_parts_and_the_decoder_lens(quick):
     result = quick("flow_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]
     for row in (
@@ -54,7 +103,7 @@ def test_the_flow_benchmark_times_flow_its_parts_and_the_decoder_lens():
 
 
 @pytest.mark.slow
-def test_the_two_models_benchmark_times_compare_models_and_its_parts():
+def test_the_two_models_benchmark_times_compare_models_and_its_parts(quick):
     result = quick("compare_models_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]
     for row in ("| /compare_models (the answer)", "de-en's greedy decoding", "the tiny Marian's greedy decoding"):
@@ -62,7 +111,7 @@ def test_the_two_models_benchmark_times_compare_models_and_its_parts():
 
 
 @pytest.mark.slow
-def test_the_why_benchmark_times_every_method_and_the_lens():
+def test_the_why_benchmark_times_every_method_and_the_lens(quick):
     result = quick("why_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| input_x_gradient | integrated_gradients | occlusion | value_zeroing | lens |" in result.stdout
@@ -71,14 +120,14 @@ def test_the_why_benchmark_times_every_method_and_the_lens():
 
 
 @pytest.mark.slow
-def test_the_survey_benchmark_runs_and_prints_its_table():
+def test_the_survey_benchmark_runs_and_prints_its_table(quick):
     result = quick("survey_speed.py")  # one process (two processes' agreement: tests/test_survey.py, under torchrun)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| reverse | 1 | cpu |" in result.stdout and "| sentences/s |" in result.stdout
 
 
 @pytest.mark.slow
-def test_the_patching_benchmark_times_patch_against_one_forward_pass():
+def test_the_patching_benchmark_times_patch_against_one_forward_pass(quick):
     result = quick("patch_speed.py")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| threads | corruption | /patch ms | one forward pass ms | ratio | bar |" in result.stdout
@@ -86,7 +135,7 @@ def test_the_patching_benchmark_times_patch_against_one_forward_pass():
 
 
 @pytest.mark.slow
-def test_the_detector_benchmark_scores_every_comparison():
+def test_the_detector_benchmark_scores_every_comparison(quick):
     result = quick("trust_detect.py")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "| score | suspicious when | reference vs detached (10 / 10) |" in result.stdout

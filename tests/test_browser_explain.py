@@ -72,30 +72,50 @@ def tab_text(page, tab: str) -> str:
     return before
 
 
+@pytest.fixture(scope="module")
+def pages(served_app, browser):
+    """A page that decodes and explains itself, and one on `?road=server`, shared by the tabs' tests: each opening
+    loads the app, and the first its page copy and the runtime (seconds of a core each)."""
+    url, _, _ = served_app
+    ours = opened(browser, url, LAPTOP, road="page")
+    on_the_road(ours, "de-en")
+    theirs = opened(browser, url, LAPTOP, road="server")
+    yield ours, theirs
+    ours.context.close()
+    theirs.context.close()
+
+
+def typed(page, text: str) -> None:
+    """`text` typed as the Source, afresh (the page may hold it from the test before)."""
+    page.get_by_label("Source").fill("")
+    page.settle()
+    page.get_by_label("Source").fill(text)
+    page.settle()
+
+
 @pytest.mark.parametrize("tab", TABS)
-def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draws(served_app, browser, tab):
-    url, registry, _ = served_app
+def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draws(served_app, pages, tab):
+    _, registry, _ = served_app
     title = DECLARED["titles"][tab]
-    page = opened(browser, url, LAPTOP, road="page")
-    on_the_road(page, "de-en")
+    page, theirs_page = pages
     open_tab(page, title)
     explains(page)
     sent = []
-    page.on("request", lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None)
+    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    page.on("request", listen)
+    typed(page, "")
     play(page, registry, "de-en", TEXT, sent)  # no request after the typing (asserted there)
-    before = len(sent)
-    page.get_by_label("Source").fill(TEXT)
-    page.settle()
+    typed(page, TEXT)
     before = len(sent)
     click(page, "Run")
     token = what_if(page)
     ours = tab_text(page, tab)
+    page.remove_listener("request", listen)
     assert sent[before:] == [], tab
     assert "explains in this page" in page.locator(".road-line").inner_text()
 
-    theirs_page = opened(browser, url, LAPTOP, road="server")
-    theirs_page.get_by_label("Source").fill(TEXT)
-    theirs_page.settle()
+    open_tab(theirs_page, "Attention")  # the tab drawn afresh for this decoding when it opens, as on the page above
+    typed(theirs_page, TEXT)
     held = theirs_page.evaluate("() => JSON.stringify(window.attentionLab.key)")
     button(theirs_page, "Run").click()
     theirs_page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
@@ -103,5 +123,3 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
     open_tab(theirs_page, title)
     theirs = tab_text(theirs_page, tab)
     assert ours == theirs, tab
-    page.close()
-    theirs_page.close()

@@ -74,7 +74,24 @@ def copies(bundled_copies):
     return bundled_copies
 
 
-def test_a_page_copy_is_made_once_and_whole(registry, tmp_path, exported_once):
+@pytest.fixture
+def traced(monkeypatch):
+    """For the tests of how a copy is made and kept (once, whole, in the background, one per model), not of its
+    graphs: an export that gives the graphs' files at once (a real one takes seconds; the copies' tests of the
+    graphs themselves, tests/test_live.py and the page's, read real ones). Counts its calls."""
+    from attention_lab.page_copy.graphs import Exported
+
+    calls = []
+
+    def exported(model):
+        calls.append(model)
+        return Exported(b"encoder", b"decoder", b"weights", {"attribution": b"attribution", "flow": b"flow"})
+
+    monkeypatch.setattr(page_copy, "exported", exported)
+    return calls
+
+
+def test_a_page_copy_is_made_once_and_whole(registry, tmp_path, traced):
     entry = registry.entries["reverse"]
     folder = page_copy.make(entry, tmp_path / "copy")
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
@@ -82,15 +99,13 @@ def test_a_page_copy_is_made_once_and_whole(registry, tmp_path, exported_once):
     assert config["analyses"] and sorted(p.name for p in folder.iterdir()) == sorted([*page_copy.FILES, *beside])
     made = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
     assert page_copy.make(entry, folder) == folder
-    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == made  # not made twice
+    assert {p.name: p.stat().st_mtime_ns for p in folder.iterdir()} == made and len(traced) == 1  # not made twice
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".page-")]  # nothing half-written left
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
     assert config["name"] == "reverse" and config["eos_id"] == entry.pipeline.model.config.eos_id
 
 
-def test_the_app_makes_each_copy_in_the_background_and_keeps_one_per_model(
-    registry, tmp_path, monkeypatch, exported_once
-):
+def test_the_app_makes_each_copy_in_the_background_and_keeps_one_per_model(registry, tmp_path, monkeypatch, traced):
     monkeypatch.setattr(page_copy, "CACHE", tmp_path)
     older, another = tmp_path / "reverse-0123456789abcdef", tmp_path / "reverse-big-0123456789abcdef"
     older.mkdir()
