@@ -17,6 +17,13 @@ pytestmark = pytest.mark.slow
 LATENCY_MS = 400  # each request's round trip, as a Space far away answers it
 # Typed right after each switch: a text the model can read, and not the example the switch would offer.
 TYPED = {"reverse": "typed{}abc", "de-en": "Das Haus ist alt und {} Jahre."}
+# The page's road as a test reads it when a wait for it fails: its loops, the copies loading, failed or explained,
+# whether a switch of model is on its way (the decoding shown against the Model menu), a click held, the road's line.
+ROAD_STATE = """() => { const r = attentionLabRoad; return JSON.stringify({loops: [...r.loops.keys()],
+  loading: [...r.models.keys()], broken: [...r.broken.entries()], explaining: [...r.explaining.entries()],
+  switching: r.switching(), shown: window.attentionLab.decoding?.model ?? null,
+  menu: document.querySelector('#lab-model input')?.value, held: !!r.holding, passing: r.passing,
+  line: document.querySelector('.road-line')?.textContent}); }"""
 
 
 def expected(registry, model: str, text: str) -> str:
@@ -98,7 +105,10 @@ def test_a_run_clicked_while_a_model_switch_is_answered_waits_for_its_answer(ser
         page.get_by_label("Model").click()
         page.get_by_role("option", name=model, exact=True).click()
         here = f"() => attentionLabRoad.loops.has('{model}') && !attentionLabRoad.switching()"
-        page.wait_for_function(here, timeout=120_000)
+        try:
+            page.wait_for_function(here, timeout=120_000)
+        except Exception as err:  # seen once in a loaded run: what the road held then says which wait never ended
+            raise AssertionError(f"{model} never ready in the page: {page.evaluate(ROAD_STATE)}") from err
         page.settle()
         runs = page.evaluate(ran)
         button(page, "Run").click()
