@@ -56,6 +56,7 @@ def serve_parser() -> argparse.ArgumentParser:
 
 
 def serve(argv: list[str]) -> None:
+    args = serve_parser().parse_args(argv)  # first: --help and a mistyped flag answer before gradio is imported
     import torch
 
     from .app import build_demo, launch_options
@@ -64,7 +65,6 @@ def serve(argv: list[str]) -> None:
     from .models.registry import load_models
     from .page.wiring import CONCURRENCY
 
-    args = serve_parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     # Each of the CONCURRENCY requests gets its share of the cores (1 thread each on a 2-core Space).
     torch.set_num_threads(max(1, available_cores() // CONCURRENCY))

@@ -131,13 +131,37 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 CHROMIUM_ARGS += ["--disable-sync", "--no-first-run", "--disable-quic"]
 
 
+# Gradio 6.31's status tracker asks for an animation frame on every frame, forever, to update the time it shows for
+# a pending event, in every page, idle or not (a bare gr.Textbox app does it): about 0.08 of a core a page, measured
+# in this Chromium (two idle pages: 0.16 of a core, 0.017 with this). In the tests' pages it asks once a second.
+STATUS_TIMER_EACH_SECOND = """(() => {
+  const frame = window.requestAnimationFrame.bind(window);
+  window.requestAnimationFrame = (callback) => ((new Error().stack || "").includes("/statustracker")
+    ? setTimeout(() => frame(callback), 1000) : frame(callback));
+})()"""
+
+
 @pytest.fixture(scope="session")
 def browser():
-    """One Chromium for every browser test (tests/test_browser*.py), driven by Playwright."""
+    """One Chromium for every browser test (tests/test_browser*.py), driven by Playwright; each page it opens has
+    Gradio's status timer ticking once a second (STATUS_TIMER_EACH_SECOND)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        new_page, new_context = browser.new_page, browser.new_context
+
+        def page(*args, **kwargs):
+            made = new_page(*args, **kwargs)
+            made.add_init_script(STATUS_TIMER_EACH_SECOND)  # before the page's first address is opened
+            return made
+
+        def context(*args, **kwargs):
+            made = new_context(*args, **kwargs)
+            made.add_init_script(STATUS_TIMER_EACH_SECOND)
+            return made
+
+        browser.new_page, browser.new_context = page, context
         yield browser
         browser.close()
 

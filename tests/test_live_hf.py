@@ -26,6 +26,7 @@ from attention_lab.core import payload
 from attention_lab.export import live
 from attention_lab.messages import jsonable
 from attention_lab.page_copy import copies as page_copy
+from attention_lab.page_copy import explanations
 from attention_lab.page_copy.graph_decoding import GraphDecoder
 from tests import hf_models
 from tests.node import needs_node
@@ -65,11 +66,14 @@ def copied(request, tmp_path_factory, tiny_hf_models):
 
     if request.param in tiny_hf_models:
         folder, copy = tiny_hf_models[request.param]
-    else:
+    else:  # the graphs that decode (this module's tests read no other: the explanations' are the Marian's and BART's)
         made = getattr(hf_models, "PAGE_FAMILIES", hf_models.FAMILIES)[request.param]
         folder = made(tmp_path_factory.mktemp(request.param))
         copy = tmp_path_factory.mktemp(f"{request.param}-copy")
-        for name, data in page_copy.copy_files(load_pretrained(str(folder)), request.param, "float32").items():
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(explanations, "ANALYSES", ())
+            files = page_copy.copy_files(load_pretrained(str(folder)), request.param, "float32")
+        for name, data in files.items():
             (copy / name).write_bytes(data)
     pipeline = load_pretrained(str(folder))
     reference = transformers.AutoModelForSeq2SeqLM.from_pretrained(folder, attn_implementation="eager").eval()
@@ -210,7 +214,6 @@ def test_the_app_gives_a_transformers_model_a_copy_in_the_smallest_precision_tha
 
     from attention_lab.decoding.from_page import road_config
     from attention_lab.models.registry import Registry
-    from attention_lab.page_copy.graphs import exported
     from attention_lab.page_copy.precision import converted, drift
 
     family, pipeline = "bart", bart
@@ -227,7 +230,7 @@ def test_the_app_gives_a_transformers_model_a_copy_in_the_smallest_precision_tha
     assert chosen["name"] in order
     if chosen["name"] != "float32":
         assert chosen["identical"] >= page_copy.KEPT and chosen["n"] == 50
-    made, sources = exported(pipeline.model.eval()), page_copy.drift_sources(pipeline)
+    made, sources = page_copy.exported(pipeline.model.eval()), page_copy.drift_sources(pipeline)  # the app's, shared
     measured = {**config, "max_new_tokens": min(config["max_new_tokens"], page_copy.DRIFT_TOKENS)}
     for smaller in order[: order.index(chosen["name"])]:  # each smaller one changed too many outputs
         assert drift(made, converted(made, smaller), measured, sources).identical < page_copy.KEPT, smaller
