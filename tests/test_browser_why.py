@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 SOURCE = "Bitte schließen Sie das Fenster."
 HEADING = "() => document.querySelector('#why-view .why-heading')?.innerText || ''"
-AGREEMENT = "() => document.querySelector('#why-view .why-cross .js-plotly-plot')"
+AGREEMENT = "#why-view .why-cross .why-grid"  # each head's agreement: a cell a head (why/agreement.mjs)
 LENS = "() => document.querySelector('#why-view .why-lens .js-plotly-plot')"
 
 
@@ -42,7 +42,9 @@ def test_the_why_tab_follows_the_shown_step_in_the_page_and_a_click_focuses_a_he
     open_tab(page, "Why")
     page.wait_for_function(f"() => ({HEADING})().startsWith('Step ')", timeout=WAIT_MS)
     page.settle()
-    assert page.evaluate(f"() => ({AGREEMENT})().data[0].z.length") == config.n_decoder_layers
+    grid = page.locator(AGREEMENT)
+    assert grid.locator(".why-grid-layer").count() == config.n_decoder_layers
+    assert grid.locator(".why-grid-cell").count() == config.n_decoder_layers * config.n_heads
     lens = page.evaluate(f"() => {{ const gd = ({LENS})(); return [gd.data[0].z.length, gd.data[0].x.length]; }}")
     n = page.evaluate("() => window.attentionLab.decoding.steps.length")
     assert lens == [config.n_decoder_layers, n]  # layers down, every step across
@@ -56,14 +58,12 @@ def test_the_why_tab_follows_the_shown_step_in_the_page_and_a_click_focuses_a_he
     words = page.locator("#why-view .why-row").first.locator(".word")
     assert words.count() >= 5 and "Fenster" in words.all_inner_texts()  # the source, merged into words
     assert sent == [], f"the Why tab asked the server: {sent}"
-    page.locator("#why-view .why-cross").scroll_into_view_if_needed()
-    box = page.evaluate(
-        f"() => {{ const r = ({AGREEMENT})().querySelector('.nsewdrag').getBoundingClientRect(); "
-        "return [r.x, r.y, r.width, r.height]; }"
-    )
     heads = config.n_heads
-    page.mouse.click(box[0] + box[2] * (heads - 0.5) / heads, box[1] + box[3] * 0.5 / config.n_decoder_layers)
+    grid.locator(f".why-grid-cell[data-layer='0'][data-head='{heads - 1}']").click()  # the first layer's last head
     expect(page.get_by_label("Focus head")).to_have_value(f"Layer 1 · Head {heads}", timeout=WAIT_MS)
+    focused = grid.locator(".why-grid-cell.focused")  # drawn again, outlined
+    expect(focused).to_have_count(1, timeout=WAIT_MS)
+    assert (focused.get_attribute("data-layer"), focused.get_attribute("data-head")) == ("0", str(heads - 1))
 
 
 def test_another_method_and_the_deletion_test_fill_in_after_the_click(app_page):

@@ -6,13 +6,13 @@
 // from what the page holds.
 
 import {el, root} from "../assets/dom.mjs";
-import {STYLE} from "../assets/style.mjs";
-import {draw, onClick, outline, shade} from "../assets/plot.mjs";
+import {draw, shade} from "../assets/plot.mjs";
 import {askAgain, computesHere, madeHere, textsOf} from "../assets/here.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page, sameKey, setLook} from "../assets/store.mjs";
 import {stepRow} from "../assets/units.mjs";
 import {now, shadedWords} from "../decoding/looked_at.mjs";
+import {agreementGrid} from "./agreement.mjs";
 import {lensFigure} from "./lens.mjs";
 import {decoderLens, made} from "./in_page.mjs";
 import {agreement} from "./rank.mjs";
@@ -79,7 +79,7 @@ function wordRow(label, words, shadeOf, titleOf) {
   return row;
 }
 
-/** The tab's words and lines (its figures are drawn by agreementFigure and lensFigure). */
+/** The tab's words and lines (its grids are drawn by agreementGrid, its figure by lensFigure). */
 export function renderWhy(container, state) {
   const view = el("div", "why-view");
   container.replaceChildren(view);
@@ -105,22 +105,6 @@ export function renderWhy(container, state) {
     wordRow(`Source, by attention (${state.attention.name})`, state.attention.words || [],
       (w) => shade(Math.max(0, Math.min(1, w.shade))), (w) => `weight ${w.weight.toFixed(3)}`),
     wordRow(`Prefix, by ${by}`, state.prefix, (w) => shade(w.shade, true), value), el("div", "why-note", lines));
-}
-
-/** Each head's agreement with the attribution, layers down and heads across; a click on a head focuses it. */
-export function agreementFigure(grid, title, focus) {
-  const L = grid.length, H = L ? grid[0].length : 0;
-  const text = grid.map((row) => row.map((v) => (v === null ? "" : v.toFixed(2))));
-  const shapes = focus && focus[0] < L && focus[1] < H
-    ? [outline(focus[1] - 0.5, focus[1] + 0.5, focus[0] - 0.5, focus[0] + 0.5, STYLE.focusLine, 2.5)] : [];
-  const heads = [...Array(H).keys()], layers = [...Array(L).keys()];
-  return {data: [{type: "heatmap", z: grid, text, texttemplate: H <= 8 ? "%{text}" : "", zmin: -1, zmax: 1,
-    colorscale: [[0, "#cb181d"], [0.5, "#f7f7f7"], [1, "#08519c"]], colorbar: {thickness: 10, title: {text: "ρ"}},
-    hovertemplate: "layer %{y}, head %{x}<br>agreement ρ = %{z:.2f}<extra></extra>", x: heads, y: layers}],
-  layout: {title: {text: title, font: {size: 12}}, height: Math.max(150, 26 * L + 80), margin: {l: 60, r: 10, t: 40, b: 30},
-    xaxis: {tickvals: heads, ticktext: heads.map((h) => `h${h + 1}`), showgrid: false, zeroline: false},
-    yaxis: {tickvals: layers, ticktext: layers.map((l) => `layer ${l + 1}`), autorange: "reversed", showgrid: false,
-      zeroline: false}, shapes, plot_bgcolor: "white"}};
 }
 
 /** Whether `message` (the server's Why message) may be drawn for the decoding the page holds: its own, or, while a
@@ -156,11 +140,10 @@ export function mount(component) {
       return;
     }
     note.textContent = message.notes.agreement;
-    const figures = [[crossBox, state.agreement.cross, "Cross heads vs the source's attribution"],
-      [selfBox, state.agreement.decoder_self, "Decoder self heads vs the prefix's"]];
-    for (const [figure, grid, title] of figures) {
-      const gd = draw(figure, agreementFigure(grid, title, page.look.focus));
-      onClick(gd, (point) => setLook({focus: [point.y, point.x]})); // a click on a head focuses it
+    const grids = [[crossBox, state.agreement.cross, "Cross heads vs the source's attribution", "Cross heads' agreement"],
+      [selfBox, state.agreement.decoder_self, "Decoder self heads vs the prefix's", "Decoder self heads' agreement"]];
+    for (const [box, grid, title, name] of grids) {
+      box.replaceChildren(agreementGrid(grid, title, name, page.look.focus, (focus) => setLook({focus})));
     }
   }, {here: "why"});
 }
