@@ -17,9 +17,10 @@ export function agreementGrid(grid, title, name, focus, focused) {
   const box = el("div", "why-grid");
   const cells = el("div", "why-grid-cells");
   cells.style.setProperty("--heads", String(H));
-  cells.setAttribute("role", "grid");
+  cells.setAttribute("role", "group"); // buttons in a labelled group (a "grid" role would need rows and gridcells)
   cells.setAttribute("aria-label", name);
-  cells.append(el("span", "why-grid-corner"), ...Array.from({length: H}, (_, h) => el("span", "why-grid-head", `h${h + 1}`)));
+  const heads = Array.from({length: H}, (_, h) => el("span", "why-grid-head", `h${h + 1}`));
+  cells.append(el("span", "why-grid-corner"), ...heads);
   grid.forEach((row, l) => {
     cells.append(el("span", "why-grid-layer", `layer ${l + 1}`));
     row.forEach((v, h) => {
