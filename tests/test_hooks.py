@@ -362,3 +362,25 @@ def test_run_with_cache_forces_a_list_per_row_as_each_row_alone():
         assert_close(both[b, : len(row)], alone, ulps=LOGIT_ULPS, what=f"row {b} in a batch")
     with pytest.raises(ValueError, match="no token to force"):
         run_with_cache(model, src, [[10, 2], []])
+
+
+def test_torch_export_keeps_the_number_of_tokens_a_dimension(model):
+    """The teacher-forced pass traced by torch.export with the tokens' length T as a dimension, not the example's:
+    the program gives the library's output for another length (the way a traced gradient's graph is made)."""
+    from torch.export import Dim
+
+    class Forced(torch.nn.Module):
+        def forward(self, source, tokens):
+            return run_with_cache(model, source, tokens).hidden
+
+    source = torch.tensor([[5, 6, 7, 8, 9, 10, 11, 12, 2]])  # lengths no dimension of the model has (9, 7); 32:
+    # the model's max_len
+    program = torch.export.export(
+        Forced(),
+        (source, torch.tensor([3, 4, 5, 6, 7, 8, 2])),
+        dynamic_shapes=({1: Dim("S", max=32)}, {0: Dim("T", min=3, max=32)}),
+    )
+    other = torch.tensor([4, 3, 2])
+    torch.testing.assert_close(
+        program.module()(source[:, 2:], other), run_with_cache(model, source[:, 2:], other).hidden
+    )

@@ -109,7 +109,11 @@ def run_with_cache(
         if tokens is None:
             return ForcedRun(model, encoded, None, dict(cache))
         tokens = tokens if isinstance(tokens, torch.Tensor) else list(tokens)
-        if not len(tokens) or not all(len(row) for row in tokens if isinstance(row, (list, tuple))):
+        if isinstance(tokens, torch.Tensor):  # (T,): its size, not its rows one by one (torch.export keeps T unfixed)
+            empty = tokens.size(0) == 0
+        else:
+            empty = not len(tokens) or not all(len(row) for row in tokens if isinstance(row, (list, tuple)))
+        if empty:
             raise ValueError("there is no token to force: a teacher-forced pass needs at least one in every row")
         tgt = decoder_input(model, tokens, encoded.memory.size(0), device)
         if not stepwise:
