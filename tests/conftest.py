@@ -162,7 +162,8 @@ class Browser:
         if options:
             return self.new_context(viewport=viewport or VIEWPORT, **options).new_page()
         page = self.cached.new_page()
-        page.set_viewport_size(viewport or VIEWPORT)
+        if viewport:  # the context's is VIEWPORT
+            page.set_viewport_size(viewport)
         return page
 
     def new_context(self, **options):

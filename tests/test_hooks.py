@@ -366,15 +366,15 @@ def test_run_with_cache_forces_a_list_per_row_as_each_row_alone():
 
 def test_torch_export_keeps_the_number_of_tokens_a_dimension(model):
     """The teacher-forced pass traced by torch.export with the tokens' length T as a dimension, not the example's:
-    the program gives the library's output for another length (the way a traced gradient's graph is made)."""
+    the program gives the library's output for another length."""
     from torch.export import Dim
 
     class Forced(torch.nn.Module):
         def forward(self, source, tokens):
             return run_with_cache(model, source, tokens).hidden
 
-    source = torch.tensor([[5, 6, 7, 8, 9, 10, 11, 12, 2]])  # lengths no dimension of the model has (9, 7); 32:
-    # the model's max_len
+    # lengths that no dimension of the model has (9 and 7), up to its max_len (32)
+    source = torch.tensor([[5, 6, 7, 8, 9, 10, 11, 12, 2]])
     program = torch.export.export(
         Forced(),
         (source, torch.tensor([3, 4, 5, 6, 7, 8, 2])),
