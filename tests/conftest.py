@@ -141,55 +141,27 @@ STATUS_TIMER_EACH_SECOND = """(() => {
 })()"""
 
 
-class Browser:
-    """The tests' Chromium. `new_page` opens a page in one context kept on disk for the session, whose pages share
-    Chromium's HTTP and code caches: the app's scripts and onnxruntime-web's WebAssembly are compiled once, not in
-    every page (measured: a page that loads the app and decodes itself, 5.4 s of Chromium's CPU, 3.1-3.8 s so; one
-    on the server's road, 3.3 s, 1.7 s so). `new_context` (pages offline, or with options of their own) opens a
-    context of its own, as Playwright's Browser does. Every page has Gradio's status timer ticking once a second
-    (STATUS_TIMER_EACH_SECOND). The app's own responses are never reused from the cache: its page and its answers
-    carry no validators, its scripts and the page copies have their content's hash in their names."""
-
-    def __init__(self, playwright, cache_dir: Path) -> None:
-        self.browser_type = playwright.chromium
-        self.browser = self.browser_type.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        self.cached = self.browser_type.launch_persistent_context(
-            cache_dir, executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport=VIEWPORT
-        )
-        self.cached.add_init_script(STATUS_TIMER_EACH_SECOND)
-
-    def new_page(self, viewport: dict | None = None, **options):
-        if options:
-            return self.new_context(viewport=viewport or VIEWPORT, **options).new_page()
-        page = self.cached.new_page()
-        if viewport:  # the context's is VIEWPORT
-            page.set_viewport_size(viewport)
-        return page
-
-    def new_context(self, **options):
-        context = self.browser.new_context(**options)
-        context.add_init_script(STATUS_TIMER_EACH_SECOND)  # before the page's first address is opened
-        return context
-
-    def pages(self) -> set:
-        """Every page open, in the cached context and in the others."""
-        return {*self.cached.pages, *(page for context in self.browser.contexts for page in context.pages)}
-
-    def close(self) -> None:
-        self.cached.close()
-        self.browser.close()
-
-
-VIEWPORT = {"width": 1280, "height": 720}  # Playwright's own default
-
-
 @pytest.fixture(scope="session")
-def browser(tmp_path_factory):
-    """One Chromium for every browser test (tests/test_browser*.py), driven by Playwright (Browser above)."""
+def browser():
+    """One Chromium for every browser test (tests/test_browser*.py), driven by Playwright; each page it opens has
+    Gradio's status timer ticking once a second (STATUS_TIMER_EACH_SECOND)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = Browser(p, tmp_path_factory.mktemp("chromium"))
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        new_page, new_context = browser.new_page, browser.new_context
+
+        def page(*args, **kwargs):
+            made = new_page(*args, **kwargs)
+            made.add_init_script(STATUS_TIMER_EACH_SECOND)  # before the page's first address is opened
+            return made
+
+        def context(*args, **kwargs):
+            made = new_context(*args, **kwargs)
+            made.add_init_script(STATUS_TIMER_EACH_SECOND)
+            return made
+
+        browser.new_page, browser.new_context = page, context
         yield browser
         browser.close()
 
@@ -203,12 +175,11 @@ def pages_closed(request):
         yield
         return
     browser = request.getfixturevalue("browser")
-    pages, contexts = browser.pages(), set(browser.browser.contexts)
+    before = set(browser.contexts)
     yield
-    for page in browser.pages() - pages:
-        page.close()
-    for context in set(browser.browser.contexts) - contexts:
-        context.close()
+    for context in browser.contexts:
+        if context not in before:
+            context.close()
 
 
 def built_once(tmp_path_factory, name: str, build) -> Path:

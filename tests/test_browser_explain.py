@@ -81,8 +81,8 @@ def pages(served_app, browser):
     on_the_road(ours, "de-en")
     theirs = opened(browser, url, LAPTOP, road="server")
     yield ours, theirs
-    ours.close()
-    theirs.close()
+    ours.context.close()
+    theirs.context.close()
 
 
 def typed(page, text: str) -> None:
