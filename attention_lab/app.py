@@ -20,6 +20,7 @@ from .feature import Feature, Shared
 from .models.registry import Registry
 from .page import frame
 from .page.lab import Lab
+from .page.streams import Blocks
 from .page.wiring import CONCURRENCY, LANES, Wiring, handed
 from .page_copy.copies import PageCopies
 from .serving.api import Endpoints, documentation, served
@@ -85,7 +86,7 @@ def build_demo(registry: Registry, tabs: tuple = TABS) -> gr.Blocks:
     gr.set_static_paths([*static_files(), *road_files(registry)])
     PageCopies(registry).start(COPIES)  # made once, in the background: the page decodes itself once they are
     lab = make_lab(registry, tabs, ahead=True)
-    with gr.Blocks(title="Attention Lab", fill_width=True) as demo:
+    with Blocks(title="Attention Lab", fill_width=True) as demo:
         components, state, opened, laid = frame.build(registry, lab.default, LOOP, tabs)
         wiring = Wiring(lab, components, state, list(options(tabs)), list(outputs(tabs)))
         for feature in features(tabs):

@@ -445,3 +445,28 @@ def test_a_stream_to_the_page_ends_on_a_part_that_changes_nothing(lab):
         wiring.lab.after = lambda user, wait_s: {}
     [answer] = parts(UserState(), c)  # a script's
     assert answer["output"] and answer["back"] == {"__type__": "update", "interactive": True}
+
+
+def test_a_streams_later_part_replaces_values_and_never_edits_inside_one():
+    """gradio's client in the page applies an edit inside a value to the object it handed the page with the part
+    before, which, when the parts arrive together, empties that part's updates before the page draws them
+    (attention_lab/page/streams.py; the browser's case: test_browser.py). The app's Blocks sends such a part whole."""
+    from types import SimpleNamespace
+
+    import gradio as gr
+
+    from attention_lab.page.streams import Blocks
+
+    answer = [{"__type__": "update", "interactive": True}, "the output", {"__type__": "update", "value": "Finished"}]
+    quiet = [{"__type__": "update"}] * 3
+    fn = SimpleNamespace(outputs=[None] * 3)
+    for blocks in (gr.Blocks(), Blocks()):
+        first = blocks.handle_streaming_diffs(fn, list(answer), "session", "run", final=False)
+        later = blocks.handle_streaming_diffs(fn, list(quiet), "session", "run", final=False)
+        last = blocks.handle_streaming_diffs(fn, list(quiet), "session", "run", final=True)
+        assert first == answer and last == quiet
+        inside = [edit for edits in later for edit in edits if edit[1]]
+        if isinstance(blocks, Blocks):
+            assert not inside and later == [[["replace", [], value]] for value in quiet]
+        else:
+            assert inside  # gradio's own: the edits that emptied an answer's updates

@@ -2,6 +2,7 @@
 
 import json
 import re
+import time
 
 import pytest
 
@@ -134,6 +135,38 @@ def test_step_is_off_once_decoding_finished(app_page):
     run(page, SPLIT)
     expect(page.get_by_label("Notice")).to_have_value(re.compile("Finished"), timeout=WAIT_MS)
     expect(button(page, "Step")).to_be_disabled(timeout=WAIT_MS)
+
+
+def test_an_answer_whose_parts_reach_the_page_at_once_is_drawn_whole(served_app, app_page, monkeypatch):
+    """A Run whose answer reaches the page before the queue's answer to joining it (the queue's stream is open for a
+    Step's held answer): gradio's client then hands the page every part of the Run's stream at once, and each part's
+    updates (the notice, Step off) must be drawn, not emptied by the part after (attention_lab/page/streams.py)."""
+    from playwright.sync_api import expect
+
+    _, registry, _ = served_app
+    expected = registry.entry("de-en").pipeline.generate([SPLIT], max_new_tokens=64)[0]
+    page, output = app_page, app_page.get_by_label("Output")
+    fresh(page)
+    page.get_by_label("Source").fill(SPLIT)
+    page.settle()  # the Source's redraw answered: the hold is the Step's
+    hold_next_stream(monkeypatch, 2 * HELD_S)
+    button(page, "Step").click()
+    expect(output).to_have_value(expected.split()[0], timeout=WAIT_MS)
+
+    def late(route):
+        answer = route.fetch()
+        time.sleep(HELD_S / 2)  # the Run's stream comes first, on the queue's open stream
+        route.fulfill(response=answer)
+
+    page.route("**/queue/join*", late, times=1)
+    button(page, "Run").click()
+    expect(output).to_have_value(expected, timeout=WAIT_MS)
+    expect(page.get_by_label("Notice")).to_have_value(re.compile("Finished"), timeout=HELD_S * 1000)
+    expect(button(page, "Step")).to_be_disabled(timeout=HELD_S * 1000)
+    page.wait_for_timeout(2 * HELD_S * 1000)  # the Step's stream has ended
+    page.settle()
+    expect(page.get_by_label("Notice")).to_have_value(re.compile("Finished"))
+    expect(button(page, "Step")).to_be_disabled()
 
 
 def test_an_answer_whose_stream_ends_late_never_takes_back_a_later_clicks(served_app, app_page, monkeypatch):

@@ -148,7 +148,8 @@ class Wiring:
         gradio ends a stream by sending its last part again, whole, once the function returns, and on a loaded
         server that copy can come after another answer (a click's after this one) has changed what that part sent.
         So a stream to the page ends on a part that changes nothing; a script through the API (gradio_client), which
-        reads that last part as the answer, gets the answer's last part."""
+        reads that last part as the answer, gets the answer's last part. (Each part after the first goes to the page
+        as whole values: page/streams.py.)"""
         yield self.updates(user, self.made(make, *args))
         soon = self.lab.after(user, SOON_S)
         if soon:
