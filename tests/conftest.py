@@ -203,10 +203,12 @@ def built_once(tmp_path_factory, name: str, build) -> Path:
     return folder
 
 
-def exported_shared(model, tmp_path_factory):
-    """page_copy.graphs.exported(model), made once per run for the same model (its class, configuration, rules and
-    every tensor's bytes) and shared by the run's processes (an export takes seconds: most tests read the graphs,
-    not how they were traced). Kept in the run's shared folder as the graphs' files."""
+def exported_shared(model, tmp_path_factory, gradients: bool = False):
+    """page_copy.graphs.exported(model, gradients), made once per run for the same model (its class, configuration,
+    rules and every tensor's bytes) and shared by the run's processes (an export takes seconds: most tests read the
+    graphs, not how they were traced). Kept in the run's shared folder as the graphs' files. The gradients graph (half
+    a minute a model) only where asked: for the models whose explanations the tests make in the page
+    (explained_models)."""
     import hashlib
     import json
 
@@ -216,13 +218,13 @@ def exported_shared(model, tmp_path_factory):
     if hasattr(model, "hf"):  # a transformers model's own configuration, but the folder it was read from
         own = {k: v for k, v in model.hf.config.to_dict().items() if k != "_name_or_path"}
         described.append(json.dumps(own, sort_keys=True, default=str))
-    digest = hashlib.sha256(" ".join(described).encode())
+    digest = hashlib.sha256(" ".join([*described, f"gradients={gradients}"]).encode())
     for name, tensor in model.state_dict().items():
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
 
     def build(folder):
-        made = graphs.exported(model)
+        made = graphs.exported(model, gradients)
         for name, data in {**made.graphs(), "weights": made.weights}.items():
             (folder / name).write_bytes(data)
         (folder / "analyses.json").write_text(json.dumps(list(made.analyses)))
@@ -234,12 +236,13 @@ def exported_shared(model, tmp_path_factory):
 
 
 @contextlib.contextmanager
-def exports_shared(tmp_path_factory):
-    """While it lasts, page copies and live pages are made from graphs exported once per run (exported_shared)."""
+def exports_shared(tmp_path_factory, gradients: bool = False):
+    """While it lasts, page copies and live pages are made from graphs exported once per run (exported_shared), with
+    the gradients graph if `gradients`."""
     from attention_lab.page_copy import copies
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(copies, "exported", lambda model: exported_shared(model, tmp_path_factory))
+        patch.setattr(copies, "exported", lambda model: exported_shared(model, tmp_path_factory, gradients))
         yield
 
 
@@ -311,7 +314,7 @@ def bundled_copies(bundled, tmp_path_factory):
     from attention_lab.page_copy import copies as page_copy
 
     def build(root):
-        with exports_shared(tmp_path_factory):
+        with exports_shared(tmp_path_factory, gradients=True):
             for name in ("de-en", "reverse"):
                 page_copy.make(bundled.entries[name], root / name)
 
@@ -332,7 +335,7 @@ def tiny_hf_models(tmp_path_factory):
         for family in ("marian", "bart"):
             pipeline = load_pretrained(str(hf_models.FAMILIES[family](root / family)))
             (root / f"{family}-copy").mkdir()
-            with exports_shared(tmp_path_factory):
+            with exports_shared(tmp_path_factory, gradients=True):
                 files = page_copy.copy_files(pipeline, family, "float32")
             for name, data in files.items():
                 (root / f"{family}-copy" / name).write_bytes(data)

@@ -123,3 +123,37 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
     open_tab(theirs_page, title)
     theirs = tab_text(theirs_page, tab)
     assert ours == theirs, tab
+
+
+def test_the_gradient_methods_are_made_in_the_page_with_no_request_and_are_what_the_server_draws(pages):
+    """Why with input × gradient, then integrated gradients: made in the page from the copy's gradients graph (no
+    request), input × gradient's text as a page on `?road=server` draws it for the same decoding."""
+    from playwright.sync_api import expect
+
+    page, theirs_page = pages
+    open_tab(page, "Why")
+    explains(page)
+    typed(page, TEXT)
+    click(page, "Run")
+    sent = []
+    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    page.on("request", listen)
+    page.get_by_label("Input × gradient").check()
+    expect(page.locator("#why-view .why-note").first).to_contain_text("Input × gradient", timeout=WAIT_MS)
+    ours = tab_text(page, "why")
+    page.get_by_label("Integrated gradients").check()
+    expect(page.locator("#why-view")).to_contain_text("Completeness", timeout=120_000)
+    page.remove_listener("request", listen)
+    assert sent == []
+    assert "explains in this page" in page.locator(".road-line").inner_text()
+    page.get_by_label("Occlusion").check()  # as the module's other tests expect it
+
+    open_tab(theirs_page, "Attention")
+    typed(theirs_page, TEXT)
+    click(theirs_page, "Run")
+    open_tab(theirs_page, "Why")
+    theirs_page.get_by_label("Input × gradient").check()
+    expect(theirs_page.locator("#why-view .why-note").first).to_contain_text("Input × gradient", timeout=WAIT_MS)
+    theirs = tab_text(theirs_page, "why")
+    theirs_page.get_by_label("Occlusion").check()
+    assert ours == theirs

@@ -19,7 +19,8 @@ from transformer.hooks import attention_name
 
 @dataclass(frozen=True)
 class Analysis:
-    """One of a page copy's explanations' graphs: {name}.onnx, traced from `module(model)` on `example(model)`."""
+    """One of a page copy's explanations' graphs: {name}.onnx, traced from `module(model)` on `example(model)`;
+    with `gradients`, a graph whose pass differentiates (traced through torch.fx: graphs.differentiated)."""
 
     name: str
     module: Callable[[Seq2SeqModel], nn.Module]
@@ -27,6 +28,7 @@ class Analysis:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     axes: dict
+    gradients: bool = False
 
 
 def kept(kind: str, keep: torch.Tensor) -> list:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from .analyses import Analysis
 from .attribution import ATTRIBUTION
 from .decoderlens import DECODERLENS, DECODERLENS_STEP
+from .gradients import GRADIENTS
 from .patching import PATCHING
 from .readings import READINGS
 
-ANALYSES: tuple[Analysis, ...] = (READINGS, PATCHING, ATTRIBUTION, DECODERLENS, DECODERLENS_STEP)
+ANALYSES: tuple[Analysis, ...] = (READINGS, PATCHING, ATTRIBUTION, DECODERLENS, DECODERLENS_STEP, GRADIENTS)

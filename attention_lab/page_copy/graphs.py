@@ -49,6 +49,7 @@ from .step import decoder_step
 
 logger = logging.getLogger("attention_lab")
 OPSET = 17
+GRADIENTS_OPSET = 18  # the dynamo exporter's least (differentiated)
 WEIGHTS = "weights.bin"  # the external data both graphs read
 ENCODER_INPUTS = ("source", "keep_encoder")
 ENCODER_OUTPUTS = ("encoder", "encoder_norms", "encoder_rollout", "cross_k", "cross_v", "cross_norms")
@@ -119,8 +120,9 @@ class Exported:
         return {"encoder": self.encoder, "decoder": self.decoder, **self.analyses}
 
 
-def exported(model: Seq2SeqModel) -> Exported:
-    """`model` (ours or an adapter's, in eval mode on the CPU) as the page's two graphs, each weight stored once."""
+def exported(model: Seq2SeqModel, gradients: bool = True) -> Exported:
+    """`model` (ours or an adapter's, in eval mode on the CPU) as the page's two graphs and the explanations', each
+    weight stored once; without `gradients`, but the gradients graph (its export takes half a minute)."""
     cfg = model.config
     src = torch.tensor([[5, 6, 7, cfg.eos_id]])
     H = cfg.n_heads
@@ -158,21 +160,30 @@ def exported(model: Seq2SeqModel) -> Exported:
             "cross": {2: "S"},
         },
     )
-    analyses = traced_analyses(model)
+    analyses = traced_analyses(model, gradients)
     blob = shared_weights(encoder, decoder, *analyses.values())
     made = {name: graph.SerializeToString() for name, graph in analyses.items()}
     return Exported(encoder.SerializeToString(), decoder.SerializeToString(), blob, made)
 
 
-def traced_analyses(model: Seq2SeqModel) -> dict:
+def traced_analyses(model: Seq2SeqModel, gradients: bool = True) -> dict:
     """The explanations' graphs (explanations.ANALYSES) as onnx ModelProtos by name, but those the model's sublayers
-    cannot be read for (their explanations stay on the server; the model still decodes in the page)."""
+    cannot be read for (their explanations stay on the server; the model still decodes in the page), and, without
+    `gradients`, the gradients graph."""
     found = {}
     for graph in explanations.ANALYSES:
+        if graph.gradients and not gradients:
+            continue
         try:
-            found[graph.name] = _traced(
-                graph.module(model), graph.example(model), graph.inputs, graph.outputs, graph.axes
-            )
+            if graph.gradients:
+                module, example = graph.module(model), graph.example(model)
+                found[graph.name] = runs_as_traced(
+                    differentiated(module, example, graph.inputs, graph.outputs, graph.axes), module, example
+                )
+            else:
+                found[graph.name] = _traced(
+                    graph.module(model), graph.example(model), graph.inputs, graph.outputs, graph.axes
+                )
         except (ValueError, TypeError, RuntimeError) as err:
             logger.warning("no %s graph for this model (%s): made on the server", graph.name, error_line(err))
     return found
@@ -248,6 +259,65 @@ def _traced(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
             do_constant_folding=False,
         )
     return onnx.load_from_string(buffer.getvalue())
+
+
+def differentiated(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
+    """A graph whose pass differentiates (its forward calls torch.autograd.grad), as an onnx ModelProto: traced by
+    torch.fx into plain operations, forward and backward (make_fx with torch's core decompositions, its sizes
+    symbolic), then written by torch's dynamo exporter (onnxscript) with each axis of `axes` a dimension. The
+    TorchScript exporter `_traced` uses cannot: it refuses a tensor that requires grad inside the traced pass. The
+    weights stay the model's own tensors (no optimization folds them), which shared_weights stores once."""
+    from torch._decomp import core_aten_decompositions
+    from torch.export import Dim
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    dims = {name: Dim(name) for axis in axes.values() for name in axis.values()}
+    shapes = tuple({i: dims[name] for i, name in axes[put].items()} if put in axes else None for put in inputs)
+    with EXPORTING, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the exporter's notes on what it traced
+        module = module.eval()
+        traced = make_fx(module, core_aten_decompositions(), tracing_mode="symbolic", _allow_non_fake_inputs=True)(
+            *args
+        )
+        program = torch.onnx.export(
+            traced,
+            args,
+            input_names=list(inputs),
+            output_names=list(outputs),
+            dynamic_shapes=shapes,
+            opset_version=GRADIENTS_OPSET,
+            dynamo=True,
+            optimize=False,
+            verbose=False,
+        )
+    graph = program.model_proto
+    # the exporter's shapes of the values inside (hints): some of a transformers model's disagree with what ONNX
+    # Runtime infers, which its WebAssembly build refuses; it infers them itself
+    graph.graph.ClearField("value_info")
+    for node in graph.graph.node:  # where in torch's code each node was traced from: 87% of the graph's bytes
+        node.ClearField("metadata_props")
+    return graph
+
+
+def runs_as_traced(graph, module: nn.Module, args: tuple, within: float = 1e-3):
+    """`graph` (an onnx ModelProto holding its weights), once ONNX Runtime has run it on `args` and given what
+    `module` gives, each output within `within` of its largest value; a ValueError otherwise. The dynamo exporter
+    writes some graphs it cannot run (a transformers BART's: a ScatterElements of the wrong rank)."""
+    import numpy as np
+    import onnxruntime as ort
+
+    try:
+        session = ort.InferenceSession(graph.SerializeToString(), providers=["CPUExecutionProvider"])
+        got = session.run(None, {i.name: a.numpy() for i, a in zip(session.get_inputs(), args)})
+    except Exception as err:  # onnxruntime's own errors: the graph does not run
+        raise ValueError(f"the exported graph does not run ({error_line(err)})") from err
+    with torch.no_grad():
+        expected = [t.detach().numpy() for t in module(*args)]
+    for name, ours, theirs in zip([o.name for o in graph.graph.output], got, expected):
+        scale = max(1.0, float(np.abs(theirs).max())) if theirs.size else 1.0
+        if ours.shape != theirs.shape or (theirs.size and float(np.abs(ours - theirs).max()) > within * scale):
+            raise ValueError(f"the exported graph's {name} is not the model's")
+    return graph
 
 
 def check(folder: Path) -> None:

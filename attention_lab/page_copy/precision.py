@@ -28,6 +28,10 @@ shape inference), and the reads of a weight in the other orientation are rewritt
 - any other read of a MatMul's weight (the value norms read W_o) goes through DequantizeLinear of the int8 weight
   (and a Transpose where it wants the other orientation).
 
+An int8 copy has no gradients graph (gradients.py): its backward pass multiplies by each weight and by its
+transpose, both of which the quantizer would keep, and de-en's int8 copy grew from under a third of float32's to half
+of it; the gradient methods of an int8 copy are the server's.
+
 `drift` measures what a precision changes: the share of sources whose greedy tokens are the reference's, and the
 largest difference of any attention weight (encoder, decoder self-attention, cross-attention) on the reference's
 tokens (teacher forcing), both decoded with onnxruntime (graph_decoding.py); and for the explanations, the largest
@@ -45,6 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .gradients import GRADIENTS
 from .graph_decoding import GraphDecoder, GraphDecoding, analysis_session, keep_masks
 from .graphs import WEIGHTS, Exported, shared_weights
 from .readings import FLOW_OUTPUTS, READINGS
@@ -60,11 +65,17 @@ def converted(made: Exported, precision: str) -> Exported:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
     if precision == "float32":
         return made
+    if precision == "int8":  # with no gradients graph (see the module's docstring)
+        made = Exported(made.encoder, made.decoder, made.weights, without(made.analyses, GRADIENTS.name))
     graphs = loaded(made)
     graphs = [halved(g) for g in graphs] if precision == "float16" else quantized(graphs)
     blob = shared_weights(*graphs)
     encoder, decoder, *analyses = (g.SerializeToString() for g in graphs)
     return Exported(encoder, decoder, blob, dict(zip(made.analyses, analyses, strict=True)))
+
+
+def without(graphs: dict, name: str) -> dict:
+    return {key: graph for key, graph in graphs.items() if key != name}
 
 
 def loaded(made: Exported) -> list:

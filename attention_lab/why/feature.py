@@ -28,6 +28,7 @@ from transformer import DecodingSession
 from ..assets.components import drawn
 from ..attribution.methods import (
     AGGREGATES,
+    IG_STEPS,
     METHODS,
     WORDS_NOTE,
     Scorer,
@@ -40,7 +41,9 @@ from ..checks import InputError, as_int
 from ..controls import Controls
 from ..decoding.messages import key as decoding_key
 from ..feature import DATA, MARKDOWN, Feature, Output, Screen, slow_value
-from ..page_copy.attribution import METHODS as PAGE_METHODS
+from ..page_copy.attribution import METHODS as FALL_METHODS
+from ..page_copy.gradients import METHODS as GRADIENT_METHODS
+from ..page_copy.gradients import integration_points
 from ..run.state import Run, UserState, interventions_key, opened
 from .api import ENDPOINTS
 from .contrasting import SLOW as CONTRAST_SLOW
@@ -62,9 +65,10 @@ NOTE = (
 )
 DECODERLENS_SLOW = "Decoding the source from each encoder layer…"
 METHOD_INFO = (
-    "Occlusion and value zeroing run in this page as it decodes; input × gradient and integrated gradients (about ten "
-    "times as long) run on the server."
+    "Each runs in this page once the model's copy has loaded (integrated gradients takes longest); input × gradient "
+    "and integrated gradients run on the server for a model whose copy has no gradients graph."
 )
+PAGE_METHODS = (*FALL_METHODS, *GRADIENT_METHODS)  # the methods the page makes from its copy's graphs (in_page.mjs)
 ASKED_AGAIN = "() => { window.attentionLabWhy?.changed(); }"  # the page makes the message again (why/why.mjs)
 AGREEMENT_NOTE = (
     "Agreement: Spearman's rank correlation, per head, between its attention at this step (in the Reading chosen "
@@ -276,6 +280,8 @@ TEXTS = {
     "notes": {method: {a: method_note(method, a) for a in AGGREGATES} for method in PAGE_METHODS},
     "words": WORDS_NOTE,
     "agreement": AGREEMENT_NOTE,
+    "gradients": list(GRADIENT_METHODS),  # made from the copy's gradients graph, where it has one
+    "integration": dict(zip(("alphas", "weights"), integration_points(IG_STEPS))),  # integrated gradients' points
 }
 
 WHY = Feature(

@@ -1,10 +1,13 @@
-// The Why tab's message made in the page, by occlusion or value zeroing: the attribution graph
-// (page_copy/attribution.py, the library's passes traced) gives, for every step of the decoding at once, how far the
-// written token's log p falls when each source token's or decoder input's embedding is zeroed (occlusion) or its
-// value vector (value zeroing), and each decoder layer's lens; this takes each step's values, aggregates them, adds
-// the source's share, the settled layer and the server's rounding (why/feature.py explain, why/messages.py why_step
-// and lens_data), with the server's texts (Feature.texts, textsOf), so that why.mjs draws it as it draws the
-// server's. tests/test_why_in_page.py holds the two equal. The gradient methods are the server's: `made` gives null.
+// The Why tab's message made in the page, by any of its four methods. Occlusion and value zeroing: the attribution
+// graph (page_copy/attribution.py, the library's passes traced) gives, for every step of the decoding at once, how far
+// the written token's log p falls when each source token's or decoder input's embedding is zeroed (occlusion) or its
+// value vector (value zeroing), and each decoder layer's lens. Input × gradient and integrated gradients: the
+// gradients graph (page_copy/gradients.py, the library's pass and its backward traced) gives each token's values per
+// embedding dimension for every step, over the points of integrated gradients' path, in parts the page adds up. This
+// takes each step's values, aggregates them, adds the source's share, integrated gradients' gap, the settled layer and
+// the server's rounding (why/feature.py explain, why/messages.py why_step and lens_data), with the server's texts
+// (Feature.texts, textsOf), so that why.mjs draws it as it draws the server's. tests/test_why_in_page.py holds the two
+// equal. A copy without the gradients graph leaves the gradient methods to the server: `made` gives null.
 
 import {pyFixed, pyRound} from "../assets/format.mjs";
 import {textsOf} from "../assets/here.mjs";
@@ -12,41 +15,117 @@ import {LiveSession} from "../page_copy/model.mjs";
 
 const FALLS = {occlusion: ["occlusion_source", "occlusion_prefix"], value_zeroing: ["zeroing_source", "zeroing_prefix"]};
 const KEPT = 4; // the graph's outputs kept per copy: another aggregate of the same decoding runs nothing
+// the most rows (a point of the path and a step each) one run of the gradients graph takes: its backward pass keeps
+// every layer's activations of every row, which a page's memory must hold
+const ROWS = 128;
 const read = new WeakMap(); // a copy's LiveModel -> Map(what the graph read -> its outputs, a promise)
 const lensed = new WeakMap(); // a copy's LiveModel -> Map(what the DecoderLens read -> its message, a promise)
 
+/** Whether the page makes the Why message of `method` for the copy `model`: a method the page makes, and, for a
+ * gradient method, a copy that has the gradients graph (null `model`: a copy not yet loaded, which the page asks). */
+export function makesHere(method, model = null) {
+  const t = textsOf("why");
+  if (!t.titles?.[method]) return false;
+  return !t.gradients?.includes(method) || !model?.analyses || "gradients" in model.analyses;
+}
+
 /** The Why message of the decoding `run` ({ids, tokens, ablated, key}) of the page copy `model` (its explanations'
  * graphs loaded), as the server's explain makes it for what the tab asks (`asked`: {method, aggregate, limit: the
- * most steps the decoding may take, the model's by default}); null for a method the server makes (gradients). */
+ * most steps the decoding may take, the model's by default}); null for a method the server makes (makesHere). */
 export async function made(model, run, asked = {}) {
   const t = textsOf("why"), c = model.config, {ids, tokens} = run;
   const method = asked.method ?? t.method, aggregate = asked.aggregate ?? t.aggregate;
   const title = t.titles?.[method]?.[aggregate];
-  if (!title || !FALLS[method]) return null;
+  if (!title || !makesHere(method, model) || !model.analyses?.[FALLS[method] ? "attribution" : "gradients"]) return null;
   const notes = {method: t.notes[method][aggregate], words: t.words, agreement: t.agreement};
   const message = {key: run.key, method, aggregate, title, notes, tokens: [...tokens], steps: [], lens: null, op: "why"};
   if (!tokens.length) return message;
   const limit = Math.min(asked.limit || Infinity, c.max_new_tokens);
-  const out = await outputs(model, ids, tokens, run.ablated || [], limit, method);
-  const [source, prefix] = FALLS[method].map((name) => out[name].data);
-  const S = ids.length, T = tokens.length, size = aggregate === "l2" ? Math.abs : (v) => v;
-  for (let t = 0; t < T; t++) {
-    const src = Array.from({length: S}, (_, j) => size(source[j * T + t]));
-    const pre = Array.from({length: t + 1}, (_, j) => size(prefix[j * T + t]));
-    message.steps.push({source: src.map(significant), prefix: pre.map(significant), source_share: share(src, pre),
-      log_prob: pyRound(out.log_prob.data[t], 5)});
+  const out = await outputs(model, ids, tokens, run.ablated || [], limit, FALLS[method] ? method : "lens");
+  const S = ids.length, T = tokens.length;
+  if (FALLS[method]) {
+    const [source, prefix] = FALLS[method].map((name) => out[name].data), size = aggregate === "l2" ? Math.abs : (v) => v;
+    for (let t = 0; t < T; t++) {
+      const src = Array.from({length: S}, (_, j) => size(source[j * T + t]));
+      const pre = Array.from({length: t + 1}, (_, j) => size(prefix[j * T + t]));
+      message.steps.push({source: src.map(significant), prefix: pre.map(significant), source_share: share(src, pre),
+        log_prob: pyRound(out.log_prob.data[t], 5)});
+    }
+  } else {
+    const g = await gradients(model, ids, tokens, run.ablated || [], limit, method);
+    for (let t = 0; t < T; t++) message.steps.push(gradientStep(g, t, aggregate, method === "integrated_gradients"));
   }
   message.lens = lens(model, tokens, out);
   return message;
 }
 
+/** Step t's record from the gradient methods' sums (`gradients`), as why_step makes it: each token's values reduced
+ * over the dimensions as `aggregate` asks (scorer.py AGGREGATES: summed, or their L2 norm), the source's share, log p;
+ * with `gap`, integrated gradients' convergence delta (Captum's: the sum of every value less the change in log p from
+ * the path's start to its end) and the total it is the gap of. */
+function gradientStep(g, t, aggregate, gap) {
+  const {source, prefix, S, T, D} = g, row = (values, n, i) => values.subarray((t * n + i) * D, (t * n + i + 1) * D);
+  const reduce = aggregate === "l2" ? (v) => Math.sqrt(v.reduce((a, x) => a + x * x, 0)) : (v) => v.reduce((a, x) => a + x, 0);
+  const src = Array.from({length: S}, (_, j) => reduce(row(source, S, j)));
+  const pre = Array.from({length: t + 1}, (_, j) => reduce(row(prefix, T, j)));
+  const step = {source: src.map(significant), prefix: pre.map(significant), source_share: share(src, pre),
+    log_prob: pyRound(g.end[t], 5)};
+  if (gap) {
+    const summed = (values, n) => Array.from({length: n}, (_, j) => row(values, n, j).reduce((a, x) => a + x, 0))
+      .reduce((a, v) => a + v, 0);
+    const delta = summed(source, S) + summed(prefix, T) - (g.end[t] - g.start[t]);
+    const total = [...src, ...pre].reduce((a, v) => a + v, 0);
+    if (Number.isFinite(delta)) Object.assign(step, {gap: pyRound(delta, 5), total: pyRound(total, 5)});
+  }
+  return step;
+}
+
+/** The gradient methods' values for the decoding, from the copy's gradients graph: {source (T, S, D) and prefix
+ * (T, T, D), each token's values per dimension at each step, summed over the path's points; end and start (T,): log p
+ * at the path's end (the embeddings as they are) and its start (zero embeddings; none for input × gradient)}.
+ * Input × gradient: the one point 1, weighing 1. Integrated gradients: the server's points (textsOf("why").integration)
+ * and the points 0 and 1 weighing nothing (the delta reads log p there), run in parts of at most ROWS rows, added up.
+ * Run once for what they read. */
+function gradients(model, ids, tokens, ablated, limit, method) {
+  return kept(read, model, JSON.stringify([ids, tokens, ablated, limit, method]), async () => {
+    const keep = model.keep(ablated), S = ids.length, T = tokens.length, V = model.config.tgt_vocab_size;
+    const path = method === "integrated_gradients", {alphas, weights} = textsOf("why").integration;
+    const [points, weighing] = path ? [[...alphas, 0, 1], [...weights, 0, 0]] : [[1], [1]];
+    const fixed = {source: model.int64(ids, [1, S]), tokens: model.int64(tokens, [T]), keep_encoder: keep.encoder,
+      keep_self: keep.decoder_self, keep_cross: keep.cross,
+      rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, V])};
+    const per = Math.max(1, Math.floor(ROWS / T));
+    let source = null, prefix = null, D = 0;
+    const scores = [];
+    for (let at = 0; at < points.length; at += per) {
+      const part = points.slice(at, at + per), n = part.length;
+      const out = await model.explain("gradients", {...fixed,
+        alphas: new model.ort.Tensor("float32", Float32Array.from(part), [n]),
+        weights: new model.ort.Tensor("float32", Float32Array.from(weighing.slice(at, at + per)), [n])});
+      D = out.source_parts.dims[2];
+      source = added(source, out.source_parts.data);
+      prefix = added(prefix, out.prefix_parts.data);
+      for (let k = 0; k < n; k++) scores.push(out.scores.data.subarray(k * T, (k + 1) * T));
+    }
+    return {source, prefix, S, T, D, start: path ? scores.at(-2) : null, end: scores.at(-1)};
+  });
+}
+
+/** `more` added to `sum` (a Float64Array, made from `more` at first). */
+function added(sum, more) {
+  if (sum === null) return Float64Array.from(more);
+  for (let i = 0; i < more.length; i++) sum[i] += more[i];
+  return sum;
+}
+
 /** The attribution graph's outputs for the decoding (LiveModel.explain) by `method`, which changes every position of
- * the source and the prefix (the other method's passes change none: a row each), run once for what they read. */
+ * the source and the prefix (the other method's passes change none: a row each; "lens": neither's), run once for
+ * what they read. */
 function outputs(model, ids, tokens, ablated, limit, method) {
   return kept(read, model, JSON.stringify([ids, tokens, ablated, limit, method]), () => {
     const keep = model.keep(ablated), S = ids.length, T = tokens.length;
     const all = (n) => model.int64([...Array(n).keys()], [n]), none = () => model.int64([], [0]);
-    const [occluded, zeroed] = method === "occlusion" ? [all, none] : [none, all];
+    const [occluded, zeroed] = {occlusion: [all, none], value_zeroing: [none, all]}[method] ?? [none, none];
     return model.explain("attribution", {source: model.int64(ids, [1, S]),
       tokens: model.int64(tokens, [T]), keep_encoder: keep.encoder, keep_self: keep.decoder_self, keep_cross: keep.cross,
       rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, model.config.tgt_vocab_size]),

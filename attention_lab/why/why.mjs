@@ -14,7 +14,7 @@ import {stepRow} from "../assets/units.mjs";
 import {now, shadedWords} from "../decoding/looked_at.mjs";
 import {agreementGrid} from "./agreement.mjs";
 import {lensFigure} from "./lens.mjs";
-import {decoderLens, made} from "./in_page.mjs";
+import {decoderLens, made, makesHere} from "./in_page.mjs";
 import {agreement} from "./rank.mjs";
 
 /** What the tab asks now, as in_page.mjs `made` takes it: the method and aggregate its radios show (the server's
@@ -26,9 +26,10 @@ export function askedNow(model = null, run = {}) {
     limit: run.limit ?? loop?.session?.maxNew ?? null};
 }
 
-/** Whether the page makes the tab's message with its controls as they are: for the methods it makes (no gradients). */
-export function whyNow() {
-  return !!textsOf("why").titles?.[askedNow().method];
+/** Whether the page makes the tab's message for the copy `model` with its controls as they are (in_page.mjs
+ * makesHere: a gradient method needs the copy's gradients graph). */
+export function whyNow(model = null) {
+  return makesHere(askedNow().method, model);
 }
 
 let handed = null; // the DecoderLens last handed to its view (a Step leaves it as it is: not drawn again)
