@@ -126,34 +126,43 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
 
 
 def test_the_gradient_methods_are_made_in_the_page_with_no_request_and_are_what_the_server_draws(pages):
-    """Why with input × gradient, then integrated gradients: made in the page from the copy's gradients graph (no
-    request), input × gradient's text as a page on `?road=server` draws it for the same decoding."""
+    """Why with input × gradient, then integrated gradients: a Run, a Back and a Step make no request, the tab made
+    in the page from the copy's gradients graph; input × gradient's text is what a page on `?road=server` draws for
+    the same decoding. (Choosing a method tells the server, as any of the tab's controls does.)"""
     from playwright.sync_api import expect
 
     page, theirs_page = pages
+    method = lambda p, label: p.locator("#why-method").get_by_label(label).check()
+    note = lambda p: p.locator("#why-view .why-note").first
     open_tab(page, "Why")
     explains(page)
+    method(page, "Input × gradient")
     typed(page, TEXT)
-    click(page, "Run")
     sent = []
     listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
     page.on("request", listen)
-    page.get_by_label("Input × gradient").check()
-    expect(page.locator("#why-view .why-note").first).to_contain_text("Input × gradient", timeout=WAIT_MS)
+    click(page, "Run")
+    expect(note(page)).to_contain_text("Input × gradient", timeout=WAIT_MS)
     ours = tab_text(page, "why")
-    page.get_by_label("Integrated gradients").check()
+    page.remove_listener("request", listen)
+    method(page, "Integrated gradients")
+    page.settle()
+    page.on("request", listen)
+    click(page, "Back")
+    expect(page.locator("#why-view")).to_contain_text("Completeness", timeout=120_000)
+    click(page, "Step")
     expect(page.locator("#why-view")).to_contain_text("Completeness", timeout=120_000)
     page.remove_listener("request", listen)
     assert sent == []
     assert "explains in this page" in page.locator(".road-line").inner_text()
-    page.get_by_label("Occlusion").check()  # as the module's other tests expect it
+    method(page, "Occlusion")  # as the module's other tests expect it
 
     open_tab(theirs_page, "Attention")
     typed(theirs_page, TEXT)
     click(theirs_page, "Run")
     open_tab(theirs_page, "Why")
-    theirs_page.get_by_label("Input × gradient").check()
-    expect(theirs_page.locator("#why-view .why-note").first).to_contain_text("Input × gradient", timeout=WAIT_MS)
+    method(theirs_page, "Input × gradient")
+    expect(note(theirs_page)).to_contain_text("Input × gradient", timeout=WAIT_MS)
     theirs = tab_text(theirs_page, "why")
-    theirs_page.get_by_label("Occlusion").check()
+    method(theirs_page, "Occlusion")
     assert ours == theirs
