@@ -77,12 +77,15 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def served_app():
-    """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry, demo)."""
+def served_app(tmp_path_factory):
+    """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry, demo).
+    The page copies it makes (in the background, as the app does) are made from the graphs exported once per run,
+    the gradients graph included as in the app's own (exports_shared): the export bundled_copies makes, not another."""
     from attention_lab.models.registry import load_models
 
     registry = load_models([])
-    yield from launched(registry)
+    with exports_shared(tmp_path_factory, gradients=True):
+        yield from launched(registry)
 
 
 def launched(registry, tabs=None):
