@@ -47,7 +47,7 @@ from transformer.tokenizer import Tokenizer
 
 from ..checks import InputError, check_source, known_characters
 from ..models.registry import ModelEntry, Registry
-from . import analyses, explanations, extras, graph_decoding, graphs, readings, step
+from . import analyses, differentiated, explanations, extras, graph_decoding, graphs, readings, step
 from . import precision as precision_code
 from .graphs import WEIGHTS, exported
 from .precision import PRECISIONS, converted, drift, reference_decodings
@@ -138,7 +138,8 @@ def made_from(pipeline: Seq2SeqPipeline, precision: str = "float32") -> str:
     files = sorted(p for p in Path(pipeline.folder).iterdir() if p.is_file() and not p.name.startswith("."))
     code = [
         Path(m.__file__)
-        for m in (graphs, step, analyses, explanations, readings, precision_code, graph_decoding, sys.modules[__name__])
+        for m in (graphs, differentiated, step, analyses, explanations, readings, precision_code, graph_decoding)
+        + (sys.modules[__name__],)
     ]
     code += [Path(__file__).with_name("drift_sentences.txt"), Path(inspect.getfile(type(pipeline.model)))]
     code += [

@@ -49,7 +49,6 @@ from .step import decoder_step
 
 logger = logging.getLogger("attention_lab")
 OPSET = 17
-GRADIENTS_OPSET = 18  # the dynamo exporter's least (differentiated)
 WEIGHTS = "weights.bin"  # the external data both graphs read
 ENCODER_INPUTS = ("source", "keep_encoder")
 ENCODER_OUTPUTS = ("encoder", "encoder_norms", "encoder_rollout", "cross_k", "cross_v", "cross_norms")
@@ -262,41 +261,47 @@ def _traced(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
 
 
 def differentiated(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
-    """A graph whose pass differentiates (its forward calls torch.autograd.grad), as an onnx ModelProto: traced by
-    torch.fx into plain operations, forward and backward (make_fx with torch's core decompositions, its sizes
-    symbolic), then written by torch's dynamo exporter (onnxscript) with each axis of `axes` a dimension. The
-    TorchScript exporter `_traced` uses cannot: it refuses a tensor that requires grad inside the traced pass. The
-    weights stay the model's own tensors (no optimization folds them), which shared_weights stores once."""
-    from torch._decomp import core_aten_decompositions
-    from torch.export import Dim
-    from torch.fx.experimental.proxy_tensor import make_fx
+    """A graph whose pass differentiates (its forward calls torch.autograd.grad), as an onnx ModelProto, exported in
+    a Python process of its own (page_copy/differentiated.py says how): torch.fx keeps its tracing state in one global
+    of the process (torch.fx.traceback.current_meta), which a trace replaces as it ends, and a trace in the app's
+    background thread broke torch calls made meanwhile in other threads (a KeyError from torch.fx.traceback.annotate,
+    in the tests). The module goes to that process through a pipe, pickled as multiprocessing sends arguments (never
+    written anywhere); the graph comes back as its bytes."""
+    import os
+    import pickle
+    import subprocess
+    import sys
 
-    dims = {name: Dim(name) for axis in axes.values() for name in axis.values()}
-    shapes = tuple({i: dims[name] for i, name in axes[put].items()} if put in axes else None for put in inputs)
-    with EXPORTING, warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the exporter's notes on what it traced
-        module = module.eval()
-        traced = make_fx(module, core_aten_decompositions(), tracing_mode="symbolic", _allow_non_fake_inputs=True)(
-            *args
-        )
-        program = torch.onnx.export(
-            traced,
-            args,
-            input_names=list(inputs),
-            output_names=list(outputs),
-            dynamic_shapes=shapes,
-            opset_version=GRADIENTS_OPSET,
-            dynamo=True,
-            optimize=False,
-            verbose=False,
-        )
-    graph = program.model_proto
-    # the exporter's shapes of the values inside (hints): some of a transformers model's disagree with what ONNX
-    # Runtime infers, which its WebAssembly build refuses; it infers them itself
-    graph.graph.ClearField("value_info")
-    for node in graph.graph.node:  # where in torch's code each node was traced from: 87% of the graph's bytes
-        node.ClearField("metadata_props")
-    return graph
+    import onnx
+
+    sent = pickle.dumps((sendable(module.eval()), args, tuple(inputs), tuple(outputs), axes))
+    home = str(Path(__file__).resolve().parents[2])  # where attention_lab is imported from, wherever the app runs
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))}
+    command = [sys.executable, "-m", "attention_lab.page_copy.differentiated"]
+    with EXPORTING:
+        done = subprocess.run(command, input=sent, capture_output=True, env=env, check=False)
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise RuntimeError(said[-1] if said else f"the export ended with code {done.returncode}")
+    return onnx.load_from_string(done.stdout)
+
+
+def sendable(module: nn.Module) -> nn.Module:
+    """A copy of `module` that pickle can send: without the hooks that are local functions (pickle cannot send them),
+    such as the output-capturing hooks transformers installs as a model first runs, which it installs again when the
+    flag it keeps for them says they are not."""
+    import copy
+
+    copied = copy.deepcopy(module)
+    for part in copied.modules():
+        local = [key for key, hook in part._forward_hooks.items() if "<locals>" in getattr(hook, "__qualname__", "")]
+        for key in local:
+            del part._forward_hooks[key]
+            part._forward_hooks_with_kwargs.pop(key, None)
+            part._forward_hooks_always_called.pop(key, None)
+        if getattr(part, "_output_capturing_hooks_installed", False):
+            part._output_capturing_hooks_installed = False
+    return copied
 
 
 def runs_as_traced(graph, module: nn.Module, args: tuple, within: float = 1e-3):
