@@ -1,7 +1,7 @@
-"""The export of a graph whose pass differentiates (graphs.differentiated), run as `python -m
-attention_lab.page_copy.differentiated` in a process of its own: it reads (module, example inputs, input names,
-output names, axes) pickled from its standard input, which graphs.differentiated writes there, and writes the graph's
-bytes to its standard output.
+"""The export of an explanations' graph whose pass differentiates (graphs.differentiated), run as `python -m
+attention_lab.page_copy.differentiated FOLDER NAME` in a process of its own: it loads the model saved in FOLDER
+(save_pretrained: safetensors and its config; ours, or a transformers model through the adapter), traces the graph
+NAME of explanations.ANALYSES on its example inputs, and writes the graph's bytes to its standard output.
 
 The pass is traced by torch.fx into plain operations, forward and backward (make_fx with torch's core
 decompositions, its sizes symbolic), then written by torch's dynamo exporter (onnxscript) with each axis a dimension.
@@ -11,9 +11,9 @@ The weights stay the model's own tensors (no optimization folds them), which gra
 
 from __future__ import annotations
 
-import pickle
 import sys
 import warnings
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -55,9 +55,27 @@ def exported(module: nn.Module, args: tuple, inputs, outputs, axes: dict) -> byt
     return graph.SerializeToString()
 
 
+def loaded(folder: Path) -> nn.Module:
+    """The model save_pretrained wrote in `folder`: ours, or (its config names a model_type) a transformers one."""
+    from transformer import Transformer
+    from transformer.checkpoint import model_type
+
+    if model_type(folder) is None:
+        return Transformer.from_pretrained(folder).eval()
+    from ..adapters.hf.load import load_model
+    from ..adapters.hf.model import HFSeq2Seq
+
+    return HFSeq2Seq(load_model(folder, "model")).eval()
+
+
 def main() -> None:
-    module, args, inputs, outputs, axes = pickle.loads(sys.stdin.buffer.read())  # from graphs.differentiated
-    sys.stdout.buffer.write(exported(module, args, inputs, outputs, axes))
+    from .explanations import ANALYSES
+
+    folder, name = Path(sys.argv[1]), sys.argv[2]
+    graph = next(g for g in ANALYSES if g.name == name)
+    model = loaded(folder)
+    module, args = graph.module(model), graph.example(model)
+    sys.stdout.buffer.write(exported(module, args, graph.inputs, graph.outputs, graph.axes))
 
 
 if __name__ == "__main__":

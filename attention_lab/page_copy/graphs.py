@@ -175,10 +175,8 @@ def traced_analyses(model: Seq2SeqModel, gradients: bool = True) -> dict:
             continue
         try:
             if graph.gradients:
-                module, example = graph.module(model), graph.example(model)
-                found[graph.name] = runs_as_traced(
-                    differentiated(module, example, graph.inputs, graph.outputs, graph.axes), module, example
-                )
+                exported = differentiated(graph, model)
+                found[graph.name] = runs_as_traced(exported, graph.module(model), graph.example(model))
             else:
                 found[graph.name] = _traced(
                     graph.module(model), graph.example(model), graph.inputs, graph.outputs, graph.axes
@@ -260,48 +258,30 @@ def _traced(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
     return onnx.load_from_string(buffer.getvalue())
 
 
-def differentiated(module: nn.Module, args: tuple, inputs, outputs, axes: dict):
-    """A graph whose pass differentiates (its forward calls torch.autograd.grad), as an onnx ModelProto, exported in
-    a Python process of its own (page_copy/differentiated.py says how): torch.fx keeps its tracing state in one global
-    of the process (torch.fx.traceback.current_meta), which a trace replaces as it ends, and a trace in the app's
-    background thread broke torch calls made meanwhile in other threads (a KeyError from torch.fx.traceback.annotate,
-    in the tests). The module goes to that process through a pipe, pickled as multiprocessing sends arguments (never
-    written anywhere); the graph comes back as its bytes."""
+def differentiated(graph, model: Seq2SeqModel):
+    """The explanations' graph `graph` (an Analysis whose pass differentiates) of `model`, as an onnx ModelProto,
+    exported in a Python process of its own (page_copy/differentiated.py says how): torch.fx keeps its tracing state
+    in one global of the process (torch.fx.traceback.current_meta), which a trace replaces as it ends, and a trace in
+    the app's background thread broke torch calls made meanwhile in other threads (a KeyError from
+    torch.fx.traceback.annotate, in the tests). The model goes to that process as a checkpoint (save_pretrained:
+    safetensors and its config), which it loads again; the graph comes back as its bytes."""
     import os
-    import pickle
     import subprocess
     import sys
+    import tempfile
 
     import onnx
 
-    sent = pickle.dumps((sendable(module.eval()), args, tuple(inputs), tuple(outputs), axes))
     home = str(Path(__file__).resolve().parents[2])  # where attention_lab is imported from, wherever the app runs
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))}
-    command = [sys.executable, "-m", "attention_lab.page_copy.differentiated"]
-    with EXPORTING:
-        done = subprocess.run(command, input=sent, capture_output=True, env=env, check=False)
+    with tempfile.TemporaryDirectory() as folder, EXPORTING:
+        model.save_pretrained(folder)
+        command = [sys.executable, "-m", "attention_lab.page_copy.differentiated", folder, graph.name]
+        done = subprocess.run(command, capture_output=True, env=env, check=False)
     if done.returncode != 0:
         said = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise RuntimeError(said[-1] if said else f"the export ended with code {done.returncode}")
     return onnx.load_from_string(done.stdout)
-
-
-def sendable(module: nn.Module) -> nn.Module:
-    """A copy of `module` that pickle can send: without the hooks that are local functions (pickle cannot send them),
-    such as the output-capturing hooks transformers installs as a model first runs, which it installs again when the
-    flag it keeps for them says they are not."""
-    import copy
-
-    copied = copy.deepcopy(module)
-    for part in copied.modules():
-        local = [key for key, hook in part._forward_hooks.items() if "<locals>" in getattr(hook, "__qualname__", "")]
-        for key in local:
-            del part._forward_hooks[key]
-            part._forward_hooks_with_kwargs.pop(key, None)
-            part._forward_hooks_always_called.pop(key, None)
-        if getattr(part, "_output_capturing_hooks_installed", False):
-            part._output_capturing_hooks_installed = False
-    return copied
 
 
 def runs_as_traced(graph, module: nn.Module, args: tuple, within: float = 1e-3):

@@ -94,10 +94,9 @@ def load(folder: Path, name: str):
             f"{name} is a transformers model ({kind}): install the optional extra first, `{INSTALL}` "
             f"(transformers and sentencepiece; {err.name} is missing)"
         ) from err
-    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
     from transformers.models.auto.modeling_auto import MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES as SEQ2SEQ
 
-    from .calls import ATTENTION
     from .model import HFSeq2Seq
     from .tokenizer import TransformersTokenizer
 
@@ -107,14 +106,7 @@ def load(folder: Path, name: str):
             f"{name} is a {kind} model, not an encoder–decoder: Attention Lab shows models with an encoder, a decoder "
             "and cross-attention, such as Marian/opus-mt, BART, mBART, NLLB and T5"
         )
-    _check_safetensors(Path(folder), name)
-    hf = _guarded(
-        name,
-        "weights",
-        lambda: AutoModelForSeq2SeqLM.from_pretrained(
-            folder, attn_implementation=ATTENTION, use_safetensors=True, trust_remote_code=False
-        ),
-    )
+    hf = load_model(folder, name)
     tokenizer = _guarded(name, "tokenizer", lambda: AutoTokenizer.from_pretrained(folder, trust_remote_code=False))
     if isinstance(tokenizer, bool) or not hasattr(tokenizer, "convert_ids_to_tokens"):
         raise CheckpointError(f"{name}: has no tokenizer (no tokenizer files next to config.json)")
@@ -122,6 +114,22 @@ def load(folder: Path, name: str):
     markers = [i for i in tokenizer.all_special_ids if i != tokenizer.unk_token_id]
     model = _guarded(name, "layout", lambda: HFSeq2Seq(hf, name, special_ids=markers))
     return model, TransformersTokenizer(tokenizer, model.config)
+
+
+def load_model(folder: Path, name: str):
+    """The transformers model of `folder` (safetensors only, no remote code), as loaded for the adapter."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    from .calls import ATTENTION
+
+    _check_safetensors(Path(folder), name)
+    return _guarded(
+        name,
+        "weights",
+        lambda: AutoModelForSeq2SeqLM.from_pretrained(
+            folder, attn_implementation=ATTENTION, use_safetensors=True, trust_remote_code=False
+        ),
+    )
 
 
 def _guarded(name: str, what: str, load):
