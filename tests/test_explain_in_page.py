@@ -118,12 +118,21 @@ def assert_same_flow(page: dict, server: dict, what: str, steps: int = 1) -> Non
 
 @pytest.mark.parametrize("name", list(SOURCES))
 def test_the_pages_explanations_are_the_servers(models, name, tmp_path):
+    """The five decodings, then the second one a Step at a time (the page computes a Step's rows alone and keeps the
+    rows before it: flow/in_page.mjs rowsOf), then its first two steps with the heads ablated. The tiny random
+    Marian's steps are left out: its float32 readings are ill-conditioned (see FLOAT32_ONLY), and a row computed
+    alone sums in another order than in the whole pass (three equal-share edges of 0.014 sent by one and not the
+    other)."""
     pipeline, folder = models[name]
     cases = decodings(pipeline, name)
+    second, ablated = cases[1], cases[4]
+    if name not in FLOAT32_ONLY:
+        cases += [{"ids": second["ids"], "tokens": second["tokens"][:n]} for n in range(1, len(second["tokens"]) + 1)]
+        cases += [{**ablated, "tokens": ablated["tokens"][:n]} for n in (1, 2)]
     answers = in_page(folder, cases, tmp_path, {"flow": {}})
-    assert len(answers) == len(cases) == 5
+    assert len(answers) == len(cases) >= 5
     for i, (case, answer) in enumerate(zip(cases, answers)):
-        what = f"{name} case {i}"
+        what = f"{name} case {i} ({len(case['tokens'])} tokens)"
         ablated = case.get("ablated")
         interventions = Interventions(ablate=frozenset(ablated)) if ablated else None
         with computed_in(torch.float32 if name in FLOAT32_ONLY else torch.float64):

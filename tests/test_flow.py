@@ -130,6 +130,26 @@ def test_a_sublayers_heads_add_up_to_alti_plus_per_key(norm_first):
 
 
 @pytest.mark.parametrize("norm_first", [False, True])
+def test_a_window_of_query_rows_is_those_rows_of_the_whole_sublayer(norm_first):
+    """Sublayer.window(first): each sublayer's contributions and edges for the query rows from `first` on are those
+    rows of the whole call's (the own key of a self-attention row is its position, not its row), post-LN and pre-LN;
+    what the page's flow graph computes a Step's rows with (attention_lab/page_copy/flow.py)."""
+    model = tiny(norm_first)
+    mixing = Mixing()
+    with torch.no_grad(), mixing.reading(model):
+        enc = model.encode(torch.tensor([[3, 4, 5, 6, 2]]))
+        model.decode(torch.tensor([[1, 7, 8, 9]]), enc.memory, enc.src_mask)
+    for kind, cross in (("encoder", False), ("decoder_self", False), ("cross", True)):
+        whole = mixing.sublayers[(kind, 0)]
+        for first in (1, 3):
+            part = whole.window(first)
+            assert torch.allclose(sublayer_contributions(part, cross), sublayer_contributions(whole, cross)[first:])
+            ours, theirs = split_attention(part, cross), split_attention(whole, cross)
+            assert torch.allclose(ours.residual, theirs.residual[first:], atol=1e-7), (kind, first)
+            assert torch.allclose(ours.heads, theirs.heads[first:], atol=1e-7), (kind, first)
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
 def test_the_graph_adds_up_and_its_routes_are_alti_plus(norm_first):
     model = tiny(norm_first)
     check_against_alti(model, [3, 4, 5, 6, 2], [7, 8, 9, 10, 2])

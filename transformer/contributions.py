@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import nn
@@ -83,6 +83,17 @@ class Sublayer:
     b_o: torch.Tensor | None = None  # (D,) or None
     residual: torch.Tensor | None = None  # (B, T, D)
     norm: nn.Module | None = None  # a LayerNorm after the residual sum (post-LN), None before (pre-LN)
+    first: int | torch.Tensor = 0  # the position of its first query row (window: a later window of the queries)
+
+    def window(self, first: int | torch.Tensor) -> Sublayer:
+        """The same call's query rows from `first` on (a 0-d tensor in a traced graph): a longer decoding's new rows
+        read the same keys, and the rows before them are what a shorter decoding read (the decoder is causal)."""
+        weights, residual = self.weights[:, :, first:], self.residual[:, first:]
+        return replace(self, weights=weights, residual=residual, first=self.first + first)
+
+    def own_keys(self) -> torch.Tensor:
+        """(Q,): each query row's own key (self-attention: its position)."""
+        return torch.arange(self.weights.size(2), device=self.weights.device) + self.first
 
     def parts(self) -> torch.Tensor:
         """(B, T, S, D): what key j adds to query i's output, every head's a_ij^h v_j^h W_o^h summed."""
@@ -172,7 +183,7 @@ def sublayer_contributions(sublayer: Sublayer, cross: bool) -> torch.Tensor:
     else:
         terms = parts.clone()
         own = torch.arange(terms.size(0), device=terms.device)
-        terms[own, own] += residual  # the residual stream joins the query's own term
+        terms[own, sublayer.own_keys()] += residual  # the residual stream joins the query's own term
     return closeness(through_norm(terms, whole, sublayer.norm))
 
 

@@ -228,19 +228,19 @@ def split_attention(sublayer: Sublayer, cross: bool) -> Split:
     whole = residual + parts.sum(dim=(1, 2))
     if sublayer.b_o is not None:
         whole = whole + sublayer.b_o.to(exact())
-    Q, S = parts.size(0), parts.size(1)
-    normed = through_norm(parts.reshape(Q, S * H, -1), whole, sublayer.norm).view(Q, S, H, -1)
+    Q, S, D = parts.size(0), parts.size(1), parts.size(3)  # D named: a window of no rows (Q = 0) has no -1
+    normed = through_norm(parts.reshape(Q, S * H, D), whole, sublayer.norm).view(Q, S, H, D)
     if cross:
         split = shares(normed)  # (Q, S, H)
         return Split(keys[:, 0].float(), (keys[:, 1:, None] * split).permute(0, 2, 1).float())
-    own = torch.arange(Q)
-    mine = torch.cat([through_norm(residual[:, None], whole, sublayer.norm), normed[own, own]], dim=1)  # (Q, 1+H, D)
+    own, key = torch.arange(Q), sublayer.own_keys()  # each query row, and its own key
+    mine = torch.cat([through_norm(residual[:, None], whole, sublayer.norm), normed[own, key]], dim=1)  # (Q, 1+H, D)
     split = shares(normed)  # (Q, S, H)
-    split[own, own] = 0.0
+    split[own, key] = 0.0
     mine_split = shares(mine)  # (Q, 1 + H): the residual's share of the own key, then each head's
     heads = keys[:, :, None] * split
-    heads[own, own] = keys[own, own, None] * mine_split[:, 1:]
-    return Split((keys[own, own] * mine_split[:, 0]).float(), heads.permute(0, 2, 1).float())
+    heads[own, key] = keys[own, key, None] * mine_split[:, 1:]
+    return Split((keys[own, key] * mine_split[:, 0]).float(), heads.permute(0, 2, 1).float())
 
 
 def split_ffn(stream: torch.Tensor, block: torch.Tensor, centred: bool) -> Split:

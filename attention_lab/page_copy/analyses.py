@@ -37,3 +37,18 @@ def kept(kind: str, keep: torch.Tensor) -> list:
         (attention_name(kind, layer, "hook_z"), lambda z, at, layer=layer: z * keep[layer][None, :, None, None])
         for layer in range(keep.size(0))
     ]
+
+
+def masked(kind: str, keep: torch.Tensor) -> list:
+    """Hooks that multiply each head's weights of attention `kind` in every layer by `keep` (layers, heads): the
+    head is ablated (its output is its weights times its values, as `kept` does at hook_z) and left out of the
+    mixing the readings read, as the library's readings leave an ablated head."""
+    return [
+        (attention_name(kind, layer, "hook_pattern"), lambda w, at, layer=layer: w * keep[layer][None, :, None, None])
+        for layer in range(keep.size(0))
+    ]
+
+
+def masks(keep_encoder: torch.Tensor, keep_self: torch.Tensor, keep_cross: torch.Tensor) -> list:
+    """`masked` for the three kinds of attention."""
+    return [*masked("encoder", keep_encoder), *masked("decoder_self", keep_self), *masked("cross", keep_cross)]

@@ -5,8 +5,9 @@ from __future__ import annotations
 from .analyses import Analysis
 from .attribution import ATTRIBUTION
 from .decoderlens import DECODERLENS, DECODERLENS_STEP
+from .flow import FLOW
 from .gradients import GRADIENTS
 from .patching import PATCHING
 from .readings import READINGS
 
-ANALYSES: tuple[Analysis, ...] = (READINGS, PATCHING, ATTRIBUTION, DECODERLENS, DECODERLENS_STEP, GRADIENTS)
+ANALYSES: tuple[Analysis, ...] = (READINGS, FLOW, PATCHING, ATTRIBUTION, DECODERLENS, DECODERLENS_STEP, GRADIENTS)

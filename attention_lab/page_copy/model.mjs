@@ -65,7 +65,7 @@ export class LiveModel {
     return new this.ort.Tensor("int64", BigInt64Array.from(values, BigInt), dims);
   }
 
-  /** The readings' graph (page_copy/readings.py: the flow's edges, ALTI+) over the source `ids` and the `tokens` written, with
+  /** The readings' graph (page_copy/readings.py: ALTI+, log p, cross-attention) over the source `ids` and the `tokens` written, with
    * the heads `ablated` ([kind, layer, head], 0-based) switched off. */
   async read(ids, tokens, ablated = []) {
     const keep = this.keep(ablated);

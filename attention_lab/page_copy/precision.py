@@ -49,10 +49,11 @@ from pathlib import Path
 
 import numpy as np
 
+from .flow import FLOW
 from .gradients import GRADIENTS
 from .graph_decoding import GraphDecoder, GraphDecoding, analysis_session, keep_masks
 from .graphs import WEIGHTS, Exported, shared_weights
-from .readings import FLOW_OUTPUTS, READINGS
+from .readings import READINGS
 
 PRECISIONS = ("float32", "float16", "int8")
 ATTENTIONS = ("encoder", "self", "cross")  # the graphs' attention outputs (encoder graph; decoder graph)
@@ -151,11 +152,13 @@ def drift(
 def readings_difference(
     reference: Exported, other: Exported, config: dict, sources: list[list[int]], tokens: list[list[int]]
 ) -> tuple[float, float]:
-    """The largest difference of a step's source share and of a flow edge between the readings' graphs of two
-    precisions, on `tokens` (the reference's) after each source; (0, 0) where either has no readings' graph."""
-    if READINGS.name not in reference.analyses or READINGS.name not in other.analyses:
-        return 0.0, 0.0
-    ours, theirs = (analysis_session(graphs, READINGS.name) for graphs in (reference, other))
+    """The largest difference of a step's source share (the readings' graph) and of a flow edge (the flow's graph,
+    every row) between two precisions' graphs, on `tokens` (the reference's) after each source; 0 for a reading
+    either has no graph for."""
+    has = lambda name: name in reference.analyses and name in other.analyses
+    sessions = {
+        g.name: [analysis_session(x, g.name) for x in (reference, other)] for g in (READINGS, FLOW) if has(g.name)
+    }
     keep = keep_masks(config)
     share = edge = 0.0
     for source, written in zip(sources, tokens, strict=True):
@@ -163,9 +166,13 @@ def readings_difference(
             continue
         feeds = {"source": np.array([source], np.int64), "tokens": np.array(written, np.int64)}
         feeds.update(keep_encoder=keep["encoder"], keep_self=keep["decoder_self"], keep_cross=keep["cross"])
-        a, b = (dict(zip(READINGS.outputs, s.run(None, feeds))) for s in (ours, theirs))
-        share = max(share, float(np.abs(a["alti_source"].sum(-1) - b["alti_source"].sum(-1)).max()))
-        edge = max(edge, *(float(np.abs(a[name] - b[name]).max(initial=0.0)) for name in FLOW_OUTPUTS))
+        if READINGS.name in sessions:
+            a, b = (dict(zip(READINGS.outputs, s.run(None, feeds))) for s in sessions[READINGS.name])
+            share = max(share, float(np.abs(a["alti_source"].sum(-1) - b["alti_source"].sum(-1)).max()))
+        if FLOW.name in sessions:
+            every_row = {"first_source": np.array(0, np.int64), "first_step": np.array(0, np.int64)}
+            a, b = (s.run(None, {**feeds, **every_row}) for s in sessions[FLOW.name])
+            edge = max(edge, *(float(np.abs(x - y).max(initial=0.0)) for x, y in zip(a, b, strict=True)))
     return share, edge
 
 
