@@ -10,16 +10,20 @@ from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, fresh, open_tab, r
 
 pytestmark = pytest.mark.slow
 
-FIGURE = "() => document.querySelector('#flow-view .flow-figure .js-plotly-plot')"
 SUMMARY = "() => document.querySelector('#flow-view .flow-summary')?.textContent || ''"
-# The middles of the drawn edges (the trace with customdata): how many, and where the first head edge's is
-MIDDLES = f"""() => {{
-  const gd = ({FIGURE})(), trace = gd.data.find((t) => t.customdata);
-  const box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-  const head = trace.hovertext.findIndex((text) => text.includes(" head L"));
-  return {{count: trace.x.length, head: head < 0 ? null : {{x: box.left + xa._offset + xa.l2p(trace.x[head]),
-    y: box.top + ya._offset + ya.l2p(trace.y[head]), text: trace.hovertext[head]}}}};
-}}"""
+# The middles of the drawn edges: how many, and where the first head edge's is, with what the pointer over it shows
+MIDDLES = """() => {
+  const middles = [...document.querySelectorAll('#flow-view .flow-figure svg .flow-middle')];
+  for (const middle of middles) {
+    middle.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
+    const text = document.querySelector('#flow-view .flow-tip')?.textContent || '';
+    if (text.includes(' head L')) {
+      const box = middle.getBoundingClientRect();
+      return {count: middles.length, head: {x: box.left + box.width / 2, y: box.top + box.height / 2, text}};
+    }
+  }
+  return {count: middles.length, head: null};
+}"""
 SENTENCE = "Bitte schließen Sie das Fenster, wenn es draußen regnet."
 
 
@@ -55,6 +59,7 @@ def test_the_threshold_and_the_step_redraw_in_the_page_and_a_head_edge_focuses_i
     head = page.evaluate(MIDDLES)["head"]
     assert head is not None
     page.mouse.move(head["x"], head["y"])
+    assert page.locator("#flow-view .flow-tip").text_content() == head["text"]  # the pointer itself shows it
     page.mouse.click(head["x"], head["y"])
     kinds = {"encoder self": "encoder", "decoder self": "decoder_self", "cross": "cross"}
     named = next(k for k in kinds if head["text"].startswith(k))

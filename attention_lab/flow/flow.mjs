@@ -1,12 +1,13 @@
 // The Flow tab: the shown step's contribution graph (attention_lab/flow/feature.py sends the whole decoding's edges
 // once; graph.mjs cuts and prunes each step's), the source at the bottom and the prediction at the top, each edge as
-// thick as its weight, the heaviest route from the source drawn over it. The threshold is a control of the page:
+// thick as its weight, the heaviest route from the source drawn over it. Drawn as one SVG (a few milliseconds; plotly
+// took 35-45 ms for the same figure, most of a Step's time): a point at each edge's middle says what the edge is when
+// the pointer is over it. The threshold is a control of the page:
 // moving it, Show step and the keys redraw with no request. A click on a head's edge focuses that head in the
 // Attention tab.
 
 import {el, labelled, openAttentionTab, root} from "../assets/dom.mjs";
-import {axisLabels, escapeToken} from "../assets/labels.mjs";
-import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
+import {axisLabels, escapeToken, labelPx} from "../assets/labels.mjs";
 import {madeFrom, slowView} from "../assets/slow.mjs";
 import {page, setKind, setLook} from "../assets/store.mjs";
 import {computesHere} from "../assets/here.mjs";
@@ -37,61 +38,72 @@ export function flowAt(message, shown, threshold) {
   return {graph, route: heaviestRoute(graph), fromSource, step: shown, token: message.written[shown - 1], threshold};
 }
 
-function segment(x, y, a, b) {
-  x.push(a.x, b.x, null);
-  y.push(a.y, b.y, null);
-}
+const f1 = (v) => v.toFixed(1);
 
-/** The plotly figure of a state of flowAt: edges grouped by colour and width, the heaviest route over them, a
- * point at each edge's middle (its hover, and its click), the nodes, and the token labels on the axes. */
+/** The SVG of a state of flowAt, `width` pixels wide: the streams' rows and their names, the source's tokens below
+ * and the decoder's inputs above, the edges (each as thick as its weight, a feed-forward edge beside its residual),
+ * the heaviest route over them, a point at each edge's middle (data-edge: its index in the graph's edges) and the
+ * nodes (data-node: theirs), the written token beside the prediction. */
 export function flowFigure(message, state, width = 800) {
-  const nodes = new Map(state.graph.nodes.map((n) => [n.id, n])), at = (id) => place(nodes.get(id), message);
+  const nodes = new Map(state.graph.nodes.map((n) => [n.id, n]));
   const bend = 0.12 / Math.max(message.source.length, message.written.length, 1);
   const names = rows(message), [Le] = message.layers, S = message.source.length;
-  const T = Math.max(1, message.written.length), top = names.length - 1;
+  const T = Math.max(1, message.written.length), top = names.length - 1, narrow = width < NARROW;
   const source = axisLabels(message.source), inputs = axisLabels(message.inputs.slice(0, state.step));
-  const groups = new Map();
-  for (const edge of state.graph.edges) {
-    const key = `${colourOf(edge)} ${widthOf(edge.weight)}`;
-    if (!groups.has(key)) groups.set(key, {colour: colourOf(edge), width: widthOf(edge.weight), x: [], y: []});
-    const group = groups.get(key), from = at(edge.from), to = at(edge.to);
-    if (edge.kind === "ffn") { // beside its residual, which joins the same two streams
-      group.x.push(from.x + bend, to.x + bend, null);
-      group.y.push(from.y, to.y, null);
-    } else segment(group.x, group.y, from, to);
+  const m = {l: narrow ? 78 : 96, r: 16, t: 36, b: 70}, height = (top + 1) * ROW_PX + 110, font = narrow ? 9 : 11;
+  const px = (x) => m.l + x * (width - m.l - m.r);
+  const py = (y) => m.t + ((top + 0.6 - y) / (top + 1.2)) * (height - m.t - m.b);
+  const at = (id, shift = 0) => {
+    const p = place(nodes.get(id), message);
+    return {x: px(p.x + shift), y: py(p.y)};
+  };
+  const line = (a, b, attributes) => `<line x1="${f1(a.x)}" y1="${f1(a.y)}" x2="${f1(b.x)}" y2="${f1(b.y)}" ${attributes}/>`;
+  const parts = names.map((name, i) => line({x: m.l, y: py(i)}, {x: width - m.r, y: py(i)}, 'class="flow-grid"')
+    + `<text class="flow-row" x="${m.l - 6}" y="${f1(py(i) + 4)}">${escapeToken(name)}</text>`);
+  parts.push(line({x: m.l, y: py(2 * Le + 0.5)}, {x: width - m.r, y: py(2 * Le + 0.5)}, 'class="flow-divide"'));
+  const axis = (labels, count, y, side) => {
+    const room = (width - m.l - m.r) / Math.max(1, count), turned = labelPx(labels, font * 0.6) > room;
+    return labels.map((label, i) => {
+      const x = f1(px((i + 0.5) / count)), turn = turned ? ` transform="rotate(-45 ${x} ${y})"` : "";
+      const anchor = turned ? (side === "top" ? "start" : "end") : "middle";
+      return `<text class="flow-tick" x="${x}" y="${y}" text-anchor="${anchor}"${turn}>${label}</text>`;
+    }).join("");
+  };
+  parts.push(axis(source, S, height - m.b + 16, "bottom"), axis(inputs, T, m.t - 10, "top"));
+  const ends = state.graph.edges.map((e) => {
+    const shift = e.kind === "ffn" ? bend : 0; // beside its residual, which joins the same two streams
+    return [at(e.from, shift), at(e.to, shift)];
+  });
+  state.graph.edges.forEach((e, i) => parts.push(line(...ends[i],
+    `class="flow-edge" stroke="${colourOf(e)}" stroke-width="${widthOf(e.weight)}"`)));
+  for (const e of state.route?.edges ?? []) parts.push(line(at(e.from), at(e.to), `class="flow-route" stroke="${COLOURS.route}"`));
+  state.graph.edges.forEach((e, i) => {
+    const [a, b] = ends[i];
+    parts.push(`<circle class="flow-middle" data-edge="${i}" cx="${f1((a.x + b.x) / 2)}" cy="${f1((a.y + b.y) / 2)}" `
+      + `r="3.5" fill="${colourOf(e)}"/>`);
+  });
+  for (const n of state.graph.nodes) {
+    const p = at(n.id);
+    parts.push(`<circle class="flow-node" data-node="${n.id}" cx="${f1(p.x)}" cy="${f1(p.y)}" r="${n.side === 2 ? 6 : 3}"/>`);
   }
-  const data = [...groups.values()].map((g) => ({type: "scatter", mode: "lines", x: g.x, y: g.y, hoverinfo: "skip",
-    line: {color: g.colour, width: g.width}, opacity: 0.7, showlegend: false}));
-  if (state.route) {
-    const x = [], y = [];
-    for (const edge of state.route.edges) segment(x, y, at(edge.from), at(edge.to));
-    data.push({type: "scatter", mode: "lines", x, y, hoverinfo: "skip", showlegend: false,
-      line: {color: COLOURS.route, width: 2, dash: "dot"}});
+  const written = px(place({side: 2, position: state.step - 1}, message).x), said = `“${escapeToken(state.token)}”`;
+  const left = written + 10 + 8 * [...state.token].length + 16 > width; // no room on its right: on its left
+  parts.push(`<text class="flow-written" x="${f1(left ? written - 10 : written + 10)}" y="${f1(py(top) + 5)}" `
+    + `text-anchor="${left ? "end" : "start"}">${said}</text>`);
+  return `<svg class="flow-svg" xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" `
+    + `viewBox="0 0 ${width} ${height}" font-size="${font}">${parts.join("")}</svg>`;
+}
+
+/** What the pointer over `target` (an element of the figure) is shown: the edge's or the node's words, or null. */
+export function tipOf(target, state) {
+  const edge = target.closest?.("[data-edge]"), node = target.closest?.("[data-node]");
+  const nodes = new Map(state.graph.nodes.map((n) => [n.id, n]));
+  if (edge) return edgeText(state.graph.edges[Number(edge.dataset.edge)], nodes);
+  if (node) {
+    const n = nodes.get(node.dataset.node);
+    return n ? `“${escapeToken(n.label)}”, position ${n.position + 1}` : null;
   }
-  const middles = state.graph.edges.map((e) => ({x: (at(e.from).x + at(e.to).x) / 2 + (e.kind === "ffn" ? bend : 0),
-    y: (at(e.from).y + at(e.to).y) / 2}));
-  data.push({type: "scatter", mode: "markers", x: middles.map((m) => m.x), y: middles.map((m) => m.y),
-    customdata: state.graph.edges.map((_, i) => i), hovertext: state.graph.edges.map((e) => edgeText(e, nodes)),
-    hoverinfo: "text", marker: {size: 7, color: state.graph.edges.map(colourOf), opacity: 0.35}, showlegend: false});
-  const points = state.graph.nodes.map((n) => place(n, message));
-  data.push({type: "scatter", mode: "markers", x: points.map((p) => p.x), y: points.map((p) => p.y), hoverinfo: "text",
-    hovertext: state.graph.nodes.map((n) => `“${escapeToken(n.label)}”, position ${n.position + 1}`),
-    marker: {size: state.graph.nodes.map((n) => (n.side === 2 ? 12 : 6)), color: "#333333"}, showlegend: false});
-  data.push({type: "scatter", mode: "markers", xaxis: "x2", x: inputs.map((_, i) => (i + 0.5) / T), // its axis is drawn
-    y: inputs.map(() => 2 * Le + 1), marker: {size: 1, opacity: 0}, hoverinfo: "skip", showlegend: false});
-  const narrow = width < NARROW;
-  const annotations = [{x: place({side: 2, position: state.step - 1}, message).x, y: top, xref: "x", yref: "y",
-    text: `“${escapeToken(state.token)}”`, showarrow: false, xanchor: "left", xshift: 10, font: {size: 13}}];
-  return {data, layout: {height: (top + 1) * ROW_PX + 110, hovermode: "closest", dragmode: false, plot_bgcolor: "white",
-    showlegend: false, margin: {l: narrow ? 78 : 96, r: 16, t: 36, b: 70}, annotations,
-    xaxis: {range: [0, 1], tickvals: message.source.map((_, j) => (j + 0.5) / S), ticktext: source, showgrid: false,
-      zeroline: false, fixedrange: true, tickfont: {size: narrow ? 9 : 11}},
-    xaxis2: {range: [0, 1], overlaying: "x", side: "top", tickvals: inputs.map((_, i) => (i + 0.5) / T),
-      ticktext: inputs, showgrid: false, zeroline: false, fixedrange: true, tickfont: {size: narrow ? 9 : 11}},
-    yaxis: {range: [-0.6, top + 0.6], tickvals: names.map((_, i) => i), ticktext: names, showgrid: true,
-      gridcolor: "#f2f2f2", zeroline: false, fixedrange: true, tickfont: {size: narrow ? 9 : 11}},
-    shapes: [{type: "line", xref: "paper", x0: 0, x1: 1, y0: 2 * Le + 0.5, y1: 2 * Le + 0.5,
-      line: {color: "#cccccc", width: 1, dash: "dash"}}]}};
+  return null;
 }
 
 /** The line above the graph: what it shows at this step and threshold. */
@@ -122,8 +134,26 @@ export function mount(component) {
     item.append(el("span", "flow-swatch"), name);
     legend.append(item);
   }
+  const tip = el("div", "flow-tip");
   box.replaceChildren(busy, controls, line, legend, figure);
   let drawn = null;
+  figure.addEventListener("mouseover", (event) => {
+    const said = drawn && tipOf(event.target, drawn);
+    if (!said) return void tip.remove();
+    tip.innerHTML = said; // edgeText escapes the tokens it names
+    const box = figure.getBoundingClientRect(), at = event.target.getBoundingClientRect();
+    Object.assign(tip.style, {left: `${at.left - box.left + figure.scrollLeft + 10}px`, top: `${at.top - box.top + 10}px`});
+    figure.append(tip);
+  });
+  figure.addEventListener("mouseleave", () => tip.remove());
+  figure.addEventListener("click", (event) => {
+    const edge = drawn && event.target.closest("[data-edge]");
+    const head = edge ? clickedHead(drawn.graph.edges[Number(edge.dataset.edge)]) : null;
+    if (!head) return;
+    setKind(head.kind);
+    setLook({focus: head.focus});
+    openAttentionTab();
+  });
   const view = slowView(component, box, ({message, computing}) => {
     const d = page.decoding, threshold = Number(slider.value);
     value.textContent = threshold.toFixed(2);
@@ -132,14 +162,12 @@ export function mount(component) {
       ? flowAt(message, page.shown, threshold) : {empty: computing || "Open this tab after a Run."};
     drawn = state.empty ? null : state;
     line.textContent = state.empty ? "" : flowSummary(state);
-    const gd = draw(figure, state.empty ? emptyFigure(state.empty) : flowFigure(message, state, figure.clientWidth));
-    onClick(gd, (point) => {
-      const head = drawn && point.customdata !== undefined ? clickedHead(drawn.graph.edges[point.customdata]) : null;
-      if (!head) return;
-      setKind(head.kind);
-      setLook({focus: head.focus});
-      openAttentionTab();
-    });
+    if (state.empty) {
+      figure.replaceChildren(el("div", "flow-empty"));
+      figure.firstChild.textContent = state.empty;
+    } else {
+      figure.innerHTML = flowFigure(message, state, figure.clientWidth || 800);
+    }
   }, {on: (what) => what !== "kind" && what !== "look", here: "flow"});
   slider.addEventListener("input", () => view.redraw());
 }

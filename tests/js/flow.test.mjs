@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {clickedHead, flowAt, flowFigure, flowSummary, flowUsable} from "../../attention_lab/flow/flow.mjs";
+import {clickedHead, flowAt, flowFigure, flowSummary, flowUsable, tipOf} from "../../attention_lab/flow/flow.mjs";
 import {edgeRows, heaviestRoute, place, prune, reach, rows, stepGraph, streamOf, widthOf}
   from "../../attention_lab/flow/graph.mjs";
 import {page} from "../../attention_lab/assets/store.mjs";
@@ -111,17 +111,18 @@ test("pruning keeps, from the prediction down, the edges of at least the thresho
   assert.equal(prune(stepGraph(MESSAGE, 2), 1).edges.length, 1); // only the prediction's own edge
 });
 
-test("the figure draws every kept edge once, its middle clickable, and the source's labels on the axis", () => {
+test("the figure draws every kept edge once, its middle named, and the source's labels on the axis", () => {
   const state = flowAt(MESSAGE, 2, 0.25);
-  const figure = flowFigure(MESSAGE, state, 800);
-  const lines = figure.data.filter((t) => t.mode === "lines" && t.line.dash !== "dot");
-  const segments = lines.reduce((n, t) => n + t.x.filter((x) => x === null).length, 0);
-  assert.equal(segments, state.graph.edges.length);
-  const middles = figure.data.find((t) => t.customdata);
-  assert.equal(middles.customdata.length, state.graph.edges.length);
-  assert.deepEqual(figure.layout.xaxis.ticktext, ["b", "&lt;/s&gt;"]);
-  assert.ok(lines.every((t) => t.line.width === widthOf(0.8) || t.line.width === widthOf(0.4)
-    || t.line.width === widthOf(1) || t.line.width === widthOf(0.5)));
+  const svg = flowFigure(MESSAGE, state, 800), count = (pattern) => (svg.match(pattern) || []).length;
+  assert.equal(count(/class="flow-edge"/g), state.graph.edges.length);
+  assert.equal(count(/class="flow-route"/g), state.route.edges.length);
+  const middles = [...svg.matchAll(/data-edge="(\d+)"/g)].map((m) => Number(m[1]));
+  assert.deepEqual(middles, state.graph.edges.map((_, i) => i));
+  assert.equal(count(/class="flow-node"/g), state.graph.nodes.length);
+  const ticks = [...svg.matchAll(/class="flow-tick"[^>]*>([^<]*)</g)].map((m) => m[1]);
+  assert.deepEqual(ticks.slice(0, 2), ["b", "&lt;/s&gt;"]); // the source, then the decoder's inputs up to the step
+  const widths = [...svg.matchAll(/stroke-width="([\d.]+)"/g)].map((m) => Number(m[1]));
+  assert.deepEqual(new Set(widths), new Set(state.graph.edges.map((e) => widthOf(e.weight))));
   assert.ok(widthOf(0.9) > widthOf(0.3) && widthOf(0.3) > widthOf(0.02));
   // the source below the decoder, the prediction above both
   const ys = state.graph.nodes.map((n) => place(n, MESSAGE).y);
@@ -129,6 +130,16 @@ test("the figure draws every kept edge once, its middle clickable, and the sourc
   assert.ok(place({side: 0, level: 2, position: 0}, MESSAGE).y < place({side: 1, level: 0, position: 0}, MESSAGE).y);
   // the ffn edge of 0.2 is pruned, so the source's routes drawn carry 0.8 x 0.8 of the prediction
   assert.match(flowSummary(state), /Step 2 wrote “<\/s>”: 6 edges at or above 0\.25 .* carry 64% .* starts at “<\/s>”/);
+});
+
+test("the pointer over an edge's middle or a node says what it is", () => {
+  const state = flowAt(MESSAGE, 2, 0.25);
+  const at = (data) => ({closest: (selector) => (selector.slice(6, -1) in data ? {dataset: data} : null)});
+  const head = state.graph.edges.findIndex((e) => e.kind === "head");
+  assert.match(tipOf(at({edge: String(head)}), state), /head L1 H1: 0\.\d{3}<br>from “.*” to “.*”/);
+  const node = state.graph.nodes[0];
+  assert.equal(tipOf(at({node: node.id}), state), `“${node.label}”, position ${node.position + 1}`);
+  assert.equal(tipOf(at({}), state), null);
 });
 
 test("a click on a head's edge focuses that head in its kind, on another edge nothing", () => {
