@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from attention_lab.cli import serve_parser
+from attention_lab.page_copy import copies
+from tests.conftest import exports_shared
 
 tomllib = pytest.importorskip("tomllib")  # Python 3.11's; on 3.10 these checks are skipped
 REPO = Path(__file__).resolve().parent.parent
@@ -103,8 +105,12 @@ print(ran, "snippets ran")
 
 
 @pytest.mark.slow
-def test_installed_the_command_and_the_pages_snippets_work_from_any_folder(pip_installed, tmp_path):
-    """In the fresh virtual environment `pip install .` made from a clean copy (tests/conftest.py's pip_installed)."""
+def test_installed_the_command_and_the_pages_snippets_work_from_any_folder(
+    pip_installed, bundled, tmp_path, tmp_path_factory
+):
+    """In the fresh virtual environment `pip install .` made from a clean copy (tests/conftest.py's pip_installed).
+    Its live page is made from the page copy the app keeps in its cache, put there as the app puts it from the run's
+    shared export (the export itself, half a minute more, is tested from this checkout: test_live.py)."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     bin_folder = pip_installed.parent
@@ -144,8 +150,14 @@ def test_installed_the_command_and_the_pages_snippets_work_from_any_folder(pip_i
             patch.delenv(name, raising=False) if name not in env else patch.setenv(name, env[name])
         ours = serve_parser().format_help()
     assert theirs.stdout == ours  # the same flags and defaults
+    cache = tmp_path / "cache"
+    with exports_shared(tmp_path_factory, gradients=True), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(copies, "CACHE", cache / "page")
+        kept = copies.make(bundled.entries["reverse"])
+    env["ATTENTION_LAB_CACHE"] = str(cache)
     live = elsewhere / "reverse.html"  # the installed package makes a live page with no Node anywhere
     command = [str(bin_folder / "attention-lab"), "export", "--live", "reverse", "-o", str(live)]
     made = subprocess.run(command, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300, check=False)
     assert made.returncode == 0, made.stderr
     assert live.stat().st_size > 5e6 and "ort.wasm.bundle.min.mjs" in live.read_text(encoding="utf-8")
+    assert [p for p in (cache / "page").iterdir() if p.is_dir()] == [kept]  # the installed code found the same copy
