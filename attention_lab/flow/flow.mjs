@@ -142,7 +142,8 @@ export function mount(component) {
     if (!said) return void tip.remove();
     tip.innerHTML = said; // edgeText escapes the tokens it names
     const box = figure.getBoundingClientRect(), at = event.target.getBoundingClientRect();
-    Object.assign(tip.style, {left: `${at.left - box.left + figure.scrollLeft + 10}px`, top: `${at.top - box.top + 10}px`});
+    tip.style.setProperty("--tip-left", `${at.left - box.left + figure.scrollLeft + 10}px`); // flow.css
+    tip.style.setProperty("--tip-top", `${at.top - box.top + 10}px`);
     figure.append(tip);
   });
   figure.addEventListener("mouseleave", () => tip.remove());
