@@ -32,21 +32,19 @@ export async function made(model, run) {
 export async function rowsOf(model, ids, tokens, ablated) {
   const last = computed.get(model), S = ids.length, T = tokens.length;
   const same = last && sameList(last.ids, ids) && JSON.stringify(last.ablated) === JSON.stringify(ablated);
-  let shared = 0; // decoder positions whose inputs are unchanged
-  if (same) {
-    while (shared < Math.min(last.steps.length, T) && (shared === 0 || last.tokens[shared - 1] === tokens[shared - 1])) {
-      shared += 1;
-    }
-  }
-  let rows = {encoder: last?.encoder, steps: same ? last.steps.slice(0, shared) : []};
-  if (!same || shared < T) {
+  const most = same ? Math.min(last.steps.length, T) : 0;
+  let shared = 0; // decoder positions whose rows hold
+  while (shared < most && (shared === 0 || last.tokens[shared - 1] === tokens[shared - 1])) shared += 1;
+  const rows = {encoder: same ? last.encoder : null, steps: same ? last.steps.slice(0, shared) : []};
+  if (shared < T) {
     // with the encoder's rows kept, its last row alone is asked (and left): a window of no rows fails in ONNX Runtime
     // Web 1.30 ("Shape mismatch attempting to re-use buffer"), where Python's 1.32 gives it
     const keep = model.keep(ablated), firstSource = same ? S - 1 : 0;
     const outputs = await model.explain("flow", {source: model.int64(ids, [1, S]), tokens: model.int64(tokens, [T]),
       keep_encoder: keep.encoder, keep_self: keep.decoder_self, keep_cross: keep.cross,
       first_source: model.int64([firstSource], []), first_step: model.int64([shared], [])});
-    rows = {encoder: same ? last.encoder : outputs, steps: [...rows.steps, ...decoderRows(outputs, shared)]};
+    rows.encoder ??= outputs;
+    rows.steps.push(...decoderRows(outputs, shared));
   }
   computed.set(model, {ids: [...ids], ablated, tokens: [...tokens], ...rows});
   return rows;

@@ -170,8 +170,8 @@ def readings_difference(
             a, b = (dict(zip(READINGS.outputs, s.run(None, feeds))) for s in sessions[READINGS.name])
             share = max(share, float(np.abs(a["alti_source"].sum(-1) - b["alti_source"].sum(-1)).max()))
         if FLOW.name in sessions:
-            every_row = {"first_source": np.array(0, np.int64), "first_step": np.array(0, np.int64)}
-            a, b = (s.run(None, {**feeds, **every_row}) for s in sessions[FLOW.name])
+            every_row = {**feeds, "first_source": np.array(0, np.int64), "first_step": np.array(0, np.int64)}
+            a, b = (s.run(None, every_row) for s in sessions[FLOW.name])
             edge = max(edge, *(float(np.abs(x - y).max(initial=0.0)) for x, y in zip(a, b, strict=True)))
     return share, edge
 

@@ -1,8 +1,8 @@
 """The readings' graph, one of a page copy's explanations' graphs (analyses.py): one teacher-forced pass over a
-source and the tokens a decoding wrote, traced from the library's own readings (transformer.contributions), so that a page computes what the app's explanation tabs draw with ONNX Runtime Web and no
-server. The page feeds it and reads it; it computes nothing the library does not (the page's own work is sums and
-thresholds: trust/in_page.mjs). The Flow tab's edges are a graph of their own (flow.py), computed a step's rows at a
-time.
+source and the tokens a decoding wrote, traced from the library's own readings (transformer.contributions), so that a
+page computes what the app's explanation tabs draw with ONNX Runtime Web and no server. The page feeds it and reads
+it; it computes nothing the library does not (the page's own work is sums and thresholds: trust/in_page.mjs). The
+Flow tab's edges are a graph of their own (flow.py), computed a step's rows at a time.
 
     readings:  source (1, S) ids, tokens (T,) the tokens written (the end token included if written), keep_encoder,
                keep_self and keep_cross (layers, H) the head masks ->
