@@ -50,7 +50,12 @@ export function flowFigure(message, state, width = 800) {
   const names = rows(message), [Le] = message.layers, S = message.source.length;
   const T = Math.max(1, message.written.length), top = names.length - 1, narrow = width < NARROW;
   const source = axisLabels(message.source), inputs = axisLabels(message.inputs.slice(0, state.step));
-  const m = {l: narrow ? 78 : 96, r: 16, t: 36, b: 70}, height = (top + 1) * ROW_PX + 110, font = narrow ? 9 : 11;
+  const font = narrow ? 9 : 11, margin = narrow ? 78 : 96, inner = width - margin - 16;
+  // a row of labels turns when it has no room flat, and the margin grows to hold it turned
+  const turned = (labels, count) => labelPx(labels, font * 0.6) > inner / Math.max(1, count);
+  const depth = (labels, count) => (turned(labels, count) ? Math.ceil(0.71 * labelPx(labels, font * 0.6)) : font) + 16;
+  const m = {l: margin, r: 16, t: Math.max(36, depth(inputs, T)), b: Math.max(70, depth(source, S))};
+  const height = (top + 1) * ROW_PX + 4 + m.t + m.b;
   const px = (x) => m.l + x * (width - m.l - m.r);
   const py = (y) => m.t + ((top + 0.6 - y) / (top + 1.2)) * (height - m.t - m.b);
   const at = (id, shift = 0) => {
@@ -62,11 +67,11 @@ export function flowFigure(message, state, width = 800) {
     + `<text class="flow-row" x="${m.l - 6}" y="${f1(py(i) + 4)}">${escapeToken(name)}</text>`);
   parts.push(line({x: m.l, y: py(2 * Le + 0.5)}, {x: width - m.r, y: py(2 * Le + 0.5)}, 'class="flow-divide"'));
   const axis = (labels, count, y, side) => {
-    const room = (width - m.l - m.r) / Math.max(1, count), turned = labelPx(labels, font * 0.6) > room;
+    const turn = turned(labels, count);
     return labels.map((label, i) => {
-      const x = f1(px((i + 0.5) / count)), turn = turned ? ` transform="rotate(-45 ${x} ${y})"` : "";
-      const anchor = turned ? (side === "top" ? "start" : "end") : "middle";
-      return `<text class="flow-tick" x="${x}" y="${y}" text-anchor="${anchor}"${turn}>${label}</text>`;
+      const x = f1(px((i + 0.5) / count)), rotation = turn ? ` transform="rotate(-45 ${x} ${y})"` : "";
+      const anchor = turn ? (side === "top" ? "start" : "end") : "middle";
+      return `<text class="flow-tick" x="${x}" y="${y}" text-anchor="${anchor}"${rotation}>${label}</text>`;
     }).join("");
   };
   parts.push(axis(source, S, height - m.b + 16, "bottom"), axis(inputs, T, m.t - 10, "top"));
