@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import torch
+
 from transformer.checkpoint import error_line
 
 TEXT, MARKDOWN, NOTICE, BUTTON, TABLE, TITLED, DATA = "text", "markdown", "notice", "button", "table", "titled", "data"
@@ -78,11 +80,13 @@ class Endpoint:
 
 @dataclass
 class Shared:
-    """What every session shares: the models, and the app-wide stores features keep (the training snapshots), by
-    their type."""
+    """What every session shares: the models, the app-wide stores features keep (the training snapshots), by their
+    type, and the torch threads each request computes on (the count the app was built with: models/devices.py
+    use_threads)."""
 
     registry: Any  # attention_lab.models.registry.Registry
     stores: dict[type, object] = field(default_factory=dict)
+    threads: int = field(default_factory=torch.get_num_threads)
 
     def store(self, kind: type[T]) -> T:
         return self.stores[kind]

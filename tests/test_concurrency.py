@@ -171,3 +171,46 @@ def test_available_cores_follows_the_container_quota(tmp_path, cpu_max, cores):
     everything = len(os.sched_getaffinity(0))
     assert available_cores(path) == (min(cores, everything) if cores else everything)
     assert available_cores(tmp_path / "missing") == everything
+
+
+def test_the_apps_work_runs_on_its_own_threads_in_a_thread_that_first_computed_on_others(bundled):
+    """OpenMP's thread count is per thread: a worker thread that first computed while torch's count was another (a
+    test setting its own while a served app's thread worked) keeps that count, and float sums follow it; the load test
+    above then found steps that differed from the same user's alone. The app's work sets the count the app was built
+    with (models/devices.py use_threads), in whatever thread it runs: a request through the API, here."""
+    from attention_lab.app import make_lab
+    from attention_lab.decoding.api import TRANSLATE
+    from attention_lab.models.devices import use_threads
+    from attention_lab.serving.api import call
+    from transformer.decoding import DecodingSession
+
+    pipeline = bundled.entries["de-en"].pipeline
+    src = pipeline.tokenizer.encode("Der Hund schläft im Garten 3.")
+
+    def decoded() -> list[torch.Tensor]:
+        session = DecodingSession(pipeline.model, src_ids=src, top_k=8)
+        while not session.finished and len(session.steps) < 30:  # later steps' sums are long enough to be split
+            session.step()
+        self_norms, cross_norms = session.decoder_value_norms()
+        weights = (w for s in session.steps for w in (*s.cross_attention, *s.self_attention, s.top_probs))
+        return [*session.encoder_attention, *session.encoder_value_norms, *self_norms, *cross_norms, *weights]
+
+    def same(a: list[torch.Tensor], b: list[torch.Tensor]) -> bool:
+        return all(torch.equal(torch.as_tensor(x), torch.as_tensor(y)) for x, y in zip(a, b, strict=True))
+
+    own = decoded()
+    with ThreadPoolExecutor(1) as worker:
+        torch.set_num_threads(2)
+        assert worker.submit(torch.get_num_threads).result() == 2  # the thread settles its count now
+        torch.set_num_threads(1)
+        assert worker.submit(torch.get_num_threads).result() == 2  # and keeps it
+        assert not same(worker.submit(decoded).result(), own)  # the sums differ there
+        assert same(worker.submit(lambda: (use_threads(1), decoded())[1]).result(), own)
+
+    lab = make_lab(bundled)
+    with ThreadPoolExecutor(1) as worker:
+        torch.set_num_threads(2)
+        worker.submit(torch.get_num_threads).result()
+        torch.set_num_threads(1)
+        worker.submit(call, TRANSLATE, lab.shared, "reverse", "abc", "greedy", 4).result()
+        assert worker.submit(torch.get_num_threads).result() == lab.shared.threads == 1

@@ -1,5 +1,5 @@
 """Where the models run: cpu, cuda, or auto (a CUDA GPU when there is one), for the app and the head survey; and how
-many of the machine's cores the app may use."""
+many of the machine's cores the app may use, and that every thread of the app's work uses that many."""
 
 from __future__ import annotations
 
@@ -37,3 +37,12 @@ def available_cores(cpu_max: Path = Path("/sys/fs/cgroup/cpu.max")) -> int:
     except (OSError, ValueError):
         pass  # no cgroup v2 quota to read
     return cores
+
+
+def use_threads(threads: int) -> None:
+    """This thread's torch work on `threads` threads. torch.set_num_threads sets the count a thread takes when it first
+    computes, and that thread keeps it (OpenMP's count is per thread): a server's worker thread that first computed
+    while the count was another (a test setting its own, the CLI before it settled) would keep that one, and float
+    sums differ with the count. So the app's work sets its own count in whatever thread it runs."""
+    if torch.get_num_threads() != threads:  # asking also settles this thread's count from the process's
+        torch.set_num_threads(threads)

@@ -17,6 +17,7 @@ from ..decoding.actions import DecodingActions
 from ..decoding.view import goes_on
 from ..feature import DATA, Feature, Output, Shared
 from ..messages import Ask, jsonable
+from ..models.devices import use_threads
 from ..models.registry import Registry
 from ..run.state import UserState
 from .render import PENDING, Views
@@ -62,7 +63,7 @@ class Lab:
                 self._begin(user)
             self._prepare(user, self.views.aheads(user, c, max_len) if self.early is not None else [])
         if ahead and self.ahead is not None:  # decoded while the user looks at this step: Step then takes it
-            self.ahead.submit(self._step_ahead, user)
+            self.ahead.submit(self._working, self._step_ahead, user)
         return found
 
     def take(self, user: UserState, c: Controls) -> bool:
@@ -77,6 +78,11 @@ class Lab:
                 c = dataclasses.replace(c, model=run.entry.name, source=run.text, top_k=run.top_k, max_len=run.max_len)
             self.views.drawn_by_page(user, c, self.decoding.max_len(c))
         return older
+
+    def _working(self, work: Callable, *args):
+        """`work(*args)` in a background thread, on the app's threads (models/devices.py use_threads)."""
+        use_threads(self.shared.threads)
+        return work(*args)
 
     def _step_ahead(self, user: UserState) -> None:
         try:
@@ -106,7 +112,7 @@ class Lab:
         prepared for an earlier action and has not started is dropped."""
         for prepared in user.prepared:
             prepared.cancel()
-        user.prepared = [self.early.submit(quietly, job) for job in jobs]
+        user.prepared = [self.early.submit(self._working, quietly, job) for job in jobs]
 
     def _begin(self, user: UserState) -> None:
         """Begin making the slow outputs the user's page waits for, in the background (under the user's lock: what
@@ -117,7 +123,7 @@ class Lab:
         todo = self.views.pending(user, c, self.decoding.max_len(c))
         if user.early is not None:
             user.early.cancel()
-        user.early = self.early.submit(made, todo)
+        user.early = self.early.submit(self._working, made, todo)
 
     def soon(self, user: UserState, wait_s: float) -> dict:
         """The slow outputs begun with the last answer, if they are made within `wait_s` seconds (they then go out

@@ -24,6 +24,7 @@ from ..checks import InputError
 from ..controls import DECODING_CONTROLS, Controls
 from ..decoding.from_page import SERVERS, sent_by_page
 from ..feature import BUTTON, DATA, DECODE, HEAVY, NOTICE, TABLE, TITLED, Feature, Output
+from ..models.devices import use_threads
 from .lab import ASK, Action, Lab
 
 logger = logging.getLogger("attention_lab")
@@ -121,9 +122,10 @@ class Wiring:
         """(user, the update of each output) for the changes `make(*args)` gives; a user's mistake changes nothing."""
         return self.updates(user, self.made(make, *args), outputs)
 
-    @staticmethod
-    def made(make: Callable[..., dict], *args) -> dict:
-        """The changes `make(*args)` gives, name -> new value; none for a user's mistake, said in a warning."""
+    def made(self, make: Callable[..., dict], *args) -> dict:
+        """The changes `make(*args)` gives, name -> new value, computed on the app's threads; none for a user's
+        mistake, said in a warning."""
+        use_threads(self.lab.shared.threads)
         try:
             return make(*args)
         except InputError as err:

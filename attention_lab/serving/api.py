@@ -18,6 +18,7 @@ import gradio as gr
 from ..checks import InputError
 from ..feature import Endpoint, Feature, Shared
 from ..messages import jsonable
+from ..models.devices import use_threads
 from ..request import Request
 
 logger = logging.getLogger("attention_lab")
@@ -30,7 +31,9 @@ def documentation(endpoint: Endpoint) -> str:
 
 
 def call(endpoint: Endpoint, shared: Shared, *args, **kwargs):
-    """The endpoint's answer to `args` as JSON-ready Python; InputError for a request it cannot take."""
+    """The endpoint's answer to `args` as JSON-ready Python, computed on the app's threads; InputError for a request
+    it cannot take."""
+    use_threads(shared.threads)
     return jsonable(endpoint.fn(Request(endpoint, shared), *args, **kwargs))
 
 
