@@ -436,7 +436,7 @@ def test_a_stream_to_the_page_ends_on_a_part_that_changes_nothing(lab):
 
     c = Controls("de-en", "Das ist ein Haus.", max_len=8)
     wiring = Wiring.__new__(Wiring)  # its streams alone: no components
-    wiring.lab, wiring.outputs = SimpleNamespace(after=run_meanwhile), list(LOOP.outputs)
+    wiring.lab, wiring.outputs = SimpleNamespace(after=run_meanwhile, shared=lab.shared), list(LOOP.outputs)
     page = dataclasses.replace(c, page=SERVERS)  # the page shows a decoding the server made
     for who in (UserState(), UserState()):
         answer, last = parts(who, page)
