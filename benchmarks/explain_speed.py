@@ -89,6 +89,7 @@ def measure_tab(browser, url: str, floor, tab: str, title: str, repeats: int, ti
 def sizes() -> dict[str, tuple[int, int]]:
     """Per bundled model: the bytes of its page copy without the explanations' graphs, and theirs."""
     sys.path.insert(0, str(REPO))
+    from attention_lab.page_copy.analyses import graph_file
     from attention_lab.page_copy.copies import copy_files
     from transformer import bundled, load_pretrained
 
@@ -96,7 +97,7 @@ def sizes() -> dict[str, tuple[int, int]]:
     for name in ("de-en", "reverse"):
         files = copy_files(load_pretrained(bundled(name)), name)
         config = json.loads(files["config.json"])
-        graphs = sum(len(files[f"{graph}.onnx"]) for graph in config["analyses"])
+        graphs = sum(len(files[graph_file(graph)]) for graph in config["analyses"])
         found[name] = (sum(len(data) for data in files.values()) - graphs, graphs)
     return found
 

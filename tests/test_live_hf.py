@@ -27,6 +27,7 @@ from attention_lab.export import live
 from attention_lab.messages import jsonable
 from attention_lab.page_copy import copies as page_copy
 from attention_lab.page_copy import explanations
+from attention_lab.page_copy.analyses import graph_file
 from attention_lab.page_copy.graph_decoding import GraphDecoder
 from tests import hf_models
 from tests.node import needs_node
@@ -165,7 +166,7 @@ def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothi
     index = live.write(source, tmp_path / "site", "float32")
     written = sorted(p.name for p in index.parent.iterdir())
     config = json.loads((index.parent / "config.json").read_text(encoding="utf-8"))
-    beside = [f"{name}.onnx" for name in config["analyses"]] + config.get("files", [])  # the explanations' graphs...
+    beside = [graph_file(name) for name in config["analyses"]] + config.get("files", [])  # the explanations' graphs...
     wanted = [*page_copy.FILES, *beside, *live.RUNTIME, live.PAGE_MODULES, "README.md", "index.html"]
     assert written == sorted(wanted)
     readme = (index.parent / "README.md").read_text(encoding="utf-8")

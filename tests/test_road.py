@@ -29,6 +29,7 @@ from attention_lab.decoding.messages import Key, message
 from attention_lab.messages import jsonable
 from attention_lab.models.registry import Registry, load_models
 from attention_lab.page_copy import copies as page_copy
+from attention_lab.page_copy.analyses import graph_file
 from attention_lab.run.state import UserState, loop
 from attention_lab.tabs import LOOP
 from tests.node import NODE, needs_node
@@ -95,7 +96,7 @@ def test_a_page_copy_is_made_once_and_whole(registry, tmp_path, traced):
     entry = registry.entries["reverse"]
     folder = page_copy.make(entry, tmp_path / "copy")
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    beside = [f"{name}.onnx" for name in config["analyses"]] + config.get("files", [])  # the explanations' graphs...
+    beside = [graph_file(name) for name in config["analyses"]] + config.get("files", [])  # the explanations' graphs...
     assert config["analyses"] and sorted(p.name for p in folder.iterdir()) == sorted([*page_copy.FILES, *beside])
     made = {p.name: p.stat().st_mtime_ns for p in folder.iterdir()}
     assert page_copy.make(entry, folder) == folder

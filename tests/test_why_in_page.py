@@ -15,6 +15,7 @@ The graph itself, output by output, against the library's attribution (attention
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
 import math
 import shutil
@@ -26,6 +27,7 @@ import torch
 from attention_lab.attribution.methods import IG_STEPS, attribute
 from attention_lab.messages import jsonable
 from attention_lab.models.registry import ModelEntry
+from attention_lab.page_copy.analyses import graph_file
 from attention_lab.page_copy.attribution import ATTRIBUTION
 from attention_lab.page_copy.gradients import METHODS as GRADIENT_METHODS
 from attention_lab.page_copy.graph_decoding import keep_masks, rules_of
@@ -177,7 +179,7 @@ def test_integrated_gradients_points_are_captums():
 
 @pytest.mark.parametrize("name", list(SOURCES))
 def test_the_attribution_graph_reads_what_the_library_does(models, name):
-    """Python's onnxruntime over the copy's attribution.onnx: each step's log p, falls and lens as the library's."""
+    """Python's onnxruntime over the copy's attribution graph: each step's log p, falls and lens as the library's."""
     import onnxruntime as ort
 
     pipeline, folder = models[name]
@@ -186,7 +188,7 @@ def test_the_attribution_graph_reads_what_the_library_does(models, name):
     options.intra_op_num_threads = 1
     blob = np.fromfile(folder / WEIGHTS, np.uint8)
     options.add_external_initializers_from_files_in_memory([WEIGHTS], [blob], [len(blob)])
-    graph = ort.InferenceSession(str(folder / "attribution.onnx"), options)
+    graph = ort.InferenceSession(gzip.decompress((folder / graph_file("attribution")).read_bytes()), options)
     config = {"n_heads": c.n_heads, "n_encoder_layers": c.n_encoder_layers, "n_decoder_layers": c.n_decoder_layers}
     rules = rules_of({"rules": dataclasses.asdict(model.rules)})
     for i, case in enumerate(decodings(pipeline, name)):

@@ -26,7 +26,7 @@ import {Answers} from "./answers.mjs";
 import {WHAT_IF_EVENT} from "./candidates.mjs";
 import {Explaining} from "./explaining.mjs";
 import {Loop} from "./loop.mjs";
-import {LiveModel} from "../page_copy/model.mjs";
+import {graphFile, LiveModel, gunzipped} from "../page_copy/model.mjs";
 
 const ACTIONS = {"lab-run": "run", "lab-step": "step", "lab-back": "back", "lab-reset": "reset"};
 // a copy is made as the app starts (a transformers model's, measured in two precisions, can take minutes): ask for it
@@ -54,16 +54,11 @@ async function bytes(address) {
   return new Uint8Array(await answer.arrayBuffer());
 }
 
-async function gunzip(packed) {
-  const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
 /** The runtime and the tokenizer library, loaded once. */
 async function loadRuntime(runtime) {
   const at = (address) => new URL(address, document.baseURI).href;
   const [ort, tokenizers, wasm] = await Promise.all([import(at(runtime.ort)), import(at(runtime.tokenizers)),
-    bytes(runtime.wasm).then(gunzip)]);
+    bytes(runtime.wasm).then(gunzipped)]);
   ort.env.wasm.numThreads = 1; // no cross-origin isolation on a Space or a local app: one thread
   ort.env.wasm.wasmBinary = wasm;
   return {ort, Tokenizer: tokenizers.Tokenizer};
@@ -90,7 +85,7 @@ async function loadCopy(folder, {ort, Tokenizer}) {
  * graph's runtime session made as a tab first runs it: LiveModel.loadAnalyses). */
 async function loadAnalyses(model) {
   const names = model.config.analyses;
-  const graphs = await Promise.all(names.map((name) => bytes(`${model.folder}${name}.onnx`)));
+  const graphs = await Promise.all(names.map((name) => bytes(model.folder + graphFile(name))));
   return model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])));
 }
 

@@ -14,7 +14,7 @@ import {mount as steps} from "../decoding/steps.mjs";
 import {mount as views} from "../core/views.mjs";
 import {install, KEYS} from "../assets/keys.mjs";
 import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
-import {LiveModel} from "../page_copy/model.mjs";
+import {graphFile, LiveModel} from "../page_copy/model.mjs";
 import {asked, linkOf} from "../assets/address.mjs";
 import {declare, onOffered} from "../assets/here.mjs";
 import {watch} from "../assets/store.mjs";
@@ -160,7 +160,7 @@ async function explainIn(page, model, config, bytes, ui) {
   const names = config.analyses || [];
   if (!names.length) return;
   try {
-    const graphs = await Promise.all(names.map((name) => bytes(`${name}.onnx`)));
+    const graphs = await Promise.all(names.map((name) => bytes(graphFile(name))));
     model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])));
     model.files = (name) => bytes(name); // the copy's other files the tabs read (config "files"), carried here too
   } catch (err) {

@@ -49,6 +49,7 @@ from ..checks import InputError, check_source, known_characters
 from ..models.registry import ModelEntry, Registry
 from . import analyses, differentiated, explanations, extras, graph_decoding, graphs, readings, step
 from . import precision as precision_code
+from .analyses import graph_file, packed
 from .graphs import WEIGHTS, exported
 from .precision import PRECISIONS, converted, drift, reference_decodings
 
@@ -57,8 +58,8 @@ VENDOR = Path(__file__).resolve().parent / "vendor"  # the runtime and the token
 logger = logging.getLogger("attention_lab")
 HEX = set("0123456789abcdef")
 FILES = ("encoder.onnx", "decoder.onnx", WEIGHTS, "tokenizer.json", "config.json")  # config.json last: it marks it made
-# beside them, the explanations' graphs the model has, {name}.onnx (analyses.py; config.json's "analyses"), and the
-# files the tabs' page code reads that it has (extras.py; config.json's "files")
+# beside them, the explanations' graphs the model has, {name}.onnx.gz (analyses.py graph_file; config.json's
+# "analyses"), and the files the tabs' page code reads that it has (extras.py; config.json's "files")
 REDUCED = ("int8", "float16")  # tried in this order for a transformers model's copy (see the module's docstring)
 KEPT = 0.9  # the share of the drift sentences a reduced precision must decode as float32 does, to be the default
 # the libraries whose versions a copy depends on: a copy made under others is made again
@@ -270,7 +271,7 @@ def copy_files(
         "decoder.onnx": made.decoder,
         WEIGHTS: made.weights,
         "tokenizer.json": page_tokenizer(pipeline, name),
-        **{f"{name}.onnx": graph for name, graph in made.analyses.items()},
+        **{graph_file(name): packed(graph) for name, graph in made.analyses.items()},
         **extra,
         "config.json": json.dumps(config, ensure_ascii=False).encode("utf-8"),
     }

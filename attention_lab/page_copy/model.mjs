@@ -14,6 +14,18 @@ const MARKS = /[\uFDD0-\uFDD2]/g;
 /** Input the page cannot use, with a message for the person who typed it (the app's own messages). */
 export class InputError extends Error {}
 
+/** The copy's file of the explanations' graph `name`: gzipped (attention_lab/page_copy/analyses.py graph_file). */
+export const graphFile = (name) => `${name}.onnx.gz`;
+
+/** The bytes that the gzipped bytes `packed` hold, by the runtime's own DecompressionStream (the browser's, Node's);
+ * bytes that are not gzip's as they are (a host that sent the file with Content-Encoding: gzip, which the browser
+ * undid). */
+export async function gunzipped(packed) {
+  if (packed[0] !== 0x1f || packed[1] !== 0x8b) return packed;
+  const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
 export class LiveModel {
   /** `parts`: the graphs' bytes (encoder, decoder) and their weights (Uint8Array each), the tokenizer's JSON, and
    * `config` (what export wrote: the model's sizes, ids, limits, alphabet and character names). */
@@ -30,13 +42,17 @@ export class LiveModel {
     return model;
   }
 
-  /** Load the explanations' graphs (attention_lab/page_copy/analyses.py): `graphs`, their bytes by name
-   * (they read the copy's weights). Each graph's session is made as a tab first runs it: a tab that is never opened
-   * costs nothing (made at once, the five took seconds of the page's thread after every load). */
+  /** Load the explanations' graphs (attention_lab/page_copy/analyses.py): `graphs`, their files' bytes (graphFile:
+   * gzipped) by name (they read the copy's weights). Each graph is gunzipped and its session made as a tab first runs
+   * it: a tab that is never opened costs nothing (made at once, the five took seconds of the page's thread after
+   * every load). */
   loadAnalyses(graphs) {
     const sessions = new Map();
     const session = (name) => {
-      if (!sessions.has(name)) sessions.set(name, this.ort.InferenceSession.create(graphs[name], this.options));
+      if (!sessions.has(name)) {
+        const made = gunzipped(graphs[name]).then((graph) => this.ort.InferenceSession.create(graph, this.options));
+        sessions.set(name, made);
+      }
       return sessions.get(name);
     };
     this.analyses = Object.fromEntries(Object.keys(graphs).map((name) => [name, () => session(name)]));

@@ -13,7 +13,8 @@ import {LAB, loadCopy} from "./page_copy.mjs";
 
 const [dir, requestFile] = process.argv.slice(2);
 const model = await loadCopy(dir);
-const graphs = (name) => [name, new Uint8Array(fs.readFileSync(path.join(dir, `${name}.onnx`)))];
+const {graphFile} = await import(path.join(LAB, "page_copy/model.mjs"));
+const graphs = (name) => [name, new Uint8Array(fs.readFileSync(path.join(dir, graphFile(name))))];
 model.loadAnalyses(Object.fromEntries(model.config.analyses.map(graphs))); // the tabs' own
 const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
 (await import(path.join(LAB, "assets/here.mjs"))).declare(request.here); // what the app tells the page
