@@ -27,13 +27,17 @@ def tiny_config(**overrides) -> TransformerConfig:
     return TransformerConfig(**values)
 
 
+THREADS = torch.get_num_threads()  # the test process's own (tests/run.sh: OMP_NUM_THREADS=1)
+
+
 @pytest.fixture(autouse=True)
 def keep_threads():
-    """Each test leaves torch's thread count as it found it (a command's main sets it for its process, and float
-    sums depend on it)."""
-    threads = torch.get_num_threads()
+    """Each test starts and ends on the process's own torch thread count: a command's main sets its own for its
+    process, and so may a module's fixture before this one runs (the survey's did, and every later module of that
+    process then ran on two threads); float sums depend on it."""
+    torch.set_num_threads(THREADS)
     yield
-    torch.set_num_threads(threads)
+    torch.set_num_threads(THREADS)
 
 
 @pytest.fixture

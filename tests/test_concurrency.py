@@ -196,22 +196,24 @@ def test_the_apps_work_runs_on_its_own_threads_in_a_thread_that_first_computed_o
         weights = (w for s in session.steps for w in (*s.cross_attention, *s.self_attention, s.top_probs))
         return [*session.encoder_attention, *session.encoder_value_norms, *self_norms, *cross_norms, *weights]
 
+    n = torch.get_num_threads()  # the process's own (conftest.keep_threads)
+
     def other_threads_first(worker: ThreadPoolExecutor) -> None:
-        """The worker's thread settles its count while torch's is 2; torch's is 1 again after."""
-        torch.set_num_threads(2)
+        """The worker's thread settles its count while torch's is another; torch's is its own again after."""
+        torch.set_num_threads(n + 1)
         worker.submit(torch.get_num_threads).result()
-        torch.set_num_threads(1)
+        torch.set_num_threads(n)
 
     own = decoded()
     with ThreadPoolExecutor(1) as worker:
         other_threads_first(worker)
-        assert worker.submit(torch.get_num_threads).result() == 2  # it keeps the count it first computed with
-        threads, got = worker.submit(lambda: (use_threads(1), torch.get_num_threads(), decoded())[1:]).result()
-    assert threads == 1
+        assert worker.submit(torch.get_num_threads).result() == n + 1  # it keeps the count it first computed with
+        threads, got = worker.submit(lambda: (use_threads(n), torch.get_num_threads(), decoded())[1:]).result()
+    assert threads == n
     assert all(torch.equal(torch.as_tensor(a), torch.as_tensor(b)) for a, b in zip(got, own, strict=True))
 
     lab = make_lab(bundled)
     with ThreadPoolExecutor(1) as worker:
         other_threads_first(worker)
         assert worker.submit(call, TRANSLATE, lab.shared, "reverse", "abc", "greedy", 4).result() == "cba"
-        assert worker.submit(torch.get_num_threads).result() == lab.shared.threads == 1
+        assert worker.submit(torch.get_num_threads).result() == lab.shared.threads == n
