@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -283,6 +284,23 @@ def test_export_in_the_app_offers_each_models_live_page_and_refuses_one_made_in_
     assert "part:weights.bin" in marian and "live-precision" in marian  # a transformers model's, its precision said
     with pytest.raises(InputError, match=r"^in-code: only a model loaded from a folder or the Hub can be exported"):
         live(registry)("in-code")
+
+
+def test_export_live_reads_the_copy_the_app_keeps_and_exports_nothing(bundled, tmp_path, monkeypatch, exported_once):
+    """`attention-lab export --live` takes the model's page copy from the cache the app keeps it in (the export took
+    45 s for the reversal model each time, its gradients graph 35 s of it): with the copy made, it exports nothing,
+    and its page carries what the app's copy says (the length the card says the model was trained on)."""
+    from attention_lab.export import live
+
+    monkeypatch.setattr(page_copy, "CACHE", tmp_path / "cache")
+    kept = page_copy.make(bundled.entries["reverse"])
+    monkeypatch.setattr(page_copy, "exported", lambda model: pytest.fail("exported again"))
+    assert live.main(["--live", "reverse", "-o", str(tmp_path / "reverse.html")]) == 0
+    config = json.loads((kept / "config.json").read_text(encoding="utf-8"))
+    assert config["trained_length"] == bundled.entries["reverse"].trained_length > 0
+    page = (tmp_path / "reverse.html").read_text(encoding="utf-8")
+    assert re.search(rf'"trained_length": ?{config["trained_length"]}\b', page)
+    assert [p for p in (tmp_path / "cache").iterdir() if p.is_dir()] == [kept]
 
 
 def test_two_exports_at_once_in_one_process_both_succeed(monkeypatch):

@@ -200,7 +200,9 @@ def test_export_writes_a_folder_and_a_file_and_refuses_in_one_line_leaving_nothi
         and "write a folder (-o DIR/)" in message
         and not (tmp_path / "big.html").exists()
     )
-    # a graph that cannot be exported: one line naming the model, and no folder half-written
+    # a graph that cannot be exported (a model with no copy in the cache yet): one line naming the model, and no
+    # folder half-written
+    monkeypatch.setattr(page_copy, "CACHE", tmp_path / "cache")
     monkeypatch.setattr(page_copy, "exported", lambda model: (_ for _ in ()).throw(ValueError("no graph")))
     assert live.main(["--live", source, "-o", str(tmp_path / "broken")]) == 2
     message = capsys.readouterr().err.strip().splitlines()[-1]

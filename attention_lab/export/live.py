@@ -45,7 +45,7 @@ from ..core.looks import Look, names
 from ..decoding.messages import Full, Key
 from ..models.examples import first_example
 from ..models.registry import ModelEntry, Registry, entry_of
-from ..page_copy.copies import VENDOR, copy_files, copyable, make
+from ..page_copy.copies import VENDOR, copyable, make
 from ..page_copy.precision import PRECISIONS
 from ..run.state import shown_step
 
@@ -66,11 +66,13 @@ PAGE_MODULES = "lab"  # a folder's page modules, by their paths under attention_
 OPEN = "open(JSON.parse(document.getElementById('state').textContent))"  # draws the example as the page opens
 
 
-def parts(pipeline: Seq2SeqPipeline, name: str = "model", precision: str | None = None) -> dict[str, bytes]:
-    """The files the page loads: the model's page copy (its graphs, their weights, the tokenizer and config.json)
-    and the runtime."""
-    refuse_uncopyable(pipeline, name)
-    return {**copy_files(pipeline, name, precision), **runtime()}
+def parts(entry: ModelEntry, precision: str | None = None) -> dict[str, bytes]:
+    """The files the page loads: the model's page copy (its graphs, their weights, the tokenizer, config.json and
+    the tabs' own files), the one the app keeps in its cache (made there first if it is not: page_copy/copies.py
+    make), and the runtime."""
+    refuse_uncopyable(entry.pipeline, entry.name)
+    copy = make(entry, precision=precision)
+    return {**{path.name: path.read_bytes() for path in sorted(copy.iterdir()) if path.is_file()}, **runtime()}
 
 
 def refuse_uncopyable(pipeline: Seq2SeqPipeline, name: str) -> None:
@@ -225,17 +227,20 @@ self- and cross-attention at every step. Nothing runs on a server. {precision} M
 """
 
 
-def load(model: str) -> tuple[Seq2SeqPipeline, str]:
-    """The pipeline of `model` (a bundled model's name, a folder, or a Hub repo id) and the name the page shows."""
+def load(model: str) -> ModelEntry:
+    """The entry of `model` (a bundled model's name, a folder, or a Hub repo id), named as the page shows it, with
+    what its card says (as the app's)."""
     if model in bundled_names():
-        return load_pretrained(BUNDLED / model), model
-    return load_pretrained(model), Path(str(model).rstrip("/")).name  # a folder's name, or a Hub repo's
+        return entry_of(model, load_pretrained(BUNDLED / model), BUNDLED / model)
+    name = Path(str(model).rstrip("/")).name  # a folder's name, or a Hub repo's
+    return entry_of(name, load_pretrained(model), model)
 
 
-def one_file(pipeline: Seq2SeqPipeline, name: str, precision: str | None = None, files: dict | None = None) -> str:
+def one_file(entry: ModelEntry, precision: str | None = None, files: dict | None = None) -> str:
     """The live page as one HTML file with every part inside (`files`: the parts, made already); InputError if the
     parts are over LIMIT_MB."""
-    files = dict(files or parts(pipeline, name, precision))
+    pipeline, name = entry.pipeline, entry.name
+    files = dict(files or parts(entry, precision))
     config = json.loads(files.pop("config.json"))
     size = sum(len(data) for data in files.values()) / 1e6
     if size > LIMIT_MB:
@@ -251,13 +256,14 @@ def write(model: str, out: Path, precision: str | None = None) -> Path:
     default if None) as one file (out ends in .html) or a folder; returns what it wrote (the file, or the folder's
     index.html). Everything is made before anything is written, and written beside its place first, so a failure
     leaves nothing half-written."""
-    pipeline, name = load(model)
+    entry = load(model)
+    pipeline, name = entry.pipeline, entry.name
     if out.suffix.lower() in (".html", ".htm"):
-        text = one_file(pipeline, name, precision)
+        text = one_file(entry, precision)
         out.parent.mkdir(parents=True, exist_ok=True)
         _placed(out, lambda path: path.write_text(text, encoding="utf-8"))
         return out
-    files = parts(pipeline, name, precision)
+    files = parts(entry, precision)
     config = json.loads(files["config.json"])
     files["README.md"] = SPACE_README.format(
         name=name,
@@ -317,12 +323,9 @@ def live_page(entry: ModelEntry) -> str:
     one the app makes as it starts: page_copy/copies.py); its path (made once per model)."""
     if id(entry) in _LIVE_PAGES:
         return _LIVE_PAGES[id(entry)]
-    refuse_uncopyable(entry.pipeline, entry.name)
-    copy = make(entry)
-    files = {path.name: path.read_bytes() for path in sorted(copy.iterdir()) if path.is_file()}  # FILES, and more
-    files.update(runtime())
+    files = parts(entry)
     path = Path(tempfile.mkdtemp(prefix="attention-")) / f"attention-lab-live-{entry.name.replace('/', '-')}.html"
-    path.write_text(one_file(entry.pipeline, entry.name, files=files), encoding="utf-8")
+    path.write_text(one_file(entry, files=files), encoding="utf-8")
     _LIVE_PAGES[id(entry)] = str(path)
     return str(path)
 
