@@ -125,9 +125,14 @@ def test_a_run_clicked_while_a_model_switch_is_answered_waits_for_its_answer(ser
     runs = page.evaluate(ran)
     page.get_by_label("Model").click()
     page.get_by_role("option", name="reverse", exact=True).click()
+    expect(page.get_by_label("Model")).to_have_value("reverse")  # chosen; the switch's answer is on its way
     source.fill(text)
+    before = page.evaluate(ROAD_STATE)  # what the road saw as the Run was clicked
     button(page, "Run").click()
-    expect(output).to_have_value(expected(registry, "reverse", text), timeout=WAIT_MS)
+    try:
+        expect(output).to_have_value(expected(registry, "reverse", text), timeout=WAIT_MS)
+    except AssertionError as err:
+        raise AssertionError(f"before the Run: {before}; after: {page.evaluate(ROAD_STATE)}") from err
     assert page.evaluate(ran) == runs + 1  # taken by the page once the switch was answered, not sent beside it
     page.settle()
     expect(output).to_have_value(expected(registry, "reverse", text))
