@@ -5,7 +5,8 @@
 // DIR: a page copy (page_copy/copies.py). REQUEST: {here: what the app tells the page of the tabs it computes
 // (page/frame.py in_page: their ids, their texts), cases: [{ids, tokens, ablated: [[kind, layer, head]...], key,
 // tabs: {TAB: what the tab is asked (its own controls), ...}}]}: TAB a tab's id (its in_page.mjs `made`), or
-// its id and one of its module's functions (why/decoderLens). ANSWER: per case, {TAB: the tab's message}.
+// its id and one of its module's functions (why/decoderLens). ANSWER: per case, {TAB: the tab's message}; on
+// standard error, {took: per case, {TAB: milliseconds}}.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -25,10 +26,16 @@ for (const {tabs} of request.cases) {
     makers[tab] ??= (await import(path.join(LAB, folder, "in_page.mjs")))[name];
   }
 }
-const answers = [];
+const answers = [], took = []; // took: per case, each tab's milliseconds (benchmarks/explain_hub.py reads them)
 for (const {ids, tokens, ablated, key, tabs} of request.cases) {
-  const run = {ids, tokens, ablated, key}, answer = {};
-  for (const [tab, asked] of Object.entries(tabs)) answer[tab] = await makers[tab](model, run, asked);
+  const run = {ids, tokens, ablated, key}, answer = {}, ms = {};
+  for (const [tab, asked] of Object.entries(tabs)) {
+    const began = performance.now();
+    answer[tab] = await makers[tab](model, run, asked);
+    ms[tab] = performance.now() - began;
+  }
   answers.push(answer);
+  took.push(ms);
 }
 process.stdout.write(JSON.stringify(answers));
+process.stderr.write(JSON.stringify({took}) + "\n");
