@@ -12,6 +12,7 @@ from transformer import DecodingSession, Head, Interventions, Seq2SeqModel, run_
 from transformer.config import KINDS, n_layers
 from transformer.contract import EncoderOutput
 from transformer.decoding import next_token_logits
+from transformer.next_token import kl_divergence
 
 from ..core.naming import all_heads
 
@@ -46,13 +47,6 @@ def next_token_log_probs(
     src = torch.tensor([src_ids], device=next(model.parameters()).device).expand(batch, -1)
     hidden = run_with_cache(model, src, tokens, interventions=interventions).hidden
     return next_token_logits(model, hidden, None, limit).log_softmax(dim=-1).cpu()
-
-
-def kl_divergence(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
-    """KL(p || q) along the last axis, in nats, from log-probabilities; 0 log 0 = 0 (pad and bos are -inf in both)."""
-    p = log_p.exp()
-    terms = torch.where(p > 0, p * (log_p - log_q), torch.zeros_like(p))
-    return terms.sum(dim=-1)
 
 
 def ablation_effects(

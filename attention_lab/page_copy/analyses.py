@@ -55,6 +55,15 @@ def kept(kind: str, keep: torch.Tensor) -> list:
     ]
 
 
+def kept_per_row(kind: str, keep: torch.Tensor) -> list:
+    """Hooks that multiply each head's output of attention `kind` in every layer, in batch row r, by keep[r]
+    (rows, layers, heads): many sets of heads removed in one batched pass, as Interventions(rows=...) removes them."""
+    return [
+        (attention_name(kind, layer, "hook_z"), lambda z, at, layer=layer: z * keep[:, layer][:, :, None, None])
+        for layer in range(keep.size(1))
+    ]
+
+
 def masked(kind: str, keep: torch.Tensor) -> list:
     """Hooks that multiply each head's weights of attention `kind` in every layer by `keep` (layers, heads): the
     head is ablated (its output is its weights times its values, as `kept` does at hook_z) and left out of the

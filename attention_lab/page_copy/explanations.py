@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .ablations import ABLATIONS
 from .analyses import Analysis
 from .attribution import ATTRIBUTION
 from .decoderlens import DECODERLENS, DECODERLENS_STEP
@@ -10,4 +11,13 @@ from .gradients import GRADIENTS
 from .patching import PATCHING
 from .readings import READINGS
 
-ANALYSES: tuple[Analysis, ...] = (READINGS, FLOW, PATCHING, ATTRIBUTION, DECODERLENS, DECODERLENS_STEP, GRADIENTS)
+ANALYSES: tuple[Analysis, ...] = (
+    READINGS,
+    FLOW,
+    PATCHING,
+    ATTRIBUTION,
+    DECODERLENS,
+    DECODERLENS_STEP,
+    ABLATIONS,
+    GRADIENTS,
+)

@@ -383,3 +383,15 @@ function ideograph(char, ranges) {
   if (!ranges.some(([a, b]) => code >= a && code <= b)) return null;
   return "cjk unified ideograph-" + code.toString(16).padStart(4, "0");
 }
+
+/** (T, V) as a tensor: the rules of each step of a decoding of at most `limit` steps, 0 or -inf (the page's own,
+ * LiveSession.ruled, as decoding applies them), which an explanations' graph adds to its logits. */
+export function stepRules(model, T, limit) {
+  const V = model.config.tgt_vocab_size, mask = new Float32Array(T * V), zero = new Float32Array(V);
+  const session = {model, maxNew: limit}; // what ruled reads of a session
+  for (let t = 0; t < T; t++) {
+    const row = LiveSession.prototype.ruled.call(session, zero, t);
+    if (row !== zero) mask.set(row, t * V);
+  }
+  return new model.ort.Tensor("float32", mask, [T, V]);
+}

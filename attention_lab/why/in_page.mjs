@@ -11,7 +11,7 @@
 
 import {pyFixed, pyRound} from "../assets/format.mjs";
 import {textsOf} from "../assets/here.mjs";
-import {LiveSession} from "../page_copy/model.mjs";
+import {LiveSession, stepRules} from "../page_copy/model.mjs";
 
 const FALLS = {occlusion: ["occlusion_source", "occlusion_prefix"], value_zeroing: ["zeroing_source", "zeroing_prefix"]};
 const KEPT = 4; // the graph's outputs kept per copy: another aggregate of the same decoding runs nothing
@@ -88,12 +88,11 @@ function gradientStep(g, t, aggregate, gap) {
  * Run once for what they read. */
 function gradients(model, ids, tokens, ablated, limit, method) {
   return kept(read, model, JSON.stringify([ids, tokens, ablated, limit, method]), async () => {
-    const keep = model.keep(ablated), S = ids.length, T = tokens.length, V = model.config.tgt_vocab_size;
+    const keep = model.keep(ablated), S = ids.length, T = tokens.length;
     const path = method === "integrated_gradients", {alphas, weights} = textsOf("why").integration;
     const [points, weighing] = path ? [[...alphas, 0, 1], [...weights, 0, 0]] : [[1], [1]];
     const fixed = {source: model.int64(ids, [1, S]), tokens: model.int64(tokens, [T]), keep_encoder: keep.encoder,
-      keep_self: keep.decoder_self, keep_cross: keep.cross,
-      rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, V])};
+      keep_self: keep.decoder_self, keep_cross: keep.cross, rules: stepRules(model, T, limit)};
     const per = Math.max(1, Math.floor(ROWS / T));
     let source = null, prefix = null, D = 0;
     const scores = [];
@@ -128,7 +127,7 @@ function outputs(model, ids, tokens, ablated, limit, method) {
     const [occluded, zeroed] = {occlusion: [all, none], value_zeroing: [none, all]}[method] ?? [none, none];
     return model.explain("attribution", {source: model.int64(ids, [1, S]),
       tokens: model.int64(tokens, [T]), keep_encoder: keep.encoder, keep_self: keep.decoder_self, keep_cross: keep.cross,
-      rules: new model.ort.Tensor("float32", rules(model, T, limit), [T, model.config.tgt_vocab_size]),
+      rules: stepRules(model, T, limit),
       occluded_source: occluded(S), occluded_prefix: occluded(T), zeroed_source: zeroed(S), zeroed_prefix: zeroed(T)});
   });
 }
@@ -147,17 +146,6 @@ function kept(store, model, id, make) {
   return made.get(id);
 }
 
-/** (T, V): the rules of each step of a decoding of at most `limit` steps, 0 or -inf (the page's own,
- * LiveSession.ruled, as decoding applies them), which the graph adds to its logits. */
-function rules(model, T, limit) {
-  const V = model.config.tgt_vocab_size, mask = new Float32Array(T * V), zero = new Float32Array(V);
-  const session = {model, maxNew: limit}; // what ruled reads of a session
-  for (let t = 0; t < T; t++) {
-    const row = LiveSession.prototype.ruled.call(session, zero, t);
-    if (row !== zero) mask.set(row, t * V);
-  }
-  return mask;
-}
 
 /** Four significant figures, as messages.py significant: Python's float(f"{v:.4g}"). */
 export function significant(v) {
