@@ -3,6 +3,7 @@
 // mounts in its row of tabs. tests/test_browser_live.py opens each of them, from disk with no network.
 
 import * as flow from "./flow/flow.mjs";
+import * as summary from "./heads/summary.mjs";
 import * as patch from "./patch/patch.mjs";
 import * as trust from "./trust/trust.mjs";
 import * as attribution from "./why/why.mjs";
@@ -19,6 +20,17 @@ const why = {
   },
 };
 
-carry({flow, patch, trust, why});
+// the Heads tab's summary of this sentence; what the app's tab does besides, on its server, said in one line
+const heads = {
+  mount(component) {
+    const [top, note] = [document.createElement("div"), document.createElement("p")];
+    note.className = "note";
+    note.textContent = "Ablating chosen heads and editing attention need the app's server: this page summarises every head.";
+    component.element.replaceChildren(top, note);
+    summary.mount({...component, element: top});
+  },
+};
+
+carry({flow, heads, patch, trust, why});
 
 export * from "./export/live.mjs";

@@ -191,6 +191,7 @@ DRAWN = {
     "trust": re.compile("The model's translation, scored"),
     "why": re.compile(r"Step \d+ wrote .*Why\?[\s\S]*The DecoderLens"),
     "patch": re.compile("The corrupted source is the clean one"),
+    "heads": re.compile("KL when ablated"),
 }
 
 

@@ -1,35 +1,65 @@
-"""Every head's importance measured in the page equals the server's: the 20 decodings of tests/test_explain_in_page.py
-(greedy, beam, a what-if, heads ablated; both bundled models, a tiny random Marian and a tiny random BART), measured by
-heads/in_page.mjs headImportance over the copy's ablations graph (page_copy/ablations.py) in Node, against the Heads
-tab's own server code (heads/ablation.py importance) for the same tokens and limit: each head's mean KL within 1e-4
-(nats; the graph runs the passes in float32 as the library does, its sums in another order)."""
+"""The Heads tab's summary made in the page equals the server's: the 20 decodings of tests/test_explain_in_page.py
+(greedy, beam, a what-if, heads ablated; both bundled models, a tiny random Marian and a tiny random BART), each
+summarised by heads/in_page.mjs `made` in Node (the decoding's weights from the page copy's step graphs, every head's
+importance from its ablations graph: page_copy/ablations.py), against the tab's own server code (heads/feature.py:
+core/summaries.py head_summaries, heads/ablation.py importance, core/grids.py summary_data) for the same tokens and
+limit: the same rows, texts and grids, each value within 1e-4 (a value rounded to 4 places by both, from sums taken in
+another order, may land one place apart). The server summarises the decoding without ablations, as the page does."""
 
 from __future__ import annotations
 
 import pytest
 
+from attention_lab.core.grids import summary_data
+from attention_lab.core.summaries import head_summaries
 from attention_lab.heads.ablation import importance
+from attention_lab.heads.feature import NOTHING, TITLE
+from attention_lab.messages import jsonable
 from tests.node import needs_node
 from tests.test_explain_in_page import SOURCES, decodings, in_page, models  # noqa: F401 - models: the fixture
+from transformer import DecodingSession
 
 pytestmark = [pytest.mark.slow, needs_node]
 LIMIT = 12  # the decodings' (test_explain_in_page.decodings)
-CLOSE = 1e-4
+CLOSE = 1e-4 + 1e-9
+ALIGNMENTS = {"reverse": "reversal"}  # the bundled reversal model's card names it
+
+
+def server_summary(pipeline, name: str, case: dict) -> dict:
+    """The Heads tab's summary of the case's tokens, forced on a decoding without ablations, limited to LIMIT."""
+    model = pipeline.model
+    session = DecodingSession(model, case["ids"], max_new_tokens=LIMIT)
+    for token in case["tokens"]:
+        session.step(force=token)
+    grid = importance(model, case["ids"], case["tokens"], LIMIT)
+    return jsonable(summary_data(head_summaries(session, ALIGNMENTS.get(name)), grid, TITLE))
+
+
+def assert_same_summary(page: dict, server: dict, what: str) -> None:
+    grids = lambda m: [metric.pop("grids") for metric in m["metrics"]]
+    ours, theirs = grids(page), grids(server)
+    assert page == server, what  # the texts, rows, kinds, layers and heads
+    for metric, mine, wanted in zip(server["metrics"], ours, theirs, strict=True):
+        for kind, grid in wanted.items():
+            assert len(mine[kind]) == len(grid), f"{what} {metric['key']} {kind}"
+            for layer, row in enumerate(grid):
+                for head, value in enumerate(row):
+                    got, where = mine[kind][layer][head], f"{what} {metric['key']} {kind} L{layer + 1} H{head + 1}"
+                    assert (got is None) == (value is None), f"{where}: {got} != {value}"
+                    assert value is None or abs(got - value) <= CLOSE, f"{where}: {got} != {value}"
 
 
 @pytest.mark.parametrize("name", list(SOURCES))
-def test_the_pages_head_importance_is_the_servers(models, name, tmp_path):  # noqa: F811 - the fixture, imported
+def test_the_pages_head_summary_is_the_servers(models, name, tmp_path):  # noqa: F811 - the fixture, imported
     pipeline, folder = models[name]
     cases = decodings(pipeline, name)
-    answers = in_page(folder, cases, tmp_path, {"heads/headImportance": {"limit": LIMIT}})
-    for i, (case, answer) in enumerate(zip(cases, answers, strict=True)):
-        server = importance(pipeline.model, case["ids"], case["tokens"], LIMIT)
-        page = answer["heads/headImportance"]
-        assert sorted(page) == sorted(server), f"{name} case {i}: {sorted(page)}"
-        for kind, grid in server.items():
-            assert len(page[kind]) == len(grid) and all(len(row) == grid.shape[1] for row in page[kind])
-            for layer, row in enumerate(grid):
-                for head, value in enumerate(row):
-                    got = page[kind][layer][head]
-                    assert abs(got - value) <= CLOSE, f"{name} case {i} {kind} L{layer} H{head}: {got} != {value}"
-        assert any(v > 0 for grid in server.values() for v in grid.flat), f"{name} case {i}: no head matters"
+    cases.append({"ids": cases[0]["ids"], "tokens": []})
+    answers = in_page(folder, cases, tmp_path, {"heads": {"limit": LIMIT}})
+    for i, (case, answer) in enumerate(zip(cases[:-1], answers, strict=False)):
+        server = server_summary(pipeline, name, case)
+        keys = [metric["key"] for metric in server["metrics"]]
+        assert keys == ["entropy", "special", *(["alignment"] if name in ALIGNMENTS else []), "importance"], keys
+        importance_row = server["metrics"][-1]["grids"]
+        assert any(v for grid in importance_row.values() for row in grid for v in row), f"{name} {i}: no head matters"
+        assert_same_summary(answer["heads"], server, f"{name} case {i}")
+    assert answers[-1]["heads"] == {"text": NOTHING, "op": "none"}

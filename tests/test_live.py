@@ -327,3 +327,39 @@ def test_two_exports_at_once_in_one_process_both_succeed(monkeypatch):
     with ThreadPoolExecutor(2) as pool:
         made = list(pool.map(export, models))
     assert all(m.encoder and m.decoder and m.analyses for m in made)
+
+
+def test_a_graph_that_does_not_run_or_gives_another_answer_than_the_model_is_left_out():
+    """page_copy/graphs.py runs_as_traced, which keeps a gradients graph out of a copy when torch's exporter writes
+    one ONNX Runtime cannot run (a transformers BART's: a ScatterElements whose indices have another rank than its
+    input) or that answers otherwise than the model: both refused in one line, the graph that gives the model's
+    answer kept."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from attention_lab.page_copy.graphs import runs_as_traced
+
+    class PlusOne(torch.nn.Module):
+        def forward(self, x):
+            return (x + 1,)
+
+    def graph(*nodes, constants=()):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])
+        made = helper.make_model(helper.make_graph(list(nodes), "g", [x], [y], list(constants)),
+                                 opset_imports=[helper.make_opsetid("", 17)])  # fmt: skip
+        made.ir_version = 8
+        onnx.checker.check_model(made)
+        return made
+
+    x = (torch.tensor([[1.0, 2.0], [3.0, 4.0]]),)
+    one = helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])
+    right = graph(helper.make_node("Add", ["x", "one"], ["y"]), constants=[one])
+    assert runs_as_traced(right, PlusOne(), x) is right
+    with pytest.raises(ValueError, match="^the exported graph's y is not the model's$"):
+        runs_as_traced(graph(helper.make_node("Identity", ["x"], ["y"])), PlusOne(), x)
+    index = helper.make_tensor("index", TensorProto.INT64, [1], [0])
+    update = helper.make_tensor("update", TensorProto.FLOAT, [1], [9.0])
+    scatter = helper.make_node("ScatterElements", ["x", "index", "update"], ["y"])
+    with pytest.raises(ValueError, match="^the exported graph does not run "):
+        runs_as_traced(graph(scatter, constants=[index, update]), PlusOne(), x)

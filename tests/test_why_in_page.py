@@ -61,7 +61,8 @@ PATHS = {"integrated_gradients"}
 # passes of the model in Captum and in Node (the five took 45 s of the suite); every other method and model, all five
 PATH_CASES = {"de-en": (0, 3)}
 # the models whose gradients graph torch's exporter writes but ONNX Runtime cannot run (page_copy/graphs.py
-# runs_as_traced leaves it out): a tiny random BART's (a ScatterElements of the wrong rank)
+# runs_as_traced leaves it out): a tiny random BART's (a ScatterElements of the wrong rank; the tests' copy is made
+# without it, conftest.py tiny_hf_models)
 GRADIENTS_ON_THE_SERVER = {"bart"}
 # the graph's log p and falls against the library's, in float32 eps of the largest value compared or 1, the size of
 # the logits a log p is read from (a fall is a difference of two): measured up to about 100 (a tiny random Marian's

@@ -119,12 +119,12 @@ export function drawSummary(box, {message, computing}) {
 }
 
 /** How a component showing a summary under `label` mounts (this sentence's, the corpus's), drawn when it is on
- * screen, and again when it comes into view. */
-export function summaryView(label) {
+ * screen, and again when it comes into view; `here`: the tab whose summary the page may make (assets/here.mjs). */
+export function summaryView(label, here = null) {
   return (component) => {
     const box = root(component.element);
     const figure = el("div", "summary-figure");
     box.replaceChildren(el("div", "lab-label", label), figure);
-    slowView(component, figure, (view) => drawSummary(figure, view), {on: () => false});
+    slowView(component, figure, (view) => drawSummary(figure, view), {on: () => false, here});
   };
 }

@@ -13,7 +13,8 @@ from pathlib import Path
 import gradio as gr
 
 from ..assets.components import drawn
-from ..core.grids import Summary, summary_data
+from ..core.grids import METRICS, Summary, summary_data
+from ..core.kinds import NAMES
 from ..core.naming import head_choices
 from ..core.summaries import head_summaries
 from ..core.units import token_label
@@ -37,6 +38,16 @@ OUTPUTS = (
     Output("heads", DATA, slow="Measuring every head: each is removed in turn from the forward pass…"),
     Output("effects", DATA, slow="Measuring what the ablation changed at every step…"),
 )
+TITLE = "Every head, over this source's decoding without ablations or edits"
+NOTHING = "Step or Run first: every head is summarised over the decoding."
+# What the page writes into the summary it makes itself (in_page.mjs `made`, while it decodes: Ablate, its effects
+# and editing are the server's): the server's title, hint and rows (core/grids.py METRICS), each written once
+TEXTS = {
+    "title": TITLE,
+    "nothing": NOTHING,
+    "metrics": {key: list(metric) for key, metric in METRICS.items()},
+    "short": {kind: names.short for kind, names in NAMES.items()},
+}
 
 
 def layout(registry, default: str) -> dict:
@@ -79,12 +90,11 @@ def summary(run: Run, kept: Summaries) -> Callable[[], Summary | Nothing]:
     def measured() -> Summary:
         tokens = [step.token for step in session.steps]
         grid = importance(session.model, session.src_ids, tokens, session.max_new_tokens)
-        title = "Every head, over this source's decoding without ablations or edits"
-        return summary_data(head_summaries(session, alignment), grid, title)
+        return summary_data(head_summaries(session, alignment), grid, TITLE)
 
     def make() -> Summary | Nothing:
         if not session.steps:
-            return Nothing("Step or Run first: every head is summarised over the decoding.")
+            return Nothing(NOTHING)
         return kept.made(key, measured)
 
     made = kept.get(key) if session.steps else None
@@ -130,4 +140,7 @@ HEADS = Feature(
     stylesheet=Path(__file__).with_name("heads.css"),
     messages=(Summary, Effects),
     store=Summaries,
+    in_page=True,
+    in_page_outputs=("heads",),
+    texts=TEXTS,
 )

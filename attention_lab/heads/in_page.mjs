@@ -3,6 +3,8 @@
 // and its KL): each head's importance, the mean over the decoding's steps of KL(every head kept ‖ that head removed),
 // as heads/ablation.py `importance` gives it. tests/test_heads_in_page.py holds the two equal.
 
+import {pyRound} from "../assets/format.mjs";
+import {textsOf} from "../assets/here.mjs";
 import {stepRules} from "../page_copy/model.mjs";
 
 const KINDS = ["encoder", "decoder_self", "cross"];
@@ -34,4 +36,102 @@ export async function headImportance(model, run, asked = {}) {
     });
   }
   return grids;
+}
+
+/** The Heads tab's summary of the decoding `run` ({ids, tokens, limit, session: the LiveSession that wrote them,
+ * where the page holds one}) of the page copy `model`, limited to `asked.limit` steps (the run's own by default), as heads/feature.py `summary` makes it: each head's entropy,
+ * weight on special tokens and, where the model's card names a gold alignment, alignment accuracy, from the weights
+ * of the decoding without ablations (core/summaries.py head_summaries), and its importance (headImportance), in
+ * core/grids.py summary_data's rows, with the server's texts (Feature.texts) and rounding. */
+export async function made(model, run, asked = null) {
+  const t = textsOf("heads");
+  if (!run.tokens.length) return {text: t.nothing, op: "none"};
+  const limit = Math.min(asked?.limit || run.limit || Infinity, model.config.max_new_tokens);
+  const importance = await headImportance(model, run, {limit});
+  const summaries = headSummaries(model, run.ids, await decodedAgain(model, run, limit));
+  return summaryMessage(model.config, summaries, importance, t);
+}
+
+/** A LiveSession of `model` holding the steps of `run.tokens` with no head ablated: the page's own (or a fork of it,
+ * stepped back and on to those tokens), else the decoding made again, each token forced. */
+async function decodedAgain(model, run, limit) {
+  const {ids, tokens} = run, held = run.session;
+  let s;
+  if (held && !run.ablated?.length && held.srcIds.length === ids.length && held.srcIds.every((id, i) => id === ids[i])) {
+    s = Object.assign(Object.create(Object.getPrototypeOf(held)), held, {steps: held.steps.slice(), caches: held.caches.slice()});
+    while (s.steps.some((step, i) => step.token !== tokens[i])) s.back();
+  } else s = await model.start(ids, 1, limit, []);
+  while (s.steps.length < tokens.length) await s.step(tokens[s.steps.length]);
+  return s;
+}
+
+const entropy = (row) => row.reduce((total, p) => (p > 0 ? total - p * Math.log(p) : total), 0);
+const mean = (values) => values.reduce((a, b) => a + b, 0) / values.length;
+
+/** core/summaries.py head_summaries over the LiveSession `s` of the source `ids`: {kind: [layer][head] ->
+ * {entropy, special, alignment}} (null where a head has no value). */
+function headSummaries(model, ids, s) {
+  const c = model.config, H = c.n_heads, S = ids.length, T = s.steps.length, special = model.special;
+  const inputs = [c.bos_id, ...s.steps.slice(0, -1).map((step) => step.token)]; // decoder self-attention's keys
+  const gold = goldAlignment(c.gold_alignment, S);
+  const cell = (ent, spec, alignment = null) => ({entropy: number6(ent), special: number6(spec), alignment});
+  const rowsOf = (flat, at, n) => flat.subarray(at * n, (at + 1) * n);
+  const out = {encoder: [], decoder_self: [], cross: []};
+  for (let l = 0; l < c.n_encoder_layers; l++) {
+    out.encoder.push([...Array(H).keys()].map((h) => {
+      const rows = [...Array(S).keys()].map((q) => rowsOf(s.encoder, (l * H + h) * S + q, S));
+      return cell(mean(rows.map(entropy)), mean(rows.map((r) => sumAt(r, ids, special))));
+    }));
+  }
+  for (let l = 0; l < c.n_decoder_layers; l++) {
+    out.decoder_self.push([...Array(H).keys()].map((h) => {
+      const rows = s.steps.map((step, t) => rowsOf(step.self, l * H + h, t + 1));
+      return cell(mean(rows.map(entropy)), mean(rows.map((r) => sumAt(r, inputs, special))));
+    }));
+    out.cross.push([...Array(H).keys()].map((h) => {
+      const rows = s.steps.map((step) => rowsOf(step.cross, l * H + h, S));
+      const picks = rows.map(argmax);
+      const alignment = gold.length ? mean(gold.map(([i, j]) => (i < T && picks[i] === j ? 1 : 0))) : null;
+      return cell(mean(rows.map(entropy)), mean(rows.map((r) => sumAt(r, ids, special))), alignment);
+    }));
+  }
+  return out;
+}
+
+/** The weight of `row` on the positions whose ids (`ids`) are special. */
+function sumAt(row, ids, special) {
+  let total = 0;
+  for (let k = 0; k < row.length; k++) if (special.has(ids[k])) total += row[k];
+  return total;
+}
+
+function argmax(row) {
+  let best = 0;
+  for (let k = 1; k < row.length; k++) if (row[k] > row[best]) best = k;
+  return best;
+}
+
+const number6 = (v) => (Number.isFinite(v) ? pyRound(v, 6) : null); // core/summaries.py _number
+
+/** models/alignments.py gold_alignment: (step, source position) pairs, 0-based; none when no alignment is known. */
+export function goldAlignment(alignment, S) {
+  return alignment === "reversal" ? [...Array(S - 1).keys()].map((i) => [i, S - 2 - i]) : [];
+}
+
+/** core/grids.py summary_data: one row per metric with a value, each a grid per kind (layers down, heads across),
+ * values rounded to 4 places, null where a head has none. */
+function summaryMessage(c, summaries, importance, t) {
+  const layers = Math.max(c.n_encoder_layers, c.n_decoder_layers), H = c.n_heads;
+  const metrics = [];
+  for (const [key, [name, note, colouring]] of Object.entries(t.metrics)) {
+    const grids = Object.fromEntries(KINDS.map((kind) => [kind, [...Array(layers).keys()].map((l) =>
+      [...Array(H).keys()].map((h) => {
+        const v = key === "importance" ? importance[kind][l]?.[h] : summaries[kind][l]?.[h]?.[key];
+        return v == null || Number.isNaN(v) ? null : pyRound(v, 4);
+      }))]));
+    if (Object.values(grids).some((g) => g.some((row) => row.some((v) => v !== null)))) {
+      metrics.push({key, name, note, colouring, grids});
+    }
+  }
+  return {title: t.title, kinds: [...KINDS], short: {...t.short}, layers, heads: H, metrics, op: "summary"};
 }

@@ -74,8 +74,11 @@ NAMED = [(0x20, 0x24F), (0x370, 0x3FF), (0x400, 0x4FF), (0x2000, 0x20CF), (0x210
 NAMED += [(0x3000, 0x303F), (0xFF00, 0xFFEF), (0x1F300, 0x1FAFF)]
 
 
-def page_config(pipeline: Seq2SeqPipeline, name: str, trained_length: int | None = None) -> dict:
-    """What the page needs to know of the model beside its graphs (page_copy/model.mjs's `config`)."""
+def page_config(
+    pipeline: Seq2SeqPipeline, name: str, trained_length: int | None = None, alignment: str | None = None
+) -> dict:
+    """What the page needs to know of the model beside its graphs (page_copy/model.mjs's `config`); `trained_length`
+    and `alignment` (a gold alignment, models/alignments.py) from its card."""
     model, tokenizer = pipeline.model, pipeline.tokenizer
     c = model.config
     return {
@@ -96,6 +99,7 @@ def page_config(pipeline: Seq2SeqPipeline, name: str, trained_length: int | None
         "max_len": c.max_len,
         "max_new_tokens": c.max_new_tokens,
         "trained_length": trained_length,
+        "gold_alignment": alignment,
         "banned": sorted(model.rules.banned),
         "character_level": bool(tokenizer.is_character_level),
         "alphabet": known_characters(tokenizer),
@@ -228,7 +232,11 @@ def drift_sources(pipeline: Seq2SeqPipeline) -> list[list[int]]:
 
 
 def copy_files(
-    pipeline: Seq2SeqPipeline, name: str, precision: str | None = None, trained_length: int | None = None
+    pipeline: Seq2SeqPipeline,
+    name: str,
+    precision: str | None = None,
+    trained_length: int | None = None,
+    alignment: str | None = None,
 ) -> dict[str, bytes]:
     """The files of the model's page copy (FILES): its graphs in `precision` (the model's default if None: see the
     module's docstring), their weights, its tokenizer.json and the page's config, which states the precision and,
@@ -239,7 +247,7 @@ def copy_files(
         made = exported(pipeline.model.eval())
     except Exception as err:  # the tracer and onnx raise many kinds: the model is named, with the first line of why
         raise ValueError(f"{name}: its graphs cannot be exported to ONNX ({error_line(err)})") from err
-    config = page_config(pipeline, name, trained_length)
+    config = page_config(pipeline, name, trained_length, alignment)
     config["precision"] = {"name": "float32"}
     if precision is None and not isinstance(pipeline.model, Transformer):
         tried = REDUCED
@@ -292,7 +300,7 @@ def make(entry: ModelEntry, folder: Path | None = None, precision: str | None = 
     with FileLock(f"{folder}.lock"):
         if is_made(folder):  # another process made it while this one waited
             return folder
-        files = copy_files(entry.pipeline, entry.name, precision, entry.trained_length)
+        files = copy_files(entry.pipeline, entry.name, precision, entry.trained_length, entry.alignment)
         work = Path(tempfile.mkdtemp(prefix=".page-", dir=folder.parent))
         work.chmod(0o755)  # served as it is
         try:
