@@ -22,11 +22,16 @@ export async function headImportance(model, run, asked = {}) {
   const fixed = {source: model.int64(ids, [1, S]), tokens: model.int64(tokens, [T]),
     rules: stepRules(model, T, Math.min(asked.limit || Infinity, c.max_new_tokens))};
   const per = Math.max(1, Math.floor(LOGITS / (T * c.tgt_vocab_size)));
-  for (let at = 0; at < heads.length; at += per) {
-    const part = heads.slice(at, at + per), R = part.length;
-    const masks = Object.fromEntries(KINDS.map((k) => [k, new Float32Array(R * layers[k] * H).fill(1)]));
+  // the encoder's heads, a row each; then the decoder's, whose rows share one encoder pass (every encoder head kept)
+  const parts = [];
+  for (const group of [heads.filter((h) => h[0] === "encoder"), heads.filter((h) => h[0] !== "encoder")]) {
+    for (let at = 0; at < group.length; at += per) parts.push(group.slice(at, at + per));
+  }
+  for (const part of parts) {
+    const R = part.length, rows = (k) => (k === "encoder" && part[0][0] !== "encoder" ? 1 : R);
+    const masks = Object.fromEntries(KINDS.map((k) => [k, new Float32Array(rows(k) * layers[k] * H).fill(1)]));
     part.forEach(([kind, layer, head], r) => { masks[kind][(r * layers[kind] + layer) * H + head] = 0; });
-    const keep = (kind) => new model.ort.Tensor("float32", masks[kind], [R, layers[kind], H]);
+    const keep = (kind) => new model.ort.Tensor("float32", masks[kind], [rows(kind), layers[kind], H]);
     const out = await model.explain("ablations", {...fixed, keep_encoder: keep("encoder"),
       keep_self: keep("decoder_self"), keep_cross: keep("cross")});
     part.forEach(([kind, layer, head], r) => {
@@ -39,10 +44,11 @@ export async function headImportance(model, run, asked = {}) {
 }
 
 /** The Heads tab's summary of the decoding `run` ({ids, tokens, limit, session: the LiveSession that wrote them,
- * where the page holds one}) of the page copy `model`, limited to `asked.limit` steps (the run's own by default), as heads/feature.py `summary` makes it: each head's entropy,
- * weight on special tokens and, where the model's card names a gold alignment, alignment accuracy, from the weights
- * of the decoding without ablations (core/summaries.py head_summaries), and its importance (headImportance), in
- * core/grids.py summary_data's rows, with the server's texts (Feature.texts) and rounding. */
+ * where the page holds one}) of the page copy `model`, limited to `asked.limit` steps (the run's own by default),
+ * as heads/feature.py `summary` makes it: each head's entropy, weight on special tokens and, where the model's card
+ * names a gold alignment, alignment accuracy, from the weights of the decoding without ablations
+ * (core/summaries.py head_summaries), and its importance (headImportance), in core/grids.py summary_data's rows,
+ * with the server's texts (Feature.texts) and rounding. */
 export async function made(model, run, asked = null) {
   const t = textsOf("heads");
   if (!run.tokens.length) return {text: t.nothing, op: "none"};
