@@ -53,9 +53,20 @@ export async function made(model, run, asked = null) {
   const t = textsOf("heads");
   if (!run.tokens.length) return {text: t.nothing, op: "none"};
   const limit = Math.min(asked?.limit || run.limit || Infinity, model.config.max_new_tokens);
+  await painted(); // the decoding drawn first: the runtime holds the page's thread while it measures every head
   const importance = await headImportance(model, run, {limit});
   const summaries = headSummaries(model, run.ids, await decodedAgain(model, run, limit));
   return summaryMessage(model.config, summaries, importance, t);
+}
+
+/** A promise kept once the browser has painted the next frame (at once where there are no frames: Node; at most
+ * 100 ms in a hidden tab, which paints none). */
+function painted() {
+  if (!globalThis.requestAnimationFrame) return Promise.resolve();
+  return new Promise((resolve) => {
+    requestAnimationFrame(() => setTimeout(resolve, 0));
+    setTimeout(resolve, 100);
+  });
 }
 
 /** A LiveSession of `model` holding the steps of `run.tokens` with no head ablated: the page's own (or a fork of it,
