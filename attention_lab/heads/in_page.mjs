@@ -1,7 +1,9 @@
-// The Heads tab's measure of every head made in the page, from the page copy's ablations graph
+// The Heads tab made in the page: its summary of this sentence (`made`, the message heads/feature.py `summary`
+// sends) from the weights the page's decoding holds and the page copy's ablations graph
 // (attention_lab/page_copy/ablations.py: the library's teacher-forced pass with heads removed, a batch row per set,
-// and its KL): each head's importance, the mean over the decoding's steps of KL(every head kept ‖ that head removed),
-// as heads/ablation.py `importance` gives it. tests/test_heads_in_page.py holds the two equal.
+// and its KL), which measures each head's importance (`headImportance`), the mean over the decoding's steps of
+// KL(every head kept ‖ that head removed), as heads/ablation.py `importance` gives it. tests/test_heads_in_page.py
+// holds the page's summary equal to the server's. Ablate, its chart and editing are the server's.
 
 import {pyRound} from "../assets/format.mjs";
 import {textsOf} from "../assets/here.mjs";
@@ -131,7 +133,7 @@ function argmax(row) {
 const number6 = (v) => (Number.isFinite(v) ? pyRound(v, 6) : null); // core/summaries.py _number
 
 /** models/alignments.py gold_alignment: (step, source position) pairs, 0-based; none when no alignment is known. */
-export function goldAlignment(alignment, S) {
+function goldAlignment(alignment, S) {
   return alignment === "reversal" ? [...Array(S - 1).keys()].map((i) => [i, S - 2 - i]) : [];
 }
 
