@@ -15,7 +15,7 @@ from pathlib import Path
 import gradio as gr
 
 from .assets import PAGE_CSS, static_files
-from .decoding.from_page import road_files
+from .decoding.from_page import open_tab_of, road_files
 from .feature import Feature, Shared
 from .models.registry import Registry
 from .page import frame
@@ -51,15 +51,16 @@ def launch_options(tabs: tuple[Feature, ...] = TABS) -> dict:
     }
 
 
-def wire_tabs(wiring: Wiring, opened: dict) -> None:
-    """A tab is drawn as it opens (the server learns which is open: it draws only the open one after each event)."""
-    for tab_id, tab in opened.items():
+def wire_tabs(wiring: Wiring) -> None:
+    """A tab is drawn as it opens: the page draws one it can from the decoding it holds with no request, and asks the
+    server for the others (decoding/in_page.mjs `opened`: the road's "open" event, the page's text naming the open
+    tab). Every event the page sends names the open tab, so the server draws it with the next one."""
 
-        def event(user, *values, tab_id=tab_id):
-            c = wiring.controls_of(values)
-            yield from wiring.streamed(user, wiring.lab.open_tab, c, user, c, tab_id)
+    def event(user, *values):
+        c = wiring.controls_of(values)
+        yield from wiring.streamed(user, wiring.lab.open_tab, c, user, c, open_tab_of(c.page))
 
-        wiring.listen(tab.select, event, wiring.inputs, wiring.targets(), from_page=True)
+    wiring.listen(wiring.components["road"].open, event, wiring.inputs, wiring.targets(), from_page=True)
 
 
 def shared_by(registry: Registry, tabs: tuple[Feature, ...] = TABS) -> Shared:
@@ -87,12 +88,12 @@ def build_demo(registry: Registry, tabs: tuple = TABS) -> gr.Blocks:
     PageCopies(registry).start(COPIES)  # made once, in the background: the page decodes itself once they are
     lab = make_lab(registry, tabs, ahead=True)
     with Blocks(title="Attention Lab", fill_width=True) as demo:
-        components, state, opened, laid = frame.build(registry, lab.default, LOOP, tabs)
+        components, state, laid = frame.build(registry, lab.default, LOOP, tabs)
         wiring = Wiring(lab, components, state, list(options(tabs)), list(outputs(tabs)))
         for feature in features(tabs):
             if feature.wire is not None:
                 feature.wire(handed(feature, laid, publishers(tabs)), wiring)
-        wire_tabs(wiring, opened)
+        wire_tabs(wiring)
         frame.follow_links(components)
         wiring.on(demo.load, lab.decoding.run)  # the page opens on its first example, decoded
         for feature in features(tabs):

@@ -368,6 +368,21 @@ def test_step_is_off_when_finished_and_on_again_for_an_edited_source(lab):
     assert lab.show(user, c)["step"] is False
 
 
+def test_a_tab_the_page_opened_with_no_request_is_drawn_with_the_next_event(lab):
+    """The page opens a tab it draws itself with no request (decoding/in_page.mjs `opened`); every event it sends
+    names the open tab, so the server draws that tab (what of it the page does not make) with the next one."""
+    user = UserState()
+    c = Controls("de-en", "Das ist ein Haus.", max_len=8)
+    lab.do(lab.decoding.step, user, c)
+    assert user.tab == "attention"
+    named = dataclasses.replace(c, page=json.dumps({"servers": True, "tab": "survey"}))
+    found = lab.do(lab.decoding.step, user, named)
+    assert user.tab == "survey" and "No survey of de-en" in found["survey"]["text"]
+    assert lab.open_tab(user, named, "survey") == {}  # drawn already
+    unknown = dataclasses.replace(c, page=json.dumps({"servers": True, "tab": "nowhere"}))
+    assert "survey" not in lab.do(lab.decoding.step, user, unknown) and user.tab == "survey"
+
+
 def test_selecting_the_open_tab_draws_nothing(lab):
     """As the page opens, gradio selects the open tab beside the opening Run: that select must send nothing (an
     empty decoding sent after the Run's answer would blank the views)."""

@@ -2,7 +2,7 @@
 the page copy's explanations' graphs loaded.
 
 - With such a tab open, Run, Back, the → key, Reset, Step and a what-if send the server no request (the step loop's
-  `play` of test_browser_road), and the road's line says the page decodes and explains.
+  `play` of test_browser_road), nor does opening it again, and the road's line says the page decodes and explains.
 - What the tab shows for a decoding (its text, the figure's labels included) is what a page on `?road=server` shows
   for the same decoding: the same source, Run, and the same what-if at step 2.
 - The live file, opened from disk with the network refused, draws each of these tabs.
@@ -109,6 +109,8 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
     before = len(sent)
     click(page, "Run")
     token = what_if(page)
+    open_tab(page, "Attention")
+    open_tab(page, title)  # opened again: the page draws it from the decoding it holds, and tells the server nothing
     ours = tab_text(page, tab)
     page.remove_listener("request", listen)
     assert sent[before:] == [], tab

@@ -63,7 +63,8 @@ def road_config(registry: Registry, options: dict | None = None) -> dict:
 
 
 # What the page sends in place of a decoding when it shows one the server made, or none (page/wiring.py SENDS_PAGE): a
-# request that carries it, or a decoding, came from the page; a script through the API sends neither.
+# request that carries it, or a decoding, came from the page; a script through the API sends neither. The page sends
+# it as JSON, {"servers": true, "tab": the open tab}; this text alone is read the same way.
 SERVERS = "the server's"
 
 
@@ -97,6 +98,8 @@ def read(text: object) -> PageDecoding | None:
         return None
     try:
         sent = json.loads(text)
+        if sent.get("servers"):
+            return None
         order = int(sent.get("sent") or 0)
         if sent.get("key") is None:
             return PageDecoding(None, sent=order)
@@ -118,6 +121,18 @@ def read(text: object) -> PageDecoding | None:
         )
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise InputError("The page sent a decoding the server cannot read; press Reset.") from err
+
+
+def open_tab_of(text: object) -> str | None:
+    """The tab the page had open when it sent this event, as its text names it (the page opens a tab it draws itself
+    with no request: the server learns of it with the next event); None when it names none."""
+    if not isinstance(text, str) or not text.startswith("{"):
+        return None
+    try:
+        tab = json.loads(text).get("tab")
+    except (ValueError, AttributeError):
+        return None
+    return tab if isinstance(tab, str) else None
 
 
 class Road:

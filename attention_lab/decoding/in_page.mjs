@@ -26,13 +26,11 @@ import {Answers} from "./answers.mjs";
 import {WHAT_IF_EVENT} from "./candidates.mjs";
 import {Explaining} from "./explaining.mjs";
 import {Loop} from "./loop.mjs";
-import {graphFile, LiveModel, gunzipped} from "../page_copy/model.mjs";
+import {loadAnalyses, loadCopy, loadRuntime} from "../page_copy/served.mjs";
 
 const ACTIONS = {"lab-run": "run", "lab-step": "step", "lab-back": "back", "lab-reset": "reset"};
-// a copy is made as the app starts (a transformers model's, measured in two precisions, can take minutes): ask for it
-// every second at first, then less often, for up to an hour
-const POLL_MS = 1000, POLL_MAX_MS = 10_000, POLL_TRIES = 400;
 const HOLD_MS = 10_000; // the longest a click waits for a switch of model to be answered (Road.hold)
+const OFFER_MS = 5000; // the longest an opened tab waits for its module before the server is asked to draw it
 const $ = (selector) => document.querySelector(selector);
 const TABS = "#lab-tabs button[role=tab]";
 
@@ -46,47 +44,6 @@ export const OPTIONS = {strategy: "greedy", beamSize: 4, maxNew: null, topK: 8};
 /** The step loop's controls, as the page shows them. */
 export function controlsNow() {
   return {model: $("#lab-model input")?.value ?? "", source: $("#lab-source textarea")?.value ?? "", ...OPTIONS};
-}
-
-async function bytes(address) {
-  const answer = await fetch(new URL(address, document.baseURI));
-  if (!answer.ok) throw new Error(`${address.split("/").pop()}: ${answer.status} ${answer.statusText}`);
-  return new Uint8Array(await answer.arrayBuffer());
-}
-
-/** The runtime and the tokenizer library, loaded once. */
-async function loadRuntime(runtime) {
-  const at = (address) => new URL(address, document.baseURI).href;
-  const [ort, tokenizers, wasm] = await Promise.all([import(at(runtime.ort)), import(at(runtime.tokenizers)),
-    bytes(runtime.wasm).then(gunzipped)]);
-  ort.env.wasm.numThreads = 1; // no cross-origin isolation on a Space or a local app: one thread
-  ort.env.wasm.wasmBinary = wasm;
-  return {ort, Tokenizer: tokenizers.Tokenizer};
-}
-
-/** A model's copy, once the app has made it (its config.json is written last). */
-async function loadCopy(folder, {ort, Tokenizer}) {
-  for (let tries = 0; ; tries++) {
-    const answer = await fetch(new URL(folder + "config.json", document.baseURI));
-    if (answer.ok) break;
-    if (tries >= POLL_TRIES) throw new Error(`config.json: ${answer.status} ${answer.statusText}`);
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS * 1.05 ** tries, POLL_MAX_MS)));
-  }
-  const [encoder, decoder, weights, tokenizer, config] = await Promise.all(
-    ["encoder.onnx", "decoder.onnx", "weights.bin", "tokenizer.json", "config.json"].map((f) => bytes(folder + f)));
-  const json = (data) => JSON.parse(new TextDecoder().decode(data));
-  const model = await LiveModel.load(ort, Tokenizer, {encoder, decoder, weights, tokenizer: json(tokenizer),
-    config: json(config)});
-  model.folder = folder;
-  return model;
-}
-
-/** The copy's explanations' graphs (page_copy/analyses.py), loaded into `model` after its decoding graphs (each
- * graph's runtime session made as a tab first runs it: LiveModel.loadAnalyses). */
-async function loadAnalyses(model) {
-  const names = model.config.analyses;
-  const graphs = await Promise.all(names.map((name) => bytes(model.folder + graphFile(name))));
-  return model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])));
 }
 
 /** What a copy in a reduced precision changes, in the words its config gives (page_copy/copies.py
@@ -186,6 +143,28 @@ export class Road {
     if (state === "loading") return "Decodes on the server while this tab's graph loads…";
     if (state) return `Decodes on the server while this tab is open: the explanations' graph ${state}.`;
     return "Decodes on the server while this tab is open: this model's copy has no explanations' graph.";
+  }
+
+  /** A tab was opened: the server is asked to draw it (the road's "open" event) unless the page draws it from the
+   * decoding it holds (its own, or none). A tab the page makes whose module has not loaded yet (gradio loads it as
+   * the tab first opens) is decided once it has said how (`offered`), or after OFFER_MS. */
+  opened() {
+    const tab = openTabId(), name = controlsNow().model, loop = this.loops.get(name);
+    clearTimeout(this.waiting?.timer);
+    this.waiting = null;
+    if (loop && hereTabs().includes(tab) && !knownHere(tab)) {
+      this.waiting = {tab, timer: setTimeout(() => this.offered(tab, true), OFFER_MS)};
+      return;
+    }
+    const ours = !this.switching() && (!page.decoding || (!!loop && sameKey(page.key, loop.key())));
+    if (!(ours && this.drawsOpenTab(name))) this.writer.open();
+  }
+
+  /** The module of `tab` has said how the page makes it (or, `late`, has not in time): a wait for it ends. */
+  offered(tab, late = false) {
+    if (this.waiting?.tab !== tab || openTabId() !== tab) return;
+    if (late) knownHere(tab) ? this.opened() : this.writer.open();
+    else this.opened();
   }
 
   /** The tabs the page draws for model `name` now (what the server need not make: decoding/from_page.py). */
@@ -306,7 +285,14 @@ export class Road {
     const loop = holder || this.loops.get(controlsNow().model) || this.retired.get(controlsNow().model) ||
       loops.find((l) => l.session);
     if (!loop || !(loop.session ? sameKey(page.key, loop.key()) : page.key === null && loop.serial > 0)) return "";
-    return JSON.stringify({...loop.decoded(), here: this.drawnHere(loop.model.config.name), sent: ++this.sends});
+    return JSON.stringify({...loop.decoded(), here: this.drawnHere(loop.model.config.name), sent: ++this.sends,
+      tab: openTabId()});
+  }
+
+  /** What every event the page sends carries (page/wiring.py SENDS_PAGE): the decoding it shows when it made it
+   * (`decoded`), else that the server made it; and the open tab, which the page may have opened with no request. */
+  sent() {
+    return this.decoded() || JSON.stringify({servers: true, tab: openTabId()});
   }
 
   /** Send a click the page handed on to the server (`button.click()`, not taken here). */
@@ -356,6 +342,7 @@ export function mount({element, props, trigger}) {
   box.replaceChildren(line);
   const writer = {
     trigger: () => trigger("write"),
+    open: () => trigger("open"), // the server draws the tab just opened (app.py wire_tabs)
     where([kind, text]) {
       if (line.textContent === text && line.dataset.road === kind) return; // no change to the page
       line.textContent = text;
@@ -368,6 +355,7 @@ export function mount({element, props, trigger}) {
   intercept(road);
   onOffered((tab) => { // the open tab's module has just loaded, or its controls changed
     if (tab !== openTabId()) return;
+    road.offered(tab);
     road.changed();
     road.explainer.again();
   });
@@ -375,6 +363,7 @@ export function mount({element, props, trigger}) {
   document.addEventListener("click", (event) => {
     if (!event.target.closest?.(TABS)) return;
     setTimeout(() => {
+      road.opened();
       road.changed();
       road.explain();
     }, 0);

@@ -45,7 +45,7 @@ def layout(registry: Registry, default: str) -> dict:
         c["original"] = gr.Textbox(label="Before the what-if", interactive=False, visible=False, min_width=160)
     # where the decoding happens, in a line; the page's own step loop (road.mjs), which writes the outputs above
     road = road_config(registry, OPTIONS)
-    c["road"] = drawn("decoding/in_page.mjs", "lab-road", value=road, events=("write",))
+    c["road"] = drawn("decoding/in_page.mjs", "lab-road", value=road, events=("write", "open"))
     c["steps"] = drawn("decoding/steps.mjs", "lab-steps")  # Show step, the output a token a step: the decoding's value
     c["status"] = gr.Textbox(label="Notice", interactive=False, visible=False, lines=1, max_lines=3)
     c["now"] = drawn("decoding/looked_at.mjs", "now")

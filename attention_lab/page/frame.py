@@ -25,11 +25,9 @@ ONE_ROW_PX = 1700
 PHONE_PX = 640  # at most this wide, the tab row is a line per group
 
 
-def build(
-    registry: Registry, default: str, loop: Feature, tabs: tuple[Feature, ...]
-) -> tuple[dict, gr.State, dict, dict]:
-    """Lay the page out, inside a gr.Blocks; returns every component by name, the user's state, the tabs by id, and
-    each feature's own components by its id."""
+def build(registry: Registry, default: str, loop: Feature, tabs: tuple[Feature, ...]) -> tuple[dict, gr.State, dict]:
+    """Lay the page out, inside a gr.Blocks; returns every component by name, the user's state, and each feature's
+    own components by its id."""
     components = {
         "header": drawn("page/header.mjs", "lab-header", value=jsonable(names())),  # the names, sent once
         "ask": drawn("page/fill.mjs", "lab-ask", events=("fill",)),  # asks for what the views still wait for
@@ -41,7 +39,7 @@ def build(
     if registry.errors:
         gr.Markdown("\n".join(f"**{n} could not be loaded:** {e}" for n, e in registry.errors.items()))
     state = gr.State(UserState(), time_to_live=STATE_TTL_S)  # copied fresh into each session
-    opened, laid = {}, {}
+    laid = {}
     with gr.Row(elem_id="lab-main", equal_height=False):
         with gr.Column(scale=4, min_width=300, elem_id="lab-loop"):
             laid[loop.id] = loop.layout(registry, default)
@@ -53,12 +51,12 @@ def build(
             gr.Tabs(elem_id="lab-tabs", overflow_behavior="wrap"),
         ):
             for tab in tabs:
-                with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}") as opened[tab.id]:
+                with gr.Tab(tab.title, id=tab.id, elem_id=f"tab-{tab.id}"):
                     for feature in tab.every():
                         laid[feature.id] = feature.layout(registry, default) if feature.layout else {}
     for own in laid.values():
         components.update(own)
-    return components, state, opened, laid
+    return components, state, laid
 
 
 def in_page(tabs: tuple[Feature, ...]) -> dict:

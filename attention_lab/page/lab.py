@@ -14,6 +14,7 @@ from concurrent.futures import Executor, Future, wait
 
 from ..controls import Controls
 from ..decoding.actions import DecodingActions
+from ..decoding.from_page import open_tab_of
 from ..decoding.view import goes_on
 from ..feature import DATA, Feature, Output, Shared
 from ..messages import Ask, jsonable
@@ -71,6 +72,10 @@ class Lab:
         loop's outputs as the page wrote them, for the controls it decoded with. Whether the page sent an older
         decoding than one taken already (which is not taken)."""
         older = self.decoding.road.older(user, c)
+        tab = open_tab_of(c.page)
+        if not older and tab in self.views.tabs:  # opened in the page with no request of its own
+            user.tab = tab
+            user.seen.add(tab)
         sent = self.decoding.road.take(user, c)
         if sent is not None:
             run, c = user.run, dataclasses.replace(c, strategy=sent.strategy)

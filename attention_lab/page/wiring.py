@@ -12,7 +12,6 @@ the page keeps every view it had.
 from __future__ import annotations
 
 import itertools
-import json
 import logging
 from collections.abc import Callable
 from typing import ClassVar
@@ -22,7 +21,7 @@ import gradio as gr
 from ..assets.components import as_text
 from ..checks import InputError
 from ..controls import DECODING_CONTROLS, Controls
-from ..decoding.from_page import SERVERS, sent_by_page
+from ..decoding.from_page import sent_by_page
 from ..feature import BUTTON, DATA, DECODE, HEAVY, NOTICE, TABLE, TITLED, Feature, Output
 from ..models.devices import use_threads
 from .lab import ASK, Action, Lab
@@ -41,7 +40,7 @@ PRIVATE, QUIET = {"api_visibility": "private"}, {"show_progress": "hidden"}
 # answer to an event sent before the page wrote the step loop's outputs itself does not stand over them).
 SENDS_PAGE = (
     "(...args) => {{ const road = window.attentionLabRoad; "
-    "if (road) {{ args[{0}] = road.decoded() || " + json.dumps(SERVERS) + "; road.answers?.sending({1}); }} "
+    "if (road) {{ args[{0}] = road.sent(); road.answers?.sending({1}); }} "
     "return args; }}"
 )
 ANSWERED = "() => {{ window.attentionLabRoad?.answers?.answered({0}); }}"
