@@ -168,3 +168,44 @@ def test_the_gradient_methods_are_made_in_the_page_with_no_request_and_are_what_
     theirs = tab_text(theirs_page, "why")
     method(theirs_page, "Occlusion")
     assert ours == theirs
+
+
+def ablated(page, choice: str) -> dict:
+    """`choice` chosen among the Heads to ablate, then Ablate (the Heads tab open, the Source typed and Run): what
+    the step loop and the tab show once the effects are drawn."""
+    chooser = page.get_by_label("Heads to ablate")
+    chooser.click()
+    page.get_by_role("option", name=choice, exact=True).click()
+    page.keyboard.press("Escape")
+    page.settle()
+    click(page, "Ablate")
+    page.locator("#heads-effects").get_by_text("KL(original ‖ ablated)").first.wait_for(timeout=WAIT_MS)
+    return {
+        "output": page.get_by_label("Output").input_value(),
+        "before": page.get_by_label("Before the ablation").input_value(),
+        "line": page.get_by_label("Notice").input_value(),
+        "tab": tab_text(page, "heads"),
+    }
+
+
+def test_ablate_is_made_in_the_page_with_no_request_and_is_what_the_server_draws(pages):
+    """With Heads open, Ablate decodes again with the chosen heads removed throughout in the page, with no request:
+    the Output, the decoding before it (its label), the step loop's line naming the heads, and the tab (the summary of
+    the decoding before the ablation, and what the ablation changed at each step) are what a page on `?road=server`
+    shows for the same source and heads."""
+    page, theirs_page = pages
+    choice, sent = "All cross-attention heads", []
+    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    for p in (page, theirs_page):
+        open_tab(p, "Heads")
+        typed(p, TEXT)
+        click(p, "Run")
+    explains(page)
+    page.on("request", listen)
+    ours = ablated(page, choice)
+    page.remove_listener("request", listen)
+    theirs = ablated(theirs_page, choice)
+    assert sent == []
+    assert ours["output"] != ours["before"]
+    assert "Ablated throughout: all cross-attention heads (Reset to undo)." in ours["line"]
+    assert ours == theirs

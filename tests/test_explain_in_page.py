@@ -78,8 +78,8 @@ def decodings(pipeline, name: str) -> list[dict]:
 
 
 def in_page(folder: Path, cases: list[dict], tmp_path: Path, tabs: dict | list[dict]) -> list[dict]:
-    """What the page makes for each decoding of `cases` ({ids, tokens, ablated: Heads}; its key is {serial: its
-    index, version: 0}) on each tab of `tabs` (tab id -> what the tab is asked: its own controls), by tab. `tabs`
+    """What the page makes for each decoding of `cases` ({ids, tokens, ablated: Heads, more: what else the run holds};
+    its key is {serial: its index, version: 0}) on each tab of `tabs` (tab id -> what the tab is asked: its own controls), by tab. `tabs`
     may be a list, each case's own: one Node process then answers what several would (each loads the runtime and
     the copy)."""
     request = tmp_path / "request.json"
@@ -91,6 +91,7 @@ def in_page(folder: Path, cases: list[dict], tmp_path: Path, tabs: dict | list[d
             "ablated": [[h.kind, h.layer, h.head] for h in case.get("ablated", ())],
             "key": {"serial": i, "version": 0},
             "tabs": tabs_of_case,
+            "more": case.get("more", {}),
         }
         for i, (case, tabs_of_case) in enumerate(zip(cases, asked, strict=True))
     ]

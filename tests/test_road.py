@@ -150,6 +150,31 @@ def test_the_server_takes_the_page_decoding_as_the_run(registry):
     assert next(user._serials) == 8  # the session's own next run is numbered after the page's
 
 
+def test_the_page_s_ablation_is_rebuilt_with_the_decoding_before_it_decoded_without_it(registry):
+    """After an Ablate made in the page (heads/ablate.mjs), its decoding is rebuilt with the heads removed, and the
+    decoding before it (change "ablation") without them: each step's weights are the plain model's."""
+    road, user = Road(registry), UserState()
+    pipeline = registry.entries["reverse"].pipeline
+    plain = DecodingSession(pipeline.model, pipeline.tokenizer.encode("abc"), max_new_tokens=8).run()
+    heads = [["cross", 0, 0], ["cross", 0, 1]]
+    held = Interventions(ablate=frozenset(Head(*h) for h in heads))
+    ablated = DecodingSession(pipeline.model, pipeline.tokenizer.encode("abc"), max_new_tokens=8, interventions=held)
+    tokens = ablated.run()
+    sent = json.loads(page({"serial": 3, "version": 1}, tokens=tokens, before={"tokens": plain, "at": 1}))
+    sent.update(max_len=8, ablate=heads, before={"tokens": plain, "at": 1, "change": "ablation"})
+    road.take(user, Controls("reverse", "abc", max_len=8, page=json.dumps(sent)))
+    run, before = user.run, loop(user.run).before
+    assert run.session.tokens == tokens and run.session.interventions == held
+    assert before.change == "ablation" and [s.token for s in before.steps] == plain
+    again = DecodingSession(pipeline.model, pipeline.tokenizer.encode("abc"), max_new_tokens=8)
+    again.run()
+    same = lambda a, b: all(torch.equal(x, y) for x, y in zip(a.cross_attention, b.cross_attention, strict=True))
+    assert all(same(a, b) for a, b in zip(before.steps, again.steps, strict=True))
+    sent["before"]["change"] = "edit"
+    with pytest.raises(InputError, match="cannot read"):
+        Road(registry).take(UserState(), Controls("reverse", "abc", page=json.dumps(sent)))
+
+
 def test_a_decoding_the_page_sent_before_one_taken_is_not_taken(registry):
     """gradio may run a session's events out of order: a tab opened with the page's decoding, then a Step the
     server took, whose event ran first. The tab's older decoding must not become the run again."""

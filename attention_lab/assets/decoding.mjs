@@ -61,7 +61,7 @@ export class Decoding {
     this.steps = data.steps.map(decodeStep);
     this.revision = 0; // bumped by every change of the steps: what was worked out for an older one is stale
     this.memo = new Map();
-    this.interventions = Boolean(data.interventions); // heads ablated or edited (the server's alone)
+    this.interventions = Boolean(data.interventions); // heads ablated or edited (an edit is the server's alone)
     this.original = null;
     if (data.original) {
       const o = data.original;

@@ -27,3 +27,21 @@ export function describeHeads(ablated, c, said, kinds) {
   }
   return parts.join("; ");
 }
+
+/** core/naming.py parse_heads of the choices `specs` ("kind:layer:head", 1-based, "*" for all) of the model `c`:
+ * [[kind, layer, head], ...] 0-based; null for one it cannot read (the server then says what is wrong with it). */
+export function parseHeads(specs, c) {
+  const layers = {encoder: c.n_encoder_layers, decoder_self: c.n_decoder_layers, cross: c.n_decoder_layers};
+  const found = new Map();
+  for (const spec of specs) {
+    const parts = /^\s*(\w+)\s*:\s*(\*|\d+)\s*:\s*(\*|\d+)\s*$/.exec(String(spec));
+    if (!parts || !(parts[1] in layers)) return null;
+    const span = (said, n) => (said === "*" ? [...Array(n).keys()] : [Number(said) - 1]);
+    const [ls, hs] = [span(parts[2], layers[parts[1]]), span(parts[3], c.n_heads)];
+    if ([...ls, ...hs].some((i) => i < 0) || ls.some((l) => l >= layers[parts[1]]) || hs.some((h) => h >= c.n_heads)) {
+      return null;
+    }
+    for (const l of ls) for (const h of hs) found.set(`${parts[1]}:${l}:${h}`, [parts[1], l, h]);
+  }
+  return [...found.values()];
+}

@@ -27,7 +27,8 @@ export class Explaining {
     if (!maker || !loop.session || !loop.model.analyses || !sameKey(page.key, loop.key())) return;
     const s = loop.session, name = loop.model.config.name, make = maker.make;
     const run = {ids: s.srcIds, tokens: s.tokens, ablated: loop.options.ablated || [], key: loop.key(), limit: s.maxNew,
-      session: s}; // the decoding's own weights, for a tab that reads them (heads/in_page.mjs)
+      session: s, // the decoding's own weights, for a tab that reads them (heads/in_page.mjs)
+      plain: loop.plain, before: loop.before, held: loop.held}; // an Ablate's decoding before it, and its words
     run.asked = maker.asked(loop.model, run); // what the tab's own controls ask: a message of its own
     const made = JSON.stringify([tab, name, run.key, run.tokens, run.ablated, run.asked]);
     if (this.made === made) return;

@@ -84,7 +84,8 @@ class PageDecoding:
     max_len: int | None = None
     tokens: tuple[int, ...] = ()
     shown: int = 0
-    before: tuple[tuple[int, ...], int] | None = None  # the tokens before a what-if, and the step it forced
+    before: tuple[tuple[int, ...], int] | None = None  # the tokens before a what-if or ablation, and where it changed
+    change: str = "what-if"  # which of the two made the decoding before (an ablation's is decoded without it)
     beam_size: int | None = None  # a beam search of this size wrote it (its beams are kept for the Beams tab)
     ablate: frozenset[Head] = frozenset()  # the heads ablated throughout
     strategy: str = "greedy"  # what the page wrote the step loop's outputs for
@@ -113,6 +114,7 @@ def read(text: object) -> PageDecoding | None:
             tuple(int(t) for t in sent["tokens"]),
             int(sent.get("shown") or 0),
             (tuple(int(t) for t in before["tokens"]), int(before["at"])) if before else None,
+            checked_change(before.get("change") or "what-if") if before else "what-if",
             checked_beam(sent["beam_size"]) if sent.get("beam_size") else None,
             frozenset(Head(str(kind), int(layer), int(head)) for kind, layer, head in sent.get("ablate") or ()),
             checked_strategy(sent.get("strategy") or "greedy"),
@@ -121,6 +123,13 @@ def read(text: object) -> PageDecoding | None:
         )
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise InputError("The page sent a decoding the server cannot read; press Reset.") from err
+
+
+def checked_change(change: object) -> str:
+    """What the page says made its decoding before: a what-if or an ablation (a ValueError otherwise)."""
+    if change not in ("what-if", "ablation"):
+        raise ValueError(f"unknown change {change!r}")
+    return str(change)
 
 
 def open_tab_of(text: object) -> str | None:
@@ -177,8 +186,9 @@ class Road:
     def rebuilt(self, sent: PageDecoding) -> Run:
         """A run of the page's decoding: its source decoded with every token it wrote forced."""
         run = new_run(self.registry.entry(sent.model), sent.source, sent.top_k, sent.max_len)
+        plain = run.session
         if sent.ablate:
-            plain, model = run.session, run.pipeline.model
+            model = run.pipeline.model
             try:
                 held = Interventions(ablate=sent.ablate)
                 run.session = DecodingSession(model, plain.src_ids, plain.top_k, plain.max_new_tokens, held)
@@ -188,7 +198,8 @@ class Road:
         run.session = self.forced(run.entry.name, start, sent.tokens)
         if sent.before is not None:
             tokens, at = sent.before
-            loop(run).before = Before(list(self.forced(run.entry.name, start, tokens).steps), at, "what-if")
+            origin = plain if sent.change == "ablation" else start  # an ablation's decoding before it has none
+            loop(run).before = Before(list(self.forced(run.entry.name, origin, tokens).steps), at, sent.change)
         if sent.beam_size is not None:
             loop(run).beams = self.beams(run.entry.name, start, sent.beam_size, sent.tokens)
         run.serial, run.version = sent.key.serial, sent.key.version

@@ -35,6 +35,8 @@ export class Loop {
     Object.assign(this, {model, ui, session: null, text: null, options: null, notice: ""});
     Object.assign(this, {serial: 0, version: 0, before: null, beamed: null, found: null, queue: Promise.resolve()});
     this.unsent = false; // a decoding started that the page does not hold yet
+    this.plain = null; // an ablation's decoding before it (heads/actions.py HeadsState.plain)
+    this.held = ""; // the ablation, in the step loop's words
   }
 
   key() {
@@ -59,12 +61,12 @@ export class Loop {
   }
 
   /** Whether this loop can answer `action` ("run", "step", "back", "reset", "what-if") as the server would: not
-   * on a decoding with interventions (an ablation or an edit is the server's), Back only on its own decoding (Back
+   * on a decoding with interventions the server made (an edit, or an ablation it made), Back only on its own decoding (Back
    * right after the server replaced a decoding restores the one it replaced), and a what-if only on a decoding whose
    * source it can read again (its own, or one of the Source as it is now). */
   canTake(action) {
     const held = page.decoding;
-    if (held && held.interventions) return false;
+    if (held && held.interventions && !sameKey(page.key, this.key())) return false; // the server's ablation or edit
     if (action !== "back" && action !== "what-if") return true;
     if (!held || sameKey(page.key, this.key())) return true;
     if (action === "back") return false; // Back on a decoding the server made is its own: it may undo a replacement
@@ -82,11 +84,12 @@ export class Loop {
   async current(fresh = true) {
     const text = this.ui.source(), options = this.ui.options();
     const ours = this.session && sameKey(page.key, this.key());
-    const asked = text === this.text && JSON.stringify(options) === JSON.stringify(this.options);
+    const plainly = (o) => JSON.stringify({...o, ablated: undefined}); // an Ablate holds while nothing else changes
+    const asked = text === this.text && plainly(options) === plainly(this.options);
     if (ours && (asked || !fresh)) return this.session;
     const {ids, notice} = this.model.source(text);
     const session = await this.model.start(ids, options.topK, options.maxNew, options.ablated || []);
-    Object.assign(this, {session, text, options, before: null, beamed: null});
+    Object.assign(this, {session, text, options, before: null, beamed: null, plain: null, held: ""});
     this.notice = [notice, this.model.lengthNotice(ids)].filter(Boolean).join(" ");
     const held = page.decoding;
     if (held && page.key && !ours && sameSource(held, ids, this.model) && held.steps.every((s, i) => session.canWrite(s.token, i))) {
@@ -114,10 +117,10 @@ export class Loop {
     const before = this.before, beam = this.searchMode().strategy === "beam" ? BEAM_MODE : "";
     return {
       output: n ? text(s.tokens) : "",
-      status: [s ? this.notice : "", s && s.finished ? FINISHED : "", beam].filter(Boolean).join(" "),
+      status: [s ? this.notice : "", this.held, s && s.finished ? FINISHED : "", beam].filter(Boolean).join(" "),
       canStep: !beam && !(s && s.finished), // as the server's: a finished decoding steps on only for another Source
       canBack: n > 0,
-      original: before ? {value: text(before.tokens), label: "Before the what-if"} : {value: null, label: ""},
+      original: before ? {value: text(before.tokens), label: `Before the ${before.change}`} : {value: null, label: ""},
     };
   }
 
@@ -181,7 +184,7 @@ export class Loop {
 
   reset() {
     return this.act(async () => {
-      Object.assign(this, {session: null, text: null, before: null});
+      Object.assign(this, {session: null, text: null, before: null, plain: null, held: ""});
       receive({op: "clear", key: null, shown: 0});
       this.ui.wrote(this.outputs());
     });
@@ -199,10 +202,34 @@ export class Loop {
       while (session.steps.length >= at) session.back();
       await session.step(token);
       await session.run();
-      this.before = {tokens: before.map((s) => s.token), at};
+      this.before = {tokens: before.map((s) => s.token), at, change: "what-if"};
       this.beamed = null;
       const message = full(session, this.changed(), at);
       message.data.original = original(session, before, at);
+      this.send(message);
+    });
+  }
+
+  /** Decode with the heads `heads` ([kind, layer, head], 0-based) removed throughout, the decoding without them kept
+   * beside it, as the app does (heads/actions.py HeadTests.ablate): the loop's own finished plain decoding, else one
+   * decoded now. `held` says them in the step loop's line while they last. No head: the plain decoding, as Run. */
+  ablate(heads, held) {
+    return this.act(async () => {
+      const session = await this.current();
+      const untouched = session.finished && !this.options.ablated?.length && !this.before && !this.beamed;
+      let plain = this.plain ?? (untouched ? session : null);
+      if (!plain) {
+        plain = await this.model.start(session.srcIds, this.options.topK, this.options.maxNew, []);
+        await plain.run();
+      }
+      const made = heads.length ? await this.model.start(plain.srcIds, plain.topK, this.options.maxNew, heads) : plain;
+      if (heads.length) await made.run();
+      const at = firstDifference(plain.steps, made.steps);
+      Object.assign(this, {session: made, beamed: null, plain: heads.length ? plain : null, held: heads.length ? held : ""});
+      this.options = {...this.options, ablated: heads};
+      this.before = heads.length ? {tokens: plain.tokens, at, change: "ablation"} : null;
+      const message = full(made, this.changed(), lastWord(made));
+      if (heads.length) message.data.original = original(made, plain.steps, at);
       this.send(message);
     });
   }
@@ -231,4 +258,12 @@ export class Loop {
 /** Whether the page's decoding `held` reads the source `ids` (the same pieces). */
 function sameSource(held, ids, model) {
   return JSON.stringify(ids.map((id) => model.label(id))) === JSON.stringify(held.src.labels);
+}
+
+/** The first step (1-based) where two decodings took different tokens; 1 if they never do (run/state.py
+ * first_difference). */
+function firstDifference(before, after) {
+  const n = Math.min(before.length, after.length);
+  for (let i = 0; i < n; i++) if (before[i].token !== after[i].token) return i + 1;
+  return before.length === after.length ? 1 : n + 1;
 }

@@ -64,7 +64,7 @@ export function decoding(session) {
     cross_norms: session.steps.length ? f32(session.crossNorms) : null,
     steps: session.steps.map((_, t) => stepData(session, t)),
     original: null,
-    interventions: false,
+    interventions: Object.values(session.keep).some((mask) => mask.data.includes(0)), // heads ablated throughout
   };
 }
 

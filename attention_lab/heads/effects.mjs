@@ -29,5 +29,6 @@ export function mount(component) {
   const box = root(component.element);
   // what it says before an ablation comes with the component (heads/summary.py's NO_EFFECTS)
   slowView(component, box, ({message, computing}) => draw(box, !computing && message && message.op === "effects"
-    ? effectsFigure(message) : emptyFigure(computing || (message && message.text) || "", 120)), {on: () => false});
+    ? effectsFigure(message) : emptyFigure(computing || (message && message.text) || "", 120)),
+  {on: () => false, here: "effects"}); // made in the page with the tab's summary (summary.mjs)
 }

@@ -15,12 +15,12 @@ import gradio as gr
 from ..assets.components import drawn
 from ..core.grids import METRICS, Summary, summary_data
 from ..core.kinds import NAMES
-from ..core.naming import head_choices
+from ..core.naming import HEADS_SAID, head_choices
 from ..core.summaries import head_summaries
 from ..core.units import token_label
 from ..feature import DATA, Feature, Output, Ready, Screen
 from ..messages import Nothing
-from ..run.state import Run, interventions_status, loop
+from ..run.state import ABLATED, HOLDING, Run, interventions_status, loop
 from .ablation import ablation_effects, importance
 from .actions import HeadTests
 from .api import ENDPOINTS
@@ -40,14 +40,22 @@ OUTPUTS = (
 )
 TITLE = "Every head, over this source's decoding without ablations or edits"
 NOTHING = "Step or Run first: every head is summarised over the decoding."
-# What the page writes into the summary it makes itself (in_page.mjs `made`, while it decodes: Ablate, its effects
-# and editing are the server's): the server's title, hint and rows (core/grids.py METRICS), each written once
+# What the page writes into the messages it makes itself (in_page.mjs, while it decodes: the summary, Ablate and its
+# effects; editing is the server's): the server's title, hints and rows (core/grids.py METRICS), and the words the
+# step loop says an ablation in (run/state.py interventions_status), each written once
 TEXTS = {
     "title": TITLE,
     "nothing": NOTHING,
     "metrics": {key: list(metric) for key, metric in METRICS.items()},
     "short": {kind: names.short for kind, names in NAMES.items()},
+    "no_effects": NO_EFFECTS.text,
+    "holding": HOLDING,
+    "ablated": ABLATED,
+    "heads": HEADS_SAID,
+    "kinds": {kind: names.name for kind, names in NAMES.items()},  # in the library's order (describe_heads)
 }
+# The chosen heads, told to the page's road as they change (heads/ablate.mjs: the page ablates them itself)
+CHOSEN = "(heads) => { globalThis.attentionLabHeads?.chose(heads); }"
 
 
 def layout(registry, default: str) -> dict:
@@ -60,7 +68,7 @@ def layout(registry, default: str) -> dict:
         c["ablate_heads"] = gr.Dropdown(
             head_choices(config), value=[], multiselect=True, label="Heads to ablate", info=info, scale=4
         )
-        c["ablate"] = gr.Button("Ablate", min_width=80, scale=1)
+        c["ablate"] = gr.Button("Ablate", min_width=80, scale=1, elem_id="heads-ablate")
     c["effects"] = drawn("heads/effects.mjs", "heads-effects", value=NO_EFFECTS, classes=("lab-slow",))
     info = "Click a source word under “What the model looked at”: at the shown step these heads look only at it."
     choices = head_choices(config, ("cross",))
@@ -116,6 +124,8 @@ def effects(run: Run) -> Callable[[], dict]:
 def wire(c: dict, wiring) -> None:
     tests = HeadTests(wiring.lab.decoding)
     wiring.on(c["ablate"].click, tests.ablate, extra=[c["ablate_heads"]], show_progress_on=[c["effects"]])
+    quiet = {"show_progress": "hidden", "queue": False}
+    c["ablate_heads"].change(None, [c["ablate_heads"]], None, js=CHOSEN, **quiet)
 
     wiring.on(c["now"].select, tests.edit, extra=[c["edit_heads"]], data=wiring.picked("pieces"))
 
@@ -141,6 +151,6 @@ HEADS = Feature(
     messages=(Summary, Effects),
     store=Summaries,
     in_page=True,
-    in_page_outputs=("heads",),
+    in_page_outputs=("heads", "effects"),
     texts=TEXTS,
 )

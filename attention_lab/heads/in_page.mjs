@@ -3,7 +3,8 @@
 // (attention_lab/page_copy/ablations.py: the library's teacher-forced pass with heads removed, a batch row per set,
 // and its KL), which measures each head's importance (`headImportance`), the mean over the decoding's steps of
 // KL(every head kept ‖ that head removed), as heads/ablation.py `importance` gives it. tests/test_heads_in_page.py
-// holds the page's summary equal to the server's. Ablate, its chart and editing are the server's.
+// holds the page's summary equal to the server's; and Ablate's `effects`, from the same graph, with heads removed
+// throughout (heads/ablate.mjs makes Ablate itself). Editing attention is the server's.
 
 import {pyRound} from "../assets/format.mjs";
 import {textsOf} from "../assets/here.mjs";
@@ -45,14 +46,44 @@ export async function headImportance(model, run, asked = {}) {
   return grids;
 }
 
+/** Ablate's effects message (heads/feature.py `effects`, heads/effects.py Effects) for the decoding `run` of the page
+ * copy `model`: while heads are ablated (`run.ablated`) and the decoding before the last change is kept
+ * (`run.before`: {tokens}), at each step of that decoding, teacher-forced along its tokens and limited to `run.limit`
+ * steps, KL(original ‖ ablated), whether the ablated top token is another, and the ablated top 3; `run.held` says
+ * the ablation in words. Else the hint the server sends. */
+export async function effects(model, run) {
+  const t = textsOf("heads"), ablated = run.ablated ?? [];
+  if (!ablated.length || !run.before) return {text: t.no_effects, op: "none"};
+  const c = model.config, H = c.n_heads, ids = run.ids, tokens = run.before.tokens, T = tokens.length, steps = [];
+  const layers = {encoder: c.n_encoder_layers, decoder_self: c.n_decoder_layers, cross: c.n_decoder_layers};
+  if (T) {
+    const masks = Object.fromEntries(KINDS.map((k) => [k, new Float32Array(layers[k] * H).fill(1)]));
+    for (const [kind, layer, head] of ablated) masks[kind][layer * H + head] = 0;
+    const keep = (kind) => new model.ort.Tensor("float32", masks[kind], [1, layers[kind], H]);
+    const out = await model.explain("ablations", {source: model.int64(ids, [1, ids.length]),
+      tokens: model.int64(tokens, [T]), rules: stepRules(model, T, Math.min(run.limit || Infinity, c.max_new_tokens)),
+      keep_encoder: keep("encoder"), keep_self: keep("decoder_self"), keep_cross: keep("cross")});
+    const k = out.top_ids.dims[2];
+    for (let s = 0; s < T; s++) {
+      const top = [...out.top_ids.data.subarray(s * k, (s + 1) * k)].map(Number);
+      const probs = out.top_probs.data.subarray(s * k, (s + 1) * k);
+      steps.push({step: s + 1, label: model.label(tokens[s]), kl: pyRound(out.kl.data[s], 4),
+        changed: top[0] !== tokens[s], top: top.map((id, i) => [model.label(id), pyRound(probs[i], 6)])});
+    }
+  }
+  return {held: run.held ?? "", steps, op: "effects"};
+}
+
 /** The Heads tab's summary of the decoding `run` ({ids, tokens, limit, session: the LiveSession that wrote them,
- * where the page holds one}) of the page copy `model`, limited to `asked.limit` steps (the run's own by default),
+ * where the page holds one; after an Ablate, `plain`: the decoding before it, which is summarised}) of the page copy
+ * `model`, limited to `asked.limit` steps (the run's own by default),
  * as heads/feature.py `summary` makes it: each head's entropy, weight on special tokens and, where the model's card
  * names a gold alignment, alignment accuracy, from the weights of the decoding without ablations
  * (core/summaries.py head_summaries), and its importance (headImportance), in core/grids.py summary_data's rows,
  * with the server's texts (Feature.texts) and rounding. */
 export async function made(model, run, asked = null) {
   const t = textsOf("heads");
+  if (run.ablated?.length && run.plain) run = {...run, tokens: run.plain.tokens, session: run.plain, ablated: []};
   if (!run.tokens.length) return {text: t.nothing, op: "none"};
   const limit = Math.min(asked?.limit || run.limit || Infinity, model.config.max_new_tokens);
   await painted(); // the decoding drawn first: the runtime holds the page's thread while it measures every head

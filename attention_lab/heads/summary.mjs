@@ -1,10 +1,15 @@
 // The Heads tab's summary of this sentence's every head, drawn as every summary is (core/grids.mjs), with the
 // same click-to-focus. While the page decodes, the page makes it (in_page.mjs `made`: from the weights it holds and
-// the copy's ablations graph); Ablate, its effects and editing are the server's.
+// the copy's ablations graph), and Ablate and its effects (ablate.mjs, in_page.mjs `effects`); editing is the
+// server's.
 
-import {computesHere} from "../assets/here.mjs";
+import {computesHere, madeHere} from "../assets/here.mjs";
 import {summaryView} from "../core/grids.mjs";
-import {made} from "./in_page.mjs";
+import "./ablate.mjs";
+import {effects, made} from "./in_page.mjs";
 
-computesHere("heads", made);
+computesHere("heads", async (model, run) => {
+  madeHere("effects", await effects(model, run)); // first: one pass, where the summary measures every head
+  return made(model, run);
+});
 export const mount = summaryView("This sentence", "heads");

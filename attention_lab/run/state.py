@@ -139,6 +139,7 @@ def interventions_key(session: DecodingSession) -> tuple:
     return (tuple(sorted(held.ablate)), edits)
 
 
+HOLDING = "{held} (Reset to undo)."  # interventions_status: the step loop's line while they last (loop.mjs too)
 ABLATED = "ablated throughout: {heads}"  # interventions_text of an ablation alone (trust/in_page.mjs writes it too)
 
 
@@ -166,7 +167,7 @@ def interventions_text(run: Run) -> str:
 def interventions_status(run: Run) -> str:
     """The interventions the run's decoding holds, as the step loop says them while they last; "" for none."""
     text = interventions_text(run)
-    return f"{text[0].upper()}{text[1:]} (Reset to undo)." if text else ""
+    return HOLDING.format(held=f"{text[0].upper()}{text[1:]}") if text else ""
 
 
 class UserState:

@@ -4,7 +4,7 @@
 //   node tests/js/explain_in_page.mjs DIR REQUEST.json > ANSWER.json
 // DIR: a page copy (page_copy/copies.py). REQUEST: {here: what the app tells the page of the tabs it computes
 // (page/frame.py in_page: their ids, their texts), cases: [{ids, tokens, ablated: [[kind, layer, head]...], key,
-// tabs: {TAB: what the tab is asked (its own controls), ...}}]}: TAB a tab's id (its in_page.mjs `made`), or
+// tabs: {TAB: what the tab is asked (its own controls), ...}, more: what else the page's run holds}]}: TAB a tab's id (its in_page.mjs `made`), or
 // its id and one of its module's functions (why/decoderLens). ANSWER: per case, {TAB: the tab's message}; on
 // standard error, {took: per case, {TAB: milliseconds}}.
 
@@ -27,8 +27,8 @@ for (const {tabs} of request.cases) {
   }
 }
 const answers = [], took = []; // took: per case, each tab's milliseconds (benchmarks/explain_hub.py reads them)
-for (const {ids, tokens, ablated, key, tabs} of request.cases) {
-  const run = {ids, tokens, ablated, key}, answer = {}, ms = {};
+for (const {ids, tokens, ablated, key, tabs, more} of request.cases) {
+  const run = {ids, tokens, ablated, key, ...more}, answer = {}, ms = {};
   for (const [tab, asked] of Object.entries(tabs)) {
     const began = performance.now();
     answer[tab] = await makers[tab](model, run, asked);
