@@ -209,3 +209,22 @@ def test_ablate_is_made_in_the_page_with_no_request_and_is_what_the_server_draws
     assert ours["output"] != ours["before"]
     assert "Ablated throughout: all cross-attention heads (Reset to undo)." in ours["line"]
     assert ours == theirs
+
+
+def test_compare_is_drawn_from_the_pages_own_decoding_with_no_request(pages):
+    """Compare (the decoding before a what-if beside this one) is drawn from what the page holds: with the copy
+    loaded, opening it, a what-if and a Back with it open send no request, and it draws both decodings."""
+    page, _ = pages
+    open_tab(page, "Attention")
+    typed(page, TEXT)
+    click(page, "Run")
+    sent = []
+    page.on("request", lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None)
+    open_tab(page, "Compare")
+    what_if(page)
+    both = "() => [...document.querySelectorAll('#compare-view .js-plotly-plot')].some(p => p.data.length === 2)"
+    page.wait_for_function(both, timeout=WAIT_MS)
+    click(page, "Back")
+    page.wait_for_timeout(300)
+    assert sent == []
+    assert page.locator(".road-line").inner_text().startswith("Decodes in this page")

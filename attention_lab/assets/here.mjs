@@ -9,6 +9,7 @@ const views = new Map(); // tab id -> fn(message)
 const latest = new Map(); // tab id -> the last message made for it (a view mounted after it takes it)
 const offered = new Set(); // fn(tab): called as a tab's module says how it is made (gradio loads it with the tab)
 let declared = new Set(); // the tabs the app says the page computes (attention_lab.feature.Feature.in_page)
+let drawn = new Set(["attention"]); // the tabs the server sends nothing to: drawn from the page's decoding
 let texts = {}; // by tab: the texts its messages carry (Feature.texts)
 
 /** The tabs whose messages the page makes (the app's declaration: known before their modules load). */
@@ -21,6 +22,11 @@ export function hereTabs() {
  * ask for what the server alone makes) and whose controls ask for nothing the server alone makes. */
 export function computedHere(tab, model = null) {
   return declared.has(tab) && makers.has(tab) && makers.get(tab).now(model);
+}
+
+/** Whether `tab` is drawn from the decoding the page holds alone, whoever made it (the server sends it nothing). */
+export function drawnFromDecoding(tab) {
+  return drawn.has(tab);
 }
 
 /** Whether the module of `tab` has said how the page makes its messages (computesHere). */
@@ -72,9 +78,10 @@ export function textsOf(tab) {
   return texts[tab] || {};
 }
 
-/** What the app says of the tabs the page computes (attention_lab/page/frame.py in_page): {tabs, texts}. */
+/** What the app says of the tabs the page computes (attention_lab/page/frame.py in_page): {tabs, drawn, texts}. */
 export function declare(value) {
   declared = new Set(value?.tabs || []);
+  drawn = new Set(value?.drawn || ["attention"]);
   texts = value?.texts || {};
 }
 

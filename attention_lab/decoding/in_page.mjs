@@ -10,8 +10,8 @@
 // sent names the tabs the page draws: `here`).
 //
 // The server decodes as before until the copy is ready, where the browser has no WebAssembly, for a model without a
-// copy, for a decoding with interventions (an ablation or an edit is the server's), and while a tab the server draws
-// is open (Heads, Training..., or an explanation the page cannot make: a gradient method, a copy without the graph):
+// copy, for a decoding with interventions the server made (an edit, or its own ablation), and while a tab the server
+// draws is open (Training, Beams..., or an explanation the page cannot make: a copy without the graph):
 // it needs the server for the new decoding anyway, and one request that decodes and draws answers sooner than the
 // page's decoding followed by a request that draws. A copy that fails to load, or fails while decoding, hands the
 // page to the server with a notice; the click is sent there; an explanations' graph that fails leaves its tabs to
@@ -20,7 +20,7 @@
 // what the page shows.
 
 import {el, openTabId, root} from "../assets/dom.mjs";
-import {computedHere, hereTabs, knownHere, onOffered} from "../assets/here.mjs";
+import {computedHere, drawnFromDecoding, hereTabs, knownHere, onOffered} from "../assets/here.mjs";
 import {page, watch} from "../assets/store.mjs";
 import {Answers} from "./answers.mjs";
 import {WHAT_IF_EVENT} from "./candidates.mjs";
@@ -125,12 +125,12 @@ export class Road {
     this.explaining.set(name, `failed (${String(err.message || err).split("\n")[0]})`);
   }
 
-  /** Whether the page draws the open tab for model `name`: the Attention tab, or one it computes itself
-   * (assets/here.mjs) once the copy's explanations' graph is loaded. */
+  /** Whether the page draws the open tab for model `name`: one drawn from its decoding alone (Attention, Compare),
+   * or one it computes itself (assets/here.mjs) once the copy's explanations' graph is loaded. */
   drawsOpenTab(name) {
     const open = openTabId();
     const model = this.loops.get(name)?.model ?? null;
-    return open === null || open === "attention" || (computedHere(open, model) && this.explaining.get(name) === "ready");
+    return open === null || drawnFromDecoding(open) || (computedHere(open, model) && this.explaining.get(name) === "ready");
   }
 
   /** Why the server draws the open tab. */

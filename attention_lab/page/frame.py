@@ -73,6 +73,9 @@ def in_page(tabs: tuple[Feature, ...]) -> dict:
             for f in tab.every()
             if f.stylesheet is not None
         ],
+        # the tabs the server sends nothing to (Attention, Compare): drawn from the decoding the page holds, whoever
+        # made it
+        "drawn": [tab.id for tab in tabs if not any(f.outputs for f in tab.every())],
         # every tab's that has texts: a maker written before its tab is made in the page is tested with them
         "texts": {tab.id: texts for tab in tabs if (texts := {k: v for f in tab.every() for k, v in f.texts.items()})},
     }
