@@ -2,6 +2,7 @@
 // messages the page makes itself (attention_lab/tabs.py: each Feature with in_page), each by its id, which the page
 // mounts in its row of tabs. tests/test_browser_live.py opens each of them, from disk with no network.
 
+import * as beams from "./beams/beams.mjs";
 import * as flow from "./flow/flow.mjs";
 import * as summary from "./heads/summary.mjs";
 import * as patch from "./patch/patch.mjs";
@@ -31,6 +32,6 @@ const heads = {
   },
 };
 
-carry({flow, heads, patch, trust, why});
+carry({beams, flow, heads, patch, trust, why});
 
 export * from "./export/live.mjs";

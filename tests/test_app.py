@@ -299,7 +299,9 @@ def test_beam_view_and_the_json_export(lab):
     expected = pipeline.generate(["Das ist ein Haus."], strategy="beam", beam_size=3, max_new_tokens=8)[0]
     assert changes["output"] == expected and changes["step"] is False and BEAM_MODE in changes["status"]
     assert "beams" not in changes  # the Beams tab is drawn when it is opened
-    rows = lab.open_tab(user, c, "beams")["beams"]
+    table = lab.open_tab(user, c, "beams")["beams"]
+    rows = table["rows"]
+    assert table["headers"] == ["step", "rank", "hypothesis", "log-prob"] and table["op"] == "beams"
     assert rows and rows[0][:2] == [1, 1] and len(rows[0]) == 4 and {r[1] for r in rows} <= {1, 2, 3}
     record = json.loads(Path(export.as_json(user)).read_text(encoding="utf-8"))
     assert record["output_tokens"] == pipeline.tokenizer.tokens(user.run.session.tokens)
@@ -343,7 +345,7 @@ def test_run_after_beam_with_greedy_decodes_greedily_again(lab):
     pipeline = lab.registry.entry("de-en").pipeline
     assert pipeline.tokenizer.decode(user.run.session.tokens) == pipeline.generate([text], max_new_tokens=8)[0]
     assert not any(step.forced for step in user.run.session.steps)  # decoded, not the beam replayed
-    assert beam["beams"] and greedy.get("beams") == []
+    assert beam["beams"]["rows"] and greedy.get("beams")["op"] == "none"  # a hint: no beam search now
 
 
 def test_a_run_without_a_max_length_takes_the_models(lab):

@@ -228,3 +228,31 @@ def test_compare_is_drawn_from_the_pages_own_decoding_with_no_request(pages):
     page.wait_for_timeout(300)
     assert sent == []
     assert page.locator(".road-line").inner_text().startswith("Decodes in this page")
+
+
+def strategy(page, name: str) -> None:
+    page.get_by_text("Decoding options", exact=True).click()
+    page.get_by_role("radio", name=name, exact=True).check()
+    page.get_by_text("Decoding options", exact=True).click()
+    page.settle()
+
+
+def test_a_beam_search_in_the_page_fills_the_beams_tab_with_no_request_as_the_server_does(pages):
+    """With Beams open, a Run in beam mode is searched in the page and its live beams listed there, with no request:
+    the table a page on `?road=server` shows for the same source."""
+    page, _ = pages
+    tables = []
+    for p in pages:
+        open_tab(p, "Beams")
+        typed(p, TEXT)
+        strategy(p, "beam")
+        sent = []
+        p.on("request", lambda r, sent=sent: sent.append(r.url) if any(q in r.url for q in QUEUE) else None)
+        click(p, "Run")
+        p.locator("#beams-view tbody tr").nth(1).wait_for(timeout=WAIT_MS)
+        tables.append(tab_text(p, "beams"))
+        assert (sent == []) == (p is page)  # the server's page asks the server
+        strategy(p, "greedy")
+    ours, theirs = tables
+    assert ours.startswith("Beam search: the live beams") and "log-prob" in ours
+    assert ours == theirs

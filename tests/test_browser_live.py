@@ -187,6 +187,7 @@ def wait_for(port: int) -> None:
 
 # what each tab the page explains shows once it has drawn the decoding (the last step shown, the output scored)
 DRAWN = {
+    "beams": re.compile(r"step\s+rank\s+hypothesis\s+log-prob\s+1\s+1\s"),  # after a beam search's Run
     "flow": re.compile(r"Step \d+ wrote “"),
     "trust": re.compile("The model's translation, scored"),
     "why": re.compile(r"Step \d+ wrote .*Why\?[\s\S]*The DecoderLens"),
@@ -200,6 +201,8 @@ def test_the_file_draws_each_tab_the_page_explains_from_disk_with_no_network(bro
     assert set(tabs) == set(DRAWN)
     context, page, requests, errors = opened(browser, live_file.as_uri())
     try:
+        page.select_option("#lab-strategy", "beam")  # the Beams tab lists a beam search's live beams
+        page.click("#lab-run")
         for tab in tabs:
             page.click(f"#lab-tabs button[data-tab-id={tab}]")
             panel = page.locator(f"[data-panel={tab}]")

@@ -211,7 +211,7 @@ def test_the_app_serves_it_under_the_name_given_with_every_view_and_the_head_tes
     beam = lab.do(
         lab.decoding.run, user, Controls(name, "Wo ist der Bahnhof?", max_len=10, strategy="beam", beam_size=3)
     )
-    assert beam["beams"]
+    assert beam["beams"]["rows"]
     record = json.loads(Path(export.as_json(user)).read_text(encoding="utf-8"))
     assert record["output_text"] == registry.entry(name).pipeline.tokenizer.decode(user.run.session.tokens)
     assert len(record["encoder"]) == 2 and record["source_tokens"][-1] == "</s>"

@@ -4,11 +4,11 @@ what the page decoded as the user's run (attention_lab.decoding.from_page) befor
 - The page copy: made once per model in the cache, named by what it is made from, never half-written.
 - The server's side: a page's decoding rebuilt by forced decoding (its tokens, its what-if, its key), cached; a
   page that shows nothing clears the run; a decoding it cannot read or rebuild is refused in one line.
-- Both roads give the same decodings: the same clicks on 26 decodings (Run, Step, Back, Reset, a new Source, what-ifs
-  at several steps, beam searches of sizes 1, 4 and 16, on both bundled models) done by the page's loop in Node and by
-  the server's step loop, and the page's decoding rebuilt on the server: every run is the same (its tokens, what-ifs,
-  beams, outputs and messages), a beam search in the page has the library's tokens and score, and every tab's
-  message for a decoding is equal.
+- Both roads give the same decodings: the same clicks on 32 decodings (Run, Step, Back, Reset, a new Source, what-ifs
+  at several steps, beam searches of sizes 1, 4 and 16, Ablate, on both bundled models) done by the page's loop in
+  Node and by the server's step loop, and the page's decoding rebuilt on the server: every run is the same (its
+  tokens, what-ifs, ablations, beams, outputs and messages), a beam search in the page has the library's tokens and
+  score and the Beams tab's table, and every tab's message for a decoding is equal.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ import pytest
 import torch
 
 from attention_lab.app import make_lab
+from attention_lab.beams.feature import table as beams_table
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
 from attention_lab.decoding.from_page import Road, read, road_config
 from attention_lab.decoding.messages import Key, message
+from attention_lab.heads.actions import HeadTests
 from attention_lab.messages import jsonable
 from attention_lab.models.registry import Registry, load_models
 from attention_lab.page_copy import copies as page_copy
@@ -49,11 +51,14 @@ PLAYS = (  # what a person clicks, as loop_decode.mjs reads it
     [["beam", 4], ["run"]],
     [["beam", 1], ["run"], ["back"]],
     [["beam", 16], ["run"], ["step"], ["greedy"], ["what-if", 0, 2]],
+    [["run"], ["ablate", ["cross:1:*"]], ["back"], ["step"]],
+    [["step"], ["ablate", ["encoder:1:2", "cross:*:1"]], ["what-if", 0, 2], ["run"]],
+    [["run"], ["ablate", ["cross:*:*"]], ["ablate", []]],
 )
 
 
 def scenarios() -> list[tuple[str, str, list]]:
-    """26 decodings: every play on de-en's sentences in turn and on the reversal model's strings, and six more."""
+    """32 decodings: every play on de-en's sentences in turn and on the reversal model's strings, and six more."""
     found = [("de-en", GERMAN[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("reverse", LETTERS[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("de-en", GERMAN[0], [["run"], ["source", GERMAN[1]], ["step"], ["step"]])]
@@ -255,6 +260,8 @@ def server_road(registry, lab, model: str, source: str, play: list) -> UserState
                 c.source = args[0]
             elif action in ("beam", "greedy"):
                 c.strategy, c.beam_size = action, args[0] if args else 4
+            elif action == "ablate":
+                HeadTests(lab.decoding).ablate(user, c, args[0])
             elif action == "what-if":
                 rank, shown = args
                 step = user.run.session.steps[shown - 1]
@@ -289,7 +296,7 @@ def played(registry, copies, tmp_path_factory):
 @pytest.mark.slow
 def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(registry, played):
     lab = make_lab(registry)
-    assert len(played) == 26
+    assert len(played) == 32
     for model, source, play, page_side in played:
         server_user = server_road(registry, lab, model, source, play)
         by_server = server_user.run
@@ -320,6 +327,7 @@ def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(regi
             outputs["output"], outputs["status"], outputs["step"], outputs["back"]], where  # fmt: skip
         assert (wrote["original"]["value"], wrote["original"]["label"] or "") == outputs["original"], where
         assert loop(rebuilt).beams == loop(by_server).beams, where  # the Beams tab's
+        assert page_side["beams"] == jsonable(beams_table(by_server)), where  # ...and its table, made in the page
         if page_side["search"]:  # a beam search in the page: the library's tokens and score
             pipeline = registry.entry(model).pipeline
             size = next(a[1] for a in play if a[0] == "beam")

@@ -93,6 +93,8 @@ def every_message(lab) -> list[dict]:
     lab.do(HeadTests(lab.decoding).ablate, user, c, ["cross:2:*"])
     messages.append(lab.after(user, 0)[ASK.name])  # its effects still awaited: the page is told to ask for them
     sent(lab.fill(user), messages)
+    user.tab = "beams"  # a beam search's live beams
+    sent(lab.do(lab.decoding.run, user, Controls("reverse", "abcd", strategy="beam", beam_size=2)), messages)
     sent(lab.do(lab.decoding.reset, user, c), messages)
     page = Path(as_html(ran(lab), {"shown": 2})).read_text(encoding="utf-8")
     messages.append(json.loads(page.split("<script id='state' type='application/json'>")[1].split("</script>")[0]))

@@ -1,14 +1,30 @@
-"""The Beams tab: the live beams and their log-probabilities at each step of the run's beam search, a table the
-server fills (gradio's own Dataframe)."""
+"""The Beams tab: the live beams and their log-probabilities at each step of the run's beam search, as a table
+(beams/beams.mjs draws it). While the page decodes, the page makes it from its own beam search (beams/in_page.mjs)."""
 
 from __future__ import annotations
 
-import gradio as gr
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
 
-from ..feature import TABLE, Feature, Output, Screen
+from ..assets.components import drawn
+from ..feature import DATA, Feature, Output, Screen
+from ..messages import Nothing
 from ..run.state import Run, loop
 
 HEADERS = ("step", "rank", "hypothesis", "log-prob")
+LABEL = "Beam search: the live beams after each step, best first"
+NONE = "No beam search yet: choose the strategy beam (under Decoding options in the app), then Run."
+TEXTS = {"label": LABEL, "headers": list(HEADERS), "none": NONE}  # what the page writes into the table it makes
+
+
+@dataclass
+class BeamRows:
+    """The live beams after each step of a beam search: step, rank, hypothesis, log-probability (3 places)."""
+
+    headers: list[str]
+    rows: list[list]
+    op: Literal["beams"] = "beams"
 
 
 def rows(run: Run) -> list[list]:
@@ -21,14 +37,29 @@ def rows(run: Run) -> list[list]:
     ]
 
 
+def table(run: Run) -> BeamRows | Nothing:
+    """The table as the page draws it; a hint while the run has no beam search."""
+    found = rows(run)
+    return BeamRows(list(HEADERS), found) if found else Nothing(NONE)
+
+
 def view(s: Screen) -> dict:
     run = s.run
-    return {"beams": ((run.serial, run.version if loop(run).beams else 0), lambda: rows(run))}
+    return {"beams": ((run.serial, run.version if loop(run).beams else 0), lambda: table(run))}
 
 
 def layout(registry, default: str) -> dict:
-    label = "Beam search: the live beams (Decoding options: strategy beam, then Run)"
-    return {"beams": gr.Dataframe(headers=list(HEADERS), interactive=False, label=label)}
+    return {"beams": drawn("beams/beams.mjs", "beams-view", value=Nothing(NONE))}
 
 
-BEAMS = Feature("beams", "Beams", layout=layout, outputs=(Output("beams", TABLE),), view=view)
+BEAMS = Feature(
+    "beams",
+    "Beams",
+    layout=layout,
+    outputs=(Output("beams", DATA),),
+    view=view,
+    messages=(BeamRows,),
+    stylesheet=Path(__file__).with_name("beams.css"),
+    in_page=True,
+    texts=TEXTS,
+)

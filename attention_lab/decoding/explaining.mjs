@@ -28,7 +28,8 @@ export class Explaining {
     const s = loop.session, name = loop.model.config.name, make = maker.make;
     const run = {ids: s.srcIds, tokens: s.tokens, ablated: loop.options.ablated || [], key: loop.key(), limit: s.maxNew,
       session: s, // the decoding's own weights, for a tab that reads them (heads/in_page.mjs)
-      plain: loop.plain, before: loop.before, held: loop.held}; // an Ablate's decoding before it, and its words
+      plain: loop.plain, before: loop.before, held: loop.held, // an Ablate's decoding before it, and its words
+      beams: loop.beamed ? loop.found.history : null}; // the beam search that wrote it: the live beams of each step
     run.asked = maker.asked(loop.model, run); // what the tab's own controls ask: a message of its own
     const made = JSON.stringify([tab, name, run.key, run.tokens, run.ablated, run.asked]);
     if (this.made === made) return;

@@ -22,6 +22,7 @@ import {Explaining} from "../decoding/explaining.mjs";
 import {Loop} from "../decoding/loop.mjs";
 
 const none = () => {};
+const BEAM_SIZE = 4; // the beam search's size when Strategy is beam (export/live.py LIVE_BEAM)
 
 function part(name, trigger = none) {
   const element = document.querySelector(`[data-part="${name}"]`);
@@ -40,6 +41,7 @@ function controls() {
     source: () => $("lab-source").value,
     setSource: (text) => ($("lab-source").value = text),
     options: () => ({topK: 5, maxNew: null}),
+    search: () => ({strategy: $("lab-strategy")?.value ?? "greedy", beamSize: BEAM_SIZE}),
     output: (text) => ($("lab-output").value = text),
     status: "",
     wrote(outputs) {

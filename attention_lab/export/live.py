@@ -185,6 +185,9 @@ def scripts(bundled: bool, packed: str) -> str:
     return f"<script type='module'>import * as {NAME} from {json.dumps(where)};\n{NAME}.{OPEN};\n{BOOT % NAME}</script>"
 
 
+LIVE_BEAM = 4  # the live page's beam size (export/live.mjs), the app's first
+
+
 def controls(name: str, precision: dict) -> str:
     """The step loop's controls, with the app's labels, under the model's name and precision."""
     button = "<button type='button' id='lab-{0}' class='lab-button{2}' disabled>{1}</button>"
@@ -195,6 +198,8 @@ def controls(name: str, precision: dict) -> str:
         f"<label class='live-field'><span>Model</span><select id='lab-model'><option>{html.escape(name)}</option>"
         "</select></label>"
         "<label class='live-field live-source'><span>Source</span><textarea id='lab-source' rows='2'></textarea></label>"
+        "<label class='live-field'><span>Strategy</span><select id='lab-strategy'><option value='greedy'>greedy"
+        f"</option><option value='beam'>beam search, {LIVE_BEAM} beams</option></select></label>"
         "<div class='live-buttons'>"
         + button.format("run", "Run", " primary")
         + button.format("step", "Step", "")

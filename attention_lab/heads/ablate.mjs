@@ -15,7 +15,7 @@ export function holding(heads, c) {
   return heads.length ? pyFormat(t.holding, {held: said[0].toUpperCase() + said.slice(1)}) : "";
 }
 
-if (!globalThis.attentionLabHeads) {
+if (!globalThis.attentionLabHeads && globalThis.document) {
   globalThis.attentionLabHeads = {chose: (heads) => (chosen = [heads ?? []].flat())};
   document.addEventListener("click", (event) => {
     const button = event.target.closest?.("#heads-ablate"), road = globalThis.attentionLabRoad;

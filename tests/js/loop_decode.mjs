@@ -4,9 +4,10 @@
 // DIR is a page copy (page_copy/copies.py). REQUEST: {scenarios: [{source, top_k, max_len, ablate, actions}]} (ablate:
 // the heads switched off, [kind, layer, head] 0-based), each action
 // ["run"], ["step"], ["back"], ["reset"], ["source", text] (the Source typed anew), ["beam", k] or ["greedy"] (the
-// strategy chosen) or ["what-if", rank, shown] (the candidate of that rank at step `shown`, as a click on it). ANSWER: per scenario, what the page would send the
-// server (the loop's `decoded`), what it shows (its key, the step shown, every step's token and whether it was
-// forced), the loop's outputs and the one-line messages it said.
+// strategy chosen), ["what-if", rank, shown] (the candidate of that rank at step `shown`, as a click on it) or
+// ["ablate", heads] (heads chosen as "kind:layer:head", then Ablate). ANSWER: per scenario, what the page would send
+// the server (the loop's `decoded`), what it shows (its key, the step shown, every step's token and whether it was
+// forced), the loop's outputs, the one-line messages it said and the Beams tab's table.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -14,6 +15,11 @@ import {LAB, loadCopy} from "./page_copy.mjs";
 
 const {Loop} = await import(path.join(LAB, "decoding/loop.mjs"));
 const {page, receive} = await import(path.join(LAB, "assets/store.mjs"));
+const {declare} = await import(path.join(LAB, "assets/here.mjs"));
+const {parseHeads} = await import(path.join(LAB, "assets/naming.mjs"));
+const {holding} = await import(path.join(LAB, "heads/ablate.mjs"));
+const beams = await import(path.join(LAB, "beams/in_page.mjs"));
+declare(JSON.parse(fs.readFileSync(path.join(LAB, "assets/in_page.json"), "utf8"))); // the texts the app sends
 
 const [dir, requestFile] = process.argv.slice(2);
 const model = await loadCopy(dir);
@@ -42,6 +48,9 @@ async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
       const others = step.top.filter(([, id]) => id !== step.token);
       page.shown = shown;
       await loop.whatIf(others[rank][1], shown);
+    } else if (action === "ablate") { // the heads chosen, as the Heads tab's menu names them, then Ablate
+      const heads = parseHeads(args[0], model.config);
+      await loop.ablate(heads, holding(heads, model.config));
     } else await loop[action]();
   }
   const d = page.decoding;
@@ -54,6 +63,7 @@ async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
     outputs,
     said,
     search: loop.found && loop.beamed ? {tokens: loop.found.tokens, score: loop.found.score} : null,
+    beams: beams.made(model, {beams: loop.beamed ? loop.found.history : null}), // the Beams tab's table
   };
 }
 
