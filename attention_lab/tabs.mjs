@@ -2,6 +2,7 @@
 // messages the page makes itself (attention_lab/tabs.py: each Feature with in_page), each by its id, which the page
 // mounts in its row of tabs. tests/test_browser_live.py opens each of them, from disk with no network.
 
+import * as tree from "./beam_tree/tree.mjs";
 import * as beams from "./beams/beams.mjs";
 import * as flow from "./flow/flow.mjs";
 import * as summary from "./heads/summary.mjs";
@@ -21,17 +22,22 @@ const why = {
   },
 };
 
-// the Heads tab's summary of this sentence; what the app's tab does besides, on its server, said in one line
-const heads = {
-  mount(component) {
-    const [top, note] = [document.createElement("div"), document.createElement("p")];
-    note.className = "note";
-    note.textContent = "Ablating chosen heads and editing attention need the app's server: this page summarises every head.";
-    component.element.replaceChildren(top, note);
-    summary.mount({...component, element: top});
-  },
-};
+/** A tab's module drawn with one line under it: what the app's tab does besides, on its server. */
+function withNote(module, said) {
+  return {
+    mount(component) {
+      const [top, note] = [document.createElement("div"), document.createElement("p")];
+      note.className = "note";
+      note.textContent = said;
+      component.element.replaceChildren(top, note);
+      module.mount({...component, element: top});
+    },
+  };
+}
 
-carry({beams, flow, heads, patch, trust, why});
+const heads = withNote(summary, "Ablating chosen heads and editing attention need the app's server: this page summarises every head.");
+const beamTree = withNote(tree, "A node's attention and decoding on from it need the app's server: this page draws the tree.");
+
+carry({beams, beam_tree: beamTree, flow, heads, patch, trust, why});
 
 export * from "./export/live.mjs";

@@ -188,6 +188,7 @@ def wait_for(port: int) -> None:
 # what each tab the page explains shows once it has drawn the decoding (the last step shown, the output scored)
 DRAWN = {
     "beams": re.compile(r"step\s+rank\s+hypothesis\s+log-prob\s+1\s+1\s"),  # after a beam search's Run
+    "beam_tree": re.compile(r"Beam size 4: \d+ nodes, \d+ pruned\. Best hypothesis"),
     "flow": re.compile(r"Step \d+ wrote “"),
     "trust": re.compile("The model's translation, scored"),
     "why": re.compile(r"Step \d+ wrote .*Why\?[\s\S]*The DecoderLens"),

@@ -13,6 +13,7 @@ from attention_lab.app import build_demo, endpoints, make_lab
 from attention_lab.checks import InputError
 from attention_lab.decoding.events import READ_OPTIONS, TAKE_PROPOSED, WRITE
 from attention_lab.feature import DECODE, HEAVY, Limits
+from attention_lab.heads import feature as heads
 from attention_lab.models.registry import Registry
 from attention_lab.page.frame import OPEN_LINK
 from attention_lab.page.wiring import ANSWERED
@@ -148,9 +149,10 @@ def test_heavy_work_has_its_own_lane_and_looking_never_reaches_the_server():
     answered = {ANSWERED.format(number) for number in range(1, len(sending) + 1)}
     assert len(sending) > 20 and answered <= set(browser_only)
     browser_only = [js for js in browser_only if js not in answered]
-    # the tabs the page explains tell it when their controls change (why/feature.py, patch/feature.py)
-    told = [js for js in browser_only if "attentionLabWhy?." in js or "attentionLabPatch?." in js]
-    assert sorted(set(told)) == sorted({why.ASKED_AGAIN, *patch.BROWSER_ONLY})
+    # the tabs the page explains tell it when their controls change (why/feature.py, patch/feature.py), and the
+    # heads chosen for Ablate, which the page makes itself (heads/feature.py)
+    told = [js for js in browser_only if any(f"{name}?." in js for name in ("Why", "Patch", "Heads"))]
+    assert sorted(set(told)) == sorted({why.ASKED_AGAIN, *patch.BROWSER_ONLY, heads.CHOSEN})
     browser_only = [js for js in browser_only if js not in told]
     # the page's own step loop reading the decoding options and writing its outputs, the examples menu's, a model
     # switch's example taken only if nothing was typed, and a link's model and source written in

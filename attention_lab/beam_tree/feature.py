@@ -138,7 +138,9 @@ def layout(registry, default: str) -> dict:
     c = {}
     gr.Markdown(NOTE, elem_classes="note")
     info = "Hypotheses kept at each step (the decoding options' beam size is for Run)."
-    c["tree_beam"] = gr.Slider(1, MAX_BEAM, value=4, step=1, label="Beam size of the tree", info=info)
+    c["tree_beam"] = gr.Slider(
+        1, MAX_BEAM, value=4, step=1, label="Beam size of the tree", info=info, elem_id="beam-tree-beam"
+    )
     c["tree"] = drawn("beam_tree/tree.mjs", "beam-tree", classes=("lab-slow",))
     with gr.Row(elem_classes="beam-tree-buttons"):
         c["tree_greedy"] = gr.Button("Decode on from here, greedily", size="md", min_width=160)
@@ -166,4 +168,6 @@ BEAM_TREE = Feature(
     state=TreeState,
     messages=(TreeMessage, Hypothesis),
     stylesheet=Path(__file__).with_name("beam_tree.css"),
+    in_page=True,
+    in_page_outputs=("tree",),  # a node's hypothesis, and decoding on from it, are the server's
 )

@@ -4,13 +4,17 @@
 // likely; pruned branches are faded, and "Fold pruned branches" folds each node's into one "+n" mark (a click on it
 // unfolds that node's). The best hypothesis is orange, the decoding the page holds ringed in blue, the clicked node
 // ringed in black. A long sentence pans (drag) rather than shrinks. A click on a node asks the server for its
-// hypothesis's attention (beam_tree/hypothesis.mjs draws it).
+// hypothesis's attention (beam_tree/hypothesis.mjs draws it). While the page decodes, the page searches and records
+// the tree itself (in_page.mjs), with the tab's beam size.
 
+import {askAgain, computedHere, computesHere} from "../assets/here.mjs";
 import {el, labelled, root} from "../assets/dom.mjs";
 import {escapeToken} from "../assets/labels.mjs";
 import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";
+
+import {made} from "./in_page.mjs";
 
 export const PICKED_EVENT = "attention-lab-beam-node"; // on document, {detail: {node}}: the hypothesis drawn below
 const STEP_PX = 92, NARROW = 600, ROW_PX = 26, MAX_HEIGHT = 560, MARGIN = {l: 14, r: 14, t: 8, b: 30};
@@ -18,6 +22,16 @@ const STATES = {k: "kept", p: "pruned", f: "finished"};
 const COLOURS = {k: "#4575b4", p: "#b8b8b8", f: "#1a9850", fold: "#8c8c8c", best: "#e66101", current: "#08306b"};
 const WIDTHS = [1, 2, 3.2, 4.6, 6]; // an edge's width by its token's probability, in fifths
 const FOLD_ABOVE = 4; // a larger beam opens folded: its pruned branches would fill the screen
+
+/** What the tab asks of the tree: the beam size its slider gives (4, the app's first, where there is none). */
+export function treeAsked() {
+  return {beam: Number(globalThis.document?.querySelector("#beam-tree-beam input")?.value) || 4};
+}
+
+computesHere("beam_tree", (model, run) => made(model, run, run.asked ?? treeAsked()), () => true, treeAsked);
+globalThis.document?.addEventListener("change", (event) => {
+  if (event.target.closest?.("#beam-tree-beam")) askAgain("beam_tree");
+}, true);
 
 /** The message's nodes as objects ({id, parent, step, token, label, logp, total, state, children}), in id order. */
 export function treeNodes(message) {
@@ -208,7 +222,9 @@ export function mount(component) {
   const redraw = ({message, computing}) => {
     busy.textContent = computing;
     if (!message || !ofRun(message, page.key)) { // a tree of an earlier run is not drawn again as the tab opens
-      draw(figure, emptyFigure(computing || message ? "" : "Run a source to search it.", 160));
+      const searching = page.key && computedHere("beam_tree") ? "Searching…" : ""; // in the page, for this run
+      busy.textContent = computing || searching;
+      draw(figure, emptyFigure(computing || searching || message ? "" : "Run a source to search it.", 160));
       summary.textContent = "";
       return;
     }
@@ -261,8 +277,10 @@ export function mount(component) {
   const take = (value) => {
     [nodes, picked, unfolded] = [treeNodes(value), null, new Set()];
     revision++; // a new tree opens on its first steps
-    return value;
+    // made in the page, for the decoding its key names (a tree made ahead for the same tokens may carry another's)
+    return value.key ? {...value, serial: value.key.serial} : value;
   };
   // drawn after gradio's own updates of the answer: a large tree takes a moment to draw
-  const tree = slowView(component, box, redraw, {take, on: (what) => what === "decoding", seen: figure, later: true});
+  const tree = slowView(component, box, redraw, {take, on: (what) => what === "decoding", seen: figure, later: true,
+    here: "beam_tree"});
 }

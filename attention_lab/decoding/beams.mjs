@@ -3,7 +3,7 @@
 // with the GNMT length penalty; the search stops at the length limit, or when no live beam can still beat the k-th
 // best finished one. Its history (the live beams after each step, best first) is what the Beams tab lists.
 
-const ALPHA = 1.0; // the library's default length penalty
+export const ALPHA = 1.0; // the library's default length penalty
 
 /** GNMT length penalty (Wu et al. 2016), transformer.beams.length_normalise. */
 export function lengthNormalise(logProb, length, alpha = ALPHA) {
@@ -41,8 +41,9 @@ function best(beams, logProbs, n) {
 }
 
 /** Beam search of beam size `k` over `session`'s source (a LiveSession, its steps untouched): {tokens (the best
- * hypothesis, without the end token), score (its normalised log-probability), history, candidates}. */
-export async function beamSearch(session, k, alpha = ALPHA) {
+ * hypothesis, without the end token), score (its normalised log-probability), history, candidates}; every
+ * continuation it weighed recorded in `tree` (a SearchTree, search_tree.mjs) when one is given. */
+export async function beamSearch(session, k, alpha = ALPHA, tree = null) {
   const c = session.model.config, steps = session.maxNew, eos = c.eos_id;
   let beams = [{tokens: [], score: 0, cache: session.caches[0]}];
   const finished = [], history = [];
@@ -52,15 +53,17 @@ export async function beamSearch(session, k, alpha = ALPHA) {
     for (const beam of beams) outs.push(await session.decode(beam.tokens.length ? beam.tokens.at(-1) : c.bos_id, beam.cache));
     const logProbs = outs.map((out) => logSoftmax(session.ruled(out.logits.data, step)));
     const V = logProbs[0].length;
-    const live = [];
+    const live = [], ended = new Set();
     best(beams, logProbs, 2 * k).forEach(([score, flat], rank) => {
       const b = Math.floor(flat / V), token = flat % V, tokens = [...beams[b].tokens, token];
       if (token === eos) {
         if (rank < k) finished.push([lengthNormalise(score, tokens.length, alpha), tokens.slice(0, -1)]);
+        if (rank < k) ended.add(tokens.join(","));
       } else if (live.length < k) {
         live.push({tokens, score, cache: {past_k: outs[b].next_k, past_v: outs[b].next_v}});
       }
     });
+    tree?.grow(step + 1, beams.map((beam) => beam.tokens), logProbs, k, new Set(live.map((b) => b.tokens.join(","))), ended);
     history.push(live.map((beam) => [beam.tokens, beam.score]));
     beams = live;
     atLimit = step + 1 === steps;
@@ -71,6 +74,7 @@ export async function beamSearch(session, k, alpha = ALPHA) {
     for (const beam of beams) candidates.push([lengthNormalise(beam.score, beam.tokens.length, alpha), beam.tokens]);
   }
   candidates.sort((a, b) => b[0] - a[0]);
+  if (tree) tree.best = tree.nodeOf([...candidates[0][1], eos]) ?? tree.nodeOf(candidates[0][1]);
   return {tokens: candidates[0][1], score: candidates[0][0], history, candidates: candidates.map(([s, t]) => [t, s])};
 }
 

@@ -156,15 +156,21 @@ export class Road {
       this.waiting = {tab, timer: setTimeout(() => this.offered(tab, true), OFFER_MS)};
       return;
     }
-    const ours = !this.switching() && (!page.decoding || (!!loop && sameKey(page.key, loop.key())));
-    if (!(ours && this.drawsOpenTab(name))) this.writer.open();
+    // decided once the loop has done what it was asked (mid-action, the page holds the decoding before the loop's)
+    (loop ? loop.queue : Promise.resolve()).then(() => {
+      if (openTabId() !== tab) return; // another tab opened meanwhile: decided for it
+      const ours = !this.switching() && (!page.decoding || (!!loop && sameKey(page.key, loop.key())));
+      if (!(ours && this.drawsOpenTab(name))) this.writer.open();
+    });
   }
 
   /** The module of `tab` has said how the page makes it (or, `late`, has not in time): a wait for it ends. */
   offered(tab, late = false) {
-    if (this.waiting?.tab !== tab || openTabId() !== tab) return;
-    if (late) knownHere(tab) ? this.opened() : this.writer.open();
-    else this.opened();
+    if (this.waiting?.tab !== tab) return;
+    if (late && !knownHere(tab)) {
+      this.waiting = null;
+      if (openTabId() === tab) this.writer.open();
+    } else setTimeout(() => this.waiting?.tab === tab && this.opened(), 0); // once gradio has switched to it
   }
 
   /** The tabs the page draws for model `name` now (what the server need not make: decoding/from_page.py). */
@@ -354,8 +360,8 @@ export function mount({element, props, trigger}) {
   globalThis.attentionLabRoad = road; // the page's events read `decoded` (page/wiring.py); tests read the rest
   intercept(road);
   onOffered((tab) => { // the open tab's module has just loaded, or its controls changed
+    road.offered(tab); // a tab opened before its module had loaded (its tab button may not say so yet)
     if (tab !== openTabId()) return;
-    road.offered(tab);
     road.changed();
     road.explainer.again();
   });
