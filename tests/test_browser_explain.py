@@ -59,6 +59,14 @@ def figures_titled_first(panel) -> str:
     return text
 
 
+# whether the panel still says it is making something ("Searching…", "Measuring every head…"): a "…" outside its
+# figures (a figure's labels shorten long tokens with one)
+WAITING = (
+    "p => [...p.querySelectorAll('*')].some((e) => !e.children.length && !e.closest('.js-plotly-plot') "
+    "&& e.textContent.includes('…'))"
+)
+
+
 def tab_text(page, tab: str) -> str:
     """The open tab's text once it stops changing (its view drawn for the decoding shown)."""
     panel = page.locator(f"#tab-{tab}")
@@ -66,7 +74,7 @@ def tab_text(page, tab: str) -> str:
     for _ in range(60):
         page.wait_for_timeout(500)
         now = figures_titled_first(panel)
-        if now == before and "…" not in now:
+        if now == before and not panel.evaluate(WAITING):
             return now
         before = now
     return before
