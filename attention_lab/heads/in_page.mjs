@@ -54,15 +54,12 @@ export async function headImportance(model, run, asked = {}) {
 export async function effects(model, run) {
   const t = textsOf("heads"), ablated = run.ablated ?? [];
   if (!ablated.length || !run.before) return {text: t.no_effects, op: "none"};
-  const c = model.config, H = c.n_heads, ids = run.ids, tokens = run.before.tokens, T = tokens.length, steps = [];
-  const layers = {encoder: c.n_encoder_layers, decoder_self: c.n_decoder_layers, cross: c.n_decoder_layers};
+  const c = model.config, ids = run.ids, tokens = run.before.tokens, T = tokens.length, steps = [];
   if (T) {
-    const masks = Object.fromEntries(KINDS.map((k) => [k, new Float32Array(layers[k] * H).fill(1)]));
-    for (const [kind, layer, head] of ablated) masks[kind][layer * H + head] = 0;
-    const keep = (kind) => new model.ort.Tensor("float32", masks[kind], [1, layers[kind], H]);
+    const masks = model.keep(ablated), row = (mask) => new model.ort.Tensor("float32", mask.data, [1, ...mask.dims]);
     const out = await model.explain("ablations", {source: model.int64(ids, [1, ids.length]),
       tokens: model.int64(tokens, [T]), rules: stepRules(model, T, Math.min(run.limit || Infinity, c.max_new_tokens)),
-      keep_encoder: keep("encoder"), keep_self: keep("decoder_self"), keep_cross: keep("cross")});
+      keep_encoder: row(masks.encoder), keep_self: row(masks.decoder_self), keep_cross: row(masks.cross)});
     const k = out.top_ids.dims[2];
     for (let s = 0; s < T; s++) {
       const top = [...out.top_ids.data.subarray(s * k, (s + 1) * k)].map(Number);
