@@ -8,6 +8,8 @@ For each tab the page makes itself (attention_lab/assets/in_page.json), with the
 - a Step on the 15-word de-en sentence (browser_speed.py's), the page explaining, and on `?road=server` (as the app
   explained before); the server requests each sent;
 - a Run of a new 10-word sentence, every step explained: until the tab is drawn (the page's last DOM change);
+- Training on the reversal model (the model whose copy carries its snapshots), a 15-character string and new
+  10-character ones: the Run films the new source with every snapshot;
 - the page's own work of an explanation (the performance measure road:explain:TAB around the maker).
 And the sizes: what the explanations' graphs add to each bundled model's page copy.
 
@@ -29,13 +31,14 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from browser_page import click_ms, open_page, set_source
+from browser_page import click_ms, open_page, pick_model, set_source
 from browser_speed import CHROMIUM_ARGS, STEP_TEXT
 from load import REPO, start_app
 from results import put_block
 
 EXPLAINS = "() => /explains in this page/.test(document.querySelector('.road-line')?.textContent)"
 SERVER = "() => document.body.dataset.road === 'server'"
+ON = {"training": ("reverse", "abcdefghijklmno", ("qwertyuiop", "zxcvbnmasd", "poiuytrewq"))}  # tab -> its model
 WORK = "tab => performance.getEntriesByName('road:explain:' + tab, 'measure').map((m) => m.duration)"
 OTHER_TEN = (
     "Der alte Mann ging am Abend langsam mit seinem Hund spazieren.",
@@ -52,9 +55,11 @@ def open_tab(page, title: str) -> None:
     page.get_by_role("tab", name=title, exact=True).click()
 
 
-def tab_on(browser, url: str, title: str, road: str):
-    """A page on `road` ("page": wait until it explains the tab itself) with the tab `title` open."""
+def tab_on(browser, url: str, title: str, road: str, model: str = "de-en"):
+    """A page on `road` ("page": wait until it explains the tab itself) with `model` and the tab `title` open."""
     page = open_page(browser, url + ("?road=server" if road == "server" else ""))
+    if model != "de-en":
+        pick_model(page, model)
     if road == "page":
         page.wait_for_function("() => document.body.dataset.road === 'page'", timeout=180_000)
     open_tab(page, title)
@@ -63,10 +68,11 @@ def tab_on(browser, url: str, title: str, road: str):
 
 
 def measure_tab(browser, url: str, floor, tab: str, title: str, repeats: int, times: dict) -> None:
+    model, step_text, others = ON.get(tab, ("de-en", STEP_TEXT, OTHER_TEN))
     for road in ("page", "server"):
-        page = tab_on(browser, url, title, road)
+        page = tab_on(browser, url, title, road, model)
         click_ms(page, "Reset")
-        set_source(page, STEP_TEXT)
+        set_source(page, step_text)
         click_ms(page, "Step")  # the first step also encodes the source
         before = len(page.requests)
         steps, runs = times.setdefault(f"{tab}_step_{road}", []), times.setdefault(f"{tab}_run_{road}", [])
@@ -75,7 +81,7 @@ def measure_tab(browser, url: str, floor, tab: str, title: str, repeats: int, ti
             steps.append(click_ms(page, "Step"))
         times[f"{tab}_step_{road}_requests"] = [len([u for u in page.requests[before:] if "/queue/join" in u])]
         before = len(page.requests)
-        for text in OTHER_TEN:
+        for text in others:
             set_source(page, text)
             click_ms(page, "Reset")
             times["floor"].append(click_ms(floor, "Step"))
@@ -86,19 +92,25 @@ def measure_tab(browser, url: str, floor, tab: str, title: str, repeats: int, ti
         page.context.close()
 
 
-def sizes() -> dict[str, tuple[int, int]]:
-    """Per bundled model: the bytes of its page copy without the explanations' graphs, and theirs."""
+def sizes() -> dict[str, tuple[int, int, int, int]]:
+    """Per bundled model: the bytes of its page copy without the explanations' graphs and its training snapshots,
+    theirs, and the snapshots' (and how many)."""
     sys.path.insert(0, str(REPO))
+    from attention_lab.models.registry import load_models
     from attention_lab.page_copy.analyses import graph_file
     from attention_lab.page_copy.copies import copy_files
-    from transformer import bundled, load_pretrained
+    from attention_lab.page_copy.snapshots import FOLDER, loaded
 
-    found = {}
+    registry, found = load_models([]), {}
     for name in ("de-en", "reverse"):
-        files = copy_files(load_pretrained(bundled(name)), name)
+        entry = registry.entries[name]
+        training = loaded(registry.snapshots, name)
+        files = copy_files(entry.pipeline, name, training=training)
         config = json.loads(files["config.json"])
         graphs = sum(len(files[graph_file(graph)]) for graph in config["analyses"])
-        found[name] = (sum(len(data) for data in files.values()) - graphs, graphs)
+        snapshots = sum(len(data) for file, data in files.items() if file.startswith(f"{FOLDER}/"))
+        made = sum(1 for listed in config.get("snapshots", []) if listed["folder"])
+        found[name] = (sum(len(data) for data in files.values()) - graphs - snapshots, graphs, snapshots, made)
     return found
 
 
@@ -124,9 +136,11 @@ def report(times: dict, tabs: dict, found: dict) -> str:
         work = times.get(f"{tab}_work") or []
         if work:
             lines.append(f"| {title} | the page's own work per explanation | {statistics.median(work):.0f} | | | |")
-    lines += ["", "| page copy | without the explanations' graphs | the graphs | share |", "|---|---:|---:|---:|"]
-    for name, (rest, graphs) in found.items():
-        lines.append(f"| {name} | {rest / 1e6:.1f} MB | {graphs / 1e6:.2f} MB | {graphs / rest:.1%} |")
+    lines += ["", "| page copy | the model | the explanations' graphs | share | its training snapshots |"]
+    lines.append("|---|---:|---:|---:|---:|")
+    for name, (rest, graphs, snapshots, made) in found.items():
+        each = f"{snapshots / 1e6:.1f} MB: {made} × {snapshots / made / 1e6:.2f} MB" if made else "none"
+        lines.append(f"| {name} | {rest / 1e6:.1f} MB | {graphs / 1e6:.2f} MB | {graphs / rest:.1%} | {each} |")
     return "\n".join(lines)
 
 

@@ -323,7 +323,7 @@ def bundled_copies(bundled, tmp_path_factory):
     def build(root):
         with exports_shared(tmp_path_factory, gradients=True):
             for name in ("de-en", "reverse"):
-                page_copy.make(bundled.entries[name], root / name)
+                page_copy.make(bundled.entries[name], root / name, training=bundled.snapshots)
 
     root = built_once(tmp_path_factory, "copies", build)
     return {name: root / name for name in ("de-en", "reverse")}

@@ -5,6 +5,8 @@ the page copy's explanations' graphs loaded.
   `play` of test_browser_road), nor does opening it again, and the road's line says the page decodes and explains.
 - What the tab shows for a decoding (its text, the figure's labels included) is what a page on `?road=server` shows
   for the same decoding: the same source, Run, and the same what-if at step 2.
+- The Training tab's film, on the reversal model (its copy carries the training snapshots): made in the page for a
+  new source with no request, and what the server's page shows, at the first snapshot and the last.
 - The live file, opened from disk with the network refused, draws each of these tabs.
 """
 
@@ -21,7 +23,7 @@ from tests.test_browser_road import QUEUE, click, on_the_road, play
 pytestmark = pytest.mark.slow
 
 DECLARED = json.loads(IN_PAGE.read_text(encoding="utf-8"))
-TABS = DECLARED["tabs"]
+TABS = [tab for tab in DECLARED["tabs"] if tab != "training"]  # Training: its own test, on the reversal model
 TEXT = "Die Kinder spielen im Garten."
 
 
@@ -264,3 +266,45 @@ def test_a_beam_search_in_the_page_fills_the_beams_tab_with_no_request_as_the_se
     ours, theirs = tables
     assert ours.startswith("Beam search: the live beams") and "log-prob" in ours
     assert ours == theirs
+
+
+def film_text(page, at: int | None = None) -> str:
+    """The Training tab's text, with the snapshot slider at `at` (as it is if None)."""
+    if at is not None:
+        page.locator("#snapshot").evaluate("(r, at) => { r.value = at; r.dispatchEvent(new Event('input')); }", at)
+    return tab_text(page, "training")
+
+
+def test_the_training_film_is_made_in_the_page_with_no_request_and_is_what_the_server_draws(pages):
+    """On the reversal model, a Run of a new source with Training open, a Step back and the slider: no request, and
+    the film's text (each snapshot's line, output, chart and cross-attention) is what a page on the server's road
+    shows for that source."""
+    ours_page, theirs_page = pages
+    source = "attentionisallyouneed"
+    on_the_road(ours_page, "reverse")
+    open_tab(ours_page, "Training")
+    explains(ours_page)
+    typed(ours_page, source)
+    sent = []
+    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    ours_page.on("request", listen)
+    click(ours_page, "Run")
+    ours = [film_text(ours_page, 0), film_text(ours_page, 9)]
+    click(ours_page, "Back")
+    ours.append(film_text(ours_page))
+    ours_page.remove_listener("request", listen)
+    assert sent == []
+    assert "explains in this page" in ours_page.locator(".road-line").inner_text()
+    assert "Snapshot 10 of 10: Step 5,500 (the reverse model the other tabs show)" in ours[1]
+
+    on_the_road(theirs_page, "reverse", "server")
+    open_tab(theirs_page, "Attention")
+    typed(theirs_page, source)
+    click(theirs_page, "Run")
+    open_tab(theirs_page, "Training")
+    theirs = [film_text(theirs_page, 0), film_text(theirs_page, 9)]
+    assert ours[:2] == theirs
+    assert ours[2] == theirs[1]  # a Step changes no snapshot's decoding of the source
+    for page in pages:
+        open_tab(page, "Attention")
+        on_the_road(page, "de-en", "page" if page is ours_page else "server")

@@ -26,6 +26,13 @@ export function openTabId() {
   return document.querySelector(`${TAB}[aria-selected=true]`)?.dataset.tabId ?? null;
 }
 
+/** The Source box's text (the app's gradio Textbox and the live page's own field are both #lab-source); null where
+ * there is none (Node). */
+export function sourceText() {
+  const box = globalThis.document?.getElementById("lab-source");
+  return (box?.tagName === "TEXTAREA" ? box : box?.querySelector("textarea"))?.value ?? null;
+}
+
 /** Open the Attention tab, where a focused head or a kind chosen elsewhere is seen. */
 export function openAttentionTab() {
   openTab("attention");

@@ -67,12 +67,13 @@ OPEN = "open(JSON.parse(document.getElementById('state').textContent))"  # draws
 
 
 def parts(entry: ModelEntry, precision: str | None = None) -> dict[str, bytes]:
-    """The files the page loads: the model's page copy (its graphs, their weights, the tokenizer, config.json and
-    the tabs' own files), the one the app keeps in its cache (made there first if it is not: page_copy/copies.py
-    make), and the runtime."""
+    """The files the page loads: the model's page copy (its graphs, their weights, the tokenizer, config.json, the
+    tabs' own files and its training snapshots), the one the app keeps in its cache (made there first if it is not:
+    page_copy/copies.py make), and the runtime."""
     refuse_uncopyable(entry.pipeline, entry.name)
-    copy = make(entry, precision=precision)
-    return {**{path.name: path.read_bytes() for path in sorted(copy.iterdir()) if path.is_file()}, **runtime()}
+    copy = make(entry, precision=precision, training=Registry({entry.name: entry}).snapshots)
+    inside = {path.relative_to(copy).as_posix(): path for path in sorted(copy.rglob("*")) if path.is_file()}
+    return {**{name: path.read_bytes() for name, path in inside.items()}, **runtime()}
 
 
 def refuse_uncopyable(pipeline: Seq2SeqPipeline, name: str) -> None:
@@ -133,7 +134,7 @@ def page(pipeline: Seq2SeqPipeline, name: str, config: dict, inside: dict[str, b
         ),  # drawn as the page opens
         "output": pipeline.tokenizer.decode(session.tokens),
         "config": config,
-        "here": json.loads(IN_PAGE.read_text(encoding="utf-8")) if config.get("analyses") else {},
+        "here": offered(json.loads(IN_PAGE.read_text(encoding="utf-8")), config) if config.get("analyses") else {},
     }
     packed = "".join(
         f"<script type='application/octet-stream' id='part:{file}'>"
@@ -152,6 +153,17 @@ def page(pipeline: Seq2SeqPipeline, name: str, config: dict, inside: dict[str, b
         + f"<script id='state' type='application/json'>{in_script(state)}</script>{scripts(inside is not None, packed)}"
         "</body></html>"
     )
+
+
+def offered(here: dict, config: dict) -> dict:
+    """The tabs the page makes (`here`: assets/in_page.json) that the copy whose config is `config` can: Training
+    only where it carries the model's training snapshots (page_copy/snapshots.py)."""
+    left = [] if config.get("snapshots") else ["training"]
+    return {
+        **here,
+        "tabs": [tab for tab in here["tabs"] if tab not in left],
+        "titles": {tab: title for tab, title in here["titles"].items() if tab not in left},
+    }
 
 
 def stylesheets(here: dict) -> list[Path]:

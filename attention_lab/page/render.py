@@ -59,9 +59,11 @@ class Views:
             user.drawn[name] = key
 
     def aheads(self, user: UserState, c: Controls, max_len: int | None) -> list:
-        """What the features of the tabs the user opened before, and shut, would have made ahead now."""
+        """What the features of the tabs the user opened before, and shut, would have made ahead now (none for a tab
+        the page makes)."""
         screen = self.screen(user, c, user.shown, max_len)
         shut = [self.tabs[tab] for tab in sorted(user.seen) if tab != user.tab and tab in self.tabs]
+        shut = [tab for tab in shut if tab.id not in user.here]  # the page makes what these show
         jobs = [feature.ahead(screen) for tab in shut for feature in tab.every() if feature.ahead is not None]
         return [job for job in jobs if job is not None]
 

@@ -47,11 +47,13 @@ from transformer.tokenizer import Tokenizer
 
 from ..checks import InputError, check_source, known_characters
 from ..models.registry import ModelEntry, Registry
-from . import analyses, differentiated, explanations, extras, graph_decoding, graphs, readings, step
+from ..models.snapshots import SnapshotModels
+from . import analyses, differentiated, explanations, extras, graph_decoding, graphs, readings, snapshots, step
 from . import precision as precision_code
 from .analyses import graph_file, packed
 from .graphs import WEIGHTS, exported
 from .precision import PRECISIONS, converted, drift, reference_decodings
+from .snapshots import loaded, snapshot_files
 
 VENDOR = Path(__file__).resolve().parent / "vendor"  # the runtime and the tokenizer library (see its README.md)
 
@@ -141,10 +143,11 @@ def made_from(pipeline: Seq2SeqPipeline, precision: str = "float32") -> str:
     """A digest of what a copy is made from: the checkpoint's files, the code that exports the graphs, and the
     precision."""
     files = sorted(p for p in Path(pipeline.folder).iterdir() if p.is_file() and not p.name.startswith("."))
+    files += sorted(p for p in (Path(pipeline.folder) / snapshots.FOLDER).rglob("*") if p.is_file())  # its training
     code = [
         Path(m.__file__)
         for m in (graphs, differentiated, step, analyses, explanations, readings, precision_code, graph_decoding)
-        + (sys.modules[__name__],)
+        + (sys.modules[__name__], snapshots)
     ]
     code += [Path(__file__).with_name("drift_sentences.txt"), Path(inspect.getfile(type(pipeline.model)))]
     code += [
@@ -237,10 +240,12 @@ def copy_files(
     precision: str | None = None,
     trained_length: int | None = None,
     alignment: str | None = None,
+    training: list | None = None,
 ) -> dict[str, bytes]:
     """The files of the model's page copy (FILES): its graphs in `precision` (the model's default if None: see the
     module's docstring), their weights, its tokenizer.json and the page's config, which states the precision and,
-    for any but float32, what it changes (precision.drift, measured here against the float32 graphs)."""
+    for any but float32, what it changes (precision.drift, measured here against the float32 graphs); and, for a
+    float32 copy, the `training` snapshots (snapshots.py: each with its model, or why it could not be loaded)."""
     if precision is not None and precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
     try:
@@ -274,7 +279,11 @@ def copy_files(
     config["analyses"] = list(made.analyses)  # the explanations' graphs it has
     extra = extras.extra_files(pipeline)
     config["files"] = list(extra)  # the tabs' own files it has
+    trained = {}
+    if training and config["precision"]["name"] == "float32":
+        config["snapshots"], trained = snapshot_files(made.encoder, made.decoder, made.weights, training)
     return {
+        **trained,
         "encoder.onnx": made.encoder,
         "decoder.onnx": made.decoder,
         WEIGHTS: made.weights,
@@ -289,9 +298,11 @@ def is_made(folder: Path) -> bool:
     return all((folder / name).is_file() for name in FILES)
 
 
-def make(entry: ModelEntry, folder: Path | None = None, precision: str | None = None) -> Path:
-    """The entry's page copy, made into `folder` (its home by default) unless it is made already; returns the
-    folder. Written into a temporary folder beside it first, so a page never loads half a copy; made under a lock, so
+def make(
+    entry: ModelEntry, folder: Path | None = None, precision: str | None = None, training: SnapshotModels | None = None
+) -> Path:
+    """The entry's page copy, made into `folder` (its home by default) unless it is made already, with its training
+    snapshots where `training` (the registry's) has them; returns the folder. Written into a temporary folder beside it first, so a page never loads half a copy; made under a lock, so
     that processes asking for the same copy at once (two apps, a test's workers) make it once and share it."""
     folder = folder or home(entry, precision)
     if is_made(folder):
@@ -300,11 +311,15 @@ def make(entry: ModelEntry, folder: Path | None = None, precision: str | None = 
     with FileLock(f"{folder}.lock"):
         if is_made(folder):  # another process made it while this one waited
             return folder
-        files = copy_files(entry.pipeline, entry.name, precision, entry.trained_length, entry.alignment)
+        snapshot_models = loaded(training, entry.name) if training is not None else None
+        files = copy_files(
+            entry.pipeline, entry.name, precision, entry.trained_length, entry.alignment, snapshot_models
+        )
         work = Path(tempfile.mkdtemp(prefix=".page-", dir=folder.parent))
         work.chmod(0o755)  # served as it is
         try:
             for file in sorted(files, key=lambda f: f == "config.json"):  # config.json last
+                (work / file).parent.mkdir(parents=True, exist_ok=True)
                 (work / file).write_bytes(files[file])
             shutil.rmtree(folder, ignore_errors=True)  # half a copy, from a process that stopped
             work.rename(folder)
@@ -329,7 +344,7 @@ class PageCopies:
 
     def _make(self, name: str, folder: Path) -> Path | None:
         try:
-            made = make(self.registry.entries[name], folder)
+            made = make(self.registry.entries[name], folder, training=self.registry.snapshots)
             stem = folder.name.rsplit("-", 1)[0]
             for older in folder.parent.glob(f"{stem}-*"):  # the model's copies made from an older checkpoint or code
                 digest = older.name[len(stem) + 1 :]

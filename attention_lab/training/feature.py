@@ -103,23 +103,39 @@ def film(snapshots: Snapshots, model: str, text: str, max_len: int | None) -> Fi
     return Film(frames, model, {name: factor for name, factor in SCORES.values()})
 
 
+HEAD = "Step {step}"  # a snapshot's line: its step (written with commas), then what was measured there
+THE_MODEL = "{head} (the {model} model the other tabs show)"
+SILENT = "it writes nothing: </s> comes first"
+MEASURES = {  # what the line says of each measure the snapshot has, in this order
+    "valid_loss": "validation loss {value:.3f}",
+    "exact_match": "validation exact match {value:.1%}",
+    "bleu": "validation BLEU {value:.2f}",
+}
+ALIGNED = "best cross head's alignment on this source {value:.0%}"
+# the words the page's film (training/in_page.mjs) writes its lines and chart with
+TEXTS = {
+    "head": HEAD,
+    "the_model": THE_MODEL,
+    "silent": SILENT,
+    "measures": MEASURES,
+    "aligned": ALIGNED,
+    "scores": {key: list(named) for key, named in SCORES.items()},
+}
+
+
 def describe(decoded: list[SnapshotDecoding], i: int, model: str) -> str:
     """One line on the shown snapshot: its step and what was measured there, or why it cannot be shown."""
     shown = decoded[i]
-    is_model = shown.snapshot.is_checkpoint
-    head = f"Step {shown.snapshot.step:,}" + (f" (the {model} model the other tabs show)" if is_model else "")
+    head = HEAD.format(step=f"{shown.snapshot.step:,}")
+    if shown.snapshot.is_checkpoint:
+        head = THE_MODEL.format(head=head, model=model)
     if shown.error:
         return f"{head}: {shown.error}"
     metrics = shown.snapshot.metrics
-    parts = [head, "it writes nothing: </s> comes first"] if shown.output_text == "" else [head]
-    if shown.loss is not None:
-        parts.append(f"validation loss {shown.loss:.3f}")
-    if metrics.get("exact_match") is not None:
-        parts.append(f"validation exact match {metrics['exact_match']:.1%}")
-    if metrics.get("bleu") is not None:
-        parts.append(f"validation BLEU {metrics['bleu']:.2f}")
+    parts = [head, SILENT] if shown.output_text == "" else [head]
+    parts += [said.format(value=metrics[key]) for key, said in MEASURES.items() if metrics.get(key) is not None]
     if shown.alignment is not None:
-        parts.append(f"best cross head's alignment on this source {shown.alignment:.0%}")
+        parts.append(ALIGNED.format(value=shown.alignment))
     return " · ".join(parts)
 
 
@@ -141,4 +157,6 @@ TRAINING = Feature(
     ahead=ahead,
     messages=(Film,),
     stylesheet=Path(__file__).with_name("training.css"),
+    in_page=True,
+    texts=TEXTS,
 )

@@ -1,15 +1,26 @@
 // The Training tab: the model at each snapshot of its training decoding this source. A slider (or ▶ Play) goes
 // through them; the shown one's line of measures, its output and its cross-attention, and the chart of validation
 // loss and alignment against training step with the shown snapshot marked, are all drawn here from the film the
-// server sends once.
+// server sends once, or the page makes (in_page.mjs) where its copy carries the snapshots.
 
 import {Decoding} from "../assets/decoding.mjs";
-import {el, labelled, root, shown} from "../assets/dom.mjs";
+import {el, labelled, root, shown, sourceText} from "../assets/dom.mjs";
 import {draw, emptyFigure, legend} from "../assets/plot.mjs";
+import {askAgain, computesHere} from "../assets/here.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";
 import {kindFigures} from "../core/figures.mjs";
 import {paint} from "../core/tiles.mjs";
+import {filmed, made} from "./in_page.mjs";
+
+computesHere("training", made, filmed, () => ({source: sourceText()})); // the film of the source typed, Run or not
+const TYPED_MS = 300; // the film is made again this long after the Source stops changing
+let typing = null;
+globalThis.document?.addEventListener("input", (event) => {
+  if (!event.target.closest?.("#lab-source")) return;
+  clearTimeout(typing);
+  typing = setTimeout(() => askAgain("training"), TYPED_MS);
+});
 
 export const PLAY = "▶ Play", PAUSE = "❚❚ Pause";
 const FRAME_MS = 1200; // a snapshot a tick while playing
@@ -47,6 +58,9 @@ export function chartFigure(film, current) {
       fillcolor: COLOURS.mark, opacity: 0.25, line: {width: 0}}]}};
 }
 
+/** Whether two messages are the same film: the page's own, handed over again with each Step's key, is. */
+const sameFilm = (a, b) => a === b || (!!a && !!b && a.snapshots === b.snapshots);
+
 const DECODED = new WeakMap(); // frame -> its decoding, read from its data once (the message itself is left as sent)
 
 /** A frame's decoding, read from its data the first time it is shown (a film holds ten; one is drawn at a time). */
@@ -67,6 +81,7 @@ export function mount(component) {
   figures.append(focus, grid);
   box.replaceChildren(bar, info, output, chart, figures);
   let film = null, index = 0, timer = null, from = null; // from: the [message, placeholder] `film` was made of
+  let drew = ""; // what the figures were last drawn for: a Step hands the same film over and redraws nothing
 
   const stop = () => {
     clearInterval(timer);
@@ -81,6 +96,9 @@ export function mount(component) {
     info.textContent = frame ? `Snapshot ${index + 1} of ${n}: ${frame.info}` : (film && film.message) || "";
     output.textContent = frame ? `Output of this snapshot: ${frame.output || "∅"}` : "";
     if (!shown(box) || !frame) return;
+    const drawing = JSON.stringify([index, box.clientWidth, page.look]);
+    if (drew === drawing) return;
+    drew = drawing;
     draw(chart, chartFigure(film, index));
     if (!decoded(frame)) {
       draw(focus, emptyFigure(frame.error || "No decoding.", 200));
@@ -105,6 +123,7 @@ export function mount(component) {
   const load = (message, computing) => { // another film (a placeholder while one is decoded): stopped, and set out
     stop();
     from = [message, computing];
+    drew = "";
     film = computing ? {snapshots: [], message: computing} : message;
     range.max = Math.max(0, film ? film.snapshots.length - 1 : 0);
     range.disabled = !film || film.snapshots.length < 2;
@@ -116,7 +135,7 @@ export function mount(component) {
     }
   };
   slowView(component, box, ({message, computing}) => {
-    if (!from || from[0] !== message || from[1] !== computing) load(message, computing);
+    if (!from || !sameFilm(from[0], message) || from[1] !== computing) load(message, computing);
     at(index);
-  }, {on: (what) => what === "look"});
+  }, {on: (what) => what === "look", here: "training"});
 }

@@ -1,0 +1,43 @@
+"""The Training tab's film made in the page (training/in_page.mjs: the page copy's snapshots, page_copy/snapshots.py,
+each decoding the source with ONNX Runtime) equals the server's (training/feature.py `film`: the library decoding
+with each snapshot loaded from its checkpoint): for the reversal model's ten snapshots, three sources and one under a
+length limit, every frame's step, line, output, measures and alignment, and its whole decoding (tokens, labels,
+candidates; weights within two steps of their 16-bit rounding, probabilities within 1e-5, as test_live.py holds the
+step loop's)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from attention_lab.messages import jsonable
+from attention_lab.training.decodings import Snapshots
+from attention_lab.training.feature import film
+from tests.node import needs_node
+from tests.test_explain_in_page import in_page
+from tests.test_live import same_message
+
+pytestmark = [pytest.mark.slow, needs_node]
+SOURCES = [("abcdefghij", None), ("helloworld", None), ("attentionisallyouneed", None), ("reversal", 6)]
+
+
+def test_the_pages_film_is_the_servers(bundled, bundled_copies, tmp_path):
+    pipeline = bundled.entries["reverse"].pipeline
+    cases = [
+        {"ids": pipeline.tokenizer.encode(text), "tokens": [], "more": {"limit": limit}} for text, limit in SOURCES
+    ]
+    answers = in_page(bundled_copies["reverse"], cases, tmp_path, {"training": {}})
+    snapshots = Snapshots(bundled)
+    for (text, limit), answer in zip(SOURCES, answers, strict=True):
+        ours, theirs = answer["training"], jsonable(film(snapshots, "reverse", text, limit))
+        assert len(ours["snapshots"]) == len(theirs["snapshots"]) == 10, text
+        for mine, wanted in zip(ours.pop("snapshots"), theirs.pop("snapshots"), strict=True):
+            where = f"{text!r} at step {wanted['step']}"
+            same_message(mine.pop("data"), wanted.pop("data"))
+            assert math.isclose(mine.pop("alignment"), wanted.pop("alignment"), abs_tol=1e-4), where
+            assert mine == wanted, where  # its step, line, output, error, loss and scores
+        assert ours == theirs, text  # the model's name, the chart's factors
+    # the known answer: the trained model reads each character from its mirror position, the untrained one does not
+    first, *_, final = film(snapshots, "reverse", "abcdefghij", None).snapshots
+    assert final.output == "jihgfedcba" and final.alignment >= 0.9 > first.alignment
