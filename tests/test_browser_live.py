@@ -167,6 +167,15 @@ def test_the_folder_is_a_static_space_served_by_http_server(browser, tmp_path):
         page.click("#lab-run")
         assert live_tokens(page) == tokens_of(pipeline, "hello42world")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing scrolls sideways on a phone
+        page.click("#lab-tabs button[data-tab-id=training]")  # its copy carries the model's training snapshots
+        panel = page.locator("[data-panel=training]")
+        for _ in range(240):
+            if DRAWN["training"].search(panel.inner_text()):
+                break
+            page.wait_for_timeout(250)
+        assert DRAWN["training"].search(panel.inner_text()), panel.inner_text()[:300]
+        panel.locator("#snapshot").evaluate("(r) => { r.value = 9; r.dispatchEvent(new Event('input')); }")
+        assert "Output of this snapshot: dlrow24olleh" in panel.inner_text()  # the model itself, reversing
         context.close()
     finally:
         server.terminate()
@@ -194,14 +203,17 @@ DRAWN = {
     "why": re.compile(r"Step \d+ wrote .*Why\?[\s\S]*The DecoderLens"),
     "patch": re.compile("The corrupted source is the clean one"),
     "heads": re.compile("KL when ablated"),
+    "training": re.compile(r"Snapshot 1 of 10: Step 0 · validation loss [\d.]+[\s\S]*Output of this snapshot"),
 }
 
 
 def test_the_file_draws_each_tab_the_page_explains_from_disk_with_no_network(browser, live_file):
-    tabs = json.loads(IN_PAGE.read_text(encoding="utf-8"))["tabs"]
-    assert set(tabs) == set(DRAWN)
+    declared = json.loads(IN_PAGE.read_text(encoding="utf-8"))["tabs"]
+    assert set(declared) == set(DRAWN)
     context, page, requests, errors = opened(browser, live_file.as_uri())
     try:
+        tabs = page.locator("#lab-tabs button").evaluate_all("buttons => buttons.map((b) => b.dataset.tabId)")[1:]
+        assert tabs == [tab for tab in declared if tab != "training"]  # de-en ships no training snapshots
         page.select_option("#lab-strategy", "beam")  # the Beams tab lists a beam search's live beams
         page.click("#lab-run")
         for tab in tabs:

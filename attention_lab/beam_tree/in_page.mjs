@@ -10,8 +10,10 @@ import {SearchTree} from "../decoding/search_tree.mjs";
 /** The tree of the decoding `run` ({ids, ablated, limit, key}) of the page copy `model`: its source searched with
  * the tree's beam size (`asked.beam`), under the heads it ablates and its length limit. */
 export async function made(model, run, asked = {}) {
-  const beam = asked.beam ?? 4, {tree, found} = await searched(model, run, beam), nodes = tree.nodes;
-  return {
+  const beam = asked.beam ?? 4, search = await searched(model, run, beam), held = messages.get(search);
+  if (held?.serial === run.key.serial) return held; // the same tree for a Step: its view moves the ring alone
+  const {tree, found} = search, nodes = tree.nodes;
+  const message = {
     serial: run.key.serial,
     beam,
     alpha: ALPHA,
@@ -26,7 +28,11 @@ export async function made(model, run, asked = {}) {
     state: nodes.map((n) => n.state[0]).join(""),
     op: "tree",
   };
+  messages.set(search, message);
+  return message;
 }
+
+const messages = new WeakMap(); // a search -> its last message
 
 const last = new WeakMap(); // a page copy's LiveModel -> its last search: {id, promise}
 

@@ -162,7 +162,6 @@ export function treeFigure(message, nodes, view, width) {
     nodeTrace(nodes, rows, [0, ...ids("k")], COLOURS.k, 1, message.alpha, "kept"),
     nodeTrace(nodes, rows, ids("f"), COLOURS.f, 1, message.alpha, "finished"),
     ringTrace(nodes, rows, [...best], COLOURS.best, 13, 2),
-    ringTrace(nodes, rows, view.current, COLOURS.current, 17, 1.5),
   ];
   if (marks.length) data.push(markTrace(marks, nodes));
   const axis = {showgrid: false, zeroline: false, showline: false};
@@ -171,16 +170,21 @@ export function treeFigure(message, nodes, view, width) {
     xaxis: {...axis, range: [-0.4, Math.min(lastStep, fitSteps - 1) + 0.5], tickmode: "linear", dtick: 1, tick0: 0,
       ticks: "", title: {text: "step", standoff: 2, font: {size: 11}}},
     yaxis: {...axis, showticklabels: false, fixedrange: height <= fitRows,
-      range: [Math.min(height, fitRows) - 0.4, -0.9]}, shapes: pickedRing(nodes, rows, view.picked)};
+      range: [Math.min(height, fitRows) - 0.4, -0.9]}, shapes: rings(nodes, rows, view.current, view.picked)};
   return {data, layout, rows};
 }
 
-/** The clicked node's ring, a shape (a click moves it with no redraw of the tree): none if it is not drawn. */
-export function pickedRing(nodes, rows, picked) {
-  if (picked === null || !rows.has(picked)) return [];
-  const r = 11;
-  return [{type: "circle", xref: "x", yref: "y", xsizemode: "pixel", ysizemode: "pixel", xanchor: nodes[picked].step,
-    yanchor: rows.get(picked), x0: -r, x1: r, y0: -r, y1: r, line: {color: "#000", width: 2.5}}];
+/** A ring of `r` pixels around each drawn node of `ids`, as shapes. */
+function ringShapes(nodes, rows, ids, r, line) {
+  return ids.filter((id) => rows.has(id)).map((id) => ({type: "circle", xref: "x", yref: "y", xsizemode: "pixel",
+    ysizemode: "pixel", xanchor: nodes[id].step, yanchor: rows.get(id), x0: -r, x1: r, y0: -r, y1: r, line}));
+}
+
+/** The rings that move without the tree being drawn again (Plotly.relayout of its shapes): around the decoding's
+ * nodes (`current`: a Step moves it) and the clicked node (`picked`, null for none). */
+export function rings(nodes, rows, current, picked) {
+  return [...ringShapes(nodes, rows, current, 8.5, {color: COLOURS.current, width: 1.5}),
+    ...ringShapes(nodes, rows, picked === null ? [] : [picked], 11, {color: "#000", width: 2.5})];
 }
 
 /** Whether the tree `message` searched the run whose decoding the page holds (`key`: {serial, version}, or null). */
@@ -215,11 +219,19 @@ export function mount(component) {
   bar.append(labelled("Fold pruned branches", fold, "check"), legend());
   box.replaceChildren(busy, bar, figure, summary);
   let nodes = [], picked = null, folded = null, unfolded = new Set(), rows = new Map(), revision = 0;
-  const ring = () => { // the clicked node ringed: the tree's layout alone changes
+  let drawn = null; // what the figure's tree was drawn for: the same again moves its rings alone
+  const current = () => decodingPath(nodes, page.decoding ? page.decoding.steps.map((s) => s.token) : []).slice(1);
+  const ring = () => { // the decoding's and the clicked node's rings: the tree's layout alone changes
     const gd = figure.querySelector(".js-plotly-plot");
-    if (gd && tree.message) globalThis.Plotly.relayout(gd, {shapes: pickedRing(nodes, rows, picked)});
+    if (gd && tree.message) globalThis.Plotly.relayout(gd, {shapes: rings(nodes, rows, current(), picked)});
   };
   const redraw = ({message, computing}) => {
+    const drawing = message && [message.parent, fold.checked, folded, unfolded.size, revision, figure.clientWidth];
+    if (drawn && drawing && ofRun(message, page.key) && !computing && drawing.every((v, i) => v === drawn[i])) {
+      busy.textContent = "";
+      return ring(); // a Step: the same tree, the decoding's ring moved
+    }
+    drawn = null;
     busy.textContent = computing;
     if (!message || !ofRun(message, page.key)) { // a tree of an earlier run is not drawn again as the tab opens
       const searching = page.key && computedHere("beam_tree") ? "Searching…" : ""; // in the page, for this run
@@ -229,11 +241,11 @@ export function mount(component) {
       return;
     }
     fold.checked = folded === null ? message.beam > FOLD_ABOVE : folded;
-    const current = decodingPath(nodes, page.decoding ? page.decoding.steps.map((s) => s.token) : []);
-    const view = {fold: fold.checked, unfolded, picked, current: current.slice(1), revision};
+    const view = {fold: fold.checked, unfolded, picked, current: current(), revision};
     const made = treeFigure(message, nodes, view, figure.clientWidth || 800);
     rows = made.rows;
     const gd = draw(figure, made);
+    drawn = [message.parent, fold.checked, folded, unfolded.size, revision, figure.clientWidth];
     onClick(gd, (point) => choose(point.customdata)); // a tap
     if (gd && !gd.__hover) {
       gd.__hover = true;
@@ -274,7 +286,8 @@ export function mount(component) {
     picked = event.detail.node;
     ring();
   });
-  const take = (value) => {
+  const take = (value, held) => {
+    if (held && value.parent === held.parent) return {...value, serial: value.key?.serial ?? value.serial}; // a Step
     [nodes, picked, unfolded] = [treeNodes(value), null, new Set()];
     revision++; // a new tree opens on its first steps
     // made in the page, for the decoding its key names (a tree made ahead for the same tokens may carry another's)

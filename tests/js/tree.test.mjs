@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {decodingPath, finishedScore, ofRun, pathTo, pickedRing, treeFigure, treeLayout, treeNodes, treeSummary}
+import {decodingPath, finishedScore, ofRun, pathTo, rings, treeFigure, treeLayout, treeNodes, treeSummary}
   from "../../attention_lab/beam_tree/tree.mjs";
 import {valid} from "./messages.mjs";
 
@@ -177,11 +177,12 @@ test("the figure opens on the steps that fit, at least 4 at a phone's width, and
   assert.deepEqual(treeFigure(SMALL, treeNodes(SMALL), view, 800).layout.xaxis.range, [-0.4, 3.5]); // all it has
   const small = treeNodes(SMALL);
   const figure = treeFigure(SMALL, small, {...view, picked: 9, current: [2, 6]}, 800);
-  const rings = figure.data.filter((trace) => trace.mode === "markers");
-  assert.deepEqual(rings.map((r) => r.x), [[0, 1, 2, 3], [1, 2]]); // the best path, then the decoding
-  assert.equal(figure.layout.shapes.length, 1);
-  assert.deepEqual([figure.layout.shapes[0].xanchor, figure.layout.shapes[0].yanchor], [2, 3]);
+  const best = figure.data.filter((trace) => trace.mode === "markers");
+  assert.deepEqual(best.map((r) => r.x), [[0, 1, 2, 3]]); // the best path
+  // the decoding's rings and the clicked node's, shapes a Step or a click moves with no redraw of the tree
+  const at = (shape) => [shape.xanchor, shape.yanchor, shape.line.color];
+  assert.deepEqual(figure.layout.shapes.map(at), [[1, 0, "#08306b"], [2, 0, "#08306b"], [2, 3, "#000"]]);
   const {rows} = treeLayout(small, true);
-  assert.deepEqual(pickedRing(small, rows, 12), []); // folded away
-  assert.deepEqual(pickedRing(small, rows, null), []);
+  assert.deepEqual(rings(small, rows, [], 12), []); // folded away
+  assert.deepEqual(rings(small, rows, [], null), []);
 });
