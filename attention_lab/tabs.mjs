@@ -7,6 +7,7 @@ import * as beams from "./beams/beams.mjs";
 import * as flow from "./flow/flow.mjs";
 import * as summary from "./heads/summary.mjs";
 import * as patch from "./patch/patch.mjs";
+import * as corpus from "./survey/corpus.mjs";
 import * as film from "./training/film.mjs";
 import * as trust from "./trust/trust.mjs";
 import * as attribution from "./why/why.mjs";
@@ -39,6 +40,6 @@ function withNote(module, said) {
 const heads = withNote(summary, "Ablating chosen heads and editing attention need the app's server: this page summarises every head.");
 const beamTree = withNote(tree, "A node's attention and decoding on from it need the app's server: this page draws the tree.");
 
-carry({beams, beam_tree: beamTree, flow, heads, patch, training: film, trust, why});
+carry({beams, beam_tree: beamTree, flow, heads, patch, survey: corpus, training: film, trust, why});
 
 export * from "./export/live.mjs";

@@ -278,7 +278,7 @@ def film_text(page, at: int | None = None) -> str:
 def test_the_training_film_is_made_in_the_page_with_no_request_and_is_what_the_server_draws(pages):
     """On the reversal model, a Run of a new source with Training open, a Step back and the slider: no request, and
     the film's text (each snapshot's line, output, chart and cross-attention) is what a page on the server's road
-    shows for that source."""
+    shows for that source. Opened for a source typed and not decoded, it films that source, with no request."""
     ours_page, theirs_page = pages
     source = "attentionisallyouneed"
     on_the_road(ours_page, "reverse")
@@ -305,6 +305,14 @@ def test_the_training_film_is_made_in_the_page_with_no_request_and_is_what_the_s
     theirs = [film_text(theirs_page, 0), film_text(theirs_page, 9)]
     assert ours[:2] == theirs
     assert ours[2] == theirs[1]  # a Step changes no snapshot's decoding of the source
+    open_tab(ours_page, "Attention")
+    typed(ours_page, "abc123")  # a new source, not decoded: the tab films it as it opens, as the server would
+    sent.clear()
+    ours_page.on("request", listen)
+    open_tab(ours_page, "Training")
+    assert "Output of this snapshot: 321cba" in film_text(ours_page, 9)
+    ours_page.remove_listener("request", listen)
+    assert sent == []
     for page in pages:
         open_tab(page, "Attention")
         on_the_road(page, "de-en", "page" if page is ours_page else "server")

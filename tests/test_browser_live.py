@@ -203,6 +203,7 @@ DRAWN = {
     "why": re.compile(r"Step \d+ wrote .*Why\?[\s\S]*The DecoderLens"),
     "patch": re.compile("The corrupted source is the clean one"),
     "heads": re.compile("KL when ablated"),
+    "survey": re.compile(r"Every head over \d+ sentences"),
     "training": re.compile(r"Snapshot 1 of 10: Step 0 · validation loss [\d.]+[\s\S]*Output of this snapshot"),
 }
 

@@ -36,10 +36,11 @@ export function knownHere(tab) {
 
 /** The tab `tab` can be drawn from the page's own computation: `make(model, run)` gives its message; `now(model)`
  * whether the page makes it with the tab's controls as they are (a method that needs the server: false);
- * `asked(model, run)` what those controls ask (a message is made again when it changes). A tab's module calls
- * `askAgain` when its own controls change. */
-export function computesHere(tab, make, now = () => true, asked = () => null) {
-  makers.set(tab, {make, now, asked});
+ * `asked(model, run)` what those controls ask (a message is made again when it changes); `alone`: it reads the
+ * controls alone, not the decoding (a tab the server draws with no run: feature.py needs_run False), so the page
+ * makes it while it shows no decoding too. A tab's module calls `askAgain` when its own controls change. */
+export function computesHere(tab, make, now = () => true, asked = () => null, alone = false) {
+  makers.set(tab, {make, now, asked, alone});
   askAgain(tab);
 }
 

@@ -125,6 +125,12 @@ export function summaryView(label, here = null) {
     const box = root(component.element);
     const figure = el("div", "summary-figure");
     box.replaceChildren(el("div", "lab-label", label), figure);
-    slowView(component, figure, (view) => drawSummary(figure, view), {on: () => false, here});
+    let drew = null; // what was drawn: the same grid again (a survey's, handed over at each Step) is not redrawn
+    slowView(component, figure, (view) => {
+      const drawing = [view.message?.metrics ?? view.message, view.computing, figure.clientWidth];
+      if (drew && drawing.every((v, i) => v === drew[i])) return;
+      drew = drawing;
+      drawSummary(figure, view);
+    }, {on: () => false, here});
   };
 }

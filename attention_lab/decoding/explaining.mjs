@@ -21,15 +21,20 @@ export class Explaining {
     Object.assign(this, {loop, failed, made: null, ahead: new Map()});
   }
 
-  /** Make the open tab's message, when the page makes that tab's and holds the decoding the loop made. */
+  /** Make the open tab's message, when the page makes that tab's and holds the decoding the loop made (or shows
+   * none, for a tab that reads the controls alone). */
   async explain() {
     const tab = openTabId(), loop = this.loop(), maker = loop && makerOf(tab, loop.model);
-    if (!maker || !loop.session || !loop.model.analyses || !sameKey(page.key, loop.key())) return;
-    const s = loop.session, name = loop.model.config.name, make = maker.make;
-    const run = {ids: s.srcIds, tokens: s.tokens, ablated: loop.options.ablated || [], key: loop.key(), limit: s.maxNew,
+    if (!maker || !loop.model.analyses) return;
+    const held = !!loop.session && sameKey(page.key, loop.key());
+    if (!held && !(maker.alone && page.key === null)) return;
+    const s = held ? loop.session : null, name = loop.model.config.name, make = maker.make;
+    const run = s ? {ids: s.srcIds, tokens: s.tokens, ablated: loop.options.ablated || [], key: loop.key(),
+      limit: s.maxNew,
       session: s, // the decoding's own weights, for a tab that reads them (heads/in_page.mjs)
       plain: loop.plain, before: loop.before, held: loop.held, // an Ablate's decoding before it, and its words
-      beams: loop.beamed ? loop.found.history : null}; // the beam search that wrote it: the live beams of each step
+      beams: loop.beamed ? loop.found.history : null} // the beam search that wrote it: the live beams of each step
+      : {ids: [], tokens: [], ablated: [], key: null, limit: loop.ui.options().maxNew}; // no decoding: the controls
     run.asked = maker.asked(loop.model, run); // what the tab's own controls ask: a message of its own
     const made = JSON.stringify([tab, name, run.key, run.tokens, run.ablated, run.asked]);
     if (this.made === made) return;
@@ -41,7 +46,7 @@ export class Explaining {
       madeHere(tab, {...message, key: run.key});
       performance.measure(`road:explain:${tab}`, `road:explain:${tab}`);
       await idle(); // the next step's made once the page has drawn this one (the runtime holds the thread)
-      if (this.made !== made) return;
+      if (this.made !== made || !s) return;
       const next = await s.peek();
       if (next !== null && this.made === made) await this.madeAhead(make, tab, loop.model, {...run, tokens: [...run.tokens, next]});
     } catch (err) {

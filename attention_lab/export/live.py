@@ -157,8 +157,10 @@ def page(pipeline: Seq2SeqPipeline, name: str, config: dict, inside: dict[str, b
 
 def offered(here: dict, config: dict) -> dict:
     """The tabs the page makes (`here`: assets/in_page.json) that the copy whose config is `config` can: Training
-    only where it carries the model's training snapshots (page_copy/snapshots.py)."""
+    only where it carries the model's training snapshots (page_copy/snapshots.py), Survey where it carries the
+    survey saved beside the model (survey/feature.py PAGE_FILE, a file the copy lists)."""
     left = [] if config.get("snapshots") else ["training"]
+    left += [] if "corpus.json" in config.get("files", []) else ["survey"]
     return {
         **here,
         "tabs": [tab for tab in here["tabs"] if tab not in left],

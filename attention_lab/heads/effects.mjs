@@ -27,8 +27,13 @@ export function effectsFigure(data) {
 
 export function mount(component) {
   const box = root(component.element);
+  let drew = ""; // what was drawn: the same again (the hint, handed over at each Step) is not redrawn
   // what it says before an ablation comes with the component (heads/summary.py's NO_EFFECTS)
-  slowView(component, box, ({message, computing}) => draw(box, !computing && message && message.op === "effects"
-    ? effectsFigure(message) : emptyFigure(computing || (message && message.text) || "", 120)),
-  {on: () => false, here: "effects"}); // made in the page with the tab's summary (summary.mjs)
+  slowView(component, box, ({message, computing}) => {
+    const drawing = JSON.stringify([message && {...message, key: null}, computing, box.clientWidth]);
+    if (drawing === drew) return;
+    drew = drawing;
+    draw(box, !computing && message && message.op === "effects"
+      ? effectsFigure(message) : emptyFigure(computing || (message && message.text) || "", 120));
+  }, {on: () => false, here: "effects"}); // made in the page with the tab's summary (summary.mjs)
 }

@@ -1,8 +1,13 @@
-"""The Survey tab: a saved survey of the model over a corpus ("Over the corpus"), with the Heads tab's click-to-focus. The survey is the one the user chose for the model, else the survey.json in its folder."""
+"""The Survey tab: a saved survey of the model over a corpus ("Over the corpus"), with the Heads tab's click-to-focus.
+The survey is the one the user chose for the model, else the survey.json in its folder. The page copy carries the
+folder's, as the grid the page draws (PAGE_FILE): the page shows it with no request (survey/corpus.mjs) until the user
+chooses another, which the server reads."""
 
 from __future__ import annotations
 
+import json
 import logging
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,15 +16,19 @@ import gradio as gr
 from ..assets.components import drawn
 from ..checks import InputError
 from ..controls import Controls
+from ..core import grids
 from ..core.grids import Summary
 from ..feature import DATA, Feature, Output, Screen
-from ..messages import Nothing
+from ..messages import Nothing, jsonable
 from ..models.registry import ModelEntry
+from ..page_copy.extras import register
 from ..run.state import UserState
+from . import data, report
 from .data import survey_data
 from .report import SURVEY_FILE, Report, read_survey
 
 logger = logging.getLogger(__name__)
+PAGE_FILE = "corpus.json"  # the page copy's grid of the survey saved beside the model (Summary, as JSON)
 
 
 @dataclass
@@ -53,6 +62,21 @@ def corpus(entry: ModelEntry, path: Path | None) -> Summary | Nothing:
     except Exception:  # a survey that passed the checks and still cannot be read costs its view, not the page
         logger.exception("survey not read: %s", path)
         return Nothing(f"{path.name} could not be read: see the server log.")
+
+
+def page_copy_file(pipeline) -> bytes | None:
+    """The grid of the survey saved beside the model, as its page copy carries it; None without one (or one that
+    cannot be read: the server says why)."""
+    path = Path(pipeline.folder) / SURVEY_FILE if pipeline.folder else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        return json.dumps(jsonable(survey_data(read_survey(path, pipeline.model.config)))).encode("utf-8")
+    except InputError:
+        return None
+
+
+register(PAGE_FILE, page_copy_file, tuple(Path(m.__file__) for m in (sys.modules[__name__], data, report, grids)))
 
 
 def view(s: Screen) -> dict:
@@ -102,4 +126,5 @@ SURVEY = Feature(
     needs_run=False,
     user_state=ChosenSurveys,
     messages=(Summary, Report),
+    in_page=True,
 )

@@ -13,7 +13,7 @@ import {kindFigures} from "../core/figures.mjs";
 import {paint} from "../core/tiles.mjs";
 import {filmed, made} from "./in_page.mjs";
 
-computesHere("training", made, filmed, () => ({source: sourceText()})); // the film of the source typed, Run or not
+computesHere("training", made, filmed, () => ({source: sourceText()}), true); // the source typed, Run or not
 const TYPED_MS = 300; // the film is made again this long after the Source stops changing
 let typing = null;
 globalThis.document?.addEventListener("input", (event) => {

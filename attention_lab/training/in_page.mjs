@@ -33,18 +33,19 @@ export function made(model, run) {
       return Promise.resolve({snapshots: [], model: "", factors: {}, message: err.message, op: "film"});
     }
   }
-  const id = JSON.stringify([ids, run.limit ?? null]), held = films.get(model);
+  // as long as validation let each write (Seq2SeqPipeline.generate's limit: an untrained model babbles)
+  const most = Math.min(run.limit || Infinity, model.config.max_new_tokens, 2 * ids.length + 10);
+  const id = JSON.stringify([ids, most]), held = films.get(model);
   if (held?.id === id) return held.promise;
-  const promise = film(model, ids, run.limit);
+  const promise = film(model, ids, most);
   films.set(model, {id, promise});
   promise.catch(() => films.get(model)?.promise === promise && films.delete(model));
   return promise;
 }
 
-async function film(model, ids, limit) {
+/** Every snapshot's frame of the source `ids`, each decoding at most `most` tokens. */
+async function film(model, ids, most) {
   const t = textsOf("training"), c = model.config;
-  // as long as validation let each write (Seq2SeqPipeline.generate's limit: an untrained model babbles)
-  const most = Math.min(limit || Infinity, c.max_new_tokens, 2 * ids.length + 10);
   const snapshots = [];
   for (const listed of c.snapshots) snapshots.push(await frame(model, listed, ids, most, t));
   const factors = Object.fromEntries(Object.values(t.scores).map(([name, factor]) => [name, factor]));
@@ -97,7 +98,11 @@ function snapshotModel(model, folder) {
       const options = {...model.options, externalData: [{path: WEIGHTS, data: weights}]};
       const sessions = [await model.ort.InferenceSession.create(encoder, options),
         await model.ort.InferenceSession.create(decoder, options)];
-      return new LiveModel(model.ort, sessions, model.tokenizer, model.config);
+      const snapshot = new LiveModel(model.ort, sessions, model.tokenizer, model.config);
+      // its runs wait their turn with the copy's own: the runtime runs one at a time (two at once, on its threads,
+      // held the page's thread for good)
+      snapshot.run = (graph, inputs) => model.run(graph, inputs);
+      return snapshot;
     })();
     kept.set(folder, loading);
     loading.catch(() => kept.get(folder) === loading && kept.delete(folder));
