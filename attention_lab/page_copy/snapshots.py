@@ -13,6 +13,7 @@ files are (none: the model itself) or why it has none.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from transformer.checkpoint import error_line
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 
     from ..models.snapshots import SnapshotModels
 
+logger = logging.getLogger("attention_lab")
 FOLDER = "snapshots"  # the copy's folder of them
 PREFIX = "model."  # the exported module's name for the model (page_copy/graphs.py): before each parameter's name
 GRAPHS = ("encoder.onnx", "decoder.onnx")
@@ -97,9 +99,12 @@ def with_weights(graph: bytes, weights: bytes, state: dict):
 
 
 def loaded(models: SnapshotModels, name: str) -> list[tuple[Snapshot, Seq2SeqPipeline | str]]:
-    """The snapshots of model `name` (none where it has none), each loaded, or the message saying why it is not."""
+    """The snapshots of model `name` (none where it has none, or they cannot be listed: the copy is made without
+    them, and the server films them), each loaded, or the message saying why it is not."""
     try:
-        listed = models.listed(name)
+        return [(snapshot, models.pipeline(name, snapshot)) for snapshot in models.listed(name)]
     except InputError:
         return []
-    return [(snapshot, models.pipeline(name, snapshot)) for snapshot in listed]
+    except Exception:  # a Hub that cannot be reached, and the like: the copy goes on without them
+        logger.exception("the training snapshots of %s are left out of its page copy", name)
+        return []
