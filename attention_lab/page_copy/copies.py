@@ -43,6 +43,7 @@ import transformer.patching
 import transformer.value_zeroing
 from transformer import Seq2SeqPipeline, Transformer
 from transformer.checkpoint import error_line
+from transformer.snapshots import PATTERNS as SNAPSHOT_FILES
 from transformer.tokenizer import Tokenizer
 
 from ..checks import InputError, check_source, known_characters
@@ -143,7 +144,8 @@ def made_from(pipeline: Seq2SeqPipeline, precision: str = "float32") -> str:
     """A digest of what a copy is made from: the checkpoint's files, the code that exports the graphs, and the
     precision."""
     files = sorted(p for p in Path(pipeline.folder).iterdir() if p.is_file() and not p.name.startswith("."))
-    files += sorted(p for p in (Path(pipeline.folder) / snapshots.FOLDER).rglob("*") if p.is_file())  # its training
+    # its training snapshots' checkpoint files (those a package carries: transformer.snapshots.PATTERNS)
+    files += sorted({p for pattern in SNAPSHOT_FILES for p in Path(pipeline.folder).glob(pattern) if p.is_file()})
     code = [
         Path(m.__file__)
         for m in (graphs, differentiated, step, analyses, explanations, readings, precision_code, graph_decoding)

@@ -33,5 +33,6 @@ def extra_files(pipeline: Seq2SeqPipeline) -> dict[str, bytes]:
 
 
 def sources() -> list[Path]:
-    """What the registered files are made from (the files of it that exist)."""
-    return [path for extra in EXTRAS.values() for path in extra.sources if path.is_file()]
+    """What the registered files are made from (the files of it that exist), each once, in one order whatever order
+    the features registered them in (a copy's name is a digest of them: copies.py made_from)."""
+    return sorted({path for extra in EXTRAS.values() for path in extra.sources if path.is_file()})
