@@ -371,7 +371,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.exp
         print(f"attention-lab export --live: {error_line(err)}", file=sys.stderr)
         return 2
     size = (
-        sum(p.stat().st_size for p in path.parent.iterdir() if p.is_file())
+        sum(p.stat().st_size for p in path.parent.rglob("*") if p.is_file())
         if path.name == "index.html"
         else path.stat().st_size
     )
