@@ -38,12 +38,17 @@ class ChosenSurveys:
     paths: dict[str, str] = field(default_factory=dict)
 
 
+def saved_survey(pipeline) -> Path | None:
+    """The survey saved next to the model's checkpoint, or None."""
+    saved = Path(pipeline.folder) / SURVEY_FILE if pipeline.folder else None
+    return saved if saved is not None and saved.is_file() else None
+
+
 def survey_path(entry: ModelEntry, chosen: ChosenSurveys) -> Path | None:
     """The survey the user chose for this model, else the one saved next to its checkpoint, else None."""
     if entry.name in chosen.paths:
         return Path(chosen.paths[entry.name])
-    saved = Path(entry.pipeline.folder) / SURVEY_FILE if entry.pipeline.folder else None
-    return saved if saved is not None and saved.is_file() else None
+    return saved_survey(entry.pipeline)
 
 
 def corpus(entry: ModelEntry, path: Path | None) -> Summary | Nothing:
@@ -67,8 +72,8 @@ def corpus(entry: ModelEntry, path: Path | None) -> Summary | Nothing:
 def page_copy_file(pipeline) -> bytes | None:
     """The grid of the survey saved beside the model, as its page copy carries it; None without one (or one that
     cannot be read: the server says why)."""
-    path = Path(pipeline.folder) / SURVEY_FILE if pipeline.folder else None
-    if path is None or not path.is_file():
+    path = saved_survey(pipeline)
+    if path is None:
         return None
     try:
         return json.dumps(jsonable(survey_data(read_survey(path, pipeline.model.config)))).encode("utf-8")
