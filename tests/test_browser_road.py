@@ -34,10 +34,13 @@ NO_WASM = "--js-flags=--jitless"
 
 
 def on_the_road(page, model: str, where: str = "page") -> None:
-    """Wait until `model` is chosen and the page says where it decodes ("page" or "server")."""
+    """Wait until `model` is chosen, its switch answered, and the page says where it decodes ("page" or "server"). A
+    click made while the switch is on its way is held, and after the road's HOLD_MS passed to the server: under load
+    a test that clicked then counted the server's answer as the page's."""
     if page.get_by_label("Model").input_value() != model:
         pick_model(page, model)
-    page.wait_for_function(f"() => document.body.dataset.road === {where!r}", timeout=120_000)
+    switched = "!(window.attentionLabRoad?.switching?.())"
+    page.wait_for_function(f"() => document.body.dataset.road === {where!r} && {switched}", timeout=120_000)
 
 
 def library(registry, model: str, text: str, what_if: tuple[int, int] | None = None) -> list[int]:

@@ -26,6 +26,18 @@ export async function gunzipped(packed) {
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
 
+/** The runtime's session of `graph`, tried once more after a pause if it fails: seen once in a loaded run, a session
+ * of a sound graph that could not be made ("Can't create a session. ERROR_CODE: 0") was made a moment later. */
+export async function created(ort, graph, options) {
+  try {
+    return await ort.InferenceSession.create(graph, options);
+  } catch (err) {
+    console.warn("a session failed; trying once more:", err);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    return ort.InferenceSession.create(graph, options);
+  }
+}
+
 export class LiveModel {
   /** `parts`: the graphs' bytes (encoder, decoder) and their weights (Uint8Array each), the tokenizer's JSON, and
    * `config` (what export wrote: the model's sizes, ids, limits, alphabet and character names). */
@@ -35,8 +47,7 @@ export class LiveModel {
       graphOptimizationLevel: "all",
       externalData: [{path: "weights.bin", data: weights}],
     };
-    const sessions = [await ort.InferenceSession.create(encoder, options),
-      await ort.InferenceSession.create(decoder, options)];
+    const sessions = [await created(ort, encoder, options), await created(ort, decoder, options)];
     const model = new LiveModel(ort, sessions, new Tokenizer(tokenizer, {}), config);
     model.options = options;
     return model;
@@ -50,7 +61,7 @@ export class LiveModel {
     const sessions = new Map();
     const session = (name) => {
       if (!sessions.has(name)) {
-        const made = gunzipped(graphs[name]).then((graph) => this.ort.InferenceSession.create(graph, this.options));
+        const made = gunzipped(graphs[name]).then((graph) => created(this.ort, graph, this.options));
         sessions.set(name, made);
       }
       return sessions.get(name);

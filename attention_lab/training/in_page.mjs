@@ -9,7 +9,7 @@ import {pyFormat} from "../assets/format.mjs";
 import {textsOf} from "../assets/here.mjs";
 import {headSummaries} from "../core/summaries.mjs";
 import {decoding} from "../decoding/messages.mjs";
-import {InputError, LiveModel} from "../page_copy/model.mjs";
+import {InputError, LiveModel, created} from "../page_copy/model.mjs";
 
 const WEIGHTS = "weights.bin"; // the file a snapshot's graphs read their weights from, as the copy's own
 
@@ -96,8 +96,7 @@ function snapshotModel(model, folder) {
       const [encoder, decoder, weights] = await Promise.all(
         ["encoder.onnx", "decoder.onnx", WEIGHTS].map((name) => model.file(folder + name)));
       const options = {...model.options, externalData: [{path: WEIGHTS, data: weights}]};
-      const sessions = [await model.ort.InferenceSession.create(encoder, options),
-        await model.ort.InferenceSession.create(decoder, options)];
+      const sessions = [await created(model.ort, encoder, options), await created(model.ort, decoder, options)];
       const snapshot = new LiveModel(model.ort, sessions, model.tokenizer, model.config);
       // its runs wait their turn with the copy's own: the runtime runs one at a time (two at once, on its threads,
       // held the page's thread for good)
