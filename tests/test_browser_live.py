@@ -134,10 +134,47 @@ def test_the_file_decodes_from_disk_with_no_network(browser, live_file):
         context.close()
 
 
-def test_the_folder_is_a_static_space_served_by_http_server(browser, tmp_path):
+def drawn(page, tab: str) -> str:
+    """Open `tab` and wait until the page has made its message (decoding/explaining.mjs measures each) and its panel
+    shows what DRAWN says it shows once drawn, twice half a second apart: its text. (A panel hidden while the decoding
+    changed shows what it drew before, another model's or decoding's, until it is made again; and it may say "Open
+    this tab after a Run." for a moment while it is.)"""
+    made = f"performance.getEntriesByName('road:explain:{tab}').length"
+    before = page.evaluate(made)
+    page.click(f"#lab-tabs button[data-tab-id={tab}]")
+    page.wait_for_function(f"{made} > {before}", timeout=120_000)
+    panel, seen, text = page.locator(f"[data-panel={tab}]"), 0, ""
+    for _ in range(240):
+        text = panel.inner_text()
+        seen = seen + 1 if DRAWN[tab].search(text) else 0
+        if seen == 2:
+            return text
+        page.wait_for_timeout(500 if seen else 250)
+    raise AssertionError(f"{tab} never drawn: {text[:300]}")
+
+
+def listed(page) -> list[str]:
+    """The tabs the page shows for the model chosen, besides Attention."""
+    return page.locator("#lab-tabs button:not([hidden])").evaluate_all("bs => bs.map((b) => b.dataset.tabId)")[1:]
+
+
+def test_the_folder_of_two_models_is_a_static_space_served_by_http_server(browser, tmp_path, capsys):
+    """`export --live reverse de-en -o DIR/`: a static Space whose Model menu holds both, each model's copy in a
+    folder of its name and loaded when first chosen, every tab each lists drawn, served by http.server (which loads
+    the page modules as they are). Too big for one file, it is refused in one line that says to write a folder."""
     folder = tmp_path / "space"
-    assert export_live(["--live", "reverse", "-o", str(folder)]) == 0
-    assert "sdk: static" in (folder / "README.md").read_text(encoding="utf-8")
+    assert export_live(["--live", "reverse", "de-en", "-o", str(folder)]) == 0
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert "sdk: static" in readme and "export --live reverse de-en" in readme
+    assert (folder / "reverse" / "encoder.onnx").is_file() and (folder / "de-en" / "encoder.onnx").is_file()
+    assert (folder / "ort-wasm-simd-threaded.wasm").is_file() and not (
+        folder / "reverse" / "tokenizers.min.mjs"
+    ).exists()
+    capsys.readouterr()
+    assert export_live(["--live", "reverse", "de-en", "-o", str(tmp_path / "both.html")]) == 2
+    refused = capsys.readouterr().err.strip()
+    assert "\n" not in refused and re.search(r"over the 50 MB a one-file page carries: write a folder", refused)
+    assert not (tmp_path / "both.html").exists()
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
@@ -148,14 +185,18 @@ def test_the_folder_is_a_static_space_served_by_http_server(browser, tmp_path):
         wait_for(port)
         context = browser.new_context(viewport={"width": 390, "height": 800})
         page = context.new_page()
-        requests = []
+        requests, errors = [], []
         page.on("request", lambda r: requests.append(r.url))
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(f"http://127.0.0.1:{port}/")
-        pipeline = load_pretrained(bundled("reverse"))
-        assert live_tokens(page) == tokens_of(pipeline, page.input_value("#lab-source"))
-        # the page modules as they are, by relative path, not a bundle (the one file's)
+        reverse, de_en = load_pretrained(bundled("reverse")), load_pretrained(bundled("de-en"))
+        assert page.locator("#lab-model option").all_inner_texts() == ["reverse", "de-en"]
+        assert live_tokens(page) == tokens_of(reverse, page.input_value("#lab-source"))
         served = {url.split(f":{port}/", 1)[1] for url in requests}
+        # the page modules as they are, by relative path, not a bundle (the one file's); de-en's copy not yet
         assert {f"{PAGE_MODULES}/{path.relative_to(PACKAGE).as_posix()}" for path in modules(ENTRY)} <= served, served
+        assert "reverse/encoder.onnx" in served and not any(url.startswith("de-en/") for url in served), served
         assert f"var {NAME}=" not in (folder / "index.html").read_text(encoding="utf-8").replace(" ", "")
         page.fill("#lab-source", "Hello")  # an upper-case letter: the reversal model's own message
         page.click("#lab-run")
@@ -165,17 +206,45 @@ def test_the_folder_is_a_static_space_served_by_http_server(browser, tmp_path):
         )
         page.fill("#lab-source", "hello42world")
         page.click("#lab-run")
-        assert live_tokens(page) == tokens_of(pipeline, "hello42world")
+        assert live_tokens(page) == tokens_of(reverse, "hello42world")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390  # nothing scrolls sideways on a phone
-        page.click("#lab-tabs button[data-tab-id=training]")  # its copy carries the model's training snapshots
-        panel = page.locator("[data-panel=training]")
-        for _ in range(240):
-            if DRAWN["training"].search(panel.inner_text()):
-                break
-            page.wait_for_timeout(250)
-        assert DRAWN["training"].search(panel.inner_text()), panel.inner_text()[:300]
-        panel.locator("#snapshot").evaluate("(r) => { r.value = 9; r.dispatchEvent(new Event('input')); }")
-        assert "Output of this snapshot: dlrow24olleh" in panel.inner_text()  # the model itself, reversing
+        declared = json.loads(IN_PAGE.read_text(encoding="utf-8"))["tabs"]
+        assert listed(page) == declared  # its copy carries the training snapshots and the survey
+        page.select_option("#lab-strategy", "beam")  # the Beams tab lists a beam search's live beams
+        page.click("#lab-run")
+        settled(page)  # a tab opened meanwhile would show the greedy decoding's message, then the beam search's
+        for tab in listed(page):
+            text = drawn(page, tab)
+            if tab == "training":
+                panel = page.locator("[data-panel=training]")
+                panel.locator("#snapshot").evaluate("(r) => { r.value = 9; r.dispatchEvent(new Event('input')); }")
+                assert "Output of this snapshot: dlrow24olleh" in panel.inner_text(), text  # the model, reversing
+
+        page.select_option("#lab-strategy", "greedy")
+        page.click("#lab-tabs button[data-tab-id=training]")
+        page.select_option("#lab-model", "de-en")  # Training open: the tab it lacks gives way to Attention
+        page.wait_for_function("window.attentionLabLive.model.config.name === 'de-en'", timeout=120_000)
+        assert page.input_value("#lab-source") and live_tokens(page) == tokens_of(
+            de_en, page.input_value("#lab-source")
+        )
+        assert page.locator("#lab-tabs button[aria-selected=true]").get_attribute("data-tab-id") == "attention"
+        assert listed(page) == [tab for tab in declared if tab != "training"]  # de-en ships no training snapshots
+        assert "model=de-en" in page.url  # the link names the model shown
+        page.fill("#lab-source", SENTENCE)
+        page.click("#lab-run")
+        assert live_tokens(page) == tokens_of(de_en, SENTENCE)
+        page.select_option("#lab-strategy", "beam")
+        page.click("#lab-run")
+        settled(page)  # a tab opened meanwhile would show the greedy decoding's message, then the beam search's
+        for tab in listed(page):
+            drawn(page, tab)
+        page.select_option("#lab-strategy", "greedy")
+        page.select_option("#lab-model", "reverse")  # loaded once: chosen again, it decodes its example at once
+        page.wait_for_function("window.attentionLabLive.model.config.name === 'reverse'", timeout=120_000)
+        assert live_tokens(page) == tokens_of(reverse, page.input_value("#lab-source"))
+        assert sum(url.endswith("/reverse/encoder.onnx") for url in requests) == 1
+        assert not errors, errors
+        assert all(url.startswith(f"http://127.0.0.1:{port}/") for url in requests)
         context.close()
     finally:
         server.terminate()
@@ -218,13 +287,7 @@ def test_the_file_draws_each_tab_the_page_explains_from_disk_with_no_network(bro
         page.select_option("#lab-strategy", "beam")  # the Beams tab lists a beam search's live beams
         page.click("#lab-run")
         for tab in tabs:
-            page.click(f"#lab-tabs button[data-tab-id={tab}]")
-            panel = page.locator(f"[data-panel={tab}]")
-            for _ in range(240):
-                if DRAWN[tab].search(panel.inner_text()):
-                    break
-                page.wait_for_timeout(250)
-            assert DRAWN[tab].search(panel.inner_text()), (tab, panel.inner_text()[:300], errors)
+            drawn(page, tab)
         assert not errors, errors
         assert all(url.startswith(("file:", "blob:")) for url in requests), requests
     finally:

@@ -363,3 +363,15 @@ def test_a_graph_that_does_not_run_or_gives_another_answer_than_the_model_is_lef
     scatter = helper.make_node("ScatterElements", ["x", "index", "update"], ["y"])
     with pytest.raises(ValueError, match="^the exported graph does not run "):
         runs_as_traced(graph(scatter, constants=[index, update]), PlusOne(), x)
+
+
+def test_export_live_refuses_a_model_named_twice_in_one_line_and_writes_nothing(tmp_path, capsys):
+    """A page lists each of its models once in its Model menu, each copy in a folder of its name: a model named twice
+    is refused before any copy is made."""
+    from attention_lab.export import live
+
+    out = tmp_path / "space"
+    assert live.main(["--live", "reverse", "de-en", "reverse", "-o", str(out)]) == 2
+    said = capsys.readouterr().err.strip()
+    assert said == "attention-lab export --live: reverse: a model named twice; a page lists each of its models once."
+    assert not out.exists()

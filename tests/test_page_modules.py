@@ -22,7 +22,7 @@ from attention_lab.core import payload
 from attention_lab.core.kinds import NAMES
 from attention_lab.core.looks import FOCUS_MEAN, READINGS, SCALES, names
 from attention_lab.export.lesson import STYLESHEETS as LESSON
-from attention_lab.export.live import STYLESHEETS as LIVE
+from attention_lab.export.markup import STYLESHEETS as LIVE
 from attention_lab.messages import jsonable
 from attention_lab.page.frame import STYLESHEET as FRAME
 from attention_lab.tabs import features

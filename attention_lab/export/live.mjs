@@ -89,13 +89,36 @@ function tabRow(opened) {
   }
 }
 
-/** Mount the views and draw the example the file was made with, as the library decoded it when the file was
- * exported (`state.first`, the server's own message): the page's first picture, before the model has loaded. The
- * model then decodes it again, the same, and the page is its own. `tabs`: the modules of the tabs the page makes
- * (by id), each mounted in its panel. */
+/** The model the page opens with: the one a link names (?model=...), else the first. */
+function firstModel(state) {
+  const names = state.models.map((model) => model.name);
+  const wanted = asked(globalThis.location.search, {models: names, tabs: []});
+  return state.models.find((model) => model.name === wanted.model) ?? state.models[0];
+}
+
+/** Show `model`'s example as the library decoded it when the file was exported (`model.first`, the server's own
+ * message), its precision, and only the tabs it makes (the open one, if it makes it not, gives way to Attention). */
+function shown(model, ui) {
+  document.getElementById("lab-model").value = model.name;
+  document.querySelector(".live-precision").textContent = `${model.config.precision.said}.`;
+  const makes = new Set(["attention", ...(model.here?.tabs || [])]);
+  for (const button of document.querySelectorAll("#lab-tabs button[role=tab]")) {
+    button.hidden = !makes.has(button.dataset.tabId);
+    if (button.hidden && button.getAttribute("aria-selected") === "true") {
+      document.querySelector("#lab-tabs button[data-tab-id=attention]").click();
+    }
+  }
+  ui.setSource(model.example);
+  receive(model.first);
+  ui.output(model.output);
+}
+
+/** Mount the views and draw the example of the model the page opens with: the page's first picture, before the
+ * model has loaded. The model then decodes it again, the same, and the page is its own. `tabs`: the modules of the
+ * tabs the page makes (by id), each mounted in its panel. */
 export function open(state, tabs = carried) {
   if (opened) return opened;
-  const ui = controls(), page = {live: null, explaining: null};
+  const ui = controls(), page = {live: null, explaining: null, model: firstModel(state)};
   declare(state.here);
   setNames(state.names);
   steps(part("lab-steps"));
@@ -106,76 +129,122 @@ export function open(state, tabs = carried) {
   tabRow(() => page.explaining?.explain());
   setKind(state.kind);
   setLook(state.look);
-  ui.setSource(state.example);
-  receive(state.first);
-  ui.output(state.output);
+  shown(page.model, ui);
   ui.say("Loading the model…");
   opened = {ui, page};
   return opened;
 }
 
-/** Start the page: `state` is what live.py wrote (the names, the look, the example and its decoding, the model's
- * config), `parts` what the page needs to decode ({ort, Tokenizer, bytes(name)}). Resolves to the Live once the
- * example is decoded in the page. */
+/** Start the page: `state` is what live.py wrote (the names, the look, and each model's example, its decoding and
+ * its copy's config), `parts` what the page needs to decode ({ort, Tokenizer, bytes(name)}). Resolves to the Live
+ * once the first model has decoded its example in the page; the Model menu loads another model's copy the first
+ * time it is chosen (kept for the next). */
 export async function start(state, {ort, Tokenizer, bytes}, tabs = carried) {
   const {ui, page} = open(state, tabs);
   ort.env.wasm.numThreads = threads();
   ort.env.wasm.wasmBinary = await bytes("ort-wasm-simd-threaded.wasm");
-  const [encoder, decoder, weights, tokenizer] = await Promise.all(
-    ["encoder.onnx", "decoder.onnx", "weights.bin", "tokenizer.json"].map(bytes));
-  performance.mark("live:parts");
-  const model = await LiveModel.load(ort, Tokenizer, {encoder, decoder, weights,
-    tokenizer: JSON.parse(new TextDecoder().decode(tokenizer)), config: state.config});
-  performance.mark("live:model");
-  const live = (page.live = new Loop(model, ui));
-  explainIn(page, model, state.config, bytes, ui); // the tabs the page makes, once their graphs have loaded
+  const loops = new Map(); // each model's Loop, loading or loaded, by name
+  const loopOf = (model) => {
+    if (!loops.has(model.name)) loops.set(model.name, loaded(model, {ort, Tokenizer, bytes}, page, ui));
+    return loops.get(model.name);
+  };
+  explaining(page, ui);
   const settle = () => {
-    document.body.dataset.steps = String(live.session ? live.session.steps.length : 0);
+    document.body.dataset.steps = String(page.live?.session ? page.live.session.steps.length : 0);
     document.body.dataset.busy = "false";
   };
-  const after = (done) => done.then(settle);
+  const after = (done) => Promise.resolve(done).then(settle);
   const [run, step, back, reset] = ui.buttons;
-  run.addEventListener("click", () => after(live.run()));
-  step.addEventListener("click", () => after(live.step()));
-  back.addEventListener("click", () => after(live.back()));
-  reset.addEventListener("click", () => after(live.reset()));
-  install(document, {step: () => after(live.step()), help: () => ui.say(KEYS.map(([k, what]) => `${k}: ${what}`).join(" · "))});
-  ui.buttons.forEach((b) => (b.disabled = false));
-  // a link's source and tab (?source=...&tab=...), as in the app; this page holds one model
-  const wanted = asked(globalThis.location.search, {models: [state.config.name], tabs: ["attention", ...(state.here?.tabs || [])]});
-  if (wanted.tab) document.querySelector(`#lab-tabs button[data-tab-id="${wanted.tab}"]`)?.click();
+  run.addEventListener("click", () => after(page.live?.run()));
+  step.addEventListener("click", () => after(page.live?.step()));
+  back.addEventListener("click", () => after(page.live?.back()));
+  reset.addEventListener("click", () => after(page.live?.reset()));
+  install(document, {step: () => after(page.live?.step()), help: () => ui.say(KEYS.map(([k, what]) => `${k}: ${what}`).join(" · "))});
+  // a link's source and tab (?source=...&tab=...), as in the app; its model is the one the page opened with
+  const names = state.models.map((model) => model.name);
+  const wanted = asked(globalThis.location.search, {models: names, tabs: ["attention", ...(state.here?.tabs || [])]});
+  const tab = wanted.tab && document.querySelector(`#lab-tabs button[data-tab-id="${wanted.tab}"]`);
+  if (tab && !tab.hidden) tab.click();
   if (wanted.source) ui.setSource(wanted.source);
   const kept = () => {
-    const link = linkOf(globalThis.location.href, {model: state.config.name, source: ui.source()});
-    if (wanted.model || wanted.source || wanted.tab) globalThis.history.replaceState(null, "", link);
+    const link = linkOf(globalThis.location.href, {model: page.model.name, source: ui.source()});
+    if (wanted.model || wanted.source || wanted.tab || state.models.length > 1) {
+      globalThis.history.replaceState(null, "", link);
+    }
   };
-  await after(live.run().then(kept)); // as the app opens: the example (or the link's source) decoded, on the last word
+  /** Decode with `model` (its copy loaded first, the first time): the buttons wait meanwhile. */
+  const choose = async (model, first = false) => {
+    page.model = model;
+    page.live = null;
+    ui.buttons.forEach((b) => (b.disabled = true));
+    document.body.dataset.busy = "true";
+    if (!first) shown(model, ui);
+    ui.say("Loading the model…");
+    let live;
+    try {
+      live = await loopOf(model);
+    } catch (err) {
+      console.error(err);
+      loops.delete(model.name); // chosen again, it is tried again
+      if (page.model === model) ui.say(`${model.name} could not load in this page (${String(err.message || err).split("\n")[0]}).`, true);
+      return null;
+    }
+    if (page.model !== model) return null; // another model was chosen meanwhile
+    page.live = live;
+    window.attentionLabLive = live; // for a person at the console and the tests
+    ui.buttons.forEach((b) => (b.disabled = false));
+    ui.say("");
+    await after(live.run().then(kept)); // as the app opens: the example (or the link's source) decoded, on the last word
+    page.explaining?.explain();
+    return live;
+  };
+  document.getElementById("lab-model").addEventListener("change", (event) => {
+    const model = state.models.find((m) => m.name === event.target.value);
+    if (model && model !== page.model) choose(model);
+  });
+  const live = await choose(page.model, true);
   if (wanted.problems.length) ui.say(wanted.problems.join(" "), true);
   performance.mark("live:example");
-  window.attentionLabLive = live; // for a person at the console and the tests
   return live;
 }
 
-/** Load the copy's explanations' graphs, then explain the open tab after every change of the decoding (a graph that
- * fails is said in one line: the Attention tab goes on). */
-async function explainIn(page, model, config, bytes, ui) {
+/** `model`'s copy loaded (its parts under its prefix) and its step loop; its explanations' graphs load after
+ * (a graph that fails is said in one line: the Attention tab goes on). */
+async function loaded(model, {ort, Tokenizer, bytes}, page, ui) {
+  const file = (name) => bytes(model.prefix + name);
+  const [encoder, decoder, weights, tokenizer] = await Promise.all(
+    ["encoder.onnx", "decoder.onnx", "weights.bin", "tokenizer.json"].map(file));
+  performance.mark("live:parts");
+  const copy = await LiveModel.load(ort, Tokenizer, {encoder, decoder, weights,
+    tokenizer: JSON.parse(new TextDecoder().decode(tokenizer)), config: model.config});
+  performance.mark("live:model");
+  explainIn(page, copy, model.config, file, ui); // the tabs the page makes, once their graphs have loaded
+  return new Loop(copy, ui);
+}
+
+/** The page's explainer: the open tab's message made for the chosen model's decoding after every change of it. */
+function explaining(page, ui) {
+  const made = (page.explaining = new Explaining(() => page.live, (loop, err) => {
+    console.error(err);
+    ui.say(`This tab could not be made in the page (${String(err.message || err).split("\n")[0]}).`, true);
+  }));
+  watch((what) => (what === "decoding" ? made.explain() : null));
+  onOffered(() => made.again());
+}
+
+/** Load the copy's explanations' graphs (`file(name)`: the copy's file's bytes), then explain the open tab. */
+async function explainIn(page, model, config, file, ui) {
   const names = config.analyses || [];
   if (!names.length) return;
   try {
-    const graphs = await Promise.all(names.map((name) => bytes(graphFile(name))));
+    const graphs = await Promise.all(names.map((name) => file(graphFile(name))));
     model.loadAnalyses(Object.fromEntries(names.map((name, i) => [name, graphs[i]])));
-    model.files = (name) => bytes(name); // the copy's other files the tabs read (config "files"), carried here too
+    model.files = file; // the copy's other files the tabs read (config "files"), carried here too
   } catch (err) {
     console.error(err);
     ui.say(`The explanation tabs could not load (${String(err.message || err).split("\n")[0]}).`, true);
     return;
   }
-  const explaining = (page.explaining = new Explaining(() => page.live, (loop, err) => {
-    console.error(err);
-    ui.say(`This tab could not be made in the page (${String(err.message || err).split("\n")[0]}).`, true);
-  }));
-  watch((what) => (what === "decoding" ? explaining.explain() : null));
-  onOffered(() => explaining.again());
   performance.mark("live:explains");
-  explaining.explain();
+  page.explaining.explain();
 }

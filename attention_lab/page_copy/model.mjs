@@ -6,6 +6,7 @@
 // the file itself, the Node tests from the package), so this module runs the same in both.
 
 import {tokenLabel} from "./pieces.mjs";
+import {created} from "./session.mjs";
 
 export const BLANK = /^[\s\p{Cc}\p{Cf}\p{Z}]*$/u; // only white space, control or format characters (checks.is_blank)
 const ALNUM = /^[\p{L}\p{N}]$/u;
@@ -24,18 +25,6 @@ export async function gunzipped(packed) {
   if (packed[0] !== 0x1f || packed[1] !== 0x8b) return packed;
   const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
-}
-
-/** The runtime's session of `graph`, tried once more after a pause if it fails: seen once in a loaded run, a session
- * of a sound graph that could not be made ("Can't create a session. ERROR_CODE: 0") was made a moment later. */
-export async function created(ort, graph, options) {
-  try {
-    return await ort.InferenceSession.create(graph, options);
-  } catch (err) {
-    console.warn("a session failed; trying once more:", err);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    return ort.InferenceSession.create(graph, options);
-  }
 }
 
 export class LiveModel {

@@ -9,7 +9,8 @@ import {pyFormat} from "../assets/format.mjs";
 import {textsOf} from "../assets/here.mjs";
 import {headSummaries} from "../core/summaries.mjs";
 import {decoding} from "../decoding/messages.mjs";
-import {InputError, LiveModel, created} from "../page_copy/model.mjs";
+import {InputError, LiveModel} from "../page_copy/model.mjs";
+import {created} from "../page_copy/session.mjs";
 
 const WEIGHTS = "weights.bin"; // the file a snapshot's graphs read their weights from, as the copy's own
 

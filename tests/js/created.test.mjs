@@ -1,10 +1,10 @@
-// A session of the runtime that fails once is tried once more (page_copy/model.mjs created); one that fails again
+// A session of the runtime that fails once is tried once more (page_copy/session.mjs created); one that fails again
 // says why, as the road's fallback line does.
 
 import assert from "node:assert/strict";
 import test from "node:test";
 
-import {created} from "../../attention_lab/page_copy/model.mjs";
+import {created} from "../../attention_lab/page_copy/session.mjs";
 
 /** A runtime whose InferenceSession.create fails its first `failures` calls. */
 function runtime(failures) {
