@@ -1,0 +1,113 @@
+"""A static Space of several models (attention-lab export --live de-en reverse -o DIR/), served by http.server.
+
+    python benchmarks/space_speed.py                      # de-en and reverse
+    python benchmarks/space_speed.py --models reverse     # any models export --live takes
+
+In Chromium, with the cache empty: the folder's size; open → the first heatmap (the example the export decoded,
+drawn before the model loads); open → the first model decoded in the page; open → every tab it lists made in the
+page and drawn (each opened in turn, its message made: decoding/explaining.mjs measures each); then each other model
+chosen in the Model menu → decoded in the page, → every tab it lists drawn. Each tab after a beam Run (the Beams
+tab lists a beam search). Absolute times: there is no server to compare with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from browser_speed import CHROMIUM_ARGS
+
+READY = "() => document.body.dataset.busy === 'false' && !!window.attentionLabLive"
+MADE = "(tab) => performance.getEntriesByName('road:explain:' + tab).length"
+
+
+def served(folder: Path) -> tuple[subprocess.Popen, str]:
+    from tests.conftest import free_port
+    from tests.test_browser_live import wait_for
+
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_for(port)
+    return server, f"http://127.0.0.1:{port}/"
+
+
+def every_tab(page) -> int:
+    """A beam Run, then each tab the chosen model lists opened until its message is made: how many tabs."""
+    page.select_option("#lab-strategy", "beam")
+    page.click("#lab-run")
+    page.wait_for_function(READY, timeout=300_000)
+    tabs = page.locator("#lab-tabs button:not([hidden])").evaluate_all("bs => bs.map((b) => b.dataset.tabId)")[1:]
+    for tab in tabs:
+        before = page.evaluate(MADE, tab)
+        page.click(f"#lab-tabs button[data-tab-id={tab}]")
+        page.wait_for_function(f"({MADE})('{tab}') > {before}", timeout=300_000)
+    page.select_option("#lab-strategy", "greedy")
+    page.click("#lab-tabs button[data-tab-id=attention]")
+    return len(tabs)
+
+
+def measure(url: str, names: list[str]) -> list[tuple[str, float]]:
+    from playwright.sync_api import sync_playwright
+
+    rows = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        start = time.perf_counter()
+        page.goto(url)
+        page.wait_for_selector(".views-grid canvas.tiles", timeout=300_000)
+        rows.append((f"open → first heatmap ({names[0]}, as exported)", time.perf_counter() - start))
+        page.wait_for_function(READY, timeout=300_000)
+        rows.append((f"open → {names[0]} decoded in the page", time.perf_counter() - start))
+        n = every_tab(page)
+        rows.append((f"open → every tab of {names[0]} made ({n} tabs)", time.perf_counter() - start))
+        for name in names[1:]:
+            start = time.perf_counter()
+            page.select_option("#lab-model", name)
+            page.wait_for_function(f"window.attentionLabLive.model.config.name === '{name}'", timeout=300_000)
+            page.wait_for_function(READY, timeout=300_000)
+            rows.append((f"{name} chosen → decoded in the page", time.perf_counter() - start))
+            n = every_tab(page)
+            rows.append((f"{name} chosen → every tab made ({n} tabs)", time.perf_counter() - start))
+        browser.close()
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", nargs="+", default=["de-en", "reverse"], help="the models of the Space")
+    args = parser.parse_args()
+    from attention_lab import tabs  # noqa: F401 - every feature registers the files a copy carries, as the CLI does
+    from attention_lab.export.live import write
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = write(args.models, Path(tmp) / "space").parent
+        size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
+        server, url = served(folder)
+        try:
+            rows = measure(url, args.models)
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+    print(f"| a static Space of {', '.join(args.models)} | |\n|---|---:|\n| its folder | {size:.1f} MB |")
+    for what, seconds in rows:
+        print(f"| {what} | {seconds:.2f} s |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
