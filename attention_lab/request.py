@@ -14,6 +14,10 @@ from .run.state import Run, new_run
 
 T = TypeVar("T")
 
+TOO_LONG = (
+    "The source is {n} tokens; /{endpoint} takes at most {most} (its cost grows with the length). Send a shorter text."
+)
+
 
 @dataclass(frozen=True)
 class Request:
@@ -33,10 +37,7 @@ class Request:
         check_source(pipeline, text)
         n, most = len(pipeline.tokenizer.encode(text)), self.endpoint.limits.source
         if n > most:
-            raise InputError(
-                f"The source is {n} tokens; /{self.endpoint.name} takes at most {most} (its cost grows with the "
-                "length). Send a shorter text."
-            )
+            raise InputError(TOO_LONG.format(n=n, endpoint=self.endpoint.name, most=most))
 
     def run(self, model: str, text: str) -> Run:
         """A fresh run of `text` within the endpoint's limits (its new tokens capped by them and by the model)."""

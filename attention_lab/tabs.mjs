@@ -10,6 +10,7 @@ import * as patch from "./patch/patch.mjs";
 import * as corpus from "./survey/corpus.mjs";
 import * as film from "./training/film.mjs";
 import * as trust from "./trust/trust.mjs";
+import * as pair from "./two_models/two_models.mjs";
 import * as attribution from "./why/why.mjs";
 import * as decoderLens from "./why/decoderlens.mjs";
 import {carry} from "./export/live.mjs";
@@ -40,6 +41,8 @@ function withNote(module, said) {
 const heads = withNote(summary, "Ablating chosen heads and editing attention need the app's server: this page summarises every head.");
 const beamTree = withNote(tree, "A node's attention and decoding on from it need the app's server: this page draws the tree.");
 
-carry({beams, beam_tree: beamTree, flow, heads, patch, survey: corpus, training: film, trust, why});
+const twoModels = withNote(pair, "Side B writing A's words, and a training snapshot as side B, need the app's server: this page compares its own models.");
+
+carry({beams, beam_tree: beamTree, flow, heads, patch, survey: corpus, training: film, trust, two_models: twoModels, why});
 
 export * from "./export/live.mjs";

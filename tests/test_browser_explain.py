@@ -137,6 +137,52 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
     assert ours == theirs, tab
 
 
+def listened(page) -> tuple[list[str], object]:
+    """The requests to the server's queue the page sends from now on, and what stops listening."""
+    sent = []
+    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    page.on("request", listen)
+    return sent, lambda: page.remove_listener("request", listen)
+
+
+def side_b(page, model: str) -> None:
+    """Choose `model` as the Two models tab's side B."""
+    page.locator("#two-models-second input").click()
+    page.get_by_role("option", name=model, exact=True).click()
+    page.settle()
+
+
+def test_two_models_with_side_b_is_made_in_the_page_with_no_request_and_is_what_the_server_draws(pages):
+    """Side B a model whose copy the page holds (de-en beside itself): once it is chosen (which tells the server, as
+    any of the tab's controls does), a Run, a what-if and a Step make no request, both sides made in the page; the
+    tab's text is what a page on `?road=server` draws for the same decoding."""
+    page, theirs_page = pages
+    open_tab(page, "Two models")
+    explains(page)
+    side_b(page, "de-en")
+    typed(page, TEXT)
+    sent, done = listened(page)
+    click(page, "Run")
+    token = what_if(page)
+    ours = tab_text(page, "two_models")
+    done()
+    assert sent == []
+    assert "B · de-en" in ours and "explains in this page" in page.locator(".road-line").inner_text()
+
+    open_tab(theirs_page, "Two models")
+    side_b(theirs_page, "de-en")
+    typed(theirs_page, TEXT)
+    held = theirs_page.evaluate("() => JSON.stringify(window.attentionLab.key)")
+    button(theirs_page, "Run").click()
+    theirs_page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
+    what_if(theirs_page, token)
+    assert ours == tab_text(theirs_page, "two_models")
+    for p in pages:  # side B left empty again for the tests after
+        p.locator("#two-models-second input").fill("")
+        p.keyboard.press("Enter")
+        open_tab(p, "Attention")
+
+
 def test_the_gradient_methods_are_made_in_the_page_with_no_request_and_are_what_the_server_draws(pages):
     """Why with input × gradient, then integrated gradients: a Run, a Back and a Step make no request, the tab made
     in the page from the copy's gradients graph; input × gradient's text is what a page on `?road=server` draws for

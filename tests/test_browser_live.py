@@ -134,7 +134,7 @@ def test_the_file_decodes_from_disk_with_no_network(browser, live_file):
         context.close()
 
 
-def drawn(page, tab: str) -> str:
+def drawn(page, tab: str, side_b: str | None = None) -> str:
     """Open `tab` and wait until the page has made its message (decoding/explaining.mjs measures each) and its panel
     shows what DRAWN says it shows once drawn, twice half a second apart: its text. (A panel hidden while the decoding
     changed shows what it drew before, another model's or decoding's, until it is made again; and it may say "Open
@@ -142,6 +142,8 @@ def drawn(page, tab: str) -> str:
     made = f"performance.getEntriesByName('road:explain:{tab}').length"
     before = page.evaluate(made)
     page.click(f"#lab-tabs button[data-tab-id={tab}]")
+    if side_b is not None:  # Two models: its side B, one of the page's models
+        page.select_option("#two-models-second select", side_b)
     page.wait_for_function(f"{made} > {before}", timeout=120_000)
     panel, seen, text = page.locator(f"[data-panel={tab}]"), 0, ""
     for _ in range(240):
@@ -214,7 +216,7 @@ def test_the_folder_of_two_models_is_a_static_space_served_by_http_server(browse
         page.click("#lab-run")
         settled(page)  # a tab opened meanwhile would show the greedy decoding's message, then the beam search's
         for tab in listed(page):
-            text = drawn(page, tab)
+            text = drawn(page, tab, "de-en" if tab == "two_models" else None)  # de-en reads "hello42world" too
             if tab == "training":
                 panel = page.locator("[data-panel=training]")
                 panel.locator("#snapshot").evaluate("(r) => { r.value = 9; r.dispatchEvent(new Event('input')); }")
@@ -237,7 +239,7 @@ def test_the_folder_of_two_models_is_a_static_space_served_by_http_server(browse
         page.click("#lab-run")
         settled(page)  # a tab opened meanwhile would show the greedy decoding's message, then the beam search's
         for tab in listed(page):
-            drawn(page, tab)
+            drawn(page, tab, "de-en" if tab == "two_models" else None)  # the same model twice
         page.select_option("#lab-strategy", "greedy")
         page.select_option("#lab-model", "reverse")  # loaded once: chosen again, it decodes its example at once
         page.wait_for_function("window.attentionLabLive.model.config.name === 'reverse'", timeout=120_000)
@@ -274,6 +276,7 @@ DRAWN = {
     "heads": re.compile("KL when ablated"),
     "survey": re.compile(r"Every head over \d+ sentences"),
     "training": re.compile(r"Snapshot 1 of 10: Step 0 · validation loss [\d.]+[\s\S]*Output of this snapshot"),
+    "two_models": re.compile(r"A · \S+[\s\S]*B · de-en"),  # side B chosen: both sides' words and heads
 }
 
 
@@ -283,7 +286,7 @@ def test_the_file_draws_each_tab_the_page_explains_from_disk_with_no_network(bro
     context, page, requests, errors = opened(browser, live_file.as_uri())
     try:
         tabs = page.locator("#lab-tabs button").evaluate_all("buttons => buttons.map((b) => b.dataset.tabId)")[1:]
-        assert tabs == [tab for tab in declared if tab != "training"]  # de-en ships no training snapshots
+        assert tabs == [tab for tab in declared if tab not in ("training", "two_models")]  # one model, no snapshots
         page.select_option("#lab-strategy", "beam")  # the Beams tab lists a beam search's live beams
         page.click("#lab-run")
         for tab in tabs:

@@ -77,11 +77,13 @@ def decodings(pipeline, name: str) -> list[dict]:
     ]
 
 
-def in_page(folder: Path, cases: list[dict], tmp_path: Path, tabs: dict | list[dict]) -> list[dict]:
+def in_page(
+    folder: Path, cases: list[dict], tmp_path: Path, tabs: dict | list[dict], copies: dict[str, Path] | None = None
+) -> list[dict]:
     """What the page makes for each decoding of `cases` ({ids, tokens, ablated: Heads, more: what else the run holds};
     its key is {serial: its index, version: 0}) on each tab of `tabs` (tab id -> what the tab is asked: its own controls), by tab. `tabs`
     may be a list, each case's own: one Node process then answers what several would (each loads the runtime and
-    the copy)."""
+    the copy). `copies`: other models' copies by name, which the page can load beside it (Two models' side B)."""
     request = tmp_path / "request.json"
     asked = tabs if isinstance(tabs, list) else [tabs] * len(cases)
     wire = [
@@ -95,7 +97,10 @@ def in_page(folder: Path, cases: list[dict], tmp_path: Path, tabs: dict | list[d
         }
         for i, (case, tabs_of_case) in enumerate(zip(cases, asked, strict=True))
     ]
-    request.write_text(json.dumps({"here": jsonable(in_page_tabs(TABS)), "cases": wire}), encoding="utf-8")
+    others = {name: str(path) for name, path in (copies or {}).items()}
+    request.write_text(
+        json.dumps({"here": jsonable(in_page_tabs(TABS)), "cases": wire, "copies": others}), encoding="utf-8"
+    )
     done = subprocess.run(
         [NODE, str(RUNNER), str(folder), str(request)], capture_output=True, text=True, timeout=600, check=False
     )

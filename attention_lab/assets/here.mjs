@@ -74,6 +74,20 @@ export function madeHere(tab, message) {
   views.get(tab)?.(message);
 }
 
+let copies = {has: () => false, load: async (name) => Promise.reject(new Error(`no page copy of ${name} here`))};
+
+/** The page copies the page can load besides the one it decodes with (side B of Two models): `found.has(name)`,
+ * whether model `name`'s can load here; `found.load(name)`, a promise of it (a LiveModel). The road offers the
+ * app's (decoding/in_page.mjs), a live page those it carries. */
+export function offerCopies(found) {
+  copies = found;
+}
+
+/** What offerCopies offered: {has(name), load(name)}. */
+export function otherCopies() {
+  return copies;
+}
+
 /** The texts (the server's own: notes, titles...) that the messages of `tab` carry. */
 export function textsOf(tab) {
   return texts[tab] || {};

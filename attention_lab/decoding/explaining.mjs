@@ -30,7 +30,7 @@ export class Explaining {
     if (!held && !(maker.alone && page.key === null)) return;
     const s = held ? loop.session : null, name = loop.model.config.name, make = maker.make;
     const run = s ? {ids: s.srcIds, tokens: s.tokens, ablated: loop.options.ablated || [], key: loop.key(),
-      limit: s.maxNew,
+      limit: s.maxNew, text: loop.text, // the source as typed (a tab that decodes it with another model: Two models)
       session: s, // the decoding's own weights, for a tab that reads them (heads/in_page.mjs)
       plain: loop.plain, before: loop.before, held: loop.held, // an Ablate's decoding before it, and its words
       beams: loop.beamed ? loop.found.history : null} // the beam search that wrote it: the live beams of each step

@@ -20,7 +20,7 @@
 // what the page shows.
 
 import {el, openTabId, root} from "../assets/dom.mjs";
-import {computedHere, drawnFromDecoding, hereTabs, knownHere, onOffered} from "../assets/here.mjs";
+import {computedHere, drawnFromDecoding, hereTabs, knownHere, offerCopies, onOffered} from "../assets/here.mjs";
 import {page, watch} from "../assets/store.mjs";
 import {Answers} from "./answers.mjs";
 import {WHAT_IF_EVENT} from "./candidates.mjs";
@@ -71,6 +71,15 @@ export class Road {
     this.passing = false; // a click handed on to the server
     this.sends = 0; // how many decodings the page has sent: the server takes none older than one it took
     this.answers = new Answers((outputs) => this.write(outputs, false)); // answers older than its writes (answers.mjs)
+    offerCopies({ // another model's copy, for a tab that reads two models (Two models' side B)
+      has: (name) => typeof WebAssembly === "object" && !ASKED_SERVER && !!this.config.copies[name] && !this.broken.has(name),
+      load: async (name) => {
+        await this.load(name);
+        const model = this.loops.get(name)?.model;
+        if (!model) throw new Error(this.broken.get(name) ?? `${name}'s page copy did not load`);
+        return model;
+      },
+    });
   }
 
   /** Where the model `name` decodes now, in words, and whether it is here ("page"), coming ("loading") or not. */

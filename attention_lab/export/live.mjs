@@ -16,7 +16,7 @@ import {install, KEYS} from "../assets/keys.mjs";
 import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
 import {graphFile, LiveModel} from "../page_copy/model.mjs";
 import {asked, linkOf} from "../assets/address.mjs";
-import {declare, onOffered} from "../assets/here.mjs";
+import {declare, offerCopies, onOffered} from "../assets/here.mjs";
 import {watch} from "../assets/store.mjs";
 import {Explaining} from "../decoding/explaining.mjs";
 import {Loop} from "../decoding/loop.mjs";
@@ -149,6 +149,10 @@ export async function start(state, {ort, Tokenizer, bytes}, tabs = carried) {
     return loops.get(model.name);
   };
   explaining(page, ui);
+  offerCopies({ // the page's other models, for Two models' side B
+    has: (name) => state.models.some((model) => model.name === name),
+    load: (name) => loopOf(state.models.find((model) => model.name === name)).then((loop) => loop.model),
+  });
   const settle = () => {
     document.body.dataset.steps = String(page.live?.session ? page.live.session.steps.length : 0);
     document.body.dataset.busy = "false";

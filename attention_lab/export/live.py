@@ -129,7 +129,7 @@ def load(model: str) -> ModelEntry:
 def states(entries: list[ModelEntry], files: dict[str, bytes]) -> list[dict]:
     """Each model's model_state, from its config.json among `files` (taken out of them: the page's state says it)."""
     return [
-        model_state(entry, json.loads(files.pop(f"{prefix}config.json")), prefix)
+        model_state(entry, json.loads(files.pop(f"{prefix}config.json")), prefix, len(entries) > 1)
         for entry, prefix in zip(entries, prefixes(entries), strict=True)
     ]
 

@@ -65,7 +65,7 @@ await %s.start(state, {ort, Tokenizer: tokenizers.Tokenizer, bytes});
 """
 
 
-def model_state(entry: ModelEntry, config: dict, prefix: str) -> dict:
+def model_state(entry: ModelEntry, config: dict, prefix: str, several: bool = False) -> dict:
     """What the page is told of one model: its name, where its parts lie (`prefix`), its copy's config, the tabs it
     makes, and the example it opens with, decoded by the library (drawn at once when it is chosen, before its copy
     has loaded)."""
@@ -80,7 +80,9 @@ def model_state(entry: ModelEntry, config: dict, prefix: str) -> dict:
         "first": Full(Key(0, 0), shown_step(session, None), payload.full(session, pipeline.tokenizer, name)),
         "output": pipeline.tokenizer.decode(session.tokens),
         "config": config,
-        "here": offered(json.loads(IN_PAGE.read_text(encoding="utf-8")), config) if config.get("analyses") else {},
+        "here": offered(json.loads(IN_PAGE.read_text(encoding="utf-8")), config, several)
+        if config.get("analyses")
+        else {},
     }
 
 
@@ -105,7 +107,7 @@ def page(models: list[dict], inside: dict[str, bytes] | None = None) -> str:
         f"<script>{get_plotlyjs()}</script></head><body class='lab-export lab-live' data-busy='true'>"
         f"{controls(models)}"
         + "".join(f"<div data-part='{p}' class='lab-view'></div>" for p in ("lab-steps", "now", "candidates"))
-        + tab_row(here)
+        + tab_row(here, [model["name"] for model in models])
         + f"<script id='state' type='application/json'>{in_script(state)}</script>{scripts(inside is not None, packed)}"
         "</body></html>"
     )
@@ -125,12 +127,14 @@ def joined(heres: list[dict]) -> dict:
     }
 
 
-def offered(here: dict, config: dict) -> dict:
+def offered(here: dict, config: dict, several: bool = False) -> dict:
     """The tabs the page makes (`here`: assets/in_page.json) that the copy whose config is `config` can: Training
     only where it carries the model's training snapshots (page_copy/snapshots.py), Survey where it carries the
-    survey saved beside the model (survey/feature.py PAGE_FILE, a file the copy lists)."""
+    survey saved beside the model (survey/feature.py PAGE_FILE, a file the copy lists), Two models in a page of
+    `several` models (its side B is another of them)."""
     left = [] if config.get("snapshots") else ["training"]
     left += [] if "corpus.json" in config.get("files", []) else ["survey"]
+    left += [] if several else ["two_models"]
     return {
         **here,
         "tabs": [tab for tab in here["tabs"] if tab not in left],
@@ -143,9 +147,15 @@ def stylesheets(here: dict) -> list[Path]:
     return [*STYLESHEETS, *(PACKAGE / path for path in here.get("stylesheets", []))]
 
 
-def tab_row(here: dict) -> str:
+def tab_row(here: dict, models: list[str]) -> str:
     """The Attention tab, then each tab whose messages the page makes (`here`: assets/in_page.json), as a row of
-    tabs marked up as gradio marks up the app's (assets/dom.mjs reads which is open) and a panel each."""
+    tabs marked up as gradio marks up the app's (assets/dom.mjs reads which is open) and a panel each; Two models'
+    with its menu of side B, the page's `models` (two_models/in_page.mjs reads it as the app's Side B)."""
+    pick = "".join(f"<option>{html.escape(name)}</option>" for name in models)
+    controls = {
+        "two_models": "<label class='live-field live-side-b' id='two-models-second'><span>Side B</span>"
+        f"<select><option value=''>none</option>{pick}</select></label>"
+    }
     titles = {"attention": "Attention", **here.get("titles", {})}
     button = "<button type='button' role='tab' data-tab-id='{0}' aria-selected='{2}' class='live-tab'>{1}</button>"
     row = "".join(
@@ -153,7 +163,8 @@ def tab_row(here: dict) -> str:
     )
     panels = "<div data-panel='attention' class='live-panel'><div data-part='views' class='lab-view'></div></div>"
     panels += "".join(
-        f"<div data-panel='{tab}' class='live-panel' hidden><div data-part='tab-{tab}' class='lab-view'></div></div>"
+        f"<div data-panel='{tab}' class='live-panel' hidden>{controls.get(tab, '')}"
+        f"<div data-part='tab-{tab}' class='lab-view'></div></div>"
         for tab in titles
         if tab != "attention"
     )

@@ -24,13 +24,13 @@ from ..core.units import token_label
 from ..decoding.messages import Key
 from ..decoding.messages import key as decoding_key
 from ..feature import DATA, Feature, Output, Ready, Screen, Shared, slow_value
-from ..request import Request
+from ..request import TOO_LONG, Request
 from ..run.search import forced
 from ..run.state import Run, interventions_key
 from ..run.target import target_ids
 from .api import COMPARE, SNAPSHOT, decoded, fresh
 from .messages import TwoModelsMessage, two_models_message
-from .words import word_attention
+from .words import DIFFERENT, word_attention
 
 SECOND, WRITES = "second_model", "second_writes"
 OWN, A_WORDS = "own", "a_words"  # what model B writes: its own greedy output, or model A's words forced on it
@@ -44,6 +44,16 @@ NOTE = (
     "word of either output to show it."
 )
 OUTPUTS = (Output("two_models", DATA, slow="Decoding with the second model…"),)
+CHOOSE = "Choose one for side B above, to see it beside this model."
+# what the page's maker (two_models/in_page.mjs) writes, in the server's words, and /compare_models's limits
+TEXTS = {
+    "choose": CHOOSE,
+    "own": OWN,
+    "too_long": TOO_LONG,
+    "different": DIFFERENT,
+    "endpoint": COMPARE.name,
+    "limits": [COMPARE.limits.source, COMPARE.limits.new],
+}
 
 Side = tuple  # (model name, WordAttention, token labels): one model's decoding in words
 
@@ -109,8 +119,7 @@ def view(s: Screen) -> dict:
     shown = (key, tuple(tokens), interventions_key(run.session), second, words)
     a = side_of(run)  # quick: what the page holds already, in words; taken now, as the run may change
     if not second:
-        choose = "Choose one for side B above, to see it beside this model."
-        return {"two_models": (shown, Ready(TwoModelsMessage(key, tokens, a[1].source_words, [], [], error=choose)))}
+        return {"two_models": (shown, Ready(TwoModelsMessage(key, tokens, a[1].source_words, [], [], error=CHOOSE)))}
     state, kept = run.states.get(TwoModelsState), (second, words)
     if kept in state.second:
         return {"two_models": (shown, Ready(message_of(key, tokens, a, state.second[kept])))}
@@ -151,10 +160,17 @@ def layout(registry, default: str) -> dict:
     info = "Another checkpoint the app serves, or a training snapshot of one (NAME@step N, typed or chosen)."
     with gr.Row(elem_classes="two-models-controls"):
         c[SECOND] = gr.Dropdown(
-            choices(registry), value=None, label="Side B", info=info, scale=2, min_width=260, allow_custom_value=True
+            choices(registry),
+            value=None,
+            label="Side B",
+            info=info,
+            scale=2,
+            min_width=260,
+            allow_custom_value=True,
+            elem_id="two-models-second",
         )
         writes = [("its own translation (greedy)", OWN), ("A's words (forced on it)", A_WORDS)]
-        c[WRITES] = gr.Radio(writes, value=OWN, label="B writes", scale=2, min_width=260)
+        c[WRITES] = gr.Radio(writes, value=OWN, label="B writes", scale=2, min_width=260, elem_id="two-models-writes")
     c["two_models"] = drawn("two_models/two_models.mjs", "two-models-view", classes=("lab-slow",))
     return c
 
@@ -176,4 +192,6 @@ TWO_MODELS = Feature(
     state=TwoModelsState,
     messages=(TwoModelsMessage,),
     stylesheet=Path(__file__).with_name("two_models.css"),
+    in_page=True,
+    texts=TEXTS,
 )

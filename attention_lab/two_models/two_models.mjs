@@ -6,12 +6,25 @@
 // server: the message holds every head's rows.
 
 import {el, labelled, root, select} from "../assets/dom.mjs";
+import {askAgain, computesHere} from "../assets/here.mjs";
 import {axisLabels, escapeToken, labelPx} from "../assets/labels.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page, setLook, show} from "../assets/store.mjs";
 import {A, B, RULE, choiceOf, headChoices, focusOfChoice, follow, pairUsable, rowOf, stepOfWord, pairSummary,
   unpacked, wordAtStep} from "./pair.mjs";
+import {made, twoModelsAsked, twoModelsNow} from "./in_page.mjs";
+
+// made here while side B is a model whose page copy the page can load, writing its own output (in_page.mjs)
+computesHere("two_models", (model, run) => made(model, run, run.asked ?? twoModelsAsked()),
+  (model) => twoModelsNow(model), twoModelsAsked);
+// side B or what it writes chosen: made again, here or by the server (gradio's menu sets its input's value after
+// the click, hence the pause)
+for (const type of ["change", "click", "keydown"]) {
+  globalThis.document?.addEventListener(type, (event) => {
+    if (event.target.closest?.("#two-models-second, #two-models-writes")) setTimeout(() => askAgain("two_models"), 0);
+  });
+}
 
 export const SIDE_COLOURS = ["#2171b5", "#e08214"]; // A, B
 const ROW_PX = 24, NAMES = ["A", "B"];
@@ -162,5 +175,5 @@ export function mount(component) {
     }
     if (what === "shown" || what === "decoding") picked = null;
     return what !== "kind";
-  }});
+  }, here: "two_models"});
 }

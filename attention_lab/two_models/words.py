@@ -24,6 +24,11 @@ from transformer import DecodingSession, Seq2SeqPipeline
 from ..checks import InputError
 from ..core.units import SPACE, source_words, word_label
 
+DIFFERENT = (
+    "The two models read this source as different characters (an unknown token, or another normalisation), so their "
+    "source words cannot be lined up."
+)
+
 
 @dataclass(frozen=True)
 class WordAttention:
@@ -97,10 +102,7 @@ def character_map(words_b: list[str], words_a: list[str]) -> np.ndarray:
         return np.eye(len(words_a))
     spelled_a, spelled_b = [letters(w) for w in words_a], [letters(w) for w in words_b]
     if "".join(spelled_a) != "".join(spelled_b):
-        raise InputError(
-            "The two models read this source as different characters (an unknown token, or another normalisation), "
-            "so their source words cannot be lined up."
-        )
+        raise InputError(DIFFERENT)
     owner = np.repeat(np.arange(len(words_a)), [len(w) for w in spelled_a])  # A's word of each character
     mapping, at = np.zeros((len(words_b), len(words_a))), 0
     for j, word in enumerate(spelled_b):

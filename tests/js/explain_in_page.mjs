@@ -4,7 +4,8 @@
 //   node tests/js/explain_in_page.mjs DIR REQUEST.json > ANSWER.json
 // DIR: a page copy (page_copy/copies.py). REQUEST: {here: what the app tells the page of the tabs it computes
 // (page/frame.py in_page: their ids, their texts), cases: [{ids, tokens, ablated: [[kind, layer, head]...], key,
-// tabs: {TAB: what the tab is asked (its own controls), ...}, more: what else the page's run holds}]}: TAB a tab's id (its in_page.mjs `made`), or
+// tabs: {TAB: what the tab is asked (its own controls), ...}, more: what else the page's run holds}], copies: other
+// models' copies by name, for a tab that reads two}: TAB a tab's id (its in_page.mjs `made`), or
 // its id and one of its module's functions (why/decoderLens). ANSWER: per case, {TAB: the tab's message}; on
 // standard error, {took: per case, {TAB: milliseconds}}.
 
@@ -18,7 +19,15 @@ const {graphFile} = await import(path.join(LAB, "page_copy/model.mjs"));
 const graphs = (name) => [name, new Uint8Array(fs.readFileSync(path.join(dir, graphFile(name))))];
 model.loadAnalyses(Object.fromEntries(model.config.analyses.map(graphs))); // the tabs' own
 const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
-(await import(path.join(LAB, "assets/here.mjs"))).declare(request.here); // what the app tells the page
+const here = await import(path.join(LAB, "assets/here.mjs"));
+here.declare(request.here); // what the app tells the page
+if (request.copies) { // other models' copies, by name (Two models' side B), each loaded once as it is asked for
+  const loaded = new Map();
+  here.offerCopies({has: (name) => name in request.copies, load: (name) => {
+    if (!loaded.has(name)) loaded.set(name, loadCopy(request.copies[name]));
+    return loaded.get(name);
+  }});
+}
 const makers = {}; // TAB: the tab's in_page.mjs `made`; TAB/NAME: its function NAME (why/decoderLens)
 for (const {tabs} of request.cases) {
   for (const tab of Object.keys(tabs)) {
