@@ -3,8 +3,8 @@ model's page copy decoding the same source with ONNX Runtime) equals the server'
 library's decodings, words.py and align.py): both sides' words, tokens and labels, every row of every head (within
 two steps of their 16-bit rounding), the words the outputs share and the distance at each (within 1e-4), and the one
 line that says why there is nothing to compare. Cases: the same model twice (every distance 0), a what-if as side A,
-two models whose tokenizers read other words (B's rows lined up by the characters they share), a source B cannot
-read, one over /compare_models's length, and no side B chosen."""
+two models whose tokenizers read other words (B's rows lined up by the characters they share; a tiny random Marian
+as B too), a source B cannot read, one over /compare_models's length, and no side B chosen."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 from attention_lab.decoding.messages import Key
 from attention_lab.feature import Shared
 from attention_lab.messages import jsonable
+from attention_lab.models.registry import Registry, entry_of
 from attention_lab.run.state import new_run
 from attention_lab.two_models.feature import CHOOSE, message_of, second_side, side_of
 from tests.node import needs_node
@@ -32,6 +33,7 @@ CASES = {
         (GERMAN, None, "reverse"),  # a capital letter: the reversal model's own message
         ("Das ist ein sehr langer Satz. " * 8, None, "de-en"),  # over /compare_models's 64 tokens
         (GERMAN, None, ""),  # no side B chosen
+        (GERMAN, None, "marian"),  # a tiny random Marian (transformers): its pieces lined up on de-en's words
     ],
     "reverse": [("abcdef12", None, "de-en"), ("helloworld", 2, "reverse")],
 }
@@ -41,10 +43,10 @@ def unpacked(side: dict) -> np.ndarray:
     return np.frombuffer(base64.b64decode(side["rows"]), dtype="<u2").astype(int)
 
 
-def servers(bundled, model: str, text: str, what_if: int | None, second: str, serial: int) -> tuple[dict, list[int]]:
+def servers(registry, model: str, text: str, what_if: int | None, second: str, serial: int) -> tuple[dict, list[int]]:
     """The server's message for the run of `text` on `model` (its step 2 forced to its candidate of rank `what_if`),
     and the run's tokens."""
-    run = new_run(bundled.entry(model), text)
+    run = new_run(registry.entry(model), text)
     if what_if is not None:
         run.session.step()
         candidates = run.session.step().top_ids  # the second step's candidates, best first
@@ -52,21 +54,24 @@ def servers(bundled, model: str, text: str, what_if: int | None, second: str, se
         run.session.step(force=int(candidates[what_if]))
     run.session.run()
     tokens = list(run.session.tokens)
-    b = second_side(Shared(bundled), second, text) if second else CHOOSE
+    b = second_side(Shared(registry), second, text) if second else CHOOSE
     return jsonable(message_of(Key(serial, 0), tokens, side_of(run), b)), tokens
 
 
 @pytest.mark.parametrize("model", list(CASES))
-def test_the_pages_message_is_the_servers(bundled, bundled_copies, tmp_path, model):
-    pipeline = bundled.entries[model].pipeline
+def test_the_pages_message_is_the_servers(bundled, explained_models, tmp_path, model):
+    pipeline, folder = explained_models[model]
+    marian, _ = explained_models["marian"]
+    registry = Registry({**bundled.entries, "marian": entry_of("marian", marian, marian.folder)})
+    copies = {name: copy for name, (_, copy) in explained_models.items()}
     theirs, cases, asked = [], [], []
     for serial, (text, what_if, second) in enumerate(CASES[model]):
-        message, tokens = servers(bundled, model, text, what_if, second, serial)
+        message, tokens = servers(registry, model, text, what_if, second, serial)
         theirs.append(message)
         ids = pipeline.tokenizer.encode(text)[: pipeline.model.config.max_len]
         cases.append({"ids": ids, "tokens": tokens, "more": {"text": text}})
         asked.append({"two_models": {"second": second, "writes": "own"}})
-    answers = in_page(bundled_copies[model], cases, tmp_path, asked, copies=bundled_copies)
+    answers = in_page(folder, cases, tmp_path, asked, copies=copies)
     errors = 0
     for (text, what_if, second), answer, wanted in zip(CASES[model], answers, theirs, strict=True):
         ours, where = answer["two_models"], f"{model} → {second or 'none'}: {text[:30]!r}"
