@@ -4,6 +4,7 @@
     python benchmarks/load.py --lanes          # /translate alone, then beside 8 clients calling /ablate
     python benchmarks/load.py --class 10       # 10 Chromium pages stepping, decoding in the page: server requests, CPU s
     python benchmarks/load.py --class 10 --tab Why --tab Flow   # and again with each tab open, the page explaining it
+    python benchmarks/load.py --class 10 --tour   # each page through every tab: the server's requests per tab
 
 Each user has its own session and its own texts and mixes Run, Step and Back on both bundled models. Every response
 is compared with what the same requests give one user alone, so a wrong answer, a non-deterministic one or another
@@ -344,9 +345,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lanes", action="store_true", help="only: /translate beside 8 clients calling /ablate")
     parser.add_argument("--class", dest="pages", type=int, default=0, help="only: this many pages decoding in the page")
     parser.add_argument("--tab", dest="tabs", action="append", default=[], help="with --class: also with this tab open")
+    parser.add_argument("--tour", action="store_true", help="with --class: each page through every tab, on its road")
     args = parser.parse_args(argv)
     server, url = start_app()
     try:
+        if args.pages and args.tour:
+            from load_class import class_tour  # a browser per page: only here
+
+            found = class_tour(url, server.pid, args.pages)
+            print(
+                f"{found.pages} pages decoding in the page, each through every tab: {found.clicks} clicks and tab "
+                f"openings in {found.wall_s:.1f} s, {found.cpu_s:.2f} server CPU s; requests to the server while each "
+                f"tab was open: {', '.join(f'{tab} {n}' for tab, n in found.requests.items())}"
+            )
+            return 0
         if args.pages:
             from load_class import class_test  # a browser per page: only here
 

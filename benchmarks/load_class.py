@@ -76,3 +76,80 @@ def class_test(
         result = ClassResult(pages, clicks, len(requests), cpu_s(pid) - cpu, wall, idle_per_s * wall)
         browser.close()
     return result
+
+
+TOUR = (
+    "Attention",
+    "Beams",
+    "Compare",
+    "Beam tree",
+    "Why",
+    "Flow",
+    "Patch",
+    "Trust",
+    "Heads",
+    "Training",
+    "Survey",
+    "Two models",
+)  # every tab, as the app lays them out
+CLICKS = ("Run", "Back", "Back", "Step", "Reset", "Step")
+
+
+@dataclass
+class TourResult:
+    pages: int
+    clicks: int  # Run, Step, Back and Reset clicks, and tab openings, every page together
+    requests: dict[str, int]  # the server's queue joins while each tab was open, every page together
+    cpu_s: float  # the server's CPU seconds meanwhile
+    wall_s: float
+
+
+def class_tour(url: str, pid: int, pages: int = 10, tabs: tuple[str, ...] = TOUR) -> TourResult:
+    """A class going through every tab: `pages` Chromium pages on the page's road (each waits for its copy and its
+    explanations' graphs), each opening every tab in turn and clicking Run, Back, Back, Step, Reset and Step with it
+    open, on a sentence of its own; the server's queue joins while each tab was open, and its CPU seconds (the
+    pages' opening and loading left out)."""
+    import shutil as which
+
+    from playwright.sync_api import sync_playwright
+
+    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+    args += ["--disable-sync", "--no-first-run", "--disable-quic"]
+    requests: dict[str, int] = dict.fromkeys(tabs, 0)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=which.which("chromium") or "/usr/bin/chromium", args=args)
+        opened = []
+        for i in range(pages):
+            page = browser.new_context(viewport={"width": 1280, "height": 720}).new_page()
+            page.goto(url)
+            page.wait_for_function("() => document.body.dataset.road === 'page'", timeout=300_000)
+            ready = "() => window.attentionLabRoad?.explaining.get(document.querySelector('#lab-model input').value)"
+            page.wait_for_function(f"{ready} === 'ready'", timeout=300_000)
+            page.get_by_label("Source").fill(CLASS_SOURCES[i % len(CLASS_SOURCES)])
+            opened.append(page)
+        time.sleep(3)  # the typing's own redraws answered
+        now = {"tab": tabs[0]}
+        for page in opened:
+            page.on(
+                "request",
+                lambda r: (
+                    requests.__setitem__(now["tab"], requests[now["tab"]] + 1) if "/queue/join" in r.url else None
+                ),
+            )
+        cpu, began, clicks = cpu_s(pid), time.perf_counter(), 0
+        for tab in tabs:
+            now["tab"] = tab
+            for page in opened:
+                page.get_by_role("tab", name=tab, exact=True).click()
+                clicks += 1
+                for name in CLICKS:
+                    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
+                    page.get_by_role("button", name=name, exact=True).click()
+                    page.wait_for_function(
+                        f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=120_000
+                    )
+                    clicks += 1
+        wall = time.perf_counter() - began
+        result = TourResult(pages, clicks, requests, cpu_s(pid) - cpu, wall)
+        browser.close()
+    return result

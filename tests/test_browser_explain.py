@@ -177,10 +177,9 @@ def test_two_models_with_side_b_is_made_in_the_page_with_no_request_and_is_what_
     theirs_page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
     what_if(theirs_page, token)
     assert ours == tab_text(theirs_page, "two_models")
-    for p in pages:  # side B left empty again for the tests after
-        p.locator("#two-models-second input").fill("")
-        p.keyboard.press("Enter")
+    for p in pages:
         open_tab(p, "Attention")
+        p.settle()
 
 
 def test_the_gradient_methods_are_made_in_the_page_with_no_request_and_are_what_the_server_draws(pages):
@@ -332,7 +331,8 @@ def test_the_training_film_is_made_in_the_page_with_no_request_and_is_what_the_s
     explains(ours_page)
     typed(ours_page, source)
     sent = []
-    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    said = lambda r: f"{r.url} {(r.post_data or '')[:160]}"  # a join names its event's trigger: what asked
+    listen = lambda r: sent.append(said(r)) if any(q in r.url for q in QUEUE) else None
     ours_page.on("request", listen)
     click(ours_page, "Run")
     ours = [film_text(ours_page, 0), film_text(ours_page, 9)]

@@ -21,13 +21,13 @@ export class Explaining {
     Object.assign(this, {loop, failed, made: null, ahead: new Map()});
   }
 
-  /** Make the open tab's message, when the page makes that tab's and holds the decoding the loop made (or shows
-   * none, for a tab that reads the controls alone). */
+  /** Make the open tab's message, when the page makes that tab's and holds the decoding the loop made (a tab that
+   * reads the controls alone: whatever the page shows). */
   async explain() {
     const tab = openTabId(), loop = this.loop(), maker = loop && makerOf(tab, loop.model);
     if (!maker || !loop.model.analyses) return;
     const held = !!loop.session && sameKey(page.key, loop.key());
-    if (!held && !(maker.alone && page.key === null)) return;
+    if (!held && !maker.alone) return; // a tab that reads the controls alone is made whoever made the decoding
     const s = held ? loop.session : null, name = loop.model.config.name, make = maker.make;
     const run = s ? {ids: s.srcIds, tokens: s.tokens, ablated: loop.options.ablated || [], key: loop.key(),
       limit: s.maxNew, text: loop.text, // the source as typed (a tab that decodes it with another model: Two models)

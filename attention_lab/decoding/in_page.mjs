@@ -20,7 +20,7 @@
 // what the page shows.
 
 import {el, openTabId, root} from "../assets/dom.mjs";
-import {computedHere, drawnFromDecoding, hereTabs, knownHere, offerCopies, onOffered} from "../assets/here.mjs";
+import {computedHere, drawnFromDecoding, hereTabs, knownHere, makerOf, offerCopies, onOffered} from "../assets/here.mjs";
 import {page, watch} from "../assets/store.mjs";
 import {Answers} from "./answers.mjs";
 import {WHAT_IF_EVENT} from "./candidates.mjs";
@@ -166,10 +166,20 @@ export class Road {
       return;
     }
     // decided once the loop has done what it was asked (mid-action, the page holds the decoding before the loop's)
-    (loop ? loop.queue : Promise.resolve()).then(() => {
+    (loop ? loop.queue : Promise.resolve()).then(async () => {
       if (openTabId() !== tab) return; // another tab opened meanwhile: decided for it
-      const ours = !this.switching() && (!page.decoding || (!!loop && sameKey(page.key, loop.key())));
-      if (!(ours && this.drawsOpenTab(name))) this.writer.open();
+      let ours = !this.switching() && (!page.decoding || (!!loop && sameKey(page.key, loop.key())));
+      // drawn whoever made the decoding the page shows: a tab drawn from it (Attention, Compare), and one the page
+      // makes from the controls alone (Survey, Training) once its graphs are ready
+      const anyway = !this.switching() && !!loop && this.explaining.get(name) === "ready"
+        && (drawnFromDecoding(tab) || !!makerOf(tab, loop.model)?.alone);
+      // another tab the page makes, on the server's greedy decoding (the example the app opened with): taken over
+      if (!ours && !anyway && loop && !this.switching() && OPTIONS.strategy !== "beam" && this.drawsOpenTab(name)) {
+        ours = await loop.adopt();
+        if (openTabId() !== tab) return;
+        if (ours) this.explain();
+      }
+      if (!((ours || anyway) && this.drawsOpenTab(name))) this.writer.open();
     });
   }
 

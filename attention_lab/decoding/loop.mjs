@@ -77,6 +77,22 @@ export class Loop {
     }
   }
 
+  /** Take over the decoding the page shows, made by the server, its tokens forced (as `current` does for an action),
+   * where this loop reads its source as the Source box holds it and it carries no intervention the server made: a
+   * tab the page makes can then draw it. Whether the loop holds the page's decoding now. */
+  adopt() {
+    this.queue = this.queue.then(async () => {
+      const held = page.decoding;
+      if (!held || !held.steps.length || sameKey(page.key, this.key()) || !this.canTake("what-if")) return;
+      try {
+        await this.current(false);
+      } catch (err) {
+        if (!(err instanceof InputError)) console.error(err);
+      }
+    });
+    return this.queue.then(() => !!this.session && sameKey(page.key, this.key()));
+  }
+
   /** The decoding the actions work on. Run and Step (`fresh`) work on the Source and the options as they are now:
    * the loop's own decoding while it was started from them and the page still holds it; else the page's, when
    * another made it (the server, before this page could decode) from the same source, taken over by forcing its
