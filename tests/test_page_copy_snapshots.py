@@ -45,7 +45,9 @@ def test_a_snapshot_that_cannot_be_loaded_or_made_is_listed_with_why_and_carries
 
 
 def test_snapshots_that_cannot_be_listed_leave_the_copy_without_them():
-    assert loaded(Models(error=InputError("reverse has no training snapshots")), "reverse") == []
+    assert loaded(Models(error=InputError("reverse has no training snapshots")), "reverse") == (
+        "reverse has no training snapshots"  # the server's words, which the page says too
+    )
     assert loaded(Models(error=RuntimeError("the Hub cannot be reached")), "reverse") == []
     found = loaded(Models([EARLY, FINAL]), "reverse")
     assert [snapshot for snapshot, _ in found] == [EARLY, FINAL] and "broken" in found[0][1]

@@ -41,3 +41,17 @@ def test_the_pages_film_is_the_servers(bundled, bundled_copies, tmp_path):
     # the known answer: the trained model reads each character from its mirror position, the untrained one does not
     first, *_, final = film(snapshots, "reverse", "abcdefghij", None).snapshots
     assert final.output == "jihgfedcba" and final.alignment >= 0.9 > first.alignment
+
+
+def test_a_model_with_no_snapshots_is_told_in_the_page_in_the_servers_words(bundled, bundled_copies, tmp_path):
+    """de-en ships no training snapshots: its copy carries why, in the server's words, and the page says it with no
+    request (the server's film for it: no frame, that message)."""
+    from attention_lab.checks import InputError
+    from attention_lab.training.feature import Film
+
+    with pytest.raises(InputError) as none:
+        Snapshots(bundled).listed("de-en")
+    ids = bundled.entries["de-en"].pipeline.tokenizer.encode("Das Haus ist alt.")
+    (answer,) = in_page(bundled_copies["de-en"], [{"ids": ids, "tokens": []}], tmp_path, {"training": {}})
+    assert answer["training"] == jsonable(Film([], message=str(none.value)))
+    assert "no training snapshots" in answer["training"]["message"]

@@ -242,12 +242,13 @@ def copy_files(
     precision: str | None = None,
     trained_length: int | None = None,
     alignment: str | None = None,
-    training: list | None = None,
+    training: list | str | None = None,
 ) -> dict[str, bytes]:
     """The files of the model's page copy (FILES): its graphs in `precision` (the model's default if None: see the
     module's docstring), their weights, its tokenizer.json and the page's config, which states the precision and,
     for any but float32, what it changes (precision.drift, measured here against the float32 graphs); and, for a
-    float32 copy, the `training` snapshots (snapshots.py: each with its model, or why it could not be loaded)."""
+    float32 copy, the `training` snapshots (snapshots.py: each with its model, or why it could not be loaded; or why the
+    model has none)."""
     if precision is not None and precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {', '.join(PRECISIONS)} (got {precision!r})")
     try:
@@ -282,7 +283,9 @@ def copy_files(
     extra = extras.extra_files(pipeline)
     config["files"] = list(extra)  # the tabs' own files it has
     trained = {}
-    if training and config["precision"]["name"] == "float32":
+    if isinstance(training, str):  # why the model has no snapshots, in the server's words
+        config["untrained"] = training
+    elif training and config["precision"]["name"] == "float32":
         config["snapshots"], trained = snapshot_files(made.encoder, made.decoder, made.weights, training)
     return {
         **trained,

@@ -98,13 +98,14 @@ def with_weights(graph: bytes, weights: bytes, state: dict):
     return proto
 
 
-def loaded(models: SnapshotModels, name: str) -> list[tuple[Snapshot, Seq2SeqPipeline | str]]:
-    """The snapshots of model `name` (none where it has none, or they cannot be listed: the copy is made without
-    them, and the server films them), each loaded, or the message saying why it is not."""
+def loaded(models: SnapshotModels, name: str) -> list[tuple[Snapshot, Seq2SeqPipeline | str]] | str:
+    """The snapshots of model `name`, each loaded, or the message saying why it is not; where it has none, the
+    message the server gives (the copy carries it: the page says it too); none where they cannot be listed (the copy
+    is made without them, and the server films them)."""
     try:
         return [(snapshot, models.pipeline(name, snapshot)) for snapshot in models.listed(name)]
-    except InputError:
-        return []
+    except InputError as err:
+        return str(err)
     except Exception:  # a Hub that cannot be reached, and the like: the copy goes on without them
         logger.exception("the training snapshots of %s are left out of its page copy", name)
         return []

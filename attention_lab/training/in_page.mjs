@@ -14,9 +14,10 @@ import {created} from "../page_copy/session.mjs";
 
 const WEIGHTS = "weights.bin"; // the file a snapshot's graphs read their weights from, as the copy's own
 
-/** Whether the page makes the film of the page copy `model`: it carries its snapshots (null: not known yet). */
+/** Whether the page makes the film of the page copy `model`: it carries its snapshots, or says why the model has
+ * none (null: not known yet). */
 export function filmed(model) {
-  return !model || Boolean(model.config.snapshots?.length);
+  return !model || Boolean(model.config.snapshots?.length) || Boolean(model.config.untrained);
 }
 
 const films = new WeakMap(); // a page copy -> its last film: {id, promise} (a Step decodes no snapshot again)
@@ -25,13 +26,15 @@ const films = new WeakMap(); // a page copy -> its last film: {id, promise} (a S
  * is given), with the decoding's length limit (`run.limit`), for the page copy `model`: every snapshot decoding it,
  * as the server films the source typed, Run or not. A source the model cannot read gives the film its message. */
 export function made(model, run) {
+  const none = (message) => Promise.resolve({snapshots: [], model: "", factors: {}, message, op: "film"});
+  if (!model.config.snapshots?.length) return none(model.config.untrained); // the server's words: no training here
   let ids = run.ids;
   if (run.asked?.source != null) {
     try {
       ids = model.source(run.asked.source).ids;
     } catch (err) {
       if (!(err instanceof InputError)) throw err;
-      return Promise.resolve({snapshots: [], model: "", factors: {}, message: err.message, op: "film"});
+      return none(err.message);
     }
   }
   // as long as validation let each write (Seq2SeqPipeline.generate's limit: an untrained model babbles)
