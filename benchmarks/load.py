@@ -352,12 +352,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.pages and args.tour:
             from load_class import class_tour  # a browser per page: only here
 
-            found = class_tour(url, server.pid, args.pages)
-            print(
-                f"{found.pages} pages decoding in the page, each through every tab: {found.clicks} clicks and tab "
-                f"openings in {found.wall_s:.1f} s, {found.cpu_s:.2f} server CPU s; requests to the server while each "
-                f"tab was open: {', '.join(f'{tab} {n}' for tab, n in found.requests.items())}"
-            )
+            print(class_tour(url, server.pid, args.pages).said())
             return 0
         if args.pages:
             from load_class import class_test  # a browser per page: only here

@@ -103,6 +103,13 @@ class TourResult:
     cpu_s: float  # the server's CPU seconds meanwhile
     wall_s: float
 
+    def said(self) -> str:
+        return (
+            f"{self.pages} pages decoding in the page, each through every tab: {self.clicks} clicks and tab openings "
+            f"in {self.wall_s:.1f} s, {self.cpu_s:.2f} server CPU s; requests to the server while each tab was open: "
+            + ", ".join(f"{tab} {n}" for tab, n in self.requests.items())
+        )
+
 
 def class_tour(url: str, pid: int, pages: int = 10, tabs: tuple[str, ...] = TOUR) -> TourResult:
     """A class going through every tab: `pages` Chromium pages on the page's road (each waits for its copy and its

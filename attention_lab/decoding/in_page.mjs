@@ -21,14 +21,13 @@
 
 import {el, openTabId, root} from "../assets/dom.mjs";
 import {computedHere, drawnFromDecoding, hereTabs, knownHere, makerOf, offerCopies, onOffered} from "../assets/here.mjs";
-import {page, watch} from "../assets/store.mjs";
+import {page, sameKey, watch} from "../assets/store.mjs";
 import {Answers} from "./answers.mjs";
-import {WHAT_IF_EVENT} from "./candidates.mjs";
+import {intercept} from "./clicks.mjs";
 import {Explaining} from "./explaining.mjs";
 import {Loop} from "./loop.mjs";
 import {loadAnalyses, loadCopy, loadRuntime} from "../page_copy/served.mjs";
 
-const ACTIONS = {"lab-run": "run", "lab-step": "step", "lab-back": "back", "lab-reset": "reset"};
 const HOLD_MS = 10_000; // the longest a click waits for a switch of model to be answered (Road.hold)
 const OFFER_MS = 5000; // the longest an opened tab waits for its module before the server is asked to draw it
 const $ = (selector) => document.querySelector(selector);
@@ -329,35 +328,6 @@ export class Road {
       this.passing = false;
     }
   }
-}
-
-function sameKey(a, b) {
-  return a === b || (!!a && !!b && a.serial === b.serial && a.version === b.version);
-}
-
-/** Take the step loop's clicks and what-ifs the road can answer, before gradio sees them. */
-function intercept(road) {
-  document.addEventListener("click", (event) => {
-    const button = event.target.closest?.("#lab-run, #lab-step, #lab-back, #lab-reset");
-    const action = button && !button.disabled && ACTIONS[button.id];
-    if (action && !road.passing && road.switching()) {
-      event.preventDefault();
-      event.stopImmediatePropagation();
-      road.hold(button);
-      return;
-    }
-    const loop = action && road.taker(action);
-    if (!loop) return;
-    event.preventDefault();
-    event.stopImmediatePropagation();
-    road.answer(loop, action, () => road.pass(button));
-  }, true);
-  document.addEventListener(WHAT_IF_EVENT, (event) => {
-    const loop = road.taker("what-if");
-    if (!loop) return;
-    event.preventDefault();
-    road.answer(loop, "whatIf", null, event.detail.token, event.detail.shown);
-  });
 }
 
 export function mount({element, props, trigger}) {
