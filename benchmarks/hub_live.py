@@ -22,7 +22,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,9 +34,10 @@ sys.path.insert(0, str(HERE.parent))
 
 from browser_page import CLICK, WATCH, click_ms, open_page, settle
 from browser_speed import CHROMIUM_ARGS, STEP_TEXT
-from load import free_port, start_app
+from load import start_app
 from results import put_block
 from shaped_models import FAMILIES, SHAPES, marian_shape, shaped, t5_shape
+from static_host import served
 
 RUN_TOKENS = 15
 # (family, the checkpoint whose shape it has, its sizes, its vocabulary, the precisions written: None the default)
@@ -71,18 +71,6 @@ def folder_mb(folder: Path, model_only: bool = False) -> float:
     return sum(p.stat().st_size for p in folder.iterdir() if p.is_file() and (not model_only or p.name in FILES)) / 1e6
 
 
-def served(folder: Path) -> tuple[subprocess.Popen, str]:
-    """`python -m http.server` on `folder`, on a free port; the process (stopped by its id) and the page's URL."""
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    time.sleep(1)
-    return server, f"http://127.0.0.1:{port}/index.html"
-
-
 def opened(browser, url: str) -> tuple[object, float, float]:
     """The live page at `url`: the page, the seconds to its first drawn heatmap and to its own decoding."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -108,6 +96,7 @@ def measure_browser(folders: dict[str, Path], floor_url: str, repeats: int) -> d
         click_ms(floor, "Step", CLICK)  # loads plotly
         for precision, folder in folders.items():
             server, url = served(folder)
+            url += "index.html"
             try:
                 page, first, ready = opened(browser, url)
                 page.fill("#lab-source", STEP_TEXT)

@@ -27,6 +27,17 @@ class ClassResult:
 
 EXPLAINS = "() => /explains in this page/.test(document.querySelector('.road-line')?.textContent)"
 CLASS_SOURCES = ("Wie geht es dir heute?", "Das Haus ist alt.", "Ich habe Hunger.", "Er kommt morgen.")
+CLICKS = ("Run", "Back", "Back", "Step", "Reset", "Step")  # what each page clicks, in turn
+
+
+def clicked(page, names: tuple[str, ...]) -> int:
+    """Click each of the step loop's buttons `names` in turn, each once the page holds the decoding the one before
+    made; how many."""
+    for name in names:
+        held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
+        page.get_by_role("button", name=name, exact=True).click()
+        page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=120_000)
+    return len(names)
 
 
 def class_test(
@@ -65,13 +76,7 @@ def class_test(
         cpu, began, clicks = cpu_s(pid), time.perf_counter(), 0
         for _ in range(rounds):
             for page in opened:
-                for name in ("Run", "Back", "Back", "Step", "Reset", "Step"):
-                    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
-                    page.get_by_role("button", name=name, exact=True).click()
-                    page.wait_for_function(
-                        f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=120_000
-                    )
-                    clicks += 1
+                clicks += clicked(page, CLICKS)
         wall = time.perf_counter() - began
         result = ClassResult(pages, clicks, len(requests), cpu_s(pid) - cpu, wall, idle_per_s * wall)
         browser.close()
@@ -92,7 +97,6 @@ TOUR = (
     "Survey",
     "Two models",
 )  # every tab, as the app lays them out
-CLICKS = ("Run", "Back", "Back", "Step", "Reset", "Step")
 
 
 @dataclass
@@ -149,13 +153,7 @@ def class_tour(url: str, pid: int, pages: int = 10, tabs: tuple[str, ...] = TOUR
             for page in opened:
                 page.get_by_role("tab", name=tab, exact=True).click()
                 clicks += 1
-                for name in CLICKS:
-                    held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
-                    page.get_by_role("button", name=name, exact=True).click()
-                    page.wait_for_function(
-                        f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=120_000
-                    )
-                    clicks += 1
+                clicks += clicked(page, CLICKS)
         wall = time.perf_counter() - began
         result = TourResult(pages, clicks, requests, cpu_s(pid) - cpu, wall)
         browser.close()

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,28 +25,10 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 from browser_speed import CHROMIUM_ARGS
-from load import free_port
+from static_host import served
 
 READY = "() => document.body.dataset.busy === 'false' && !!window.attentionLabLive"
 MADE = "(tab) => performance.getEntriesByName('road:explain:' + tab).length"
-
-
-def served(folder: Path) -> tuple[subprocess.Popen, str]:
-    """`python -m http.server` serving `folder`, once it answers; and its address."""
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return server, f"http://127.0.0.1:{port}/"
-        except OSError:
-            time.sleep(0.1)
-    server.terminate()
-    raise TimeoutError(f"http.server did not answer on port {port}")
 
 
 def every_tab(page) -> int:

@@ -10,6 +10,7 @@ import {pyRound} from "../assets/format.mjs";
 import {textsOf} from "../assets/here.mjs";
 import {stepRules} from "../page_copy/model.mjs";
 import {headSummaries} from "../core/summaries.mjs";
+import {decodedAgain} from "../decoding/again.mjs";
 
 const KINDS = ["encoder", "decoder_self", "cross"];
 const LOGITS = 2 ** 24; // floats of next-token log-probabilities one run of the graph may hold (64 MB): rows in parts
@@ -98,19 +99,6 @@ function painted() {
     requestAnimationFrame(() => setTimeout(resolve, 0));
     setTimeout(resolve, 100);
   });
-}
-
-/** A LiveSession of `model` holding the steps of `run.tokens` with no head ablated: the page's own (or a fork of it,
- * stepped back and on to those tokens), else the decoding made again, each token forced. */
-async function decodedAgain(model, run, limit) {
-  const {ids, tokens} = run, held = run.session;
-  let s;
-  if (held && !run.ablated?.length && held.srcIds.length === ids.length && held.srcIds.every((id, i) => id === ids[i])) {
-    s = Object.assign(Object.create(Object.getPrototypeOf(held)), held, {steps: held.steps.slice(), caches: held.caches.slice()});
-    while (s.steps.some((step, i) => step.token !== tokens[i])) s.back();
-  } else s = await model.start(ids, 1, limit, []);
-  while (s.steps.length < tokens.length) await s.step(tokens[s.steps.length]);
-  return s;
 }
 
 /** core/grids.py summary_data: one row per metric with a value, each a grid per kind (layers down, heads across),

@@ -8,6 +8,7 @@
 import {pyFormat} from "../assets/format.mjs";
 import {otherCopies, textsOf} from "../assets/here.mjs";
 import {q16} from "../decoding/messages.mjs";
+import {decodedAgain} from "../decoding/again.mjs";
 import {InputError} from "../page_copy/model.mjs";
 import {linedUp, sharedOf, wordAttention} from "./words.mjs";
 
@@ -29,7 +30,7 @@ export function twoModelsNow(model, asked = twoModelsAsked()) {
  * `asked` says. */
 export async function made(model, run, asked) {
   const t = textsOf("two_models");
-  const a = await side(model, run.session ?? await forced(model, run.ids, run.tokens, run.limit));
+  const a = await side(model, run.session ?? await decodedAgain(model, run, run.limit ?? null));
   const base = {key: run.key, tokens: [...run.tokens], source_words: a.found.source_words, models: [], shared: []};
   const failed = (error) => ({...base, error, op: "two_models"});
   if (!asked.second) return failed(t.choose);
@@ -46,17 +47,9 @@ export async function made(model, run, asked) {
   return {...base, models, shared: sharedOf(a.found, b.found), op: "two_models"};
 }
 
-/** A session of `model` whose steps wrote `tokens` from the source `ids` (a run handed over without its session). */
-async function forced(model, ids, tokens, limit) {
-  const s = await model.start(ids, 8, limit ?? null);
-  for (const token of tokens) await s.step(token);
-  return s;
-}
-
 /** `text` decoded greedily by `model` within /compare_models's limits (Request.within, Request.run). */
 async function decoded(model, text, t) {
-  const {ids} = model.source(text); // the model's own message for a source it cannot read
-  const n = (model.config.marks_source ? model.ids(text, true) : model.ids(text)).length + (model.config.marks_source ? 0 : 1);
+  const {ids, length: n} = model.source(text); // the model's own message for a source it cannot read
   const [most, newMost] = t.limits;
   if (n > most) throw new InputError(pyFormat(t.too_long, {n, endpoint: t.endpoint, most}));
   const s = await model.start(ids, 8, Math.min(model.config.max_new_tokens, newMost));

@@ -86,10 +86,10 @@ const times = (rows, mapping) => rows.map((row) => mapping[0].map((_, j) => row.
 
 /** `found` with its rows over A's source words (words.py on_words through characterMap). */
 export function linedUp(a, found, different) {
+  const same = a.source_words.length === found.source_words.length
+    && a.source_words.every((word, i) => word === found.source_words[i]);
+  if (same) return found; // one to one
   const mapping = characterMap(found.source_words, a.source_words, different);
-  if (mapping.length && mapping.every((row, i) => row.every((x, j) => x === (i === j ? 1 : 0)))) {
-    return {...found, source_words: a.source_words};
-  }
   return {...found, source_words: a.source_words, attention: times(found.attention, mapping),
     layers: found.layers.map((rows) => times(rows, mapping)), heads: found.heads.map((l) => l.map((rows) => times(rows, mapping)))};
 }
