@@ -148,7 +148,7 @@ export class LiveModel {
     const ids = full.length > this.config.max_len ? [...full.slice(0, this.config.max_len - 1), this.config.eos_id]
       : full;
     if (ids.length < full.length) notice += `The source was ${full.length} tokens; only the first ${ids.length - 1} are used.`;
-    return {ids, notice: notice.trim(), length: full.length}; // length: the source's tokens before any cut
+    return {ids, notice: notice.trim()};
   }
 
   /** A warning when the source (its ids, the end token last) is longer than anything the model saw in training, ""

@@ -49,7 +49,8 @@ export async function made(model, run, asked) {
 
 /** `text` decoded greedily by `model` within /compare_models's limits (Request.within, Request.run). */
 async function decoded(model, text, t) {
-  const {ids, length: n} = model.source(text); // the model's own message for a source it cannot read
+  const {ids} = model.source(text); // the model's own message for a source it cannot read
+  const n = model.config.marks_source ? model.ids(text, true).length : model.ids(text).length + 1; // before any cut
   const [most, newMost] = t.limits;
   if (n > most) throw new InputError(pyFormat(t.too_long, {n, endpoint: t.endpoint, most}));
   const s = await model.start(ids, 8, Math.min(model.config.max_new_tokens, newMost));
