@@ -18,6 +18,7 @@ import pytest
 
 from attention_lab.schema import IN_PAGE
 from tests.browser import LAPTOP, WAIT_MS, button, open_tab, opened
+from tests.test_browser_beam_tree import TREE, visible_node
 from tests.test_browser_road import QUEUE, click, on_the_road, play
 
 pytestmark = pytest.mark.slow
@@ -311,6 +312,39 @@ def test_a_beam_search_in_the_page_fills_the_beams_tab_with_no_request_as_the_se
     ours, theirs = tables
     assert ours.startswith("Beam search: the live beams") and "log-prob" in ours
     assert ours == theirs
+
+
+def test_a_beam_tree_nodes_hypothesis_and_decoding_on_from_it_are_made_in_the_page_with_no_request(pages):
+    """With the Beam tree open and the tree made in the page, a click on a pruned node draws its hypothesis's
+    attention, "Decode on from here" makes it the decoding and Back undoes it, with no request: the tab (the
+    hypothesis's line and views), the Output and the decoding before it are what a page on `?road=server` shows for
+    the same clicks."""
+    from playwright.sync_api import expect
+
+    shown = []
+    for p in pages:
+        open_tab(p, "Beam tree")
+        typed(p, TEXT)
+        click(p, "Run")
+        p.wait_for_function(f"() => {{ const gd = ({TREE})(); return gd && gd.data.length > 3; }}", timeout=WAIT_MS)
+        p.settle()
+        greedy = p.get_by_label("Output").input_value()
+        sent, done = listened(p)
+        node = visible_node(p, "pruned", 3)
+        p.mouse.click(node["x"], node["y"])
+        expect(p.locator("#beam-hypothesis .beam-hypothesis-line")).to_contain_text("at step 3", timeout=WAIT_MS)
+        hypothesis = tab_text(p, "beam_tree")
+        click(p, "Decode on from here, greedily")
+        expect(p.get_by_label("Before the branch from the tree")).to_have_value(greedy, timeout=WAIT_MS)
+        decoded = p.get_by_label("Output").input_value()
+        click(p, "Back")
+        expect(p.get_by_label("Output")).to_have_value(greedy, timeout=WAIT_MS)
+        done()
+        assert decoded != greedy
+        assert (sent == []) == (p is pages[0]), sent  # the server's page asks the server
+        shown.append((hypothesis, decoded))
+        open_tab(p, "Attention")
+    assert shown[0] == shown[1]
 
 
 def film_text(page, at: int | None = None) -> str:

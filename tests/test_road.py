@@ -22,6 +22,7 @@ import pytest
 import torch
 
 from attention_lab.app import make_lab
+from attention_lab.beam_tree.feature import TreeState, decode_on, hypothesis_message, key_of, pick
 from attention_lab.beams.feature import table as beams_table
 from attention_lab.checks import InputError
 from attention_lab.controls import Controls
@@ -35,6 +36,7 @@ from attention_lab.page_copy.analyses import graph_file
 from attention_lab.run.state import UserState, loop
 from attention_lab.tabs import LOOP
 from tests.node import NODE, needs_node
+from tests.test_live import same_message
 from transformer import DecodingSession, Head, Interventions, beam_search
 
 RUNNER = Path(__file__).resolve().parent / "js" / "loop_decode.mjs"
@@ -54,11 +56,15 @@ PLAYS = (  # what a person clicks, as loop_decode.mjs reads it
     [["run"], ["ablate", ["cross:1:*"]], ["back"], ["step"]],
     [["step"], ["ablate", ["encoder:1:2", "cross:*:1"]], ["what-if", 0, 2], ["run"]],
     [["run"], ["ablate", ["cross:*:*"]], ["ablate", []]],
+    [["run"], ["tree", 4, 7, "greedy"], ["back"], ["back"]],  # decoded on from a node; Back undoes it, then a step
+    [["step"], ["step"], ["tree", 4, 11, "beam"], ["step"], ["back"]],  # a refused Step leaves the undo
+    [["run"], ["what-if", 0, 2], ["tree", 1, 3, "greedy"], ["back"], ["step"]],  # the what-if's before comes back
+    [["run"], ["ablate", ["cross:1:*"]], ["tree", 4, 9, "beam"], ["back"]],  # under the ablation
 )
 
 
 def scenarios() -> list[tuple[str, str, list]]:
-    """32 decodings: every play on de-en's sentences in turn and on the reversal model's strings, and six more."""
+    """40 decodings: every play on de-en's sentences in turn and on the reversal model's strings, and six more."""
     found = [("de-en", GERMAN[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("reverse", LETTERS[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("de-en", GERMAN[0], [["run"], ["source", GERMAN[1]], ["step"], ["step"]])]
@@ -253,7 +259,7 @@ def test_rebuilt_decodings_are_cached_on_exactly_their_keys(registry):
 def server_road(registry, lab, model: str, source: str, play: list) -> UserState:
     """The same clicks on the server's own step loop; what it refused is kept as `user.said`."""
     user, c = UserState(), Controls(model, source, top_k=8, max_len=None)
-    user.said = []
+    user.said, user.hypotheses = [], []
     for action, *args in play:
         try:
             if action == "source":
@@ -262,6 +268,14 @@ def server_road(registry, lab, model: str, source: str, play: list) -> UserState
                 c.strategy, c.beam_size = action, args[0] if args else 4
             elif action == "ablate":
                 HeadTests(lab.decoding).ablate(user, c, args[0])
+            elif action == "tree":  # a node clicked, its hypothesis drawn, then "Decode on from here"
+                beam, number, strategy = args
+                run, c.options = user.run, {"tree_beam": beam}
+                key, state = key_of(run, beam), run.states.get(TreeState)
+                node = number % len(state.tree(run, key, beam)[0].nodes)
+                pick(user, c, node)
+                user.hypotheses.append(jsonable(hypothesis_message(run, state, key, beam, node)()))
+                decode_on(strategy)(user, c)
             elif action == "what-if":
                 rank, shown = args
                 step = user.run.session.steps[shown - 1]
@@ -296,11 +310,16 @@ def played(registry, copies, tmp_path_factory):
 @pytest.mark.slow
 def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(registry, played):
     lab = make_lab(registry)
-    assert len(played) == 32
+    assert len(played) == 40
     for model, source, play, page_side in played:
         server_user = server_road(registry, lab, model, source, play)
         by_server = server_user.run
         assert page_side["said"] == server_user.said, (model, source, play)  # the same one-line messages
+        assert len(page_side["hypotheses"]) == len(server_user.hypotheses)
+        for ours, theirs in zip(page_side["hypotheses"], server_user.hypotheses, strict=True):  # a clicked node's
+            same_message(ours.pop("data"), theirs.pop("data"))
+            assert ours.pop("total") == pytest.approx(theirs.pop("total"), abs=1e-4), (model, source, play)
+            assert ours == theirs, (model, source, play)
         user = UserState()
         lab.decoding.road.take(user, Controls(model, source, page=json.dumps(page_side["decoded"])))
         rebuilt = user.run

@@ -5,6 +5,7 @@ on greedily or by beam search, the run's decoding, which the next Back undoes.
 
 The search is slow for a large beam on a long source: the tree is sent after the click that asks for it (a
 placeholder first). A node's attention comes with its click: its path forced on a fork of the run's session.
+While the page decodes and draws the tree, it makes all of this itself (beam_tree/in_page.mjs), as here.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..core import payload
 from ..decoding.actions import branched, replace_decoding
 from ..feature import DATA, Feature, Output, Screen
 from ..run.search import MAX_BEAM, checked_beam, decoded_on, forced
-from ..run.state import Run, UserState, interventions_key
+from ..run.state import BRANCH, Run, UserState, interventions_key
 from .api import ENDPOINTS
 from .messages import Hypothesis, TreeMessage, page_tree, search_tree
 
@@ -36,7 +37,6 @@ NOTE = (
     "attention at its step below, then decode on from it: the result becomes the decoding, and Back undoes it."
 )
 OUTPUTS = (Output("tree", DATA, slow="Searching…"), Output("hypothesis", DATA))
-CHANGE = "branch from the tree"  # "Before the branch from the tree": the decoding it replaced, beside it
 
 
 @dataclass
@@ -128,7 +128,7 @@ def decode_on(strategy: str) -> Callable[[UserState, Controls], int]:
         tree, node = picked_node(run, run.states.get(TreeState), c)
         path, spell = tree.path(node), run.pipeline.tokenizer.id_to_token
         session, _ = decoded_on(run.session, path, strategy, beam_of(c), spell)
-        replace_decoding(run, session, branched(run, session, CHANGE), undoable=True)
+        replace_decoding(run, session, branched(run, session, BRANCH), undoable=True)
         return max(1, tree.nodes[node].step)
 
     return action
@@ -143,8 +143,12 @@ def layout(registry, default: str) -> dict:
     )
     c["tree"] = drawn("beam_tree/tree.mjs", "beam-tree", classes=("lab-slow",))
     with gr.Row(elem_classes="beam-tree-buttons"):
-        c["tree_greedy"] = gr.Button("Decode on from here, greedily", size="md", min_width=160)
-        c["tree_beam_on"] = gr.Button("Decode on from here, by beam search", size="md", min_width=160)
+        c["tree_greedy"] = gr.Button(
+            "Decode on from here, greedily", size="md", min_width=160, elem_id="beam-tree-greedy"
+        )
+        c["tree_beam_on"] = gr.Button(
+            "Decode on from here, by beam search", size="md", min_width=160, elem_id="beam-tree-beam-on"
+        )
     c["hypothesis"] = drawn("beam_tree/hypothesis.mjs", "beam-hypothesis")
     return c
 
@@ -169,5 +173,8 @@ BEAM_TREE = Feature(
     messages=(TreeMessage, Hypothesis),
     stylesheet=Path(__file__).with_name("beam_tree.css"),
     in_page=True,
-    in_page_outputs=("tree",),  # a node's hypothesis, and decoding on from it, are the server's
+    # the tree; a node clicked in the page, and decoding on from it, the page makes too (beam_tree/in_page.mjs): the
+    # server draws the hypothesis of a click it is sent
+    in_page_outputs=("tree",),
+    texts={"change": BRANCH},
 )

@@ -1,10 +1,13 @@
 // The Beam tree tab's clicked node: its hypothesis (the path from the start token to the node, forced on the decoder
-// by the server) drawn by the Attention tab's views at the node's step, in every kind, with the Attention tab's
-// focused head and look. Tells the tree which node it draws (tree.mjs rings it).
+// by the server, or by the page where it draws the tree: in_page.mjs) drawn by the Attention tab's views at the
+// node's step, in every kind, with the Attention tab's focused head and look. Tells the tree which node it draws
+// (tree.mjs rings it).
 
 import {attentionViews} from "../core/views.mjs";
 import {Decoding} from "../assets/decoding.mjs";
 import {el, root} from "../assets/dom.mjs";
+import {onMadeHere} from "../assets/here.mjs";
+import {HYPOTHESIS} from "./in_page.mjs";
 import {PICKED_EVENT} from "./tree.mjs";
 
 const EMPTY = "Click a node of the tree to see its hypothesis's attention here.";
@@ -23,14 +26,14 @@ export function mount({element, props, watch: watchProp}) {
   box.replaceChildren(line, views);
   let decoding = null, step = 0;
   const redraw = attentionViews(views, {decoding: () => decoding, shown: () => step, empty: EMPTY, compact: true});
-  const receive = () => {
-    const value = props.value;
+  const receive = (value = props.value) => {
     const node = value && value.op === "hypothesis" && value.node !== null ? value.node : null;
     [decoding, step] = node === null ? [null, 0] : [new Decoding(value.data), value.step];
     line.textContent = decoding ? hypothesisLine(value) : "";
     redraw();
     if (node !== null) document.dispatchEvent(new CustomEvent(PICKED_EVENT, {detail: {node}}));
   };
-  watchProp("value", receive);
+  watchProp("value", () => receive());
   receive();
+  onMadeHere(HYPOTHESIS, receive); // made in the page
 }

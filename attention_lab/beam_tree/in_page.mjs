@@ -1,11 +1,19 @@
-// The Beam tree tab's tree made in the page: the page's own beam search of the run's source (decoding/beams.mjs,
-// the library's search), every continuation it weighed recorded (decoding/search_tree.mjs), as the message
-// beam_tree/messages.py page_tree sends. tests/test_beam_tree_in_page.py holds the two equal. A node's hypothesis and
-// decoding on from it are the server's (a click asks it).
+// The Beam tree tab made in the page: the tree, the page's own beam search of the run's source
+// (decoding/beams.mjs, the library's search), every continuation it weighed recorded (decoding/search_tree.mjs), as
+// the message beam_tree/messages.py page_tree sends (tests/test_beam_tree_in_page.py holds the two equal); a clicked
+// node's hypothesis, its path forced on a fork of the page's session, as beam_tree/feature.py hypothesis_message
+// makes it; and "Decode on from here", by the page's step loop (decoding/loop.mjs decodeOn), Back undoing it
+// (tests/test_road.py holds both to the server's). While the page draws the tree, a click asks the server nothing.
 
 import {pyRound} from "../assets/format.mjs";
+import {madeHere, textsOf} from "../assets/here.mjs";
+import {page, sameKey} from "../assets/store.mjs";
+import {forced} from "../decoding/again.mjs";
 import {ALPHA, beamSearch} from "../decoding/beams.mjs";
+import {decoding} from "../decoding/messages.mjs";
 import {SearchTree} from "../decoding/search_tree.mjs";
+
+export const HYPOTHESIS = "beam_tree:hypothesis"; // what hypothesis.mjs takes the page's messages by (here.mjs)
 
 /** The tree of the decoding `run` ({ids, ablated, limit, key}) of the page copy `model`: its source searched with
  * the tree's beam size (`asked.beam`), under the heads it ablates and its length limit. */
@@ -37,8 +45,8 @@ const messages = new WeakMap(); // a search -> its last message
 const last = new WeakMap(); // a page copy's LiveModel -> its last search: {id, promise}
 
 /** The search of the run's source with beam size `beam`, the last one again while it is the same (a Step searches
- * nothing anew). */
-function searched(model, run, beam) {
+ * nothing anew): {tree, found}. */
+export function searched(model, run, beam) {
   const id = JSON.stringify([run.ids, run.ablated ?? [], run.limit, beam]), held = last.get(model);
   if (held?.id === id) return held.promise;
   const promise = (async () => {
@@ -49,4 +57,81 @@ function searched(model, run, beam) {
   last.set(model, {id, promise});
   promise.catch(() => last.get(model)?.promise === promise && last.delete(model));
   return promise;
+}
+
+/** The hypothesis of node `node` of the tree searched with beam size `beam` for the page's decoding `session` (a
+ * LiveSession, left as it is; its ablations and length limit the tree's): its path forced, drawn as a decoding, at
+ * the node's step (beam_tree/messages.py Hypothesis). */
+export async function hypothesis(model, session, ablated, beam, node) {
+  const {tree} = await searched(model, {ids: session.srcIds, ablated, limit: session.maxNew}, beam);
+  const chosen = tree.nodes[node], path = pathOf(tree, node);
+  const data = decoding(await forced(session, path));
+  const text = model.tokenizer.decode(path, {skip_special_tokens: true});
+  return {node, step: chosen.step, text, total: chosen.total, state: chosen.state, data, op: "hypothesis"};
+}
+
+/** The tokens from the root's child down to node `id` (transformer/beam_tree.py SearchTree.path). */
+export function pathOf(tree, id) {
+  const tokens = [];
+  for (let n = tree.nodes[id]; n.parent !== null; n = tree.nodes[n.parent]) tokens.unshift(n.token);
+  return tokens;
+}
+
+let picked = null; // the node clicked in the page: {node, loop, key (the decoding's), beam, tell (the server)}
+
+/** A click on node `node` of the tree of beam size `beam`, taken by the page when it draws the tree for the decoding
+ * its loop holds: the hypothesis drawn below (hypothesis.mjs), no request. Whether it took it; if not, the tree tells
+ * the server (`tell`), which draws it. */
+export function pickHere(node, beam, tell) {
+  const road = globalThis.attentionLabRoad, loop = road && !road.passing ? road.taker("pick") : null;
+  if (!loop?.session || !sameKey(page.key, loop.key()) || !road.drawnHere(loop.model.config.name).includes("beam_tree")) {
+    picked = null;
+    return false;
+  }
+  const session = loop.session, ablated = loop.options.ablated ?? [];
+  picked = {node, loop, beam, tell, search: JSON.stringify([session.srcIds, ablated, session.maxNew, beam])};
+  const mine = picked;
+  loop.queue.then(() => hypothesis(loop.model, session, ablated, beam, node)).then((message) => {
+    if (picked === mine) madeHere(HYPOTHESIS, message);
+  }, (err) => {
+    console.error(err);
+    if (picked === mine) tell();
+  });
+  return true;
+}
+
+/** The page draws no hypothesis now (a new tree was drawn, or none). */
+export function unpicked() {
+  picked = null;
+  madeHere(HYPOTHESIS, {node: null, op: "hypothesis"});
+}
+
+/** The node clicked in the page, while it is a node of the tree of the decoding the loop holds now. */
+function pickedNow() {
+  const loop = picked?.loop, s = loop?.session;
+  if (!s || !sameKey(page.key, loop.key())) return null;
+  return picked.search === JSON.stringify([s.srcIds, loop.options.ablated ?? [], s.maxNew, picked.beam]) ? picked : null;
+}
+
+const STRATEGY = {"beam-tree-greedy": "greedy", "beam-tree-beam-on": "beam"};
+
+if (!globalThis.attentionLabBeamTree && globalThis.document) {
+  globalThis.attentionLabBeamTree = true;
+  // "Decode on from here" on a node clicked in the page: decoded on by the page's loop, with no request
+  document.addEventListener("click", async (event) => {
+    const button = event.target.closest?.("#beam-tree-greedy, #beam-tree-beam-on"), road = globalThis.attentionLabRoad;
+    const now = button && !button.disabled && road && !road.passing ? pickedNow() : null;
+    if (!now || road.taker("decode-on") !== now.loop) return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    const {node, loop, beam, tell} = now;
+    const {tree} = await searched(loop.model, {ids: loop.session.srcIds, ablated: loop.options.ablated ?? [],
+      limit: loop.session.maxNew}, beam);
+    const retry = () => { // the server, told of the node first, decodes on from it
+      tell();
+      road.pass(button);
+    };
+    road.answer(loop, "decodeOn", retry, pathOf(tree, node), STRATEGY[button.id], beam, tree.nodes[node].step,
+      textsOf("beam_tree").change);
+  }, true);
 }

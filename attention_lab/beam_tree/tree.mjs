@@ -3,9 +3,9 @@
 // that node's order, likeliest first: the best hypotheses stay near the top. Edges are as thick as the token is
 // likely; pruned branches are faded, and "Fold pruned branches" folds each node's into one "+n" mark (a click on it
 // unfolds that node's). The best hypothesis is orange, the decoding the page holds ringed in blue, the clicked node
-// ringed in black. A long sentence pans (drag) rather than shrinks. A click on a node asks the server for its
-// hypothesis's attention (beam_tree/hypothesis.mjs draws it). While the page decodes, the page searches and records
-// the tree itself (in_page.mjs), with the tab's beam size.
+// ringed in black. A long sentence pans (drag) rather than shrinks. A click on a node shows its hypothesis's
+// attention (beam_tree/hypothesis.mjs draws it). While the page decodes, the page searches and records the tree
+// itself (in_page.mjs), with the tab's beam size, and makes a clicked node's hypothesis; else the server does.
 
 import {askAgain, computedHere, computesHere} from "../assets/here.mjs";
 import {el, labelled, root} from "../assets/dom.mjs";
@@ -14,7 +14,7 @@ import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {page} from "../assets/store.mjs";
 
-import {made} from "./in_page.mjs";
+import {made, pickHere, unpicked} from "./in_page.mjs";
 
 export const PICKED_EVENT = "attention-lab-beam-node"; // on document, {detail: {node}}: the hypothesis drawn below
 const STEP_PX = 92, NARROW = 600, ROW_PX = 26, MAX_HEIGHT = 560, MARGIN = {l: 14, r: 14, t: 8, b: 30};
@@ -261,7 +261,8 @@ export function mount(component) {
       tree.redraw();
     } else if (what === "node" && id !== picked) {
       picked = id;
-      component.trigger("select", {node: id, shown: page.shown});
+      const tell = () => component.trigger("select", {node: id, shown: page.shown});
+      if (!pickHere(id, tree.message?.beam ?? treeAsked().beam, tell)) tell();
       ring();
     }
   };
@@ -289,6 +290,7 @@ export function mount(component) {
   const take = (value, held) => {
     if (held && value.parent === held.parent) return {...value, serial: value.key?.serial ?? value.serial}; // a Step
     [nodes, picked, unfolded] = [treeNodes(value), null, new Set()];
+    if (value.key) unpicked(); // a new tree made in the page: no node of it clicked yet
     revision++; // a new tree opens on its first steps
     // made in the page, for the decoding its key names (a tree made ahead for the same tokens may carry another's)
     return value.key ? {...value, serial: value.key.serial} : value;

@@ -42,8 +42,10 @@ function best(beams, logProbs, n) {
 
 /** Beam search of beam size `k` over `session`'s source (a LiveSession, its steps untouched): {tokens (the best
  * hypothesis, without the end token), score (its normalised log-probability), history, candidates}; every
- * continuation it weighed recorded in `tree` (a SearchTree, search_tree.mjs) when one is given. */
-export async function beamSearch(session, k, alpha = ALPHA, tree = null) {
+ * continuation it weighed recorded in `tree` (a SearchTree, search_tree.mjs) when one is given. The tokens of
+ * `prefix` are forced first (each alone may be written at its step, at its own log-probability), then the search
+ * goes on from it. */
+export async function beamSearch(session, k, alpha = ALPHA, tree = null, prefix = []) {
   const c = session.model.config, steps = session.maxNew, eos = c.eos_id;
   let beams = [{tokens: [], score: 0, cache: session.caches[0]}];
   const finished = [], history = [];
@@ -51,7 +53,7 @@ export async function beamSearch(session, k, alpha = ALPHA, tree = null) {
   for (let step = 0; step < steps && beams.length; step++) {
     const outs = [];
     for (const beam of beams) outs.push(await session.decode(beam.tokens.length ? beam.tokens.at(-1) : c.bos_id, beam.cache));
-    const logProbs = outs.map((out) => logSoftmax(session.ruled(out.logits.data, step)));
+    const logProbs = outs.map((out) => only(logSoftmax(session.ruled(out.logits.data, step)), prefix[step]));
     const V = logProbs[0].length;
     const live = [], ended = new Set();
     best(beams, logProbs, 2 * k).forEach(([score, flat], rank) => {
@@ -76,6 +78,15 @@ export async function beamSearch(session, k, alpha = ALPHA, tree = null) {
   candidates.sort((a, b) => b[0] - a[0]);
   if (tree) tree.best = tree.nodeOf([...candidates[0][1], eos]) ?? tree.nodeOf(candidates[0][1]);
   return {tokens: candidates[0][1], score: candidates[0][0], history, candidates: candidates.map(([s, t]) => [t, s])};
+}
+
+/** Log-probabilities with every token but `token` at -inf (a forced step, transformer/beams.py _only); all of
+ * them where no token is forced. */
+function only(logProbs, token) {
+  if (token === undefined) return logProbs;
+  const forced = new Float32Array(logProbs.length).fill(-Infinity);
+  forced[token] = logProbs[token];
+  return forced;
 }
 
 /** Whether no live beam can still beat the k-th best finished hypothesis (transformer.beams._Row._cannot_improve). */

@@ -29,7 +29,7 @@ from ..controls import Controls
 from ..models.registry import Registry
 from ..page_copy.copies import VENDOR, copyable, home
 from ..run.search import checked_beam, checked_strategy, searched
-from ..run.state import Before, Run, UserState, interventions_key, loop, new_run
+from ..run.state import BRANCH, Before, Run, UserState, interventions_key, loop, new_run
 from .messages import Key
 
 logger = logging.getLogger("attention_lab")
@@ -85,7 +85,7 @@ class PageDecoding:
     tokens: tuple[int, ...] = ()
     shown: int = 0
     before: tuple[tuple[int, ...], int] | None = None  # the tokens before a what-if or ablation, and where it changed
-    change: str = "what-if"  # which of the two made the decoding before (an ablation's is decoded without it)
+    change: str = "what-if"  # which made the decoding before (an ablation's is decoded without it)
     beam_size: int | None = None  # a beam search of this size wrote it (its beams are kept for the Beams tab)
     ablate: frozenset[Head] = frozenset()  # the heads ablated throughout
     strategy: str = "greedy"  # what the page wrote the step loop's outputs for
@@ -126,8 +126,9 @@ def read(text: object) -> PageDecoding | None:
 
 
 def checked_change(change: object) -> str:
-    """What the page says made its decoding before: a what-if or an ablation (a ValueError otherwise)."""
-    if change not in ("what-if", "ablation"):
+    """What the page says made its decoding before: a what-if, an ablation or a branch from the Beam tree (a
+    ValueError otherwise)."""
+    if change not in ("what-if", "ablation", BRANCH):
         raise ValueError(f"unknown change {change!r}")
     return str(change)
 

@@ -12,7 +12,8 @@
 //   ui.refused(err, retry) (optional) the user's mistake, for another road to say in its own way (`retry`, if set)
 
 import {page, receive, sameKey} from "../assets/store.mjs";
-import {beamSearch} from "./beams.mjs";
+import {forced} from "./again.mjs";
+import {ALPHA, beamSearch} from "./beams.mjs";
 import {InputError} from "../page_copy/model.mjs";
 import {fewer, full, more, original} from "./messages.mjs";
 
@@ -37,6 +38,7 @@ export class Loop {
     this.unsent = false; // a decoding started that the page does not hold yet
     this.plain = null; // an ablation's decoding before it (heads/actions.py HeadsState.plain)
     this.held = ""; // the ablation, in the step loop's words
+    this.undo = null; // a decoding replaced whole (decodeOn), for Back right after: {key, session, before, ...}
   }
 
   key() {
@@ -105,7 +107,7 @@ export class Loop {
     if (ours && (asked || !fresh)) return this.session;
     const {ids, notice} = this.model.source(text);
     const session = await this.model.start(ids, options.topK, options.maxNew, options.ablated || []);
-    Object.assign(this, {session, text, options, before: null, beamed: null, plain: null, held: ""});
+    Object.assign(this, {session, text, options, before: null, beamed: null, plain: null, held: "", undo: null});
     this.notice = [notice, this.model.lengthNotice(ids)].filter(Boolean).join(" ");
     const held = page.decoding;
     if (held && page.key && !ours && sameSource(held, ids, this.model) && held.steps.every((s, i) => session.canWrite(s.token, i))) {
@@ -122,6 +124,7 @@ export class Loop {
   /** Tell the views (`message`) and the loop's outputs what changed. */
   send(message) {
     this.unsent = false;
+    if (message?.op === "full") this.drawn = message.data.original; // the decoding before, as the page draws it
     if (message) receive(message);
     this.ui.wrote(this.outputs());
   }
@@ -188,6 +191,13 @@ export class Loop {
 
   back() {
     return this.act(async () => {
+      if (this.undo && sameKey(page.key, this.key()) && sameKey(this.undo.key, this.key())) { // right after a decodeOn
+        const {session, before, beamed, found, drawn} = this.undo;
+        Object.assign(this, {session, before, beamed, found, undo: null});
+        const message = full(session, this.changed(), lastWord(session));
+        message.data.original = drawn;
+        return this.send(message);
+      }
       if (!page.decoding || !page.decoding.steps.length) throw new InputError(NOTHING_BACK);
       const session = await this.current(false);
       if (!session.steps.length) throw new InputError(NOTHING_BACK);
@@ -200,7 +210,7 @@ export class Loop {
 
   reset() {
     return this.act(async () => {
-      Object.assign(this, {session: null, text: null, before: null, plain: null, held: ""});
+      Object.assign(this, {session: null, text: null, before: null, plain: null, held: "", undo: null});
       receive({op: "clear", key: null, shown: 0});
       this.ui.wrote(this.outputs());
     });
@@ -222,6 +232,31 @@ export class Loop {
       this.beamed = null;
       const message = full(session, this.changed(), at);
       message.data.original = original(session, before, at);
+      this.send(message);
+    });
+  }
+
+  /** Decode on from the hypothesis `path` (token ids: a Beam tree node's) by `strategy` ("greedy", or "beam" of
+   * `beamSize` from the path), and make that the decoding, shown at step `shown` (beam_tree/feature.py decode_on):
+   * the decoding it replaces kept beside it (`change` names it), and restored by a Back right after. */
+  decodeOn(path, strategy, beamSize, shown, change) {
+    return this.act(async () => {
+      const session = await this.current(false);
+      const made = await forced(session, path);
+      if (strategy === "greedy" || made.finished) await made.run();
+      else {
+        const found = await beamSearch(made, beamSize, ALPHA, null, path);
+        for (const token of [...found.tokens.slice(made.steps.length), made.model.config.eos_id]) {
+          if (made.finished) break;
+          await made.step(token);
+        }
+      }
+      const at = firstDifference(session.steps, made.steps);
+      const undo = {session, before: this.before, beamed: this.beamed, found: this.found, drawn: this.drawn};
+      Object.assign(this, {session: made, beamed: null, before: {tokens: session.tokens, at, change}});
+      const message = full(made, this.changed(), Math.max(1, shown));
+      message.data.original = original(made, session.steps, at);
+      this.undo = {...undo, key: this.key()};
       this.send(message);
     });
   }

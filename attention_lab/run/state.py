@@ -65,13 +65,16 @@ class Run:
         return self.entry.pipeline
 
 
+BRANCH = "branch from the tree"  # "Before the branch from the tree": the decoding a Beam tree node's replaced
+
+
 @dataclass
 class Before:
     """The decoding before the last what-if, ablation, edit or branch from the tree, kept to compare with."""
 
     steps: list[Step]
     at: int  # the step (1-based) that the what-if forced, or the change first changed
-    change: str  # "what-if", "ablation", "edit" or "branch from the tree"
+    change: str  # "what-if", "ablation", "edit" or BRANCH
 
 
 @dataclass

@@ -5,9 +5,11 @@
 // the heads switched off, [kind, layer, head] 0-based), each action
 // ["run"], ["step"], ["back"], ["reset"], ["source", text] (the Source typed anew), ["beam", k] or ["greedy"] (the
 // strategy chosen), ["what-if", rank, shown] (the candidate of that rank at step `shown`, as a click on it) or
-// ["ablate", heads] (heads chosen as "kind:layer:head", then Ablate). ANSWER: per scenario, what the page would send
-// the server (the loop's `decoded`), what it shows (its key, the step shown, every step's token and whether it was
-// forced), the loop's outputs, the one-line messages it said and the Beams tab's table.
+// ["ablate", heads] (heads chosen as "kind:layer:head", then Ablate) or ["tree", beam, node, strategy] (node number
+// `node`, modulo the tree's size, of the Beam tree searched with beam size `beam`, clicked, then "Decode on from
+// here" by `strategy`). ANSWER: per scenario, what the page would send the server (the loop's `decoded`), what it
+// shows (its key, the step shown, every step's token and whether it was forced), the loop's outputs, the one-line
+// messages it said, the Beams tab's table and each clicked node's hypothesis.
 
 import fs from "node:fs";
 import path from "node:path";
@@ -19,6 +21,8 @@ const {declare} = await import(path.join(LAB, "assets/here.mjs"));
 const {parseHeads} = await import(path.join(LAB, "assets/naming.mjs"));
 const {holding} = await import(path.join(LAB, "heads/ablate.mjs"));
 const beams = await import(path.join(LAB, "beams/in_page.mjs"));
+const beamTree = await import(path.join(LAB, "beam_tree/in_page.mjs"));
+const {textsOf} = await import(path.join(LAB, "assets/here.mjs"));
 declare(JSON.parse(fs.readFileSync(path.join(LAB, "assets/in_page.json"), "utf8"))); // the texts the app sends
 
 const [dir, requestFile] = process.argv.slice(2);
@@ -28,7 +32,7 @@ const request = JSON.parse(fs.readFileSync(requestFile, "utf8"));
 async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
   receive({op: "clear", key: null, shown: 0});
   page.serial = 0; // each scenario is a page of its own, as the server's is a session of its own
-  const said = [];
+  const said = [], hypotheses = [];
   let text = source, outputs = null, mode = {strategy: "greedy", beamSize: 4};
   const ui = {
     source: () => text,
@@ -51,6 +55,12 @@ async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
     } else if (action === "ablate") { // the heads chosen, as the Heads tab's menu names them, then Ablate
       const heads = parseHeads(args[0], model.config);
       await loop.ablate(heads, holding(heads, model.config));
+    } else if (action === "tree") { // a node of the tree clicked, then "Decode on from here"
+      const [beam, number, strategy] = args, s = loop.session, ablated = loop.options.ablated ?? [];
+      const {tree} = await beamTree.searched(model, {ids: s.srcIds, ablated, limit: s.maxNew}, beam);
+      const node = number % tree.nodes.length;
+      hypotheses.push(await beamTree.hypothesis(model, s, ablated, beam, node));
+      await loop.decodeOn(beamTree.pathOf(tree, node), strategy, beam, tree.nodes[node].step, textsOf("beam_tree").change);
     } else await loop[action]();
   }
   const d = page.decoding;
@@ -64,6 +74,7 @@ async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
     said,
     search: loop.found && loop.beamed ? {tokens: loop.found.tokens, score: loop.found.score} : null,
     beams: beams.made(model, {beams: loop.beamed ? loop.found.history : null}), // the Beams tab's table
+    hypotheses,
   };
 }
 
