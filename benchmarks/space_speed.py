@@ -2,6 +2,7 @@
 
     python benchmarks/space_speed.py                      # de-en and reverse
     python benchmarks/space_speed.py --models reverse     # any models export --live takes
+    python benchmarks/space_speed.py --models de-en reverse OPUS/ --precision float32 float32 int8   # one each
 
 In Chromium, with the cache empty: the folder's size; open → the first heatmap (the example the export decoded,
 drawn before the model loads); open → the first model decoded in the page; open → every tab it lists made in the
@@ -76,12 +77,13 @@ def measure(url: str, names: list[str]) -> list[tuple[str, float]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", nargs="+", default=["de-en", "reverse"], help="the models of the Space")
+    parser.add_argument("--precision", nargs="+", help="one precision for all, or one per model (export --live's)")
     args = parser.parse_args()
     from attention_lab import tabs  # noqa: F401 - every feature registers the files a copy carries, as the CLI does
     from attention_lab.export.live import write
 
     with tempfile.TemporaryDirectory() as tmp:
-        folder = write(args.models, Path(tmp) / "space").parent
+        folder = write(args.models, Path(tmp) / "space", args.precision).parent
         size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
         server, url = served(folder)
         try:

@@ -375,3 +375,30 @@ def test_export_live_refuses_a_model_named_twice_in_one_line_and_writes_nothing(
     said = capsys.readouterr().err.strip()
     assert said == "attention-lab export --live: reverse: a model named twice; a page lists each of its models once."
     assert not out.exists()
+
+
+def test_export_live_takes_one_precision_for_all_models_or_one_each(tmp_path, capsys, monkeypatch):
+    """`--precision` names one precision for every model of the page, or one per model in --live's order (an
+    opus-mt Marian in int8 beside our float32 models); another count is refused in one line before any copy is made,
+    and the folder's README gives the command that makes the page again."""
+    from attention_lab.export import live
+
+    out = tmp_path / "space"
+    assert live.main(["--live", "reverse", "de-en", "--precision", "int8", "float16", "float32", "-o", str(out)]) == 2
+    said = capsys.readouterr().err.strip()
+    assert said == (
+        "attention-lab export --live: --precision: 3 precisions for 2 models; give one for all, or one per model."
+    )
+    assert not out.exists()
+    asked = []
+    monkeypatch.setattr(live, "copied", lambda entry, precision, prefix: asked.append((prefix, precision)) or {})
+    monkeypatch.setattr(live, "runtime", dict)
+    entries = [live.load("reverse"), live.load("de-en")]
+    for precision in (["float32", "int8"], "float16", ["float16"], None):
+        live.all_parts(entries, precision)
+    assert asked == [
+        ("reverse/", "float32"), ("de-en/", "int8"), ("reverse/", "float16"), ("de-en/", "float16"),
+        ("reverse/", "float16"), ("de-en/", "float16"), ("reverse/", None), ("de-en/", None),
+    ]  # fmt: skip
+    assert live.precision_flag(["float32", "int8"], {"float32", "int8"}) == " --precision float32 int8"
+    assert live.precision_flag(None, {"float32", "int8"}) == ""  # each model's default: no one flag says it

@@ -1,5 +1,5 @@
-"""attention-lab export --live MODEL [MODEL ...] [--precision P] -o FILE.html | DIR/: models decoding in the page, with
-no server.
+"""attention-lab export --live MODEL [MODEL ...] [--precision P [P ...]] -o FILE.html | DIR/: models decoding in the
+page, with no server.
 
 Each MODEL is one of ours (a bundled name or a checkpoint folder) or any transformers encoder–decoder the adapter loads
 (a Hub repo id or a save_pretrained folder: Marian, BART, mBART, T5, M2M100/NLLB). The page runs it with ONNX
@@ -74,11 +74,25 @@ def prefixes(entries: list[ModelEntry]) -> list[str]:
     return [""] if len(entries) == 1 else [f"{name}/" for name in names]
 
 
-def all_parts(entries: list[ModelEntry], precision: str | None = None) -> dict[str, bytes]:
-    """The files a page of `entries` loads: each model's copy under its prefix, and the runtime once."""
+def precisions(precision: str | list[str] | None, entries: list[ModelEntry]) -> list[str | None]:
+    """Each model's precision: one for all (None: each model's default), or one per model in their order.
+    InputError for another count."""
+    asked = [precision] if precision is None or isinstance(precision, str) else list(precision)
+    if len(asked) == 1:
+        return asked * len(entries)
+    if len(asked) != len(entries):
+        raise InputError(
+            f"--precision: {len(asked)} precisions for {len(entries)} models; give one for all, or one per model."
+        )
+    return asked
+
+
+def all_parts(entries: list[ModelEntry], precision: str | list[str] | None = None) -> dict[str, bytes]:
+    """The files a page of `entries` loads: each model's copy under its prefix, in its precision (`precision`: one
+    for all, or one per model), and the runtime once."""
     files = {}
-    for entry, prefix in zip(entries, prefixes(entries), strict=True):
-        files.update(copied(entry, precision, prefix))
+    for entry, prefix, chosen in zip(entries, prefixes(entries), precisions(precision, entries), strict=True):
+        files.update(copied(entry, chosen, prefix))
     return {**files, **runtime()}
 
 
@@ -134,7 +148,9 @@ def states(entries: list[ModelEntry], files: dict[str, bytes]) -> list[dict]:
     ]
 
 
-def one_file(entries: ModelEntry | list[ModelEntry], precision: str | None = None, files: dict | None = None) -> str:
+def one_file(
+    entries: ModelEntry | list[ModelEntry], precision: str | list[str] | None = None, files: dict | None = None
+) -> str:
     """The live page of one model or several as one HTML file with every part inside (`files`: the parts, made
     already); InputError if the parts are over LIMIT_MB."""
     entries = [entries] if isinstance(entries, ModelEntry) else list(entries)
@@ -150,14 +166,22 @@ def one_file(entries: ModelEntry | list[ModelEntry], precision: str | None = Non
     return page(models, files)
 
 
-def write(models: str | list[str], out: Path, precision: str | None = None) -> Path:
+def precision_flag(precision: str | list[str] | None, named: set[str]) -> str:
+    """The --precision that makes the page again: as asked, else the models' one precision (none if they differ)."""
+    if precision:
+        return " --precision " + " ".join([precision] if isinstance(precision, str) else precision)
+    return f" --precision {named.pop()}" if len(named) == 1 else ""
+
+
+def write(models: str | list[str], out: Path, precision: str | list[str] | None = None) -> Path:
     """The live page of `models` (each a bundled model's name, a folder or a Hub repo id; one, or a list) in
-    `precision` (each model's default if None) as one file (out ends in .html) or a folder; returns what it wrote
+    `precision` (each model's default if None; one for all, or a list of one per model) as one file (out ends in .html) or a folder; returns what it wrote
     (the file, or the folder's index.html). Everything is made before anything is written, and written beside its
     place first, so a failure leaves nothing half-written."""
     wanted = [models] if isinstance(models, str) else list(models)
     entries = [load(model) for model in wanted]
-    prefixes(entries)  # two of one name: refused before any copy is made
+    prefixes(entries)  # two of one name, or a precision too many, refused before any copy is made
+    precisions(precision, entries)
     if out.suffix.lower() in (".html", ".htm"):
         text = one_file(entries, precision)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -171,7 +195,7 @@ def write(models: str | list[str], out: Path, precision: str | None = None) -> P
         name=", ".join(entry.name for entry in entries),
         models=" ".join(wanted),
         precision=" ".join(sorted(f"{text}." for text in said)),
-        precision_flag=f" --precision {precision or named.pop()}" if precision or len(named) == 1 else "",
+        precision_flag=precision_flag(precision, named),
         license=licence(entries),
     ).encode("utf-8")
     files["index.html"] = page(models_now).encode("utf-8")
@@ -251,8 +275,10 @@ def main(argv: list[str] | None = None, prog: str = "python -m attention_lab.exp
     parser.add_argument(
         "--precision",
         choices=PRECISIONS,
-        help="the weights' precision (default: float32 for our models; for a transformers model, int8 or else float16 "
-        "if it decodes 90%% of 50 sentences as float32 does, else float32)",
+        nargs="+",
+        help="the weights' precision: one for every model, or one per model in --live's order (default: float32 for "
+        "our models; for a transformers model, int8 or else float16 if it decodes 90%% of 50 sentences as float32 "
+        "does, else float32)",
     )
     parser.add_argument("-o", "--out", type=Path, required=True, help="FILE.html (one file) or DIR/ (a folder)")
     args = parser.parse_args(argv)
