@@ -87,7 +87,7 @@ def main() -> int:
         size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 1e6
         server, url = served(folder)
         try:
-            rows = measure(url, args.models)
+            rows = measure(url, [Path(model.rstrip("/")).name for model in args.models])  # as the menu names them
         finally:
             server.terminate()
             server.wait(timeout=10)

@@ -47,7 +47,7 @@ const last = new WeakMap(); // a page copy's LiveModel -> its last search: {id, 
 /** The search of the run's source with beam size `beam`, the last one again while it is the same (a Step searches
  * nothing anew): {tree, found}. */
 export function searched(model, run, beam) {
-  const id = JSON.stringify([run.ids, run.ablated ?? [], run.limit, beam]), held = last.get(model);
+  const id = searchId(run, beam), held = last.get(model);
   if (held?.id === id) return held.promise;
   const promise = (async () => {
     const session = await model.start(run.ids, 1, run.limit, run.ablated ?? []);
@@ -59,11 +59,20 @@ export function searched(model, run, beam) {
   return promise;
 }
 
+/** What tells one search from another: the source, the heads ablated, the length limit and the beam size. */
+const searchId = (run, beam) => JSON.stringify([run.ids, run.ablated ?? [], run.limit, beam]);
+
+/** What the tree of the decoding `session` (a LiveSession, with the heads `ablated`) searches: its source, under its
+ * ablations and length limit. */
+export function searchRun(session, ablated) {
+  return {ids: session.srcIds, ablated, limit: session.maxNew};
+}
+
 /** The hypothesis of node `node` of the tree searched with beam size `beam` for the page's decoding `session` (a
- * LiveSession, left as it is; its ablations and length limit the tree's): its path forced, drawn as a decoding, at
- * the node's step (beam_tree/messages.py Hypothesis). */
+ * LiveSession, left as it is; with the heads `ablated`): its path forced, drawn as a decoding, at the node's step
+ * (beam_tree/messages.py Hypothesis). */
 export async function hypothesis(model, session, ablated, beam, node) {
-  const {tree} = await searched(model, {ids: session.srcIds, ablated, limit: session.maxNew}, beam);
+  const {tree} = await searched(model, searchRun(session, ablated), beam);
   const chosen = tree.nodes[node], path = pathOf(tree, node);
   const data = decoding(await forced(session, path));
   const text = model.tokenizer.decode(path, {skip_special_tokens: true});
@@ -77,7 +86,7 @@ export function pathOf(tree, id) {
   return tokens;
 }
 
-let picked = null; // the node clicked in the page: {node, loop, key (the decoding's), beam, tell (the server)}
+let picked = null; // the node clicked in the page: {node, loop, beam, search (its id), tell (the server)}
 
 /** A click on node `node` of the tree of beam size `beam`, taken by the page when it draws the tree for the decoding
  * its loop holds: the hypothesis drawn below (hypothesis.mjs), no request. Whether it took it; if not, the tree tells
@@ -89,7 +98,7 @@ export function pickHere(node, beam, tell) {
     return false;
   }
   const session = loop.session, ablated = loop.options.ablated ?? [];
-  picked = {node, loop, beam, tell, search: JSON.stringify([session.srcIds, ablated, session.maxNew, beam])};
+  picked = {node, loop, beam, tell, search: searchId(searchRun(session, ablated), beam)};
   const mine = picked;
   loop.queue.then(() => hypothesis(loop.model, session, ablated, beam, node)).then((message) => {
     if (picked === mine) madeHere(HYPOTHESIS, message);
@@ -110,7 +119,7 @@ export function unpicked() {
 function pickedNow() {
   const loop = picked?.loop, s = loop?.session;
   if (!s || !sameKey(page.key, loop.key())) return null;
-  return picked.search === JSON.stringify([s.srcIds, loop.options.ablated ?? [], s.maxNew, picked.beam]) ? picked : null;
+  return picked.search === searchId(searchRun(s, loop.options.ablated ?? []), picked.beam) ? picked : null;
 }
 
 const STRATEGY = {"beam-tree-greedy": "greedy", "beam-tree-beam-on": "beam"};
@@ -125,8 +134,7 @@ if (!globalThis.attentionLabBeamTree && globalThis.document) {
     event.preventDefault();
     event.stopImmediatePropagation();
     const {node, loop, beam, tell} = now;
-    const {tree} = await searched(loop.model, {ids: loop.session.srcIds, ablated: loop.options.ablated ?? [],
-      limit: loop.session.maxNew}, beam);
+    const {tree} = await searched(loop.model, searchRun(loop.session, loop.options.ablated ?? []), beam);
     const retry = () => { // the server, told of the node first, decodes on from it
       tell();
       road.pass(button);

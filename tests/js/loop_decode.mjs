@@ -57,7 +57,7 @@ async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
       await loop.ablate(heads, holding(heads, model.config));
     } else if (action === "tree") { // a node of the tree clicked, then "Decode on from here"
       const [beam, number, strategy] = args, s = loop.session, ablated = loop.options.ablated ?? [];
-      const {tree} = await beamTree.searched(model, {ids: s.srcIds, ablated, limit: s.maxNew}, beam);
+      const {tree} = await beamTree.searched(model, beamTree.searchRun(s, ablated), beam);
       const node = number % tree.nodes.length;
       hypotheses.push(await beamTree.hypothesis(model, s, ablated, beam, node));
       await loop.decodeOn(beamTree.pathOf(tree, node), strategy, beam, tree.nodes[node].step, textsOf("beam_tree").change);
