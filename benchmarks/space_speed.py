@@ -32,19 +32,23 @@ READY = "() => document.body.dataset.busy === 'false' && !!window.attentionLabLi
 MADE = "(tab) => performance.getEntriesByName('road:explain:' + tab).length"
 
 
-def every_tab(page) -> int:
-    """A beam Run, then each tab the chosen model lists opened until its message is made: how many tabs."""
+def every_tab(page) -> str:
+    """A beam Run, then each tab the chosen model lists opened until its message is made: how many tabs, and the two
+    that took longest to be made, in words."""
     page.select_option("#lab-strategy", "beam")
     page.click("#lab-run")
     page.wait_for_function(READY, timeout=300_000)
     tabs = page.locator("#lab-tabs button:not([hidden])").evaluate_all("bs => bs.map((b) => b.dataset.tabId)")[1:]
+    took = {}
     for tab in tabs:
-        before = page.evaluate(MADE, tab)
+        before, start = page.evaluate(MADE, tab), time.perf_counter()
         page.click(f"#lab-tabs button[data-tab-id={tab}]")
         page.wait_for_function(f"({MADE})('{tab}') > {before}", timeout=300_000)
+        took[tab] = time.perf_counter() - start
     page.select_option("#lab-strategy", "greedy")
     page.click("#lab-tabs button[data-tab-id=attention]")
-    return len(tabs)
+    slowest = sorted(took, key=took.get, reverse=True)[:2]
+    return f"{len(tabs)} tabs; longest {', '.join(f'{tab} {took[tab]:.1f} s' for tab in slowest)}"
 
 
 def measure(url: str, names: list[str]) -> list[tuple[str, float]]:
@@ -60,16 +64,16 @@ def measure(url: str, names: list[str]) -> list[tuple[str, float]]:
         rows.append((f"open → first heatmap ({names[0]}, as exported)", time.perf_counter() - start))
         page.wait_for_function(READY, timeout=300_000)
         rows.append((f"open → {names[0]} decoded in the page", time.perf_counter() - start))
-        n = every_tab(page)
-        rows.append((f"open → every tab of {names[0]} made ({n} tabs)", time.perf_counter() - start))
+        said = every_tab(page)
+        rows.append((f"open → every tab of {names[0]} made ({said})", time.perf_counter() - start))
         for name in names[1:]:
             start = time.perf_counter()
             page.select_option("#lab-model", name)
             page.wait_for_function(f"window.attentionLabLive.model.config.name === '{name}'", timeout=300_000)
             page.wait_for_function(READY, timeout=300_000)
             rows.append((f"{name} chosen → decoded in the page", time.perf_counter() - start))
-            n = every_tab(page)
-            rows.append((f"{name} chosen → every tab made ({n} tabs)", time.perf_counter() - start))
+            said = every_tab(page)
+            rows.append((f"{name} chosen → every tab made ({said})", time.perf_counter() - start))
         browser.close()
     return rows
 
