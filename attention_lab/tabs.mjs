@@ -2,6 +2,7 @@
 // messages the page makes itself (attention_lab/tabs.py: each Feature with in_page), each by its id, which the page
 // mounts in its row of tabs. tests/test_browser_live.py opens each of them, from disk with no network.
 
+import * as hypothesis from "./beam_tree/hypothesis.mjs";
 import * as tree from "./beam_tree/tree.mjs";
 import * as beams from "./beams/beams.mjs";
 import * as flow from "./flow/flow.mjs";
@@ -39,7 +40,22 @@ function withNote(module, said) {
 }
 
 const heads = withNote(summary, "Ablating chosen heads and editing attention need the app's server: this page summarises every head.");
-const beamTree = withNote(tree, "A node's attention and decoding on from it need the app's server: this page draws the tree.");
+// the Beam tree, its buttons to decode on from the node clicked, and that node's hypothesis (beam_tree/in_page.mjs
+// answers both, as in the app)
+const beamTree = {
+  mount(component) {
+    const [top, buttons, below] = [document.createElement("div"), document.createElement("div"), document.createElement("div")];
+    buttons.className = "beam-tree-buttons live-buttons";
+    for (const [id, text] of [["beam-tree-greedy", "Decode on from here, greedily"],
+      ["beam-tree-beam-on", "Decode on from here, by beam search"]]) {
+      buttons.append(Object.assign(document.createElement("button"), {type: "button", id, className: "lab-button", textContent: text}));
+    }
+    [top.id, below.id] = ["beam-tree", "beam-hypothesis"]; // as the app's
+    component.element.replaceChildren(top, buttons, below);
+    tree.mount({...component, element: top});
+    hypothesis.mount({...component, element: below});
+  },
+};
 
 const twoModels = withNote(pair, "Side B writing A's words, and a training snapshot as side B, need the app's server: this page compares its own models.");
 

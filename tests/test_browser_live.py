@@ -295,3 +295,40 @@ def test_the_file_draws_each_tab_the_page_explains_from_disk_with_no_network(bro
         assert all(url.startswith(("file:", "blob:")) for url in requests), requests
     finally:
         context.close()
+
+
+def test_a_beam_tree_node_clicked_in_the_file_is_drawn_decoded_on_from_and_undone_by_back(browser, live_file):
+    """In the file from disk, with no network: a click on a pruned node of the Beam tree draws its hypothesis's
+    attention at its step, "Decode on from here, greedily" makes the library's greedy decoding from that node's path
+    the page's decoding, and Back restores the one before (beam_tree/in_page.mjs, as in the app)."""
+    from tests.test_browser_beam_tree import TREE, visible_node
+
+    pipeline = load_pretrained(bundled("de-en"))
+    context, page, requests, errors = opened(browser, live_file.as_uri(), width=1440)
+    try:
+        page.fill("#lab-source", SENTENCE)
+        page.click("#lab-run")
+        greedy = live_tokens(page)
+        page.click("#lab-tabs button[data-tab-id=beam_tree]")
+        page.wait_for_function(f"() => {{ const gd = ({TREE})(); return gd && gd.data.length > 3; }}", timeout=60_000)
+        page.locator("#beam-tree-greedy").scroll_into_view_if_needed()
+        node = visible_node(page, "pruned", 3)
+        page.mouse.click(node["x"], node["y"])
+        page.wait_for_function("/at step 3/.test(document.querySelector('.beam-hypothesis-line')?.textContent)")
+        page.wait_for_function("!!document.querySelector('.beam-hypothesis-views .js-plotly-plot')")
+        assert live_tokens(page) == greedy  # the click shows the node; the decoding stays
+        tokens = "JSON.stringify(window.attentionLabLive.session.tokens)"
+        held = f"{tokens} === {json.dumps(greedy, separators=(',', ':'))!r}"
+        page.click("#beam-tree-greedy")
+        page.wait_for_function(f"!({held})")
+        branched = live_tokens(page)
+        session = DecodingSession(pipeline.model, check_source(pipeline, SENTENCE)[0])
+        for token in branched[:3]:
+            session.step(force=token)
+        assert branched[:3] != greedy[:3] and branched == session.run()  # the node's path, then greedy
+        page.click("#lab-back")
+        page.wait_for_function(held)
+        assert not errors, errors
+        assert all(url.startswith(("file:", "blob:")) for url in requests), requests
+    finally:
+        context.close()

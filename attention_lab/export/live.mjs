@@ -16,7 +16,7 @@ import {install, KEYS} from "../assets/keys.mjs";
 import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
 import {graphFile, LiveModel} from "../page_copy/model.mjs";
 import {asked, linkOf} from "../assets/address.mjs";
-import {declare, offerCopies, onOffered} from "../assets/here.mjs";
+import {declare, hereTabs, offerCopies, onOffered} from "../assets/here.mjs";
 import {watch} from "../assets/store.mjs";
 import {Explaining} from "../decoding/explaining.mjs";
 import {Loop} from "../decoding/loop.mjs";
@@ -149,6 +149,7 @@ export async function start(state, {ort, Tokenizer, bytes}, tabs = carried) {
     return loops.get(model.name);
   };
   explaining(page, ui);
+  globalThis.attentionLabRoad = road(page);
   offerCopies({ // the page's other models, for Two models' side B
     has: (name) => state.models.some((model) => model.name === name),
     load: (name) => loopOf(state.models.find((model) => model.name === name)).then((loop) => loop.model),
@@ -224,6 +225,19 @@ async function loaded(model, {ort, Tokenizer, bytes}, page, ui) {
   performance.mark("live:model");
   explainIn(page, copy, model.config, file, ui); // the tabs the page makes, once their graphs have loaded
   return new Loop(copy, ui);
+}
+
+/** The page's road, as a tab that answers its own clicks asks the app's (decoding/in_page.mjs Road: a Beam tree
+ * node clicked, decoding on from it): the page's loop takes every action, and it draws the tabs it makes once the
+ * model's explanations' graphs have loaded. */
+function road(page) {
+  return {
+    passing: false,
+    taker: () => page.live,
+    drawnHere: () => (page.live?.model.analyses ? hereTabs() : []),
+    answer: (loop, action, retry, ...args) => loop[action](...args),
+    pass: none,
+  };
 }
 
 /** The page's explainer: the open tab's message made for the chosen model's decoding after every change of it. */
