@@ -298,9 +298,10 @@ def test_the_file_draws_each_tab_the_page_explains_from_disk_with_no_network(bro
 
 
 def test_a_beam_tree_node_clicked_in_the_file_is_drawn_decoded_on_from_and_undone_by_back(browser, live_file):
-    """In the file from disk, with no network: a click on a pruned node of the Beam tree draws its hypothesis's
-    attention at its step, "Decode on from here, greedily" makes the library's greedy decoding from that node's path
-    the page's decoding, and Back restores the one before (beam_tree/in_page.mjs, as in the app)."""
+    """In the file from disk, with no network: decoding on before any node is clicked says to click one first, in
+    the server's words; a click on a pruned node of the Beam tree draws its hypothesis's attention at its step;
+    "Decode on from here, greedily" makes the library's greedy decoding from that node's path the page's decoding,
+    and Back restores the one before (beam_tree/in_page.mjs, as in the app)."""
     from tests.test_browser_beam_tree import TREE, visible_node
 
     pipeline = load_pretrained(bundled("de-en"))
@@ -312,6 +313,9 @@ def test_a_beam_tree_node_clicked_in_the_file_is_drawn_decoded_on_from_and_undon
         page.click("#lab-tabs button[data-tab-id=beam_tree]")
         page.wait_for_function(f"() => {{ const gd = ({TREE})(); return gd && gd.data.length > 3; }}", timeout=60_000)
         page.locator("#beam-tree-greedy").scroll_into_view_if_needed()
+        page.click("#beam-tree-greedy")  # no node clicked yet: said as the app's server says it
+        page.wait_for_function("document.getElementById('live-message').textContent.startsWith('Click a node')")
+        assert live_tokens(page) == greedy
         node = visible_node(page, "pruned", 3)
         page.mouse.click(node["x"], node["y"])
         page.wait_for_function("/at step 3/.test(document.querySelector('.beam-hypothesis-line')?.textContent)")

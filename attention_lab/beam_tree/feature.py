@@ -37,6 +37,7 @@ NOTE = (
     "attention at its step below, then decode on from it: the result becomes the decoding, and Back undoes it."
 )
 OUTPUTS = (Output("tree", DATA, slow="Searching…"), Output("hypothesis", DATA))
+NODE_FIRST = "Click a node of the tree first, then decode on from it."
 
 
 @dataclass
@@ -100,7 +101,7 @@ def picked_node(run: Run, state: TreeState, c: Controls) -> tuple[SearchTree, in
     key = key_of(run, beam)
     node = state.node(key)
     if node is None:
-        raise InputError("Click a node of the tree first, then decode on from it.")
+        raise InputError(NODE_FIRST)
     return state.tree(run, key, beam)[0], node
 
 
@@ -176,5 +177,5 @@ BEAM_TREE = Feature(
     # the tree; a node clicked in the page, and decoding on from it, the page makes too (beam_tree/in_page.mjs): the
     # server draws the hypothesis of a click it is sent
     in_page_outputs=("tree",),
-    texts={"change": BRANCH},
+    texts={"change": BRANCH, "node_first": NODE_FIRST},
 )

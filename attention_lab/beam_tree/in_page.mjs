@@ -8,6 +8,7 @@
 import {pyRound} from "../assets/format.mjs";
 import {madeHere, textsOf} from "../assets/here.mjs";
 import {page, sameKey} from "../assets/store.mjs";
+import {InputError} from "../page_copy/model.mjs";
 import {forced} from "../decoding/again.mjs";
 import {ALPHA, beamSearch} from "../decoding/beams.mjs";
 import {decoding} from "../decoding/messages.mjs";
@@ -68,6 +69,9 @@ export function searchRun(session, ablated) {
   return {ids: session.srcIds, ablated, limit: session.maxNew};
 }
 
+/** What the tree of the decoding a Loop holds searches. */
+const loopRun = (loop) => searchRun(loop.session, loop.options.ablated ?? []);
+
 /** The hypothesis of node `node` of the tree searched with beam size `beam` for the page's decoding `session` (a
  * LiveSession, left as it is; with the heads `ablated`): its path forced, drawn as a decoding, at the node's step
  * (beam_tree/messages.py Hypothesis). */
@@ -86,7 +90,7 @@ export function pathOf(tree, id) {
   return tokens;
 }
 
-let picked = null; // the node clicked in the page: {node, loop, beam, search (its id), tell (the server)}
+let picked = null; // the node clicked in the page: {node, loop, beam, search (its tree's id)}
 
 /** A click on node `node` of the tree of beam size `beam`, taken by the page when it draws the tree for the decoding
  * its loop holds: the hypothesis drawn below (hypothesis.mjs), no request. Whether it took it; if not, the tree tells
@@ -98,7 +102,7 @@ export function pickHere(node, beam, tell) {
     return false;
   }
   const session = loop.session, ablated = loop.options.ablated ?? [];
-  picked = {node, loop, beam, tell, search: searchId(searchRun(session, ablated), beam)};
+  picked = {node, loop, beam, search: searchId(loopRun(loop), beam)};
   const mine = picked;
   loop.queue.then(() => hypothesis(loop.model, session, ablated, beam, node)).then((message) => {
     if (picked === mine) madeHere(HYPOTHESIS, message);
@@ -119,27 +123,30 @@ export function unpicked() {
 function pickedNow() {
   const loop = picked?.loop, s = loop?.session;
   if (!s || !sameKey(page.key, loop.key())) return null;
-  return picked.search === searchId(searchRun(s, loop.options.ablated ?? []), picked.beam) ? picked : null;
+  return picked.search === searchId(loopRun(loop), picked.beam) ? picked : null;
 }
 
 const STRATEGY = {"beam-tree-greedy": "greedy", "beam-tree-beam-on": "beam"};
 
 if (!globalThis.attentionLabBeamTree && globalThis.document) {
   globalThis.attentionLabBeamTree = true;
-  // "Decode on from here" on a node clicked in the page: decoded on by the page's loop, with no request
-  document.addEventListener("click", async (event) => {
+  // "Decode on from here" on a node clicked in the page: decoded on by the page's loop, with no request, from the
+  // node as it is when the loop comes to it (a click queued behind a new Run finds no node of its tree clicked)
+  document.addEventListener("click", (event) => {
     const button = event.target.closest?.("#beam-tree-greedy, #beam-tree-beam-on"), road = globalThis.attentionLabRoad;
-    const now = button && !button.disabled && road && !road.passing ? pickedNow() : null;
-    if (!now || road.taker("decode-on") !== now.loop) return;
+    if (!button || button.disabled || !road || road.passing) return;
+    const now = pickedNow(), said = textsOf("beam_tree");
+    if (!now || road.taker("decode-on") !== now.loop) return road.unanswered?.(said.node_first); // the server's, else
     event.preventDefault();
     event.stopImmediatePropagation();
-    const {node, loop, beam, tell} = now;
-    const {tree} = await searched(loop.model, searchRun(loop.session, loop.options.ablated ?? []), beam);
-    const retry = () => { // the server, told of the node first, decodes on from it
-      tell();
-      road.pass(button);
+    const {node, loop, beam} = now;
+    const branch = async () => {
+      if (pickedNow() !== now) throw new InputError(said.node_first);
+      const {tree} = await searched(loop.model, loopRun(loop), beam);
+      return {path: pathOf(tree, node), shown: Math.max(1, tree.nodes[node].step), beamSize: beam};
     };
-    road.answer(loop, "decodeOn", retry, pathOf(tree, node), STRATEGY[button.id], beam, tree.nodes[node].step,
-      textsOf("beam_tree").change);
+    // a mistake said in the loop's line (the server would tell a node of another tree); a failure of the copy hands
+    // the page to the server, the click lost (its pick is the page's)
+    road.answer(loop, "decodeOn", null, branch, STRATEGY[button.id], said.change);
   }, true);
 }

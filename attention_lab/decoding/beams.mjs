@@ -89,6 +89,16 @@ function only(logProbs, token) {
   return forced;
 }
 
+/** `session`'s steps forced on through `tokens` (those it has not written yet) and the end token, until it finishes
+ * (run/search.py replayed): a search's hypothesis decoded by the session, so that the views draw its own attention. */
+export async function replayed(session, tokens) {
+  for (const token of [...tokens.slice(session.steps.length), session.model.config.eos_id]) {
+    if (session.finished) break;
+    await session.step(token);
+  }
+  return session;
+}
+
 /** Whether no live beam can still beat the k-th best finished hypothesis (transformer.beams._Row._cannot_improve). */
 function cannotImprove(finished, live, length, maxLength, k, alpha) {
   if (finished.length < k) return false;

@@ -13,7 +13,7 @@
 
 import {page, receive, sameKey} from "../assets/store.mjs";
 import {forced} from "./again.mjs";
-import {ALPHA, beamSearch} from "./beams.mjs";
+import {ALPHA, beamSearch, replayed} from "./beams.mjs";
 import {InputError} from "../page_copy/model.mjs";
 import {fewer, full, more, original} from "./messages.mjs";
 
@@ -48,13 +48,14 @@ export class Loop {
   /** Do `action` after whatever was asked before it (clicks are taken in order); a user's mistake is said in one
    * line and changes nothing. */
   act(action) {
+    const retry = this.retry; // the click's own, as it was asked (another may be asked before this one is done)
     this.queue = this.queue.then(async () => {
       try {
         this.ui.say("");
         await action();
       } catch (err) {
-        if (!(err instanceof InputError) && this.ui.failed) return this.ui.failed(err, this.retry || (() => {}));
-        if (err instanceof InputError && this.ui.refused && this.retry) return this.ui.refused(err, this.retry);
+        if (!(err instanceof InputError) && this.ui.failed) return this.ui.failed(err, retry || (() => {}));
+        if (err instanceof InputError && this.ui.refused && retry) return this.ui.refused(err, retry);
         if (!(err instanceof InputError)) console.error(err);
         this.ui.say(String(err.message || err).split("\n")[0], true);
       }
@@ -107,7 +108,7 @@ export class Loop {
     if (ours && (asked || !fresh)) return this.session;
     const {ids, notice} = this.model.source(text);
     const session = await this.model.start(ids, options.topK, options.maxNew, options.ablated || []);
-    Object.assign(this, {session, text, options, before: null, beamed: null, plain: null, held: "", undo: null});
+    Object.assign(this, {session, text, options, before: null, beamed: null, plain: null, held: "", undo: null, drawn: null});
     this.notice = [notice, this.model.lengthNotice(ids)].filter(Boolean).join(" ");
     const held = page.decoding;
     if (held && page.key && !ours && sameSource(held, ids, this.model) && held.steps.every((s, i) => session.canWrite(s.token, i))) {
@@ -161,10 +162,7 @@ export class Loop {
       if (strategy === "beam") {
         session.reset();
         this.found = await beamSearch(session, beamSize);
-        for (const token of [...this.found.tokens, session.model.config.eos_id]) {
-          if (session.finished) break;
-          await session.step(token);
-        }
+        await replayed(session, this.found.tokens);
         this.beamed = beamSize;
       } else {
         if (session.finished) session.reset();
@@ -210,7 +208,7 @@ export class Loop {
 
   reset() {
     return this.act(async () => {
-      Object.assign(this, {session: null, text: null, before: null, plain: null, held: "", undo: null});
+      Object.assign(this, {session: null, text: null, before: null, plain: null, held: "", undo: null, drawn: null});
       receive({op: "clear", key: null, shown: 0});
       this.ui.wrote(this.outputs());
     });
@@ -236,21 +234,17 @@ export class Loop {
     });
   }
 
-  /** Decode on from the hypothesis `path` (token ids: a Beam tree node's) by `strategy` ("greedy", or "beam" of
-   * `beamSize` from the path), and make that the decoding, shown at step `shown` (beam_tree/feature.py decode_on):
-   * the decoding it replaces kept beside it (`change` names it), and restored by a Back right after. */
-  decodeOn(path, strategy, beamSize, shown, change) {
+  /** Decode on from a hypothesis (`branch()`, asked when the loop comes to it: {path: its token ids, a Beam tree
+   * node's; shown: the step to show; beamSize}, or InputError) by `strategy` ("greedy", or "beam" of `beamSize` from
+   * the path), and make that the decoding (beam_tree/feature.py decode_on): the decoding it replaces kept beside it
+   * (`change` names it), and restored by a Back right after. */
+  decodeOn(branch, strategy, change) {
     return this.act(async () => {
+      const {path, shown, beamSize} = await branch();
       const session = await this.current(false);
       const made = await forced(session, path);
       if (strategy === "greedy" || made.finished) await made.run();
-      else {
-        const found = await beamSearch(made, beamSize, ALPHA, null, path);
-        for (const token of [...found.tokens.slice(made.steps.length), made.model.config.eos_id]) {
-          if (made.finished) break;
-          await made.step(token);
-        }
-      }
+      else await replayed(made, (await beamSearch(made, beamSize, ALPHA, null, path)).tokens);
       const at = firstDifference(session.steps, made.steps);
       const undo = {session, before: this.before, beamed: this.beamed, found: this.found, drawn: this.drawn};
       Object.assign(this, {session: made, beamed: null, before: {tokens: session.tokens, at, change}});

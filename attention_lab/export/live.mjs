@@ -149,7 +149,6 @@ export async function start(state, {ort, Tokenizer, bytes}, tabs = carried) {
     return loops.get(model.name);
   };
   explaining(page, ui);
-  globalThis.attentionLabRoad = road(page);
   offerCopies({ // the page's other models, for Two models' side B
     has: (name) => state.models.some((model) => model.name === name),
     load: (name) => loopOf(state.models.find((model) => model.name === name)).then((loop) => loop.model),
@@ -159,6 +158,7 @@ export async function start(state, {ort, Tokenizer, bytes}, tabs = carried) {
     document.body.dataset.busy = "false";
   };
   const after = (done) => Promise.resolve(done).then(settle);
+  globalThis.attentionLabRoad = road(page, ui, after);
   const [run, step, back, reset] = ui.buttons;
   run.addEventListener("click", () => after(page.live?.run()));
   step.addEventListener("click", () => after(page.live?.step()));
@@ -228,14 +228,16 @@ async function loaded(model, {ort, Tokenizer, bytes}, page, ui) {
 }
 
 /** The page's road, as a tab that answers its own clicks asks the app's (decoding/in_page.mjs Road: a Beam tree
- * node clicked, decoding on from it): the page's loop takes every action, and it draws the tabs it makes once the
- * model's explanations' graphs have loaded. */
-function road(page) {
+ * node clicked, decoding on from it): the page's loop takes every action (`after`: what the page does once one is
+ * done), and it draws the tabs it makes once the model's explanations' graphs have loaded; what the app's server
+ * would say of a click no loop takes is said in the page's line. */
+function road(page, ui, after) {
   return {
     passing: false,
     taker: () => page.live,
     drawnHere: () => (page.live?.model.analyses ? hereTabs() : []),
-    answer: (loop, action, retry, ...args) => loop[action](...args),
+    answer: (loop, action, retry, ...args) => after(loop[action](...args)),
+    unanswered: (line) => ui.say(line, true), // what the app's server would say
     pass: none,
   };
 }

@@ -60,7 +60,8 @@ async function play({source, top_k = 8, max_len = null, ablate = [], actions}) {
       const {tree} = await beamTree.searched(model, beamTree.searchRun(s, ablated), beam);
       const node = number % tree.nodes.length;
       hypotheses.push(await beamTree.hypothesis(model, s, ablated, beam, node));
-      await loop.decodeOn(beamTree.pathOf(tree, node), strategy, beam, tree.nodes[node].step, textsOf("beam_tree").change);
+      const branch = async () => ({path: beamTree.pathOf(tree, node), shown: Math.max(1, tree.nodes[node].step), beamSize: beam});
+      await loop.decodeOn(branch, strategy, textsOf("beam_tree").change);
     } else await loop[action]();
   }
   const d = page.decoding;
