@@ -161,6 +161,9 @@ def test_two_models_with_side_b_is_made_in_the_page_with_no_request_and_is_what_
     open_tab(page, "Two models")
     explains(page)
     side_b(page, "de-en")
+    # drawn for the decoding shown as soon as gradio has set the menu's value, which it does a moment after the click
+    chosen = "() => /B · de-en/.test(document.querySelector('#tab-two_models')?.textContent)"
+    page.wait_for_function(chosen, timeout=WAIT_MS)
     typed(page, TEXT)
     sent, done = listened(page)
     click(page, "Run")

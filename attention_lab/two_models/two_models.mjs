@@ -6,7 +6,7 @@
 // server: the message holds every head's rows.
 
 import {el, labelled, root, select} from "../assets/dom.mjs";
-import {askAgain, computesHere} from "../assets/here.mjs";
+import {askAgain, computesHere, textsOf} from "../assets/here.mjs";
 import {axisLabels, escapeToken, labelPx} from "../assets/labels.mjs";
 import {draw, emptyFigure} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
@@ -18,11 +18,26 @@ import {made, twoModelsAsked, twoModelsNow} from "./in_page.mjs";
 // made here while side B is a model whose page copy the page can load, writing its own output (in_page.mjs)
 computesHere("two_models", (model, run) => made(model, run, run.asked ?? twoModelsAsked()),
   (model) => twoModelsNow(model), twoModelsAsked);
-// side B or what it writes chosen: made again, here or by the server (gradio's menu sets its input's value after
-// the click, hence the pause)
+// side B or what it writes chosen: made again, here or by the server, once gradio has set the menu's value (a
+// moment after the click or key that chose it, later on a loaded page: looked for until CHOSEN_MS)
+const CHOSEN_MS = 2000, LOOK_MS = 50;
+let askedLast = null, looking = null; // what the tab was last asked for (the controls as they start: no side B)
+function askWhenChosen() {
+  askedLast ??= JSON.stringify({second: "", writes: textsOf("two_models").own});
+  clearInterval(looking);
+  const started = Date.now();
+  looking = setInterval(() => {
+    const now = JSON.stringify(twoModelsAsked());
+    if (now === askedLast && Date.now() - started < CHOSEN_MS) return;
+    clearInterval(looking);
+    if (now === askedLast) return; // the menu opened, or the same one chosen again
+    askedLast = now;
+    askAgain("two_models");
+  }, LOOK_MS);
+}
 for (const type of ["change", "click", "keydown"]) {
   globalThis.document?.addEventListener(type, (event) => {
-    if (event.target.closest?.("#two-models-second, #two-models-writes")) setTimeout(() => askAgain("two_models"), 0);
+    if (event.target.closest?.("#two-models-second, #two-models-writes")) askWhenChosen();
   });
 }
 
