@@ -2,6 +2,7 @@
 // messages the page makes itself (attention_lab/tabs.py: each Feature with in_page), each by its id, which the page
 // mounts in its row of tabs. tests/test_browser_live.py opens each of them, from disk with no network.
 
+import {el} from "./assets/dom.mjs";
 import * as hypothesis from "./beam_tree/hypothesis.mjs";
 import * as tree from "./beam_tree/tree.mjs";
 import * as beams from "./beams/beams.mjs";
@@ -44,11 +45,10 @@ const heads = withNote(summary, "Ablating chosen heads and editing attention nee
 // answers both, as in the app)
 const beamTree = {
   mount(component) {
-    const [top, buttons, below] = [document.createElement("div"), document.createElement("div"), document.createElement("div")];
-    buttons.className = "beam-tree-buttons live-buttons";
+    const [top, buttons, below] = [el("div"), el("div", "beam-tree-buttons live-buttons"), el("div")];
     for (const [id, text] of [["beam-tree-greedy", "Decode on from here, greedily"],
       ["beam-tree-beam-on", "Decode on from here, by beam search"]]) {
-      buttons.append(Object.assign(document.createElement("button"), {type: "button", id, className: "lab-button", textContent: text}));
+      buttons.append(Object.assign(el("button", "lab-button", text), {type: "button", id}));
     }
     [top.id, below.id] = ["beam-tree", "beam-hypothesis"]; // as the app's
     component.element.replaceChildren(top, buttons, below);

@@ -45,6 +45,9 @@ const messages = new WeakMap(); // a search -> its last message
 
 const last = new WeakMap(); // a page copy's LiveModel -> its last search: {id, promise}
 
+/** What tells one search from another: the source, the heads ablated, the length limit and the beam size. */
+const searchId = (run, beam) => JSON.stringify([run.ids, run.ablated ?? [], run.limit, beam]);
+
 /** The search of the run's source with beam size `beam`, the last one again while it is the same (a Step searches
  * nothing anew): {tree, found}. */
 export function searched(model, run, beam) {
@@ -59,9 +62,6 @@ export function searched(model, run, beam) {
   promise.catch(() => last.get(model)?.promise === promise && last.delete(model));
   return promise;
 }
-
-/** What tells one search from another: the source, the heads ablated, the length limit and the beam size. */
-const searchId = (run, beam) => JSON.stringify([run.ids, run.ablated ?? [], run.limit, beam]);
 
 /** What the tree of the decoding `session` (a LiveSession, with the heads `ablated`) searches: its source, under its
  * ablations and length limit. */

@@ -28,11 +28,11 @@ function askWhenChosen() {
   const started = Date.now();
   looking = setInterval(() => {
     const now = JSON.stringify(twoModelsAsked());
-    if (now === askedLast && Date.now() - started < CHOSEN_MS) return;
-    clearInterval(looking);
-    if (now === askedLast) return; // the menu opened, or the same one chosen again
-    askedLast = now;
-    askAgain("two_models");
+    if (now !== askedLast) { // chosen: asked again once
+      clearInterval(looking);
+      askedLast = now;
+      askAgain("two_models");
+    } else if (Date.now() - started >= CHOSEN_MS) clearInterval(looking); // the menu only opened, or the same chosen
   }, LOOK_MS);
 }
 for (const type of ["change", "click", "keydown"]) {
