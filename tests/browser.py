@@ -18,6 +18,17 @@ TILE_CENTRE = f"""([layer, head]) => {{
   return [box.left + g.l + (head * (t.K + t.gapK) + t.K / 2) * g.cellW,
           box.top + g.t + (layer * (t.Q + t.gapQ) + t.Q / 2) * g.cellH];
 }}"""
+# A summary of heads (core/grids.mjs) in the element `box`: its measures' names, and its cell of measure `measure`
+# (0-based) for a head ("cross|Layer 2 · Head 3")
+MEASURES = "box => [...document.querySelectorAll(`${box} .summary-name`)].map((b) => b.textContent)"
+
+
+def summary_cell(page, box: str, measure: int, where: str):
+    """The cell of measure `measure` (0-based) for the head `where` ("cross|Layer 2 · Head 3") in the summary of heads
+    drawn in `box` (a selector)."""
+    return page.locator(f"{box} .summary-grid:not(.summary-heads)").nth(measure).locator(f'[data-where="{where}"]')
+
+
 FOCUSED = f"() => {{ const gd = ({FOCUS})(); return gd && gd.data.length ? gd.data[0].customdata : null; }}"
 TITLE = f"() => {{ const gd = ({FOCUS})(); return gd && gd.layout.title ? gd.layout.title.text : null; }}"
 FOCUS_X = f"() => {{ const gd = ({FOCUS})(); return gd && gd.data.length ? gd.data[0].x : null; }}"

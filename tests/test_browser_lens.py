@@ -6,20 +6,11 @@ import re
 import pytest
 
 from attention_lab.models.examples import first_example
-from tests.browser import GRID, NARROW, TITLE, WAIT_MS, button, fresh, kind, open_tab, run
+from tests.browser import GRID, MEASURES, NARROW, TITLE, WAIT_MS, button, fresh, kind, open_tab, run, summary_cell
 
 pytestmark = pytest.mark.slow
 
-HEADS = "() => document.querySelector('#heads-summary .js-plotly-plot')"
-# The centre of a cell of the head summary: metric row `trace`, kind block `block`, layer and head (0-based).
-CELL_CENTRE = f"""([trace, block, layer, head]) => {{
-  const gd = ({HEADS})(), full = gd._fullLayout, box = gd.getBoundingClientRect();
-  const heads = gd.data[0].z[0].length;  // blocks of heads, one column apart
-  const perBlock = (heads + 1) / 3;
-  const yaxis = full[trace === 0 ? 'yaxis' : 'yaxis' + (trace + 1)];
-  return [box.left + full.xaxis._offset + full.xaxis.l2p(block * perBlock + head),
-          box.top + yaxis._offset + yaxis.l2p(layer)];
-}}"""
+HEADS = "#heads-summary"
 
 
 # Records whether the ablation's chart said it was being computed before it was drawn.
@@ -41,7 +32,7 @@ def opening_run(page, registry, viewport: dict | None = None) -> None:
 
 def show_heads(page):
     open_tab(page, "Heads")
-    page.wait_for_function(f"() => {{ const gd = ({HEADS})(); return gd && gd.data && gd.data.length >= 3; }}")
+    page.wait_for_function(f"() => ({MEASURES})({HEADS!r}).length >= 3")
     page.locator("#heads-summary").scroll_into_view_if_needed()
     page.wait_for_timeout(300)
 
@@ -52,10 +43,9 @@ def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_v
     page = app_page
     opening_run(page, served_app[1])
     show_heads(page)
-    names = page.evaluate(f"() => ({HEADS})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
+    names = page.evaluate(MEASURES, HEADS)
     assert names == ["entropy (nats)", "weight on special tokens", "KL when ablated"]  # de-en: no gold alignment
-    x, y = page.evaluate(CELL_CENTRE, [0, 2, 1, 2])  # entropy, cross, layer 2, head 3
-    page.mouse.click(x, y)
+    summary_cell(page, HEADS, 0, "cross|Layer 2 · Head 3").click()  # entropy
     expect(page.get_by_role("tab", name="Attention", exact=True)).to_have_attribute(
         "aria-selected", "true", timeout=WAIT_MS
     )
@@ -71,7 +61,7 @@ def test_ablating_every_cross_head_shows_what_changed_at_each_step(app_page):
     fresh(page, model="reverse")
     run(page, "abcdef12")
     show_heads(page)
-    names = page.evaluate(f"() => ({HEADS})().data.map(t => t.hovertemplate.split('<br>')[1].split(':')[0])")
+    names = page.evaluate(MEASURES, HEADS)
     assert "alignment accuracy" in names  # reversal has a gold alignment
     page.get_by_label("Heads to ablate").click()
     page.get_by_role("option", name="All cross-attention heads").click()

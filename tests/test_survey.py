@@ -174,7 +174,7 @@ def test_the_html_opens_offline_and_the_terminal_gets_a_summary(reversal, tmp_pa
     _, pairs, folder = reversal
     page = (folder / "out" / "survey.html").read_text(encoding="utf-8")
     assert "<script src=" not in page and "lab.start(" in page and "id='pruning'" in page
-    assert "function summaryFigure" in page  # drawn by the app's own summary of heads (core/grids.mjs)
+    assert "function summaryElement" in page and ".summary-grid" in page  # the app's own summary (core/grids.mjs)
     run_survey(tmp_path, "reverse", write_tsv(pairs[:3], tmp_path / "three.tsv"))
     out = capsys.readouterr().out
     assert "most needed:" in out and "least needed:" in out and "survey.html" in out

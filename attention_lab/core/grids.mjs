@@ -2,13 +2,14 @@
 // heads across, a block per kind), each cell's value written in it and coloured as the measure says. A click on a
 // cell focuses that head in the Attention tab and opens it on that kind. The Heads tab's summary of this sentence
 // (heads/summary.mjs) and the survey over a corpus (survey/corpus.mjs, survey/report.mjs) are drawn by it.
+// Drawn as elements (a CSS grid, core/views.css), not a plotly figure: a figure of a few hundred cells took 30-40 ms
+// to draw again at each Step; the elements a few. The text wraps to the box as any text does.
 
 import {el, openAttentionTab, root} from "../assets/dom.mjs";
 import {STYLE, focusLabel, focusOf} from "../assets/style.mjs";
-import {escapeToken, wrapped} from "../assets/labels.mjs";
-import {draw, emptyFigure, onClick} from "../assets/plot.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {setKind, setLook} from "../assets/store.mjs";
+import {palette} from "./tiles.mjs";
 
 /** A value as its cell writes it: a share in percent, a size or a signed size with as many digits as it needs. */
 export function short(value, colouring) {
@@ -21,82 +22,103 @@ export function short(value, colouring) {
   return sign + (size < 10 ? size.toFixed(2) : size.toFixed(0));
 }
 
-function metricTrace(data, metric, yaxis, written) {
-  const {kinds, layers, heads} = data;
-  const width = kinds.length * (heads + 1) - 1;
-  const z = [], text = [], where = [];
-  for (let l = 0; l < layers; l++) {
-    z.push(new Array(width).fill(null));
-    text.push(new Array(width).fill(""));
-    where.push(new Array(width).fill(null));
-  }
-  let top = 0;
-  kinds.forEach((kind, b) => {
-    const grid = metric.grids[kind];
-    grid.forEach((row, l) => row.forEach((value, h) => {
-      if (value === null) return;
-      const x = b * (heads + 1) + h;
-      z[l][x] = value;
-      text[l][x] = short(value, metric.colouring);
-      where[l][x] = `${kind}|${focusLabel(l, h)}`;
-      top = Math.max(top, Math.abs(value));
-    }));
-  });
-  if (metric.colouring === "share" || top === 0) top = metric.colouring === "share" ? 1 : 1e-9;
-  const signed = metric.colouring === "signed";
-  return {type: "heatmap", z, text, texttemplate: written ? "%{text}" : "", textfont: {size: 10}, customdata: where,
-    colorscale: signed ? [[0, "#2166ac"], [0.5, "#f7f7f7"], [1, "#b2182b"]] : STYLE.colorscale,
-    zmin: signed ? -top : 0, zmax: top, showscale: false, xaxis: "x", yaxis, xgap: 1, ygap: 1,
-    hovertemplate: `%{customdata}<br>${escapeToken(metric.name)}: %{z:.3f}<extra></extra>`};
+const SIGNED = palette([[0, "#2166ac"], [0.5, "#f7f7f7"], [1, "#b2182b"]]), SIZED = palette(STYLE.colorscale);
+const TEXT_CELL_PX = 34; // the narrowest cell its value is written in (narrower: the value is in the hover)
+const LABEL_PX = 36, GAP_PX = 6; // the layers' names at the left; the space between two kinds' blocks
+
+/** A cell's colours for `value` on a scale from `low` to `high`: its background and a text colour that reads on it. */
+function colours(value, low, high, signed) {
+  const table = signed ? SIGNED : SIZED, i = 3 * Math.round(255 * Math.min(1, Math.max(0, (value - low) / (high - low))));
+  const [r, g, b] = [table[i], table[i + 1], table[i + 2]];
+  return {fill: `rgb(${r},${g},${b})`, ink: 0.299 * r + 0.587 * g + 0.114 * b < 140 ? "#fff" : "#222"};
 }
 
-const CELL_PX = 30; // a layer's row
-const TEXT_CELL_PX = 34; // the narrowest cell its value is written in (narrower: the value is in the hover)
-const CHAR_PX = 6.2, LINE_PX = 14, GAP_PX = 14; // a note's characters (11 px type), lines, and the space after a grid
+/** One measure's rows of cells (layers down; heads across, a block per kind), each {text, fill, ink, where, hover},
+ * or null where a kind has no such head; its colour scale as plotly's heatmaps took it (a share from 0 to 1, a
+ * signed measure around 0, a size from 0 to its largest). */
+function measureRows(data, metric, written) {
+  const {kinds, layers, heads} = data, grids = kinds.map((kind) => metric.grids[kind]);
+  const values = grids.flatMap((grid) => grid.flat()).filter((v) => v !== null);
+  const signed = metric.colouring === "signed", share = metric.colouring === "share";
+  const top = share ? 1 : Math.max(0, ...values.map(Math.abs)) || 1e-9;
+  return [...Array(layers).keys()].map((l) => kinds.flatMap((kind, b) => [...Array(heads).keys()].map((h) => {
+    const value = grids[b][l]?.[h] ?? null;
+    if (value === null) return null;
+    const where = `${kind}|${focusLabel(l, h)}`;
+    return {...colours(value, signed ? -top : 0, top, signed), text: written ? short(value, metric.colouring) : "",
+      where, hover: `${focusLabel(l, h)} (${data.short[kind]})\n${metric.name}: ${value.toFixed(3)}`};
+  })));
+}
 
-/** The summary as one figure `width` pixels wide: a row of grids per measure, its name and meaning above it,
- * wrapped to the width (plotly cuts text at the figure's edge), each kind's name above its block of heads. */
-export function summaryFigure(data, width = 720) {
-  const {kinds, layers, heads, metrics} = data;
-  const margin = {l: 40, r: 10, b: 10};
-  const columns = kinds.length * (heads + 1) - 1, inner = Math.max(120, width - margin.l - margin.r);
-  const written = inner / columns >= TEXT_CELL_PX;
-  const chars = Math.max(16, Math.floor(inner / CHAR_PX));
-  const notes = metrics.map((metric) => {
-    const lines = wrapped(`${metric.name}: ${metric.note}`, chars), name = escapeToken(metric.name);
-    if (lines[0].startsWith(name)) lines[0] = `<b>${name}</b>${lines[0].slice(name.length)}`;
-    return lines;
+/** The summary laid out for a box `width` pixels wide: a row of grids per measure, its name and meaning above it,
+ * a block of heads per kind under the kind's name; each cell's value written in it where the cells are wide enough
+ * (else it is in the cell's hover). */
+export function summaryGrid(data, width = 720) {
+  const {kinds, heads, metrics} = data;
+  const cell = (width - LABEL_PX - (kinds.length - 1) * GAP_PX) / (kinds.length * heads);
+  const written = cell >= TEXT_CELL_PX;
+  return {title: data.title, layers: data.layers, heads, written, kinds: kinds.map((kind) => data.short[kind]),
+    measures: metrics.map((metric) => ({name: metric.name, note: metric.note,
+      rows: measureRows(data, metric, written)}))};
+}
+
+/** The columns of a grid of `grid`'s blocks: the layers' names, then each kind's heads with a gap between blocks. */
+function columns(grid) {
+  const block = `repeat(${grid.heads}, minmax(0, 1fr))`;
+  return [`${LABEL_PX}px`, ...grid.kinds.map((_, b) => (b ? `${GAP_PX}px ${block}` : block))].join(" ");
+}
+
+/** The row of names above the grids: each kind's over its block, then its heads'. */
+function headRow(grid) {
+  const row = el("div", "summary-grid summary-heads");
+  const blocks = (each) => grid.kinds.forEach((kind, b) => {
+    if (b) row.append(el("span"));
+    each(kind);
   });
-  const rowPx = layers * CELL_PX;
-  const total = notes.reduce((sum, lines) => sum + lines.length * LINE_PX + 4 + rowPx + GAP_PX, 0);
-  const traces = [], layout = {}, annotations = [];
-  let below = 0; // pixels from the top of the grids' area
-  metrics.forEach((metric, i) => {
-    const suffix = i === 0 ? "" : String(i + 1);
-    traces.push(metricTrace(data, metric, `y${suffix}`, written));
-    below += notes[i].length * LINE_PX + 4;
-    const top = 1 - below / total;
-    below += rowPx;
-    layout[`yaxis${suffix}`] = {domain: [1 - below / total, top], tickvals: [...Array(layers).keys()],
-      ticktext: [...Array(layers).keys()].map((l) => `L${l + 1}`), autorange: "reversed", showgrid: false,
-      zeroline: false, anchor: "x", fixedrange: true};
-    annotations.push({text: notes[i].join("<br>"), xref: "paper", yref: "paper", x: 0, y: top, yanchor: "bottom",
-      xanchor: "left", align: "left", showarrow: false, font: {size: 11}});
-    below += GAP_PX;
+  row.append(el("span"));
+  blocks((kind) => {
+    const name = el("span", "summary-kind", kind);
+    name.style.gridColumn = `span ${grid.heads}`;
+    row.append(name);
   });
-  kinds.forEach((kind, b) => annotations.push({text: escapeToken(data.short[kind]), xref: "x", yref: "paper",
-    x: b * (heads + 1) + (heads - 1) / 2, y: 1, yanchor: "bottom", yshift: 22, showarrow: false, font: {size: 12}}));
-  const ticks = [...Array(kinds.length * (heads + 1)).keys()].filter((x) => x % (heads + 1) < heads);
-  // The title is an annotation: plotly places a title of several lines badly (over the figure's top or over what
-  // lies under it), an annotation of several lines by its box.
-  const title = wrapped(data.title, Math.floor(inner / 7));
-  annotations.push({name: "title", text: title.join("<br>"), xref: "paper", yref: "paper", x: 0, xshift: 4 - margin.l,
-    y: 1, yshift: 42, xanchor: "left", yanchor: "bottom", align: "left", showarrow: false, font: {size: 12}});
-  margin.t = title.length * 15 + 52;
-  return {data: traces, layout: {...layout, height: total + margin.t + margin.b, margin,
-    plot_bgcolor: "white", annotations, hovermode: "closest", dragmode: false,
-    xaxis: {tickvals: ticks, ticktext: ticks.map((x) => `h${(x % (heads + 1)) + 1}`), side: "top", anchor: "free",
-      position: 1, showgrid: false, zeroline: false, range: [-0.5, columns - 0.5], fixedrange: true}}};
+  row.append(el("span"));
+  blocks(() => {
+    for (let h = 0; h < grid.heads; h++) row.append(el("span", "summary-head", `h${h + 1}`));
+  });
+  return row;
+}
+
+/** One measure's grid of cells (summaryGrid's), its layers named at the left. */
+function measureGrid(grid, measure) {
+  const cells = el("div", "summary-grid");
+  measure.rows.forEach((row, l) => {
+    cells.append(el("span", "summary-layer", `L${l + 1}`));
+    row.forEach((c, i) => {
+      if (i && i % grid.heads === 0) cells.append(el("span"));
+      const cell = el("span", c ? "summary-cell" : "summary-cell none", c ? c.text : "");
+      if (c) Object.assign(cell.style, {background: c.fill, color: c.ink});
+      if (c) Object.assign(cell, {title: c.hover}).dataset.where = c.where;
+      cells.append(cell);
+    });
+  });
+  return cells;
+}
+
+/** The laid-out summary (summaryGrid) as elements; `onCell(where)` is called with a clicked cell's head. */
+export function summaryElement(grid, onCell = null) {
+  const box = el("div", "summary");
+  box.style.setProperty("--columns", columns(grid));
+  box.append(el("div", "summary-title", grid.title), headRow(grid));
+  for (const measure of grid.measures) {
+    const note = el("div", "summary-note");
+    note.append(el("b", "summary-name", measure.name), `: ${measure.note}`);
+    box.append(note, measureGrid(grid, measure));
+  }
+  if (onCell) box.addEventListener("click", (event) => {
+    const cell = event.target.closest("[data-where]");
+    if (cell) onCell(cell.dataset.where);
+  });
+  return box;
 }
 
 /** Focus the head of a clicked cell ("kind|Layer l · Head h") and open the Attention tab on its kind. */
@@ -112,10 +134,10 @@ export function focusCell(where) {
 /** Draw a summary (`message`, or what the placeholder `computing` or a message with none says) into `box`. */
 export function drawSummary(box, {message, computing}) {
   if (computing || !message || message.op !== "summary") {
-    draw(box, emptyFigure(computing || (message && message.text) || "Run or Step to decode.", 120));
+    box.replaceChildren(el("div", "summary-empty", computing || (message && message.text) || "Run or Step to decode."));
     return;
   }
-  onClick(draw(box, summaryFigure(message, box.clientWidth || undefined)), (point) => focusCell(point.customdata));
+  box.replaceChildren(summaryElement(summaryGrid(message, box.clientWidth || undefined), focusCell));
 }
 
 /** How a component showing a summary under `label` mounts (this sentence's, the corpus's), drawn when it is on

@@ -3,7 +3,7 @@
 
 import {escapeToken} from "../assets/labels.mjs";
 import {draw} from "../assets/plot.mjs";
-import {summaryFigure} from "../core/grids.mjs";
+import {summaryElement, summaryGrid} from "../core/grids.mjs";
 
 const COLOURS = {all: "#222222", encoder: "#1f77b4", decoder_self: "#2ca02c", cross: "#d62728"};
 const NAMES = {all: "all heads", encoder: "encoder self heads only", decoder_self: "decoder self heads only",
@@ -31,5 +31,5 @@ export function pruningFigure(survey) {
 export function start(state) {
   draw(document.getElementById("pruning"), pruningFigure(state.survey));
   const heads = document.getElementById("heads");
-  draw(heads, summaryFigure(state.grid, heads.clientWidth || undefined));
+  heads.replaceChildren(summaryElement(summaryGrid(state.grid, heads.clientWidth || undefined)));
 }

@@ -33,6 +33,7 @@ SURVEY_FILE = "survey.json"
 HTML_FILE = "survey.html"
 REPORT = PACKAGE / "survey" / "report.mjs"  # draws survey.html, with the app's own summary of heads
 STYLE = "body{font-family:system-ui,sans-serif;max-width:1100px;margin:1em auto;padding:0 1em}"
+SUMMARY_STYLE = PACKAGE / "core" / "views.css"  # the summary of heads' grid, as the app draws it
 
 
 @dataclass
@@ -60,7 +61,7 @@ def survey_html(survey: dict) -> str:
     title = f"Head survey: {survey['model']}"
     body = f"<h1>{_escape(title)}</h1><ul>{lines}</ul><div id='pruning'></div><div id='heads'></div>"
     state = Report(survey, survey_data(survey))
-    return offline_page(title, body, REPORT, state, style=STYLE)
+    return offline_page(title, body, REPORT, state, style=STYLE + SUMMARY_STYLE.read_text(encoding="utf-8"))
 
 
 def summary_lines(survey: dict, shown: int = 3) -> list[str]:

@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {short, summaryFigure} from "../../attention_lab/core/grids.mjs";
+import {short, summaryGrid} from "../../attention_lab/core/grids.mjs";
 import {effectsFigure} from "../../attention_lab/heads/effects.mjs";
 import {pruningFigure} from "../../attention_lab/survey/report.mjs";
 import {valid} from "./messages.mjs";
 
-const title = (fig) => fig.layout.annotations.find((a) => a.name === "title").text;
 const data = valid({op: "summary", title: "<t>", kinds: ["encoder", "cross"], short: {encoder: "enc self", cross: "cross"},
   layers: 2, heads: 2, metrics: [
     {key: "entropy", name: "entropy (nats)", note: "low", colouring: "size", grids: {encoder: [[1, 2], [3, 4]], cross: [[0.5, null], [1, 1]]}},
@@ -23,16 +22,27 @@ test("a cell writes its value as its measure reads", () => {
 });
 
 test("the summary: a row of grids per measure, a block per kind, each cell naming its head", () => {
-  const fig = summaryFigure(data);
-  assert.equal(fig.data.length, 2);
-  const [entropy, offset] = fig.data;
-  assert.equal(entropy.z[0].length, 2 * 3 - 1); // two blocks of two heads, a column of gap between
-  assert.equal(entropy.customdata[1][4], "cross|Layer 2 · Head 2");
-  assert.equal(entropy.customdata[0][4], null); // no value: no head to focus
-  assert.equal(entropy.z[0][2], null);
-  assert.deepEqual([offset.zmin, offset.zmax], [-2, 2]); // signed: around 0
-  assert.equal(title(fig), "&lt;t&gt;");
-  assert.match(fig.layout.annotations[0].text, /<b>entropy \(nats\)<\/b>: low/);
+  const grid = summaryGrid(data);
+  assert.equal(grid.measures.length, 2);
+  const [entropy, offset] = grid.measures;
+  assert.deepEqual(grid.kinds, ["enc self", "cross"]);
+  assert.equal(entropy.rows[0].length, 2 * 2); // two blocks of two heads
+  assert.equal(entropy.rows[1][3].where, "cross|Layer 2 · Head 2");
+  assert.equal(entropy.rows[0][3], null); // no value: no cell, no head to focus
+  assert.equal(entropy.rows[1][0].text, "3.00");
+  assert.match(entropy.rows[1][0].hover, /Layer 2 · Head 1 \(enc self\)\nentropy \(nats\): 3\.000/);
+  // a size from 0 to its largest: the largest the darkest, with light text on it; the least the lightest
+  assert.notEqual(entropy.rows[1][1].fill, entropy.rows[0][2].fill);
+  assert.equal(entropy.rows[1][1].ink, "#fff");
+  assert.equal(entropy.rows[0][2].ink, "#222");
+  // signed: around 0, white at 0, blue below and red above, the scale as wide as the largest size either way
+  const rgb = (cell) => cell.fill.match(/\d+/g).map(Number);
+  assert.ok(rgb(offset.rows[1][0]).every((c) => c >= 240)); // 0
+  const [r, , b] = rgb(offset.rows[0][0]); // -1 of ±2: a quarter of the way up the scale
+  assert.ok(b > r + 50 && r > 33);
+  assert.equal(offset.rows[1][1].fill, "rgb(178,24,43)"); // +2: the top
+  assert.equal(offset.rows[0][1].text, "+1.00");
+  assert.equal(grid.title, "<t>"); // the elements' text: no markup to escape
 });
 
 test("an ablation's effects: red where the top token changes, hover the ablated top 3", () => {
@@ -51,19 +61,11 @@ test("the pruning curves: the score against the share of heads pruned", () => {
   assert.equal(fig.data.length, 2);
 });
 
-test("at a phone's width the notes wrap to the figure and the cells leave their values to the hover", () => {
-  const long = {...data, title: "Every head, over this source's decoding without ablations or edits", metrics:
-    data.metrics.map((m) => ({...m, note: "a head parked on </s> often does little, as the paper says at length"}))};
-  const wide = summaryFigure(long, 900), narrow = summaryFigure(long, 200);
-  assert.equal(wide.data[0].texttemplate, "%{text}");
-  assert.equal(narrow.data[0].texttemplate, "");
-  const lines = (fig) => fig.layout.annotations.filter((a) => a.xref === "paper" && !a.name).map((a) => a.text.split("<br>"));
-  assert.ok(lines(narrow).every((note) => note.length > 1), "a long note takes several lines when narrow");
-  assert.ok(lines(wide).every((note) => note.length === 1));
-  const chars = Math.floor((200 - 50) / 6.2);
-  for (const note of lines(narrow)) for (const line of note) assert.ok(line.replace(/<\/?b>/g, "").length <= chars + 8);
-  assert.ok(narrow.layout.height > wide.layout.height); // the lines get their own room
-  assert.ok(title(narrow).includes("<br>") && !title(wide).includes("<br>"));
-  const kinds = narrow.layout.annotations.filter((a) => a.xref === "x").map((a) => a.text);
-  assert.deepEqual(kinds, ["enc self", "cross"]);
+test("at a phone's width the cells leave their values to the hover", () => {
+  const wide = summaryGrid(data, 900), narrow = summaryGrid(data, 160);
+  assert.equal(wide.written, true);
+  assert.equal(narrow.written, false);
+  assert.equal(wide.measures[0].rows[0][0].text, "1.00");
+  assert.equal(narrow.measures[0].rows[0][0].text, "");
+  assert.match(narrow.measures[0].rows[0][0].hover, /: 1\.000$/);
 });
