@@ -13,14 +13,17 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 from attention_lab.assets.bundles import NAME, PACKAGE, modules
 from attention_lab.checks import check_source
+from attention_lab.controls import Controls
 from attention_lab.export.live import ENTRY, PAGE_MODULES
 from attention_lab.export.live import main as export_live
 from attention_lab.schema import IN_PAGE
 from tests.conftest import free_port
 from transformer import DecodingSession, bundled, load_pretrained
+from transformer.beams import beam_search
 
 pytestmark = pytest.mark.slow  # a real browser, and an export of each model
 REPO = Path(__file__).resolve().parent.parent
@@ -28,7 +31,8 @@ SENTENCE = "Ich habe den Verdacht, dass er lügt."
 
 
 def tokens_of(pipeline, text: str, force: tuple[int, int] | None = None) -> list[int]:
-    session = DecodingSession(pipeline.model, check_source(pipeline, text)[0])
+    """The app's greedy decoding of `text`, its controls as they open (its length limit: the page's too)."""
+    session = DecodingSession(pipeline.model, check_source(pipeline, text)[0], max_new_tokens=Controls.max_len)
     if force:
         step, token = force
         for _ in range(step - 1):
@@ -312,6 +316,11 @@ def test_a_beam_tree_node_clicked_in_the_file_is_drawn_decoded_on_from_and_undon
         greedy = live_tokens(page)
         page.click("#lab-tabs button[data-tab-id=beam_tree]")
         page.wait_for_function(f"() => {{ const gd = ({TREE})(); return gd && gd.data.length > 3; }}", timeout=60_000)
+        # searched to the app's length limit as its controls open (64), not the model's own (128): 22 steps, not 39
+        deepest = f"() => Math.max(...({TREE})().data.filter((t) => t.customdata).flatMap((t) => t.x))"
+        src = torch.tensor([check_source(pipeline, SENTENCE)[0]])
+        tree = beam_search(pipeline.model, src, Controls.beam_size, Controls.max_len, record_tree=True)[0].tree
+        assert page.evaluate(deepest) == max(node.step for node in tree.nodes)
         page.locator("#beam-tree-greedy").scroll_into_view_if_needed()
         page.click("#beam-tree-greedy")  # no node clicked yet: said as the app's server says it
         page.wait_for_function("document.getElementById('live-message').textContent.startsWith('Click a node')")
@@ -326,7 +335,7 @@ def test_a_beam_tree_node_clicked_in_the_file_is_drawn_decoded_on_from_and_undon
         page.click("#beam-tree-greedy")
         page.wait_for_function(f"!({held})")
         branched = live_tokens(page)
-        session = DecodingSession(pipeline.model, check_source(pipeline, SENTENCE)[0])
+        session = DecodingSession(pipeline.model, check_source(pipeline, SENTENCE)[0], max_new_tokens=Controls.max_len)
         for token in branched[:3]:
             session.step(force=token)
         assert branched[:3] != greedy[:3] and branched == session.run()  # the node's path, then greedy

@@ -22,7 +22,6 @@ import {Explaining} from "../decoding/explaining.mjs";
 import {Loop} from "../decoding/loop.mjs";
 
 const none = () => {};
-const BEAM_SIZE = 4; // the beam search's size when Strategy is beam (export/live.py LIVE_BEAM)
 
 function part(name, trigger = none) {
   const element = document.querySelector(`[data-part="${name}"]`);
@@ -32,16 +31,17 @@ function part(name, trigger = none) {
   return {element, props: {value: null}, watch: none, trigger};
 }
 
-/** The page's controls (written by live.py), and what the loop says back to them (decoding/loop.mjs's `ui`). */
-function controls() {
+/** The page's controls (written by live.py), and what the loop says back to them (decoding/loop.mjs's `ui`);
+ * `options`: what the app's controls hold as they open (export/markup.py LIVE_OPTIONS). */
+function controls(options) {
   const $ = (id) => document.getElementById(id);
   const message = $("live-message");
   const ui = {
     buttons: ["lab-run", "lab-step", "lab-back", "lab-reset"].map($),
     source: () => $("lab-source").value,
     setSource: (text) => ($("lab-source").value = text),
-    options: () => ({topK: 5, maxNew: null}),
-    search: () => ({strategy: $("lab-strategy")?.value ?? "greedy", beamSize: BEAM_SIZE}),
+    options: () => ({topK: options.topK, maxNew: options.maxNew}),
+    search: () => ({strategy: $("lab-strategy")?.value ?? "greedy", beamSize: options.beamSize}),
     output: (text) => ($("lab-output").value = text),
     status: "",
     wrote(outputs) {
@@ -118,7 +118,7 @@ function shown(model, ui) {
  * tabs the page makes (by id), each mounted in its panel. */
 export function open(state, tabs = carried) {
   if (opened) return opened;
-  const ui = controls(), page = {live: null, explaining: null, model: firstModel(state)};
+  const ui = controls(state.options), page = {live: null, explaining: null, model: firstModel(state)};
   declare(state.here);
   setNames(state.names);
   steps(part("lab-steps"));

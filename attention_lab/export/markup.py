@@ -16,6 +16,7 @@ from transformer import DecodingSession, Seq2SeqPipeline
 from ..assets import PAGE_CSS, in_script, styles
 from ..assets.bundles import NAME, started
 from ..checks import check_source
+from ..controls import Controls
 from ..core import payload
 from ..core.kinds import PAGE_ORDER
 from ..core.looks import Look, names
@@ -94,6 +95,7 @@ def page(models: list[dict], inside: dict[str, bytes] | None = None) -> str:
 
     here = joined([model["here"] for model in models])
     state = {"names": names(), "kind": PAGE_ORDER[0], "look": Look(), "models": models, "here": here}
+    state["options"] = LIVE_OPTIONS
     packed = "".join(
         f"<script type='application/octet-stream' id='part:{file}'>"
         f"{base64.b64encode(gzip.compress(data, 6, mtime=0)).decode('ascii')}</script>"
@@ -180,7 +182,9 @@ def scripts(bundled: bool, packed: str) -> str:
     return f"<script type='module'>import * as {NAME} from {json.dumps(where)};\n{NAME}.{OPEN};\n{BOOT % NAME}</script>"
 
 
-LIVE_BEAM = 4  # the live page's beam size (export/live.mjs), the app's first
+# The live page decodes as the app does with its controls as they open (controls.py): the candidates kept at each
+# step, the length limit, and the beam size when Strategy is beam search (export/live.mjs)
+LIVE_OPTIONS = {"topK": Controls.top_k, "maxNew": Controls.max_len, "beamSize": Controls.beam_size}
 
 
 def controls(models: list[dict]) -> str:
@@ -196,7 +200,7 @@ def controls(models: list[dict]) -> str:
         f"<label class='live-field'><span>Model</span><select id='lab-model'>{options}</select></label>"
         "<label class='live-field live-source'><span>Source</span><textarea id='lab-source' rows='2'></textarea></label>"
         "<label class='live-field'><span>Strategy</span><select id='lab-strategy'><option value='greedy'>greedy"
-        f"</option><option value='beam'>beam search, {LIVE_BEAM} beams</option></select></label>"
+        f"</option><option value='beam'>beam search, {LIVE_OPTIONS['beamSize']} beams</option></select></label>"
         "<div class='live-buttons'>"
         + button.format("run", "Run", " primary")
         + button.format("step", "Step", "")
