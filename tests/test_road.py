@@ -4,10 +4,11 @@ what the page decoded as the user's run (attention_lab.decoding.from_page) befor
 - The page copy: made once per model in the cache, named by what it is made from, never half-written.
 - The server's side: a page's decoding rebuilt by forced decoding (its tokens, its what-if, its key), cached; a
   page that shows nothing clears the run; a decoding it cannot read or rebuild is refused in one line.
-- Both roads give the same decodings: the same clicks on 32 decodings (Run, Step, Back, Reset, a new Source, what-ifs
-  at several steps, beam searches of sizes 1, 4 and 16, Ablate, on both bundled models) done by the page's loop in
-  Node and by the server's step loop, and the page's decoding rebuilt on the server: every run is the same (its
-  tokens, what-ifs, ablations, beams, outputs and messages), a beam search in the page has the library's tokens and
+- Both roads give the same decodings: the same clicks on 42 decodings (Run, Step, Back, Reset, a new Source, what-ifs
+  at several steps, beam searches of sizes 1, 4 and 16, Ablate, a Beam tree node decoded on from, on both bundled
+  models) done by the page's loop in Node and by the server's step loop, and the page's decoding rebuilt on the
+  server: every run is the same (its tokens, what-ifs, ablations, beams, what Back would restore, outputs and
+  messages), a beam search in the page has the library's tokens and
   score and the Beams tab's table, and every tab's message for a decoding is equal.
 """
 
@@ -33,7 +34,7 @@ from attention_lab.messages import jsonable
 from attention_lab.models.registry import Registry, load_models
 from attention_lab.page_copy import copies as page_copy
 from attention_lab.page_copy.analyses import graph_file
-from attention_lab.run.state import UserState, loop
+from attention_lab.run.state import BRANCH, UserState, loop
 from attention_lab.tabs import LOOP
 from tests.node import NODE, needs_node
 from tests.test_live import same_message
@@ -60,11 +61,12 @@ PLAYS = (  # what a person clicks, as loop_decode.mjs reads it
     [["step"], ["step"], ["tree", 4, 11, "beam"], ["step"], ["back"]],  # a refused Step leaves the undo
     [["run"], ["what-if", 0, 2], ["tree", 1, 3, "greedy"], ["back"], ["step"]],  # the what-if's before comes back
     [["run"], ["ablate", ["cross:1:*"]], ["tree", 4, 9, "beam"], ["back"]],  # under the ablation
+    [["run"], ["what-if", 0, 2], ["tree", 1, 3, "greedy"]],  # the server rebuilds what Back would restore
 )
 
 
 def scenarios() -> list[tuple[str, str, list]]:
-    """40 decodings: every play on de-en's sentences in turn and on the reversal model's strings, and six more."""
+    """42 decodings: every play on de-en's sentences in turn and on the reversal model's strings, and six more."""
     found = [("de-en", GERMAN[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("reverse", LETTERS[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("de-en", GERMAN[0], [["run"], ["source", GERMAN[1]], ["step"], ["step"]])]
@@ -184,6 +186,40 @@ def test_the_page_s_ablation_is_rebuilt_with_the_decoding_before_it_decoded_with
     sent["before"]["change"] = "edit"
     with pytest.raises(InputError, match="cannot read"):
         Road(registry).take(UserState(), Controls("reverse", "abc", page=json.dumps(sent)))
+
+
+def test_right_after_a_branch_in_the_page_the_servers_back_restores_the_decoding_it_replaced(registry):
+    """The page decoded on from a Beam tree node (decoding/loop.mjs decodeOn) and sends, with its decoding, the one it
+    replaced: the server's Back right after restores that one, with its own decoding before, as the page's Back
+    does (decoding/actions.py back); without it, Back steps back one token."""
+    from attention_lab.decoding.actions import DecodingActions
+
+    pipeline = registry.entries["reverse"].pipeline
+    greedy = DecodingSession(pipeline.model, pipeline.tokenizer.encode("abc"), max_new_tokens=8).run()
+    other = next(t for t in range(4, 30) if t != greedy[1])
+    branched = DecodingSession(pipeline.model, pipeline.tokenizer.encode("abc"), max_new_tokens=8)
+    branched.step(force=greedy[0])
+    branched.step(force=other)
+    branched = branched.run()
+    before = {"tokens": greedy, "at": 2, "change": BRANCH}
+    replaced = {"tokens": greedy[:2], "before": {"tokens": greedy[:1], "at": 1, "change": "what-if"}, "beam_size": None}
+    sent = json.loads(page({"serial": 5, "version": 2}, tokens=branched, before=before))
+    actions = DecodingActions(registry)
+    for undo, expected in ((replaced, greedy[:2]), (None, branched[:-1])):
+        user = UserState()
+        Road(registry).take(
+            user, Controls("reverse", "abc", max_len=8, page=json.dumps({**sent, "max_len": 8, "undo": undo}))
+        )
+        assert user.run.session.tokens == branched and loop(user.run).before.change == BRANCH
+        actions.back(user, Controls("reverse", "abc"))
+        assert user.run.session.tokens == expected
+    assert [s.token for s in loop(user.run).before.steps] == greedy  # a step back keeps the decoding before
+    user = UserState()
+    Road(registry).take(
+        user, Controls("reverse", "abc", max_len=8, page=json.dumps({**sent, "max_len": 8, "undo": replaced}))
+    )
+    actions.back(user, Controls("reverse", "abc"))
+    assert [s.token for s in loop(user.run).before.steps] == greedy[:1] and loop(user.run).before.at == 1
 
 
 def test_a_decoding_the_page_sent_before_one_taken_is_not_taken(registry):
@@ -310,7 +346,7 @@ def played(registry, copies, tmp_path_factory):
 @pytest.mark.slow
 def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(registry, played):
     lab = make_lab(registry)
-    assert len(played) == 40
+    assert len(played) == 42
     for model, source, play, page_side in played:
         server_user = server_road(registry, lab, model, source, play)
         by_server = server_user.run
@@ -345,6 +381,13 @@ def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(regi
         assert [wrote["output"], wrote["status"], wrote["canStep"], wrote["canBack"]] == [
             outputs["output"], outputs["status"], outputs["step"], outputs["back"]], where  # fmt: skip
         assert (wrote["original"]["value"], wrote["original"]["label"] or "") == outputs["original"], where
+        undo, again = loop(by_server).undo, loop(rebuilt).undo  # what Back would restore: the same on both
+        if undo is None or undo.version != by_server.version:
+            assert again is None, where
+        else:
+            assert again.session.tokens == undo.session.tokens and again.version == by_server.version, where
+            assert (again.before is None) == (undo.before is None), where
+            assert again.before is None or [s.token for s in again.before.steps] == [s.token for s in undo.before.steps]
         assert loop(rebuilt).beams == loop(by_server).beams, where  # the Beams tab's
         assert page_side["beams"] == jsonable(beams_table(by_server)), where  # ...and its table, made in the page
         if page_side["search"]:  # a beam search in the page: the library's tokens and score

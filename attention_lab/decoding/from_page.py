@@ -1,6 +1,7 @@
 """The server's side of the step loop that decodes in the page (decoding/in_page.mjs). Every request the page sends
 carries the decoding it shows (the control `page`): the model, the source, the options, every token written, the
-step shown, and the decoding before a what-if. Before the server answers, it makes that decoding the user's run,
+step shown, the decoding before a what-if, and right after a branch from the Beam tree the decoding it replaced,
+which Back restores on the server as in the page. Before the server answers, it makes that decoding the user's run,
 rebuilt by forced decoding, so every tab, action and export works on what the page shows. The rebuilt sessions are
 cached on exactly those keys.
 
@@ -29,7 +30,7 @@ from ..controls import Controls
 from ..models.registry import Registry
 from ..page_copy.copies import VENDOR, copyable, home
 from ..run.search import checked_beam, checked_strategy, searched
-from ..run.state import BRANCH, Before, Run, UserState, interventions_key, loop, new_run
+from ..run.state import BRANCH, Before, Run, Undo, UserState, interventions_key, loop, new_run
 from .messages import Key
 
 logger = logging.getLogger("attention_lab")
@@ -74,6 +75,18 @@ def sent_by_page(c: Controls) -> bool:
 
 
 @dataclass(frozen=True)
+class Written:
+    """A decoding the page wrote: its tokens, the decoding before a what-if, ablation or branch (its tokens and where
+    it changed), which of those made it (an ablation's decoding before is decoded without it), and the size of the
+    beam search that wrote it (None: none did; its beams are kept for the Beams tab)."""
+
+    tokens: tuple[int, ...] = ()
+    before: tuple[tuple[int, ...], int] | None = None
+    change: str = "what-if"
+    beam_size: int | None = None
+
+
+@dataclass(frozen=True)
 class PageDecoding:
     """What the page says it shows (decoding/loop.mjs's `decoded`); `key` None: it shows nothing decoded."""
 
@@ -82,15 +95,13 @@ class PageDecoding:
     source: str = ""
     top_k: int = 8
     max_len: int | None = None
-    tokens: tuple[int, ...] = ()
+    written: Written = Written()  # its tokens, the decoding before and the beam search that wrote it
     shown: int = 0
-    before: tuple[tuple[int, ...], int] | None = None  # the tokens before a what-if or ablation, and where it changed
-    change: str = "what-if"  # which made the decoding before (an ablation's is decoded without it)
-    beam_size: int | None = None  # a beam search of this size wrote it (its beams are kept for the Beams tab)
     ablate: frozenset[Head] = frozenset()  # the heads ablated throughout
     strategy: str = "greedy"  # what the page wrote the step loop's outputs for
     sent: int = 0  # its number in the order the page sent its decodings (0: not numbered)
     here: frozenset[str] = frozenset()  # the tabs the page draws from its own computation (assets/here.mjs)
+    undo: Written | None = None  # right after a branch from the Beam tree: the decoding it replaced (Back's)
 
 
 def read(text: object) -> PageDecoding | None:
@@ -104,25 +115,33 @@ def read(text: object) -> PageDecoding | None:
         order = int(sent.get("sent") or 0)
         if sent.get("key") is None:
             return PageDecoding(None, sent=order)
-        before = sent.get("before")
         return PageDecoding(
             Key(int(sent["key"]["serial"]), int(sent["key"]["version"])),
             str(sent["model"]),
             str(sent["source"]),
             int(sent["top_k"]),
             int(sent["max_len"]) if sent.get("max_len") else None,
-            tuple(int(t) for t in sent["tokens"]),
+            written_of(sent),
             int(sent.get("shown") or 0),
-            (tuple(int(t) for t in before["tokens"]), int(before["at"])) if before else None,
-            checked_change(before.get("change") or "what-if") if before else "what-if",
-            checked_beam(sent["beam_size"]) if sent.get("beam_size") else None,
             frozenset(Head(str(kind), int(layer), int(head)) for kind, layer, head in sent.get("ablate") or ()),
             checked_strategy(sent.get("strategy") or "greedy"),
             order,
             frozenset(str(tab) for tab in sent.get("here") or ()),
+            written_of(sent["undo"]) if sent.get("undo") else None,
         )
     except (ValueError, TypeError, KeyError, AttributeError) as err:
         raise InputError("The page sent a decoding the server cannot read; press Reset.") from err
+
+
+def written_of(sent: dict) -> Written:
+    """A decoding as the page sends it ({tokens, before: {tokens, at, change} or null, beam_size}), checked."""
+    before = sent.get("before")
+    return Written(
+        tuple(int(t) for t in sent["tokens"]),
+        (tuple(int(t) for t in before["tokens"]), int(before["at"])) if before else None,
+        checked_change(before.get("change") or "what-if") if before else "what-if",
+        checked_beam(sent["beam_size"]) if sent.get("beam_size") else None,
+    )
 
 
 def checked_change(change: object) -> str:
@@ -195,16 +214,27 @@ class Road:
                 run.session = DecodingSession(model, plain.src_ids, plain.top_k, plain.max_new_tokens, held)
             except ValueError as err:
                 raise InputError(f"The page ablated a head the model does not have ({err}); press Reset.") from err
-        start = run.session
-        run.session = self.forced(run.entry.name, start, sent.tokens)
-        if sent.before is not None:
-            tokens, at = sent.before
-            origin = plain if sent.change == "ablation" else start  # an ablation's decoding before it has none
-            loop(run).before = Before(list(self.forced(run.entry.name, origin, tokens).steps), at, sent.change)
-        if sent.beam_size is not None:
-            loop(run).beams = self.beams(run.entry.name, start, sent.beam_size, sent.tokens)
+        kept, start = loop(run), run.session
+        run.session, kept.before, kept.beams = self.written(run.entry.name, plain, start, sent.written)
+        if sent.undo is not None:  # Back right after restores it, as it does in the page (decoding/actions.py back)
+            kept.undo = Undo(sent.key.version, *self.written(run.entry.name, plain, start, sent.undo))
         run.serial, run.version = sent.key.serial, sent.key.version
         return run
+
+    def written(
+        self, model: str, plain: DecodingSession, start: DecodingSession, written: Written
+    ) -> tuple[DecodingSession, Before | None, list[list]]:
+        """A decoding the page wrote, from `start` (its source, under its interventions; `plain`: with none): the
+        session with its tokens forced, the decoding before it (an ablation's decoded without the heads) and the
+        live beams of the search that wrote it (none if none did)."""
+        session = self.forced(model, start, written.tokens)
+        before = None
+        if written.before is not None:
+            tokens, at = written.before
+            origin = plain if written.change == "ablation" else start  # an ablation's decoding before has none
+            before = Before(list(self.forced(model, origin, tokens).steps), at, written.change)
+        beams = self.beams(model, start, written.beam_size, written.tokens) if written.beam_size else []
+        return session, before, beams
 
     def beams(self, model: str, start: DecodingSession, size: int, tokens: tuple[int, ...]) -> list[list]:
         """The live beams of each step of the beam search of `size` that wrote `tokens` (the Beams tab's), searched

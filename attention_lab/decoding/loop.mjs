@@ -280,7 +280,8 @@ export class Loop {
   }
 
   /** The page's decoding as the server needs it to rebuild it (decoding/from_page.py): the model, the source, the
-   * options, every token written and where a what-if forced one, and the decoding before it. */
+   * options, every token written and where a what-if forced one, the decoding before it, and right after a
+   * decodeOn the decoding it replaced, which Back restores there too. */
   decoded() {
     const s = this.session;
     if (!s) return {key: null};
@@ -296,8 +297,15 @@ export class Loop {
       beam_size: this.beamed, // the decoding is a beam search's of this size: the server keeps its beams
       strategy: this.searchMode().strategy, // what the loop's outputs were written for (beam mode turns Step off)
       ablate: this.options.ablated || [],
+      undo: this.undo && sameKey(this.undo.key, this.key()) ? undone(this.undo) : null, // what Back restores now
     };
   }
+}
+
+/** A decoding a decodeOn replaced (Loop.undo), as the server rebuilds it for its Back: its tokens, the decoding
+ * before it and the size of the beam search that wrote it. */
+function undone({session, before, beamed}) {
+  return {tokens: session.tokens, before, beam_size: beamed};
 }
 
 /** Whether the page's decoding `held` reads the source `ids` (the same pieces). */
