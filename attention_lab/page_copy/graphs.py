@@ -31,6 +31,7 @@ import io
 import logging
 import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,22 +169,22 @@ def exported(model: Seq2SeqModel, gradients: bool = True) -> Exported:
 def traced_analyses(model: Seq2SeqModel, gradients: bool = True) -> dict:
     """The explanations' graphs (explanations.ANALYSES) as onnx ModelProtos by name, but those the model's sublayers
     cannot be read for (their explanations stay on the server; the model still decodes in the page), and, without
-    `gradients`, the gradients graph."""
-    found = {}
-    for graph in explanations.ANALYSES:
-        if graph.gradients and not gradients:
-            continue
-        try:
-            if graph.gradients:
-                exported = differentiated(graph, model)
-                found[graph.name] = runs_as_traced(exported, graph.module(model), graph.example(model))
-            else:
-                found[graph.name] = _traced(
-                    graph.module(model), graph.example(model), graph.inputs, graph.outputs, graph.axes
-                )
-        except (ValueError, TypeError, RuntimeError) as err:
-            logger.warning("no %s graph for this model (%s): made on the server", graph.name, error_line(err))
-    return found
+    `gradients`, the gradients graph. A graph whose pass differentiates is exported in a process of its own
+    (`differentiated`, the longest by far), begun first, so that the others are traced meanwhile."""
+    made = {}
+    differentiating = [graph for graph in explanations.ANALYSES if graph.gradients and gradients]
+    with ThreadPoolExecutor(1, thread_name_prefix="differentiated") as pool:
+        begun = {graph.name: pool.submit(differentiated, graph, model) for graph in differentiating}
+        for graph in [*(graph for graph in explanations.ANALYSES if not graph.gradients), *differentiating]:
+            module, example = graph.module(model), graph.example(model)
+            try:
+                if graph.name in begun:
+                    made[graph.name] = runs_as_traced(begun[graph.name].result(), module, example)
+                else:
+                    made[graph.name] = _traced(module, example, graph.inputs, graph.outputs, graph.axes)
+            except (ValueError, TypeError, RuntimeError) as err:
+                logger.warning("no %s graph for this model (%s): made on the server", graph.name, error_line(err))
+    return {graph.name: made[graph.name] for graph in explanations.ANALYSES if graph.name in made}
 
 
 def shared_weights(*graphs) -> bytes:
@@ -274,7 +275,7 @@ def differentiated(graph, model: Seq2SeqModel):
 
     home = str(Path(__file__).resolve().parents[2])  # where attention_lab is imported from, wherever the app runs
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))}
-    with tempfile.TemporaryDirectory() as folder, EXPORTING:
+    with tempfile.TemporaryDirectory() as folder:  # another process: the exporter's state here is not touched
         model.save_pretrained(folder)
         command = [sys.executable, "-m", "attention_lab.page_copy.differentiated", folder, graph.name]
         done = subprocess.run(command, capture_output=True, env=env, check=False)
