@@ -10,10 +10,10 @@ pytestmark = pytest.mark.slow
 
 SURVEY = "#survey-view"
 
-# Every title, note and name of the Heads and Survey tabs' summaries that is cut short, and each summary wider than
-# its box
+# Every title, note, name and cell's value of the Heads and Survey tabs' summaries that is cut short, and each
+# summary wider than its box
 CUT = """() => [...document.querySelectorAll('#heads-summary .summary, #survey-view .summary')].flatMap(box => [box,
-  ...box.querySelectorAll('.summary-title, .summary-note, .summary-kind, .summary-head, .summary-layer')])
+  ...box.querySelectorAll('.summary-title, .summary-note, .summary-kind, .summary-head, .summary-layer, .summary-cell')])
   .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => [e.className, e.textContent, e.clientWidth])"""
 
 

@@ -4,7 +4,7 @@ what the page decoded as the user's run (attention_lab.decoding.from_page) befor
 - The page copy: made once per model in the cache, named by what it is made from, never half-written.
 - The server's side: a page's decoding rebuilt by forced decoding (its tokens, its what-if, its key), cached; a
   page that shows nothing clears the run; a decoding it cannot read or rebuild is refused in one line.
-- Both roads give the same decodings: the same clicks on 42 decodings (Run, Step, Back, Reset, a new Source, what-ifs
+- Both roads give the same decodings: the same clicks on 44 decodings (Run, Step, Back, Reset, a new Source, what-ifs
   at several steps, beam searches of sizes 1, 4 and 16, Ablate, a Beam tree node decoded on from, on both bundled
   models) done by the page's loop in Node and by the server's step loop, and the page's decoding rebuilt on the
   server: every run is the same (its tokens, what-ifs, ablations, beams, what Back would restore, outputs and
@@ -61,12 +61,13 @@ PLAYS = (  # what a person clicks, as loop_decode.mjs reads it
     [["step"], ["step"], ["tree", 4, 11, "beam"], ["step"], ["back"]],  # a refused Step leaves the undo
     [["run"], ["what-if", 0, 2], ["tree", 1, 3, "greedy"], ["back"], ["step"]],  # the what-if's before comes back
     [["run"], ["ablate", ["cross:1:*"]], ["tree", 4, 9, "beam"], ["back"]],  # under the ablation
-    [["run"], ["what-if", 0, 2], ["tree", 1, 3, "greedy"]],  # the server rebuilds what Back would restore
+    [["run"], ["what-if", 0, 2], ["tree", 1, 3, "greedy"]],  # the server rebuilds what Back would restore...
+    [["beam", 4], ["run"], ["tree", 4, 5, "greedy"]],  # ...and a beam search's, with its beams
 )
 
 
 def scenarios() -> list[tuple[str, str, list]]:
-    """42 decodings: every play on de-en's sentences in turn and on the reversal model's strings, and six more."""
+    """44 decodings: every play on de-en's sentences in turn and on the reversal model's strings, and six more."""
     found = [("de-en", GERMAN[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("reverse", LETTERS[i % 3], play) for i, play in enumerate(PLAYS)]
     found += [("de-en", GERMAN[0], [["run"], ["source", GERMAN[1]], ["step"], ["step"]])]
@@ -346,7 +347,7 @@ def played(registry, copies, tmp_path_factory):
 @pytest.mark.slow
 def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(registry, played):
     lab = make_lab(registry)
-    assert len(played) == 42
+    assert len(played) == 44
     for model, source, play, page_side in played:
         server_user = server_road(registry, lab, model, source, play)
         by_server = server_user.run
@@ -386,8 +387,12 @@ def test_the_page_and_the_server_decode_the_same_and_the_server_rebuilds_it(regi
             assert again is None, where
         else:
             assert again.session.tokens == undo.session.tokens and again.version == by_server.version, where
+            assert again.beams == undo.beams, where
             assert (again.before is None) == (undo.before is None), where
-            assert again.before is None or [s.token for s in again.before.steps] == [s.token for s in undo.before.steps]
+            if undo.before is not None:
+                tokens = lambda before: [s.token for s in before.steps]
+                assert tokens(again.before) == tokens(undo.before), where
+                assert (again.before.at, again.before.change) == (undo.before.at, undo.before.change), where
         assert loop(rebuilt).beams == loop(by_server).beams, where  # the Beams tab's
         assert page_side["beams"] == jsonable(beams_table(by_server)), where  # ...and its table, made in the page
         if page_side["search"]:  # a beam search in the page: the library's tokens and score

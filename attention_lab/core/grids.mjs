@@ -30,7 +30,8 @@ const LABEL_PX = 36, GAP_PX = 6; // the layers' names at the left; the space bet
 function colours(value, low, high, signed) {
   const table = signed ? SIGNED : SIZED, i = 3 * Math.round(255 * Math.min(1, Math.max(0, (value - low) / (high - low))));
   const [r, g, b] = [table[i], table[i + 1], table[i + 2]];
-  return {fill: `rgb(${r},${g},${b})`, ink: 0.299 * r + 0.587 * g + 0.114 * b < 140 ? "#fff" : "#222"};
+  const luma = 0.299 * r + 0.587 * g + 0.114 * b; // Rec. 601: white text on the darker half of the scales
+  return {fill: `rgb(${r},${g},${b})`, ink: luma < 140 ? "#fff" : "#222"};
 }
 
 /** One measure's rows of cells (layers down; heads across, a block per kind), each {text, fill, ink, where, hover},
@@ -78,7 +79,7 @@ function headRow(grid) {
   row.append(el("span"));
   blocks((kind) => {
     const name = el("span", "summary-kind", kind);
-    name.style.gridColumn = `span ${grid.heads}`;
+    name.style.setProperty("--heads", grid.heads); // the kind's name spans its heads (core/views.css)
     row.append(name);
   });
   row.append(el("span"));
@@ -95,18 +96,22 @@ function measureGrid(grid, measure) {
     cells.append(el("span", "summary-layer", `L${l + 1}`));
     row.forEach((c, i) => {
       if (i && i % grid.heads === 0) cells.append(el("span"));
-      const cell = el("span", c ? "summary-cell" : "summary-cell none", c ? c.text : "");
-      if (c) Object.assign(cell.style, {background: c.fill, color: c.ink});
-      if (c) Object.assign(cell, {title: c.hover}).dataset.where = c.where;
+      if (!c) return cells.append(el("span", "summary-cell none")); // no such head
+      const cell = Object.assign(el("span", "summary-cell", c.text), {title: c.hover});
+      cell.style.setProperty("--fill", c.fill); // its colours, read by core/views.css
+      cell.style.setProperty("--ink", c.ink);
+      cell.dataset.where = c.where;
+      cell.setAttribute("aria-label", c.hover.replace("\n", ": ")); // its value where it is not written
       cells.append(cell);
     });
   });
   return cells;
 }
 
-/** The laid-out summary (summaryGrid) as elements; `onCell(where)` is called with a clicked cell's head. */
+/** The laid-out summary (summaryGrid) as elements; `onCell(where)` is called with a clicked cell's head (none: the
+ * cells are not buttons, as in survey.html). */
 export function summaryElement(grid, onCell = null) {
-  const box = el("div", "summary");
+  const box = el("div", onCell ? "summary" : "summary static");
   box.style.setProperty("--columns", columns(grid));
   box.append(el("div", "summary-title", grid.title), headRow(grid));
   for (const measure of grid.measures) {
@@ -145,14 +150,14 @@ export function drawSummary(box, {message, computing}) {
 export function summaryView(label, here = null) {
   return (component) => {
     const box = root(component.element);
-    const figure = el("div", "summary-figure");
-    box.replaceChildren(el("div", "lab-label", label), figure);
+    const summary = el("div", "summary-box");
+    box.replaceChildren(el("div", "lab-label", label), summary);
     let drew = null; // what was drawn: the same grid again (a survey's, handed over at each Step) is not redrawn
-    slowView(component, figure, (view) => {
-      const drawing = [view.message?.metrics ?? view.message, view.computing, figure.clientWidth];
+    slowView(component, summary, (view) => {
+      const drawing = [view.message?.metrics ?? view.message, view.computing, summary.clientWidth];
       if (drew && drawing.every((v, i) => v === drew[i])) return;
       drew = drawing;
-      drawSummary(figure, view);
+      drawSummary(summary, view);
     }, {on: () => false, here});
   };
 }

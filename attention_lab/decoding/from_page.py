@@ -215,13 +215,13 @@ class Road:
             except ValueError as err:
                 raise InputError(f"The page ablated a head the model does not have ({err}); press Reset.") from err
         kept, start = loop(run), run.session
-        run.session, kept.before, kept.beams = self.written(run.entry.name, plain, start, sent.written)
+        run.session, kept.before, kept.beams = self.decoded(run.entry.name, plain, start, sent.written)
         if sent.undo is not None:  # Back right after restores it, as it does in the page (decoding/actions.py back)
-            kept.undo = Undo(sent.key.version, *self.written(run.entry.name, plain, start, sent.undo))
+            kept.undo = Undo(sent.key.version, *self.decoded(run.entry.name, plain, start, sent.undo))
         run.serial, run.version = sent.key.serial, sent.key.version
         return run
 
-    def written(
+    def decoded(
         self, model: str, plain: DecodingSession, start: DecodingSession, written: Written
     ) -> tuple[DecodingSession, Before | None, list[list]]:
         """A decoding the page wrote, from `start` (its source, under its interventions; `plain`: with none): the

@@ -297,14 +297,14 @@ export class Loop {
       beam_size: this.beamed, // the decoding is a beam search's of this size: the server keeps its beams
       strategy: this.searchMode().strategy, // what the loop's outputs were written for (beam mode turns Step off)
       ablate: this.options.ablated || [],
-      undo: this.undo && sameKey(this.undo.key, this.key()) ? undone(this.undo) : null, // what Back restores now
+      undo: this.undo && sameKey(this.undo.key, this.key()) ? written(this.undo) : null, // what Back restores now
     };
   }
 }
 
-/** A decoding a decodeOn replaced (Loop.undo), as the server rebuilds it for its Back: its tokens, the decoding
- * before it and the size of the beam search that wrote it. */
-function undone({session, before, beamed}) {
+/** A decoding a decodeOn replaced (Loop.undo) as the server reads a decoding the page wrote (decoding/from_page.py
+ * Written), to rebuild it for its Back: its tokens, the decoding before it and the beam search that wrote it. */
+function written({session, before, beamed}) {
   return {tokens: session.tokens, before, beam_size: beamed};
 }
 

@@ -176,8 +176,8 @@ def traced_analyses(model: Seq2SeqModel, gradients: bool = True) -> dict:
     with ThreadPoolExecutor(1, thread_name_prefix="differentiated") as pool:
         begun = {graph.name: pool.submit(differentiated, graph, model) for graph in differentiating}
         for graph in [*(graph for graph in explanations.ANALYSES if not graph.gradients), *differentiating]:
-            module, example = graph.module(model), graph.example(model)
             try:
+                module, example = graph.module(model), graph.example(model)
                 if graph.name in begun:
                     made[graph.name] = runs_as_traced(begun[graph.name].result(), module, example)
                 else:
