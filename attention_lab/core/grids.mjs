@@ -9,7 +9,7 @@ import {el, openAttentionTab, root} from "../assets/dom.mjs";
 import {STYLE, focusLabel, focusOf} from "../assets/style.mjs";
 import {slowView} from "../assets/slow.mjs";
 import {setKind, setLook} from "../assets/store.mjs";
-import {palette} from "./tiles.mjs";
+import {colourAt, palette} from "./tiles.mjs";
 
 /** A value as its cell writes it: a share in percent, a size or a signed size with as many digits as it needs. */
 export function short(value, colouring) {
@@ -28,7 +28,7 @@ const LABEL_PX = 36, GAP_PX = 6; // the layers' names at the left; the space bet
 
 /** A cell's colours for `value` on a scale from `low` to `high`: its background and a text colour that reads on it. */
 function colours(value, low, high, signed) {
-  const table = signed ? SIGNED : SIZED, i = 3 * Math.round(255 * Math.min(1, Math.max(0, (value - low) / (high - low))));
+  const table = signed ? SIGNED : SIZED, i = colourAt(value, low, high);
   const [r, g, b] = [table[i], table[i + 1], table[i + 2]];
   const luma = 0.299 * r + 0.587 * g + 0.114 * b; // Rec. 601: white text on the darker half of the scales
   return {fill: `rgb(${r},${g},${b})`, ink: luma < 140 ? "#fff" : "#222"};
@@ -58,7 +58,7 @@ export function summaryGrid(data, width = 720) {
   const {kinds, heads, metrics} = data;
   const cell = (width - LABEL_PX - (kinds.length - 1) * GAP_PX) / (kinds.length * heads);
   const written = cell >= TEXT_CELL_PX;
-  return {title: data.title, layers: data.layers, heads, written, kinds: kinds.map((kind) => data.short[kind]),
+  return {title: data.title, heads, written, kinds: kinds.map((kind) => data.short[kind]),
     measures: metrics.map((metric) => ({name: metric.name, note: metric.note,
       rows: measureRows(data, metric, written)}))};
 }

@@ -60,14 +60,18 @@ export function palette(colorscale) {
 
 const COLOURS = palette(STYLE.colorscale);
 
+/** Where the colour of `value` on a scale from `low` to `high` starts in a palette (its red; green and blue follow). */
+export function colourAt(value, low, high) {
+  return 3 * Math.round(255 * Math.min(1, Math.max(0, (value - low) / (high - low || 1))));
+}
+
 /** The tiles' cells as RGBA, one pixel each: a value's colour between `low` and `high`, gaps see-through. */
 export function pixels(t, low, high) {
   const out = new Uint8ClampedArray(t.rows * t.cols * 4);
-  const span = high - low || 1;
   for (let i = 0; i < t.values.length; i++) {
     const v = t.values[i];
     if (Number.isNaN(v)) continue;
-    const c = 3 * Math.round(255 * Math.min(1, Math.max(0, (v - low) / span)));
+    const c = colourAt(v, low, high);
     out.set([COLOURS[c], COLOURS[c + 1], COLOURS[c + 2], 255], 4 * i);
   }
   return out;
