@@ -11,7 +11,8 @@ and no server.
                 head, 0 removes it), the encoder's of row min(r, E) for E ≤ R rows (E = 1: one for every row, the
                 encoder run once, not R times, for rows that remove decoder heads alone) ->
                 kl (R, T): KL(every head kept ‖ row r) of the next-token distribution at each step, nats;
-                top_ids, top_probs (R, T, k): row r's k most likely tokens at each step and their probabilities
+                top_ids, top_probs (1, T, k): the first set's k most likely tokens at each step and their probabilities
+                (Ablate's effects, one set removed throughout; the Heads tab's importance reads the KL alone)
 
 The rules the graph cannot know are the page's, as for the attribution graph: those of a step depend on the
 decoding's length limit (a token forced at the limit), so the page gives them as `rules`, added to the logits after
@@ -43,8 +44,8 @@ AXES = {
     "keep_self": {0: "R"},
     "keep_cross": {0: "R"},
     "kl": {0: "R", 1: "T"},
-    "top_ids": {0: "R", 1: "T"},
-    "top_probs": {0: "R", 1: "T"},
+    "top_ids": {1: "T"},
+    "top_probs": {1: "T"},
 }
 
 
@@ -67,8 +68,12 @@ class AblationsGraph(nn.Module):
         shared = dataclasses.replace(encoded, memory=memory, src_mask=mask, attentions=(), values=())
         hooks = [*kept_per_row("decoder_self", keeps[1]), *kept_per_row("cross", keeps[2])]
         run = run_with_cache(model, shared, tokens, hooks=hooks)
-        log_probs = (model.rules.apply(model.project(run.hidden), None) + rules).log_softmax(dim=-1)
-        top, ids = log_probs[1:].topk(min(TOP_K, log_probs.size(-1)), dim=-1)
+        # the model's rules written once into the page's (T, V), then added to every row's logits: -inf where a step
+        # may not write a token, as apply writes it into each row; where it forces one, the others -inf, which leave
+        # log-probability 0 to that token from any logit, as apply's 0 does (one add over the rows, not a scatter)
+        ruled = model.rules.apply(torch.zeros_like(rules), None) + rules
+        log_probs = (model.project(run.hidden) + ruled).log_softmax(dim=-1)
+        top, ids = log_probs[1:2].topk(min(TOP_K, log_probs.size(-1)), dim=-1)  # Ablate's row: the first set
         return kl_divergence(log_probs[:1], log_probs[1:]), ids, top.exp()
 
 
