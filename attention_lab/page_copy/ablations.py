@@ -68,11 +68,7 @@ class AblationsGraph(nn.Module):
         shared = dataclasses.replace(encoded, memory=memory, src_mask=mask, attentions=(), values=())
         hooks = [*kept_per_row("decoder_self", keeps[1]), *kept_per_row("cross", keeps[2])]
         run = run_with_cache(model, shared, tokens, hooks=hooks)
-        # the model's rules written once into the page's (T, V), then added to every row's logits: -inf where a step
-        # may not write a token, as apply writes it into each row; where it forces one, the others -inf, which leave
-        # log-probability 0 to that token from any logit, as apply's 0 does (one add over the rows, not a scatter)
-        ruled = model.rules.apply(torch.zeros_like(rules), None) + rules
-        log_probs = (model.project(run.hidden) + ruled).log_softmax(dim=-1)
+        log_probs = (model.rules.apply(model.project(run.hidden), None) + rules).log_softmax(dim=-1)
         top, ids = log_probs[1:2].topk(min(TOP_K, log_probs.size(-1)), dim=-1)  # Ablate's row: the first set
         return kl_divergence(log_probs[:1], log_probs[1:]), ids, top.exp()
 
