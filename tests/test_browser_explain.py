@@ -19,7 +19,7 @@ import pytest
 from attention_lab.schema import IN_PAGE
 from tests.browser import LAPTOP, WAIT_MS, button, open_tab, opened
 from tests.test_browser_beam_tree import TREE, visible_node
-from tests.test_browser_road import QUEUE, click, on_the_road, play
+from tests.test_browser_road import ASKS, click, on_the_road, play
 
 pytestmark = pytest.mark.slow
 
@@ -112,7 +112,7 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
     open_tab(page, title)
     explains(page)
     sent = []
-    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    listen = lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None
     page.on("request", listen)
     typed(page, "")
     play(page, registry, "de-en", TEXT, sent)  # no request after the typing (asserted there)
@@ -141,7 +141,7 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
 def listened(page) -> tuple[list[str], object]:
     """The requests to the server's queue the page sends from now on, and what stops listening."""
     sent = []
-    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    listen = lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None
     page.on("request", listen)
     return sent, lambda: page.remove_listener("request", listen)
 
@@ -200,7 +200,7 @@ def test_the_gradient_methods_are_made_in_the_page_with_no_request_and_are_what_
     method(page, "Input × gradient")
     typed(page, TEXT)
     sent = []
-    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    listen = lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None
     page.on("request", listen)
     click(page, "Run")
     expect(note(page)).to_contain_text("Input × gradient", timeout=WAIT_MS)
@@ -254,7 +254,7 @@ def test_ablate_is_made_in_the_page_with_no_request_and_is_what_the_server_draws
     shows for the same source and heads."""
     page, theirs_page = pages
     choice, sent = "All cross-attention heads", []
-    listen = lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None
+    listen = lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None
     for p in (page, theirs_page):
         open_tab(p, "Heads")
         typed(p, TEXT)
@@ -278,7 +278,7 @@ def test_compare_is_drawn_from_the_pages_own_decoding_with_no_request(pages):
     typed(page, TEXT)
     click(page, "Run")
     sent = []
-    page.on("request", lambda r: sent.append(r.url) if any(q in r.url for q in QUEUE) else None)
+    page.on("request", lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None)
     open_tab(page, "Compare")
     what_if(page)
     both = "() => [...document.querySelectorAll('#compare-view .js-plotly-plot')].some(p => p.data.length === 2)"
@@ -306,7 +306,7 @@ def test_a_beam_search_in_the_page_fills_the_beams_tab_with_no_request_as_the_se
         typed(p, TEXT)
         strategy(p, "beam")
         sent = []
-        p.on("request", lambda r, sent=sent: sent.append(r.url) if any(q in r.url for q in QUEUE) else None)
+        p.on("request", lambda r, sent=sent: sent.append(r.url) if any(q in r.url for q in ASKS) else None)
         click(p, "Run")
         p.locator("#beams-view tbody tr").nth(1).wait_for(timeout=WAIT_MS)
         tables.append(tab_text(p, "beams"))
@@ -369,7 +369,7 @@ def test_the_training_film_is_made_in_the_page_with_no_request_and_is_what_the_s
     typed(ours_page, source)
     sent = []
     said = lambda r: f"{r.url} {(r.post_data or '')[:160]}"  # a join names its event's trigger: what asked
-    listen = lambda r: sent.append(said(r)) if any(q in r.url for q in QUEUE) else None
+    listen = lambda r: sent.append(said(r)) if any(q in r.url for q in ASKS) else None
     ours_page.on("request", listen)
     click(ours_page, "Run")
     ours = [film_text(ours_page, 0), film_text(ours_page, 9)]

@@ -141,6 +141,12 @@ export class Road {
     return open === null || drawnFromDecoding(open) || (computedHere(open, model) && this.explaining.get(name) === "ready");
   }
 
+  /** Whether the page decodes the model chosen and draws its open tab itself now (page/fill.mjs). */
+  makesOpenTab() {
+    const name = controlsNow().model;
+    return this.loops.has(name) && this.drawsOpenTab(name);
+  }
+
   /** Why the server draws the open tab. */
   serverTabLine(name) {
     const open = openTabId(), model = this.loops.get(name)?.model ?? null;

@@ -23,3 +23,17 @@ test("each ask an answer brings asks the server once for the slow outputs, and n
   c.send(asks[1]);
   assert.deepEqual(c.triggered, ["fill", "fill"]);
 });
+
+test("where the page makes the open tab itself by the time an ask comes, the server is not asked", () => {
+  const c = component();
+  globalThis.attentionLabRoad = {makesOpenTab: () => true};
+  try {
+    c.send({op: "ask", n: 1});
+    assert.deepEqual(c.triggered, []);
+    globalThis.attentionLabRoad.makesOpenTab = () => false; // the server's road, or a tab the server makes
+    c.send({op: "ask", n: 2});
+    assert.deepEqual(c.triggered, ["fill"]);
+  } finally {
+    delete globalThis.attentionLabRoad;
+  }
+});
