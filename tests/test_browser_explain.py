@@ -26,6 +26,8 @@ pytestmark = pytest.mark.slow
 DECLARED = json.loads(IN_PAGE.read_text(encoding="utf-8"))
 TABS = [tab for tab in DECLARED["tabs"] if tab != "training"]  # Training: its own test, on the reversal model
 TEXT = "Die Kinder spielen im Garten."
+# the runs of de-en's ablations graph on its second thread (page_copy/helper.mjs)
+HELPED = "() => window.attentionLabRoad.loops.get('de-en').model.helpers?.get('ablations')?.ready?.runs ?? 0"
 
 
 def explains(page) -> None:
@@ -126,6 +128,8 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
     page.remove_listener("request", listen)
     assert sent[before:] == [], tab
     assert "explains in this page" in page.locator(".road-line").inner_text()
+    if tab == "heads":  # the importance's two parts ran at once, one on the ablations graph's second thread
+        assert page.evaluate(HELPED) > 0
 
     open_tab(theirs_page, "Attention")  # the tab drawn afresh for this decoding when it opens, as on the page above
     typed(theirs_page, TEXT)

@@ -55,12 +55,13 @@ async function bytes(name) {
   const stream = new Blob([packed]).stream().pipeThrough(new DecompressionStream("gzip"));
   return new Uint8Array(await new Response(stream).arrayBuffer());
 }
-async function load(name) {
-  if (!document.getElementById("part:" + name)) return import(new URL(name, document.baseURI).href);
-  const code = new Blob([await bytes(name)], {type: "text/javascript"});
-  return import(URL.createObjectURL(code));
+async function address(name) {
+  if (!document.getElementById("part:" + name)) return new URL(name, document.baseURI).href;
+  return URL.createObjectURL(new Blob([await bytes(name)], {type: "text/javascript"}));
 }
-const [ort, tokenizers] = await Promise.all([load("ort.wasm.bundle.min.mjs"), load("tokenizers.min.mjs")]);
+const [runtime, tokenizer] = await Promise.all(["ort.wasm.bundle.min.mjs", "tokenizers.min.mjs"].map(address));
+const [ort, tokenizers] = await Promise.all([import(runtime), import(tokenizer)]);
+ort.env[Symbol.for("attentionLab.runtimeAddress")] = runtime; // a graph's second thread imports it (helper.mjs)
 performance.mark("live:runtime");
 await %s.start(state, {ort, Tokenizer: tokenizers.Tokenizer, bytes});
 """

@@ -8,6 +8,7 @@
 
 import {pyRound} from "../assets/format.mjs";
 import {textsOf} from "../assets/here.mjs";
+import {runAll} from "../page_copy/helper.mjs";
 import {stepRules} from "../page_copy/model.mjs";
 import {headSummaries} from "../core/summaries.mjs";
 import {decodedAgain} from "../decoding/again.mjs";
@@ -32,19 +33,23 @@ export async function headImportance(model, run, asked = {}) {
   for (const group of [heads.filter((h) => h[0] === "encoder"), heads.filter((h) => h[0] !== "encoder")]) {
     for (let at = 0; at < group.length; at += per) parts.push(group.slice(at, at + per));
   }
-  for (const part of parts) {
+  const inputs = parts.map((part) => {
     const R = part.length, rows = (k) => (k === "encoder" && part[0][0] !== "encoder" ? 1 : R);
     const masks = Object.fromEntries(KINDS.map((k) => [k, new Float32Array(rows(k) * layers[k] * H).fill(1)]));
     part.forEach(([kind, layer, head], r) => { masks[kind][(r * layers[kind] + layer) * H + head] = 0; });
     const keep = (kind) => new model.ort.Tensor("float32", masks[kind], [rows(kind), layers[kind], H]);
-    const out = await model.explain("ablations", {...fixed, keep_encoder: keep("encoder"),
-      keep_self: keep("decoder_self"), keep_cross: keep("cross")});
+    return {...fixed, keep_encoder: keep("encoder"), keep_self: keep("decoder_self"), keep_cross: keep("cross")};
+  });
+  // the parts at once, on the page's thread and the graph's second one (page_copy/helper.mjs) where it has one
+  const outs = await runAll(model, "ablations", inputs);
+  parts.forEach((part, i) => {
+    const out = outs[i];
     part.forEach(([kind, layer, head], r) => {
       let sum = 0;
       for (let t = 0; t < T; t++) sum += out.kl.data[r * T + t];
       grids[kind][layer][head] = sum / T;
     });
-  }
+  });
   return grids;
 }
 

@@ -56,6 +56,7 @@ export class LiveModel {
       return sessions.get(name);
     };
     this.analyses = Object.fromEntries(Object.keys(graphs).map((name) => [name, () => session(name)]));
+    this.analysisBytes = (name) => (graphs[name] ? gunzipped(graphs[name]) : null); // a second thread's (helper.mjs)
     return this;
   }
 

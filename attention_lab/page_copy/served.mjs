@@ -2,6 +2,7 @@
 // tokenizer library, once; the copy's graphs, weights, tokenizer and config, once the app has made them; and its
 // explanations' graphs.
 
+import {RUNTIME_ADDRESS} from "./helper.mjs";
 import {graphFile, LiveModel, gunzipped} from "./model.mjs";
 
 // a copy is made as the app starts (a transformers model's, measured in two precisions, can take minutes): ask for it
@@ -21,6 +22,7 @@ export async function loadRuntime(runtime) {
     bytes(runtime.wasm).then(gunzipped)]);
   ort.env.wasm.numThreads = 1; // no cross-origin isolation on a Space or a local app: one thread
   ort.env.wasm.wasmBinary = wasm;
+  ort.env[RUNTIME_ADDRESS] = at(runtime.ort); // for a graph's second thread (helper.mjs)
   return {ort, Tokenizer: tokenizers.Tokenizer};
 }
 
