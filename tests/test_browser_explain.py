@@ -26,8 +26,14 @@ pytestmark = pytest.mark.slow
 DECLARED = json.loads(IN_PAGE.read_text(encoding="utf-8"))
 TABS = [tab for tab in DECLARED["tabs"] if tab != "training"]  # Training: its own test, on the reversal model
 TEXT = "Die Kinder spielen im Garten."
-# the runs of de-en's ablations graph on its second thread (page_copy/helper.mjs)
+# the runs of de-en's ablations graph on its helper thread (page_copy/helper.mjs)
 HELPED = "() => window.attentionLabRoad.loops.get('de-en').model.helpers?.get('ablations')?.ready?.runs ?? 0"
+HELPER = "() => { const e = window.attentionLabRoad.loops.get('de-en').model.helpers?.get('ablations'); return [!!e, !!e?.ready, String(e?.ready?.broken)]; }"
+
+
+def asked(request) -> str:
+    """A request to the server as a failed test says it: a join names its event's trigger and function."""
+    return f"{request.url} {(request.post_data or '')[:160]}"
 
 
 def explains(page) -> None:
@@ -114,7 +120,7 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
     open_tab(page, title)
     explains(page)
     sent = []
-    listen = lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None
+    listen = lambda r: sent.append(asked(r)) if any(q in r.url for q in ASKS) else None
     page.on("request", listen)
     typed(page, "")
     play(page, registry, "de-en", TEXT, sent)  # no request after the typing (asserted there)
@@ -128,8 +134,8 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
     page.remove_listener("request", listen)
     assert sent[before:] == [], tab
     assert "explains in this page" in page.locator(".road-line").inner_text()
-    if tab == "heads":  # the importance's two parts ran at once, one on the ablations graph's second thread
-        assert page.evaluate(HELPED) > 0
+    if tab == "heads":  # the importance's two parts ran at once, one on the ablations graph's helper thread
+        assert page.evaluate(HELPED) > 0, page.evaluate(HELPER)
 
     open_tab(theirs_page, "Attention")  # the tab drawn afresh for this decoding when it opens, as on the page above
     typed(theirs_page, TEXT)
@@ -372,8 +378,7 @@ def test_the_training_film_is_made_in_the_page_with_no_request_and_is_what_the_s
     explains(ours_page)
     typed(ours_page, source)
     sent = []
-    said = lambda r: f"{r.url} {(r.post_data or '')[:160]}"  # a join names its event's trigger: what asked
-    listen = lambda r: sent.append(said(r)) if any(q in r.url for q in ASKS) else None
+    listen = lambda r: sent.append(asked(r)) if any(q in r.url for q in ASKS) else None
     ours_page.on("request", listen)
     click(ours_page, "Run")
     ours = [film_text(ours_page, 0), film_text(ours_page, 9)]

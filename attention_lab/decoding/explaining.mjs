@@ -21,13 +21,19 @@ export class Explaining {
     Object.assign(this, {loop, failed, made: null, ahead: new Map()});
   }
 
-  /** Make the open tab's message, when the page makes that tab's and holds the decoding the loop made (a tab that
-   * reads the controls alone: whatever the page shows). */
+  /** Whether `explain` makes the open tab's message for what the page shows now: the page makes that tab's, and
+   * holds the decoding the loop made (a tab that reads the controls alone: whoever made the decoding). */
+  makes() {
+    const loop = this.loop(), maker = loop && makerOf(openTabId(), loop.model);
+    if (!maker || !loop.model.analyses) return false;
+    return !!maker.alone || (!!loop.session && sameKey(page.key, loop.key()));
+  }
+
+  /** Make the open tab's message, when it makes it (`makes`). */
   async explain() {
     const tab = openTabId(), loop = this.loop(), maker = loop && makerOf(tab, loop.model);
-    if (!maker || !loop.model.analyses) return;
+    if (!this.makes()) return;
     const held = !!loop.session && sameKey(page.key, loop.key());
-    if (!held && !maker.alone) return; // a tab that reads the controls alone is made whoever made the decoding
     const s = held ? loop.session : null, name = loop.model.config.name, make = maker.make;
     const run = s ? {ids: s.srcIds, tokens: s.tokens, ablated: loop.options.ablated || [], key: loop.key(),
       limit: s.maxNew, text: loop.text, // the source as typed (a tab that decodes it with another model: Two models)

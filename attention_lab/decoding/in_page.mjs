@@ -141,10 +141,11 @@ export class Road {
     return open === null || drawnFromDecoding(open) || (computedHere(open, model) && this.explaining.get(name) === "ready");
   }
 
-  /** Whether the page decodes the model chosen and draws its open tab itself now (page/fill.mjs). */
+  /** Whether the page draws the open tab itself for what it shows now (page/fill.mjs): it decodes the model chosen,
+   * and makes that tab's message for the decoding shown (one the server made, or edited, it does not). */
   makesOpenTab() {
     const name = controlsNow().model;
-    return this.loops.has(name) && this.drawsOpenTab(name);
+    return this.loops.has(name) && this.drawsOpenTab(name) && this.explainer.makes();
   }
 
   /** Why the server draws the open tab. */

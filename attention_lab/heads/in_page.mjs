@@ -40,7 +40,7 @@ export async function headImportance(model, run, asked = {}) {
     const keep = (kind) => new model.ort.Tensor("float32", masks[kind], [rows(kind), layers[kind], H]);
     return {...fixed, keep_encoder: keep("encoder"), keep_self: keep("decoder_self"), keep_cross: keep("cross")};
   });
-  // the parts at once, on the page's thread and the graph's second one (page_copy/helper.mjs) where it has one
+  // the parts at once, on the page's thread and the graph's helper thread (page_copy/helper.mjs) where it has one
   const outs = await runAll(model, "ablations", inputs);
   parts.forEach((part, i) => {
     const out = outs[i];

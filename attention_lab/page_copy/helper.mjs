@@ -1,4 +1,4 @@
-// A second thread for one of a copy's explanations' graphs: a Web Worker with a runtime of its own, holding the
+// A helper thread for one of a copy's explanations' graphs: a Web Worker with a runtime of its own, holding the
 // graph and the copy's weights, so that the page runs two parts of one measure at once (the Heads tab's importance:
 // its encoder heads' rows here, its decoder heads' rows there). The same runtime, graph and weights as the page's own
 // session, so the same values bit for bit; where a page cannot start one (no Worker, no runtime address: the Node
@@ -8,10 +8,10 @@
 // every bundle names alike (as session.mjs keeps its queue there): the worker imports the same
 export const RUNTIME_ADDRESS = Symbol.for("attentionLab.runtimeAddress");
 
-// the worker's own code: it imports the runtime, makes the graph's session, and runs it on what it is sent
+// the worker's own code: it imports the runtime, makes the graph's session, and runs it on what it is sent (the
+// inputs the graph reads: one exported before it took head masks has fewer, as model.mjs `fed` says)
 const WORKER = `
 let session, queue = Promise.resolve(); // one run at a time, in the order asked, as the page's own (model.mjs run)
-const tensors = (ort, inputs) => Object.fromEntries(Object.entries(inputs).map(([k, t]) => [k, new ort.Tensor(t.type, t.data, t.dims)]));
 addEventListener("message", ({data}) => { queue = queue.then(() => answer(data)); });
 async function answer(data) {
   try {
@@ -24,7 +24,12 @@ async function answer(data) {
       session = {ort, made};
       postMessage({id: data.id});
     } else {
-      const out = await session.made.run(tensors(session.ort, data.inputs));
+      const fed = {};
+      for (const name of session.made.inputNames) {
+        const t = data.inputs[name];
+        fed[name] = new session.ort.Tensor(t.type, t.data, t.dims);
+      }
+      const out = await session.made.run(fed);
       const sent = Object.fromEntries(Object.entries(out).map(([k, t]) => [k, {data: t.data, dims: t.dims}]));
       postMessage({id: data.id, out: sent}, Object.values(sent).map((t) => t.data.buffer));
     }
@@ -33,37 +38,49 @@ async function answer(data) {
   }
 }`;
 
-class Helper {
+/** A worker running one graph, asked by message: a run's answer, or the error it ended with. Once one fails
+ * (`broken`), for good: every part after it runs on the page's thread, and the worker is ended. */
+export class Helper {
   constructor(worker) {
-    Object.assign(this, {worker, asked: new Map(), next: 0, runs: 0});
+    Object.assign(this, {worker, asked: new Map(), next: 0, runs: 0, broken: null});
     worker.addEventListener("message", ({data}) => {
-      const {resolve, reject} = this.asked.get(data.id);
+      const asked = this.asked.get(data.id);
+      if (!asked) return; // answered after the helper failed: its part already ran on the page's thread
       this.asked.delete(data.id);
-      if (data.err !== undefined) reject(new Error(data.err));
-      else resolve(data.out);
+      if (data.err !== undefined) asked.reject(new Error(data.err));
+      else asked.resolve(data.out);
     });
-    worker.addEventListener("error", (event) => this.failed(new Error(event.message || "the worker failed")));
+    worker.addEventListener("error", (event) => {
+      event.preventDefault?.(); // said once, as the helper's failure, not again as the page's error
+      this.failed(new Error(event.message || "the worker failed"));
+    });
   }
 
-  ask(message, transfer = []) {
+  ask(message) {
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.asked.set(id, {resolve, reject});
-      this.worker.postMessage({...message, id}, transfer);
+      this.worker.postMessage({...message, id});
+    }).catch((err) => {
+      this.failed(err);
+      throw err;
     });
   }
 
   failed(err) {
-    this.broken = err; // for good: every part after it runs on the page's thread
+    if (this.broken) return;
+    this.broken = err;
+    console.warn(`A helper thread stopped (${err.message}): its parts run on the page's own thread.`);
     for (const {reject} of this.asked.values()) reject(err);
     this.asked.clear();
+    this.worker.terminate();
   }
 
   /** The graph run on `inputs` (Tensors by name) on the worker's thread: each output by name as {data, dims}. */
   async run(inputs) {
     if (this.broken) throw this.broken;
-    const sent = Object.fromEntries(Object.entries(inputs).map(([k, t]) => [k, {type: t.type, data: t.data, dims: t.dims}]));
-    const out = await this.ask({inputs: sent});
+    const sent = Object.entries(inputs).map(([name, t]) => [name, {type: t.type, data: t.data, dims: t.dims}]);
+    const out = await this.ask({inputs: Object.fromEntries(sent)});
     this.runs += 1;
     return out;
   }
@@ -84,7 +101,7 @@ export function helperOf(model, name) {
 async function started(model, name) {
   const runtime = model.ort.env[RUNTIME_ADDRESS], wasm = model.ort.env.wasm.wasmBinary;
   const graph = await model.analysisBytes?.(name);
-  if (typeof Worker === "undefined" || !runtime || !wasm || !graph) throw new Error("no second thread here");
+  if (typeof Worker === "undefined" || !runtime || !wasm || !graph) throw new Error("no helper thread here");
   const code = URL.createObjectURL(new Blob([WORKER], {type: "text/javascript"}));
   const helper = new Helper(new Worker(code, {type: "module", name: "attention-lab-helper"}));
   const weights = model.options.externalData[0].data;
@@ -93,11 +110,15 @@ async function started(model, name) {
 }
 
 /** Each of `asked` (the inputs of one run of `model`'s explanations' graph `name` each) run, the odd ones on the
- * graph's second thread where it is ready (the even ones meanwhile on the page's), the rest on the page's; in order. */
-export function runAll(model, name, asked) {
-  const helper = helperOf(model, name);
-  return Promise.all(asked.map((inputs, i) => {
+ * graph's helper thread where it is ready (the even ones meanwhile on the page's), the rest on the page's; in order.
+ * The helper is started after the first such measure, not beside it: its runtime compiles on the other core while
+ * the page draws, not while the page measures. */
+export async function runAll(model, name, asked) {
+  const helper = model.helpers?.get(name)?.ready ?? null;
+  const outs = await Promise.all(asked.map((inputs, i) => {
     if (!helper || helper.broken || i % 2 === 0) return model.explain(name, inputs);
     return helper.run(inputs).catch(() => model.explain(name, inputs)); // the worker failed: the page's thread
   }));
+  if (asked.length > 1) helperOf(model, name);
+  return outs;
 }
