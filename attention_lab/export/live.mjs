@@ -14,6 +14,7 @@ import {mount as steps} from "../decoding/steps.mjs";
 import {mount as views} from "../core/views.mjs";
 import {install, KEYS} from "../assets/keys.mjs";
 import {receive, setKind, setLook, setNames} from "../assets/store.mjs";
+import {RUNTIME_ADDRESS} from "../page_copy/helper.mjs";
 import {graphFile, LiveModel} from "../page_copy/model.mjs";
 import {asked, linkOf} from "../assets/address.mjs";
 import {declare, hereTabs, offerCopies, onOffered} from "../assets/here.mjs";
@@ -139,10 +140,11 @@ export function open(state, tabs = carried) {
  * its copy's config), `parts` what the page needs to decode ({ort, Tokenizer, bytes(name)}). Resolves to the Live
  * once the first model has decoded its example in the page; the Model menu loads another model's copy the first
  * time it is chosen (kept for the next). */
-export async function start(state, {ort, Tokenizer, bytes}, tabs = carried) {
+export async function start(state, {ort, Tokenizer, bytes, runtime}, tabs = carried) {
   const {ui, page} = open(state, tabs);
   ort.env.wasm.numThreads = threads();
   ort.env.wasm.wasmBinary = await bytes("ort-wasm-simd-threaded.wasm");
+  ort.env[RUNTIME_ADDRESS] = runtime; // where the page imported the runtime from: a helper thread imports it too
   const loops = new Map(); // each model's Loop, loading or loaded, by name
   const loopOf = (model) => {
     if (!loops.has(model.name)) loops.set(model.name, loaded(model, {ort, Tokenizer, bytes}, page, ui));

@@ -61,9 +61,8 @@ async function address(name) {
 }
 const [runtime, tokenizer] = await Promise.all(["ort.wasm.bundle.min.mjs", "tokenizers.min.mjs"].map(address));
 const [ort, tokenizers] = await Promise.all([import(runtime), import(tokenizer)]);
-ort.env[Symbol.for("attentionLab.runtimeAddress")] = runtime; // a graph's second thread imports it (helper.mjs)
 performance.mark("live:runtime");
-await %s.start(state, {ort, Tokenizer: tokenizers.Tokenizer, bytes});
+await %s.start(state, {ort, Tokenizer: tokenizers.Tokenizer, bytes, runtime});
 """
 
 

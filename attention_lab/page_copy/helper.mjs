@@ -19,8 +19,7 @@ async function answer(data) {
       const ort = await import(data.load.runtime);
       ort.env.wasm.numThreads = 1;
       ort.env.wasm.wasmBinary = data.load.wasm;
-      const made = await ort.InferenceSession.create(data.load.graph, {executionProviders: ["wasm"],
-        graphOptimizationLevel: "all", externalData: [{path: "weights.bin", data: data.load.weights}]});
+      const made = await ort.InferenceSession.create(data.load.graph, data.load.options);
       session = {ort, made};
       postMessage({id: data.id});
     } else {
@@ -104,8 +103,8 @@ async function started(model, name) {
   if (typeof Worker === "undefined" || !runtime || !wasm || !graph) throw new Error("no helper thread here");
   const code = URL.createObjectURL(new Blob([WORKER], {type: "text/javascript"}));
   const helper = new Helper(new Worker(code, {type: "module", name: "attention-lab-helper"}));
-  const weights = model.options.externalData[0].data;
-  await helper.ask({load: {runtime, wasm, graph, weights}}); // copied to the worker as they are sent
+  // the page's own session options, its weights among them: copied to the worker as they are sent
+  await helper.ask({load: {runtime, wasm, graph, options: model.options}});
   return helper;
 }
 
