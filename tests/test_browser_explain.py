@@ -19,7 +19,7 @@ import pytest
 from attention_lab.schema import IN_PAGE
 from tests.browser import LAPTOP, WAIT_MS, button, open_tab, opened
 from tests.test_browser_beam_tree import TREE, visible_node
-from tests.test_browser_road import ASKS, click, on_the_road, play
+from tests.test_browser_road import ASKS, click, on_the_road, play, typed_source
 
 pytestmark = pytest.mark.slow
 
@@ -33,7 +33,11 @@ HELPER = "() => { const e = window.attentionLabRoad.loops.get('de-en').model.hel
 
 def asked(request) -> str:
     """A request to the server as a failed test says it: a join names its event's trigger and function."""
-    return f"{request.url} {(request.post_data or '')[:160]}"
+    try:
+        sent = json.loads(request.post_data or "{}")
+    except ValueError:
+        return f"{request.url} {(request.post_data or '')[:160]}"
+    return f"{request.url} fn {sent.get('fn_index')} trigger {sent.get('trigger_id')} {str(sent.get('data'))[:120]}"
 
 
 def explains(page) -> None:
@@ -106,10 +110,8 @@ def pages(served_app, browser):
 
 def typed(page, text: str) -> None:
     """`text` typed as the Source, afresh (the page may hold it from the test before)."""
-    page.get_by_label("Source").fill("")
-    page.settle()
-    page.get_by_label("Source").fill(text)
-    page.settle()
+    typed_source(page, "")
+    typed_source(page, text)
 
 
 @pytest.mark.parametrize("tab", TABS)

@@ -66,6 +66,20 @@ def click(page, name: str, steps_before: int | None = None) -> None:
     page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
 
 
+def typed_source(page, text: str, served: bool = True) -> None:
+    """`text` typed as the Source. A new Source is redrawn by the server (the Step button follows it): `served`, this
+    waits until that change has been sent and answered. Its request can leave well after the typing (a change waits
+    for the one before it to be answered), and a test that counts requests from here on must not count it."""
+    source = page.get_by_label("Source")
+    if not served or source.input_value() == text:  # the same text: no change, no request
+        source.fill(text)
+    else:
+        carries = json.dumps(text, ensure_ascii=False)
+        with page.expect_request(lambda r: "/queue/join" in r.url and carries in (r.post_data or ""), timeout=WAIT_MS):
+            source.fill(text)
+    page.settle()
+
+
 def play(page, registry, model: str, text: str, sent: list | None = None) -> list[str]:
     """`text` typed as the Source, then Run, Back twice, the → key at the last step, Reset, Step, Run and a what-if:
     each checked against the library's tokens; `sent`: the requests the page sends, none of them after the typing.
@@ -74,8 +88,7 @@ def play(page, registry, model: str, text: str, sent: list | None = None) -> lis
 
     output = page.get_by_label("Output")
     expected = library(registry, model, text)
-    page.get_by_label("Source").fill(text)
-    page.settle()  # a new Source is redrawn by the server (the Step button follows it)
+    typed_source(page, text, sent is not None)
     before = len(sent) if sent is not None else 0
     click(page, "Run")
     assert page.evaluate(TOKENS) == expected
@@ -173,8 +186,7 @@ def test_with_a_tab_the_server_draws_open_the_server_takes_the_clicks(served_app
     model, text = SENTENCES[1]
     on_the_road(page, model)
     expected = library(registry, model, text)
-    page.get_by_label("Source").fill(text)
-    page.settle()
+    typed_source(page, text)
     click(page, "Step")  # in the page
     # a copy with no gradients graph (an int8 copy's, or one the exporter cannot write): its gradient methods are the
     # server's
@@ -244,8 +256,7 @@ def test_bad_input_gets_the_apps_own_warning_and_a_long_source_its_notice(served
     step = page.evaluate("() => window.gradio_config.components.find((c) => c.props.elem_id === 'lab-step').id")
     on_the_road(page, "reverse")
     for text, line in (("   ", "Type a source text first: it is empty."), ("abc!", "This model only knows")):
-        page.get_by_label("Source").fill(text)
-        page.settle()
+        typed_source(page, text)
         before, output = len(sent), page.get_by_label("Output").input_value()
         button(page, "Step").click()
         expect(page.locator("[data-testid='toast-body'].warning")).to_contain_text(line, timeout=WAIT_MS)
@@ -255,8 +266,7 @@ def test_bad_input_gets_the_apps_own_warning_and_a_long_source_its_notice(served
         expect(page.get_by_label("Source")).to_have_value(text)
         page.evaluate("() => document.querySelectorAll('[data-testid=toast-close]').forEach(b => b.click())")
     long_text = "ab" * 40  # longer than the model reads
-    page.get_by_label("Source").fill(long_text)
-    page.settle()
+    typed_source(page, long_text)
     before = len(sent)
     button(page, "Step").click()
     notice = f"The source was {len(long_text) + 1} tokens; only the first"
@@ -281,8 +291,7 @@ def test_a_page_copy_that_fails_hands_the_page_to_the_server_and_loses_nothing(s
     page = opened(browser, url, LAPTOP, road="page")
     on_the_road(page, "de-en")
     model, text = SENTENCES[1]
-    page.get_by_label("Source").fill(text)
-    page.settle()
+    typed_source(page, text)
     click(page, "Step")
     click(page, "Step")
     page.evaluate(
