@@ -51,6 +51,20 @@ def settle(page, pending: list, quiet_ms: int = 300, limit_ms: int = 10_000) -> 
         page.wait_for_timeout(50)
 
 
+def typed_source(page, text: str, served: bool = True) -> None:
+    """`text` typed as the Source. A new Source is redrawn by the server (the Step button follows it): `served`, this
+    waits until that change has been sent and answered. Its request can leave well after the typing (a change waits
+    for the one before it to be answered), and a test that counts requests from here on must not count it."""
+    source = page.get_by_label("Source")
+    if not served or source.input_value() == text:  # the same text: no change, no request
+        source.fill(text)
+    else:
+        carries = json.dumps(text, ensure_ascii=False)
+        with page.expect_request(lambda r: "/queue/join" in r.url and carries in (r.post_data or ""), timeout=WAIT_MS):
+            source.fill(text)
+    page.settle()
+
+
 def opened(browser, url: str, viewport: dict = WIDE, wait_for_output: bool = True, road: str = "server"):
     """A new page on the app, once the events it sends on opening (its first example's run) have been answered.
 

@@ -17,9 +17,9 @@ import json
 import pytest
 
 from attention_lab.schema import IN_PAGE
-from tests.browser import LAPTOP, WAIT_MS, button, open_tab, opened
+from tests.browser import LAPTOP, WAIT_MS, button, open_tab, opened, typed_source
 from tests.test_browser_beam_tree import TREE, visible_node
-from tests.test_browser_road import ASKS, click, on_the_road, play, typed_source
+from tests.test_browser_road import ASKS, click, on_the_road, play
 
 pytestmark = pytest.mark.slow
 
@@ -83,10 +83,11 @@ WAITING = (
 
 
 def tab_text(page, tab: str) -> str:
-    """The open tab's text once it stops changing (its view drawn for the decoding shown)."""
+    """The open tab's text once it stops changing (its view drawn for the decoding shown): at most two minutes, as a
+    loaded server may take that long to fill a tab's slow views."""
     panel = page.locator(f"#tab-{tab}")
     before = None
-    for _ in range(60):
+    for _ in range(240):
         page.wait_for_timeout(500)
         now = figures_titled_first(panel)
         if now == before and not panel.evaluate(WAITING):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, button, open_tab, opened, pick_model, shot
+from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, button, open_tab, opened, pick_model, shot, typed_source
 from tests.conftest import CHROMIUM, CHROMIUM_ARGS
 from transformer import DecodingSession
 
@@ -64,20 +64,6 @@ def click(page, name: str, steps_before: int | None = None) -> None:
     held = page.evaluate("() => JSON.stringify(window.attentionLab.key)")
     button(page, name).click()
     page.wait_for_function(f"() => JSON.stringify(window.attentionLab.key) !== {held!r}", timeout=WAIT_MS)
-
-
-def typed_source(page, text: str, served: bool = True) -> None:
-    """`text` typed as the Source. A new Source is redrawn by the server (the Step button follows it): `served`, this
-    waits until that change has been sent and answered. Its request can leave well after the typing (a change waits
-    for the one before it to be answered), and a test that counts requests from here on must not count it."""
-    source = page.get_by_label("Source")
-    if not served or source.input_value() == text:  # the same text: no change, no request
-        source.fill(text)
-    else:
-        carries = json.dumps(text, ensure_ascii=False)
-        with page.expect_request(lambda r: "/queue/join" in r.url and carries in (r.post_data or ""), timeout=WAIT_MS):
-            source.fill(text)
-    page.settle()
 
 
 def play(page, registry, model: str, text: str, sent: list | None = None) -> list[str]:

@@ -22,6 +22,7 @@ from tests.browser import (
     opened,
     run,
     shot,
+    typed_source,
     watch_requests,
 )
 
@@ -134,7 +135,7 @@ def test_right_at_the_last_step_decodes_the_next_as_step_does(app_page):
 
     page = app_page
     fresh(page, LAPTOP)
-    page.get_by_label("Source").fill(TEXT)
+    typed_source(page, TEXT)
     button(page, "Reset").click()
     expect(page.get_by_label("Output")).to_have_value("", timeout=WAIT_MS)
     button(page, "Step").click()
@@ -153,7 +154,7 @@ def test_a_step_asked_while_the_last_steps_answer_is_on_its_way_is_kept(app_page
 
     page = app_page
     fresh(page, LAPTOP)
-    page.get_by_label("Source").fill(TEXT)
+    typed_source(page, TEXT)
     button(page, "Reset").click()
     expect(page.get_by_label("Output")).to_have_value("", timeout=WAIT_MS)
     page.settle()  # the Reset's stream has ended: the Step's is the one held
