@@ -6,11 +6,12 @@ import re
 import pytest
 
 from attention_lab.models.examples import first_example
-from tests.browser import GRID, MEASURES, NARROW, TITLE, WAIT_MS, button, fresh, kind, open_tab, run, summary_cell
+from tests.browser import GRID, NARROW, TITLE, WAIT_MS, button, fresh, kind, open_tab, run, summary_cell
 
 pytestmark = pytest.mark.slow
 
 HEADS = "#heads-summary"
+DE_EN = ["entropy (nats)", "weight on special tokens", "KL when ablated"]  # its summary's measures
 
 
 # Records whether the ablation's chart said it was being computed before it was drawn.
@@ -30,9 +31,13 @@ def opening_run(page, registry, viewport: dict | None = None) -> None:
     run(page, first_example(registry, "de-en"))
 
 
-def show_heads(page):
+def show_heads(page, names: list[str]) -> None:
+    """Open the Heads tab and wait until its summary's measures are `names`: the summary of the decoding shown (the
+    one drawn for the decoding before may stand a moment, then its placeholder, as the tab opens)."""
+    from playwright.sync_api import expect
+
     open_tab(page, "Heads")
-    page.wait_for_function(f"() => ({MEASURES})({HEADS!r}).length >= 3")
+    expect(page.locator(f"{HEADS} .summary-name")).to_have_text(names, timeout=WAIT_MS)
     page.locator("#heads-summary").scroll_into_view_if_needed()
     page.wait_for_timeout(300)
 
@@ -42,9 +47,7 @@ def test_the_head_summary_draws_every_kind_and_a_click_focuses_the_head_in_its_v
 
     page = app_page
     opening_run(page, served_app[1])
-    show_heads(page)
-    names = page.evaluate(MEASURES, HEADS)
-    assert names == ["entropy (nats)", "weight on special tokens", "KL when ablated"]  # de-en: no gold alignment
+    show_heads(page, DE_EN)  # de-en: no gold alignment
     summary_cell(page, HEADS, 0, "cross|Layer 2 · Head 3").click()  # entropy
     expect(page.get_by_role("tab", name="Attention", exact=True)).to_have_attribute(
         "aria-selected", "true", timeout=WAIT_MS
@@ -60,9 +63,7 @@ def test_ablating_every_cross_head_shows_what_changed_at_each_step(app_page):
     page = app_page
     fresh(page, model="reverse")
     run(page, "abcdef12")
-    show_heads(page)
-    names = page.evaluate(MEASURES, HEADS)
-    assert "alignment accuracy" in names  # reversal has a gold alignment
+    show_heads(page, [*DE_EN[:2], "alignment accuracy", DE_EN[2]])  # reversal has a gold alignment
     page.get_by_label("Heads to ablate").click()
     page.get_by_role("option", name="All cross-attention heads").click()
     page.keyboard.press("Escape")
@@ -107,5 +108,5 @@ def test_the_readings_redraw_the_views(served_app, app_page):
 def test_the_heads_tab_fits_a_phone(served_app, app_page):
     page = app_page
     opening_run(page, served_app[1], NARROW)
-    show_heads(page)
+    show_heads(page, DE_EN)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
