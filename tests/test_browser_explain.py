@@ -40,6 +40,11 @@ def asked(request) -> str:
     return f"{request.url} fn {sent.get('fn_index')} trigger {sent.get('trigger_id')} {str(sent.get('data'))[:120]}"
 
 
+def recorder(sent: list):
+    """A listener for the page's "request" event that adds each request for work (ASKS) to `sent`, as `asked` says it."""
+    return lambda r: sent.append(asked(r)) if any(q in r.url for q in ASKS) else None
+
+
 def explains(page) -> None:
     """Wait until the page decodes and explains the open tab itself."""
     page.wait_for_function("() => /explains in this page/.test(document.querySelector('.road-line')?.textContent)",
@@ -123,7 +128,7 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
     open_tab(page, title)
     explains(page)
     sent = []
-    listen = lambda r: sent.append(asked(r)) if any(q in r.url for q in ASKS) else None
+    listen = recorder(sent)
     page.on("request", listen)
     typed(page, "")
     play(page, registry, "de-en", TEXT, sent)  # no request after the typing (asserted there)
@@ -152,9 +157,9 @@ def test_the_tab_is_made_in_the_page_with_no_request_and_is_what_the_server_draw
 
 
 def listened(page) -> tuple[list[str], object]:
-    """The requests to the server's queue the page sends from now on, and what stops listening."""
+    """The requests for work the page sends the server from now on (as `asked` says them), and what stops listening."""
     sent = []
-    listen = lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None
+    listen = recorder(sent)
     page.on("request", listen)
     return sent, lambda: page.remove_listener("request", listen)
 
@@ -213,7 +218,7 @@ def test_the_gradient_methods_are_made_in_the_page_with_no_request_and_are_what_
     method(page, "Input × gradient")
     typed(page, TEXT)
     sent = []
-    listen = lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None
+    listen = recorder(sent)
     page.on("request", listen)
     click(page, "Run")
     expect(note(page)).to_contain_text("Input × gradient", timeout=WAIT_MS)
@@ -267,7 +272,7 @@ def test_ablate_is_made_in_the_page_with_no_request_and_is_what_the_server_draws
     shows for the same source and heads."""
     page, theirs_page = pages
     choice, sent = "All cross-attention heads", []
-    listen = lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None
+    listen = recorder(sent)
     for p in (page, theirs_page):
         open_tab(p, "Heads")
         typed(p, TEXT)
@@ -291,7 +296,7 @@ def test_compare_is_drawn_from_the_pages_own_decoding_with_no_request(pages):
     typed(page, TEXT)
     click(page, "Run")
     sent = []
-    page.on("request", lambda r: sent.append(r.url) if any(q in r.url for q in ASKS) else None)
+    page.on("request", recorder(sent))
     open_tab(page, "Compare")
     what_if(page)
     both = "() => [...document.querySelectorAll('#compare-view .js-plotly-plot')].some(p => p.data.length === 2)"
@@ -319,7 +324,7 @@ def test_a_beam_search_in_the_page_fills_the_beams_tab_with_no_request_as_the_se
         typed(p, TEXT)
         strategy(p, "beam")
         sent = []
-        p.on("request", lambda r, sent=sent: sent.append(r.url) if any(q in r.url for q in ASKS) else None)
+        p.on("request", recorder(sent))
         click(p, "Run")
         p.locator("#beams-view tbody tr").nth(1).wait_for(timeout=WAIT_MS)
         tables.append(tab_text(p, "beams"))
@@ -381,7 +386,7 @@ def test_the_training_film_is_made_in_the_page_with_no_request_and_is_what_the_s
     explains(ours_page)
     typed(ours_page, source)
     sent = []
-    listen = lambda r: sent.append(asked(r)) if any(q in r.url for q in ASKS) else None
+    listen = recorder(sent)
     ours_page.on("request", listen)
     click(ours_page, "Run")
     ours = [film_text(ours_page, 0), film_text(ours_page, 9)]
