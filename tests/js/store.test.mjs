@@ -39,6 +39,8 @@ test("the page knows the highest serial of every decoding it held, a cleared one
 
 test("the shown step stays between 0 and the last; kind and look change only when asked for another", () => {
   receive(valid({op: "full", key: {serial: 2, version: 1}, shown: 0, data: payload({T: 3})}));
+  setKind("cross"); // the page as it opens, whatever a test before this one (in this process) left
+  setLook({words: true});
   let changes = page.changes;
   show(7);
   assert.equal(page.shown, 3);
