@@ -17,6 +17,7 @@ import json
 import pytest
 
 from attention_lab.schema import IN_PAGE
+from attention_lab.tabs import outputs
 from tests.browser import LAPTOP, WAIT_MS, button, open_tab, opened, typed_source
 from tests.test_browser_beam_tree import TREE, visible_node
 from tests.test_browser_road import ASKS, click, on_the_road, play
@@ -80,9 +81,13 @@ def figures_titled_first(panel) -> str:
 
 
 # whether the panel still says it is making something ("Searching…", "Measuring every head…"): a "…" outside its
-# figures (a figure's labels shorten long tokens with one)
+# figures (a figure's labels shorten long tokens with one), or a slow view's own placeholder anywhere, a figure's
+# title among them (Trust draws "Forcing the translation on the decoder and scoring every step…" as one, and a loaded
+# server's stood still past the half second read as the tab drawn)
+PLACEHOLDERS = sorted({output.slow for output in outputs() if output.slow})
 WAITING = (
-    "p => [...p.querySelectorAll('*')].some((e) => !e.children.length && !e.closest('.js-plotly-plot') "
+    "(p, placeholders) => placeholders.some((text) => p.textContent.includes(text)) || "
+    "[...p.querySelectorAll('*')].some((e) => !e.children.length && !e.closest('.js-plotly-plot') "
     "&& e.textContent.includes('…'))"
 )
 
@@ -95,7 +100,7 @@ def tab_text(page, tab: str) -> str:
     for _ in range(240):
         page.wait_for_timeout(500)
         now = figures_titled_first(panel)
-        if now == before and not panel.evaluate(WAITING):
+        if now == before and not panel.evaluate(WAITING, PLACEHOLDERS):
             return now
         before = now
     return before
