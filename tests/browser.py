@@ -88,7 +88,7 @@ def opening(browser, url: str, viewport: dict = WIDE, road: str = "server"):
     page.on("request", lambda r: pending.append(r) if "/queue/" in r.url else None)
     for done in ("requestfinished", "requestfailed"):
         page.on(done, lambda r: pending.remove(r) if r in pending else None)
-    page.settle = lambda: settle(page, pending)
+    page.settle = lambda quiet_ms=300: settle(page, pending, quiet_ms)
     page.goto(url, wait_until="commit")
     return page
 
