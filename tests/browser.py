@@ -89,6 +89,7 @@ def opening(browser, url: str, viewport: dict = WIDE, road: str = "server"):
     for done in ("requestfinished", "requestfailed"):
         page.on(done, lambda r: pending.remove(r) if r in pending else None)
     page.settle = lambda quiet_ms=300: settle(page, pending, quiet_ms)
+    page.pending = pending  # the queue requests still open, for a failing test to say
     page.goto(url, wait_until="commit")
     return page
 
@@ -210,10 +211,23 @@ def fresh(page, viewport: dict = WIDE, model: str = "de-en") -> None:
     elif model == "de-en":
         page.get_by_label("Source").fill(page.example)
     button(page, "Reset").click()
-    expect(page.get_by_label("Output")).to_have_value("", timeout=WAIT_MS)
+    try:
+        expect(page.get_by_label("Output")).to_have_value("", timeout=WAIT_MS)
+    except AssertionError as err:  # seen once, at a run's start, under load: what the page was doing says more
+        raise AssertionError(f"{err}\nafter Reset: {doing(page)}") from None
     expect(page.get_by_test_id("toast-body")).to_have_count(0, timeout=WAIT_MS)
     page.settle()
     page.evaluate("() => window.scrollTo(0, 0)")
+
+
+def doing(page) -> str:
+    """What a page is doing, for a failing test to say: its queue requests still open, the step loop's buttons that
+    are off, its Notice and its road's line."""
+    off = [name for name in ("Run", "Step", "Back", "Reset") if button(page, name).is_disabled()]
+    notice = page.get_by_label("Notice").input_value()
+    road = page.evaluate("() => document.querySelector('.road-line')?.textContent ?? null")
+    open_requests = [r.url.split("/gradio_api/")[-1] for r in getattr(page, "pending", [])]
+    return f"open requests {open_requests}, buttons off {off}, notice {notice!r}, road line {road!r}"
 
 
 def hold_next_stream(monkeypatch, seconds: float) -> None:
