@@ -226,7 +226,7 @@ def doing(page) -> str:
     off = [name for name in ("Run", "Step", "Back", "Reset") if button(page, name).is_disabled()]
     notice = page.get_by_label("Notice").input_value()
     road = page.evaluate("() => document.querySelector('.road-line')?.textContent ?? null")
-    open_requests = [r.url.split("/gradio_api/")[-1] for r in getattr(page, "pending", [])]
+    open_requests = [r.url.split("/gradio_api/")[-1] for r in page.pending]
     return f"open requests {open_requests}, buttons off {off}, notice {notice!r}, road line {road!r}"
 
 
