@@ -1,16 +1,25 @@
+from __future__ import annotations
+
 import contextlib
+import gc
 import shutil
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-import torch
 
-from transformer import Transformer, TransformerConfig
+if TYPE_CHECKING:
+    import torch
+
+# torch and the library are imported where they are used: the process that hands the tests to the workers reads this
+# file too, and importing torch there held back the workers' start by about 1.4 s
 
 
-def tiny_config(**overrides) -> TransformerConfig:
+def tiny_config(**overrides):
     """Hidden 16, 4 heads, 2+2 layers: big enough to have every part, small enough to be instant."""
+    from transformer import TransformerConfig
+
     values = {
         "src_vocab_size": 13,
         "tgt_vocab_size": 11,
@@ -27,27 +36,57 @@ def tiny_config(**overrides) -> TransformerConfig:
     return TransformerConfig(**values)
 
 
-THREADS = torch.get_num_threads()  # the test process's own (tests/run.sh: OMP_NUM_THREADS=1)
+THREADS = pytest.StashKey[int]()  # the test process's own torch threads (tests/run.sh: OMP_NUM_THREADS=1)
 
 
 @pytest.fixture(autouse=True)
-def keep_threads():
-    """Each test starts and ends on the process's own torch thread count: a command's main sets its own for its
-    process, and so may a module's fixture before this one runs (the survey's did, and every later module of that
-    process then ran on two threads); float sums depend on it."""
-    torch.set_num_threads(THREADS)
+def keep_threads(request):
+    """Each test starts and ends on the process's own torch thread count, as it was once the tests were collected: a
+    command's main sets its own for its process, and so may a module's fixture before this one runs (the survey's did,
+    and every later module of that process then ran on two threads); float sums depend on it."""
+    import torch
+
+    threads = request.config.stash[THREADS]
+    torch.set_num_threads(threads)
     yield
-    torch.set_num_threads(THREADS)
+    torch.set_num_threads(threads)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    """Python's cyclic garbage collector rests while a process collects the tests, and what collecting made is then
+    frozen (gc.freeze), so that later collections walk only what the tests make. Collecting imports torch, gradio,
+    transformers and the project, whose objects live for the whole run, and each full collection walked all of them
+    again: a fast loop's worker spent 2 s in collections while collecting, 3-4 s more during its tests, and 3 s in the
+    five that pytest makes as the session ends."""
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+def pytest_collection_finish(session):  # in each process that runs tests (not in the one that hands them out)
+    import torch
+
+    session.config.stash[THREADS] = torch.get_num_threads()
 
 
 @pytest.fixture
-def model() -> Transformer:
+def model():
+    import torch
+
+    from transformer import Transformer
+
     torch.manual_seed(0)
     return Transformer(tiny_config()).eval()
 
 
 def random_ids(generator: torch.Generator, batch: int, length: int, vocab: int, lengths=None) -> torch.Tensor:
     """Ids in 3..vocab-1 (never pad/bos/eos), right-padded with 0 after `lengths[b]` tokens when given."""
+    import torch
+
     ids = torch.randint(3, vocab, (batch, length), generator=generator)
     if lengths is not None:
         for b, n in enumerate(lengths):
@@ -57,7 +96,10 @@ def random_ids(generator: torch.Generator, batch: int, length: int, vocab: int, 
 
 def tiny_pipelines():
     """Untrained tiny models with real tokenizers, for app and figure tests that must not depend on training."""
+    import torch
+
     from training.reversal import REVERSAL_ALPHABET
+    from transformer import Transformer
     from transformer.hub import Seq2SeqPipeline
     from transformer.tokenizer import Tokenizer
 
