@@ -122,14 +122,40 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def page_cache(tmp_path_factory):
+    """The page copies that the tests' apps and commands make are kept in this test process's own cache
+    (copies.CACHE, and ATTENTION_LAB_CACHE for the processes it starts), never in the user's: runs left their tiny
+    models' copies in ~/.cache/attention-lab (62 MB of them here)."""
+    from attention_lab.page_copy import copies
+
+    cache = tmp_path_factory.mktemp("attention-lab-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ATTENTION_LAB_CACHE", str(cache))
+        patch.setattr(copies, "CACHE", cache / "page")
+        yield cache / "page"
+
+
 @pytest.fixture(scope="session")
-def served_app(tmp_path_factory):
+def served_app(tmp_path_factory, bundled_copies):
     """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry, demo).
-    The page copies it makes (in the background, as the app does) are made from the graphs exported once per run,
-    the gradients graph included as in the app's own (exports_shared): the export bundled_copies makes, not another."""
+    This run's copies of its models (bundled_copies: what the app itself makes, from the same graphs) are laid in its
+    cache before it starts, so that it finds them made rather than making them again."""
+    import os
+
+    from filelock import FileLock
+
     from attention_lab.models.registry import load_models
+    from attention_lab.page_copy import copies
 
     registry = load_models([])
+    for name, made in bundled_copies.items():
+        folder = copies.home(registry.entries[name])
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(f"{folder}.lock"):  # as copies.make takes it
+            if not copies.is_made(folder):
+                shutil.rmtree(folder, ignore_errors=True)
+                shutil.copytree(made, folder, copy_function=os.link)
     with exports_shared(tmp_path_factory, gradients=True):
         yield from launched(registry)
 
