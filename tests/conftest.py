@@ -137,10 +137,10 @@ def page_cache(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def served_app(tmp_path_factory, bundled_copies):
+def served_app(tmp_path_factory, page_cache, bundled_copies):
     """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry, demo).
     This run's copies of its models (bundled_copies: what the app itself makes, from the same graphs) are laid in its
-    cache before it starts, so that it finds them made rather than making them again."""
+    cache (page_cache) before it starts, so that it finds them made rather than making them again."""
     import os
 
     from filelock import FileLock
