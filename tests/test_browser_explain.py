@@ -94,13 +94,15 @@ WAITING = (
 
 def tab_text(page, tab: str) -> str:
     """The open tab's text once it stops changing (its view drawn for the decoding shown): at most two minutes, as a
-    loaded server may take that long to fill a tab's slow views."""
+    loaded server may take that long to fill a tab's slow views. Whether a view still waits is read before the text:
+    read after it, a view drawn in between passed a text still showing its placeholder as drawn (seen once)."""
     panel = page.locator(f"#tab-{tab}")
     before = None
     for _ in range(240):
         page.wait_for_timeout(500)
+        waiting = panel.evaluate(WAITING, PLACEHOLDERS)
         now = figures_titled_first(panel)
-        if now == before and not panel.evaluate(WAITING, PLACEHOLDERS):
+        if now == before and not waiting:
             return now
         before = now
     return before
