@@ -16,7 +16,7 @@ from attention_lab.core import payload
 from attention_lab.core.looks import names
 from attention_lab.messages import jsonable
 from tests.conftest import tiny_pipelines
-from tests.node import NODE, needs_node, run_modules, run_script
+from tests.node import needs_node, node, run_modules, run_script
 from transformer import DecodingSession
 
 pytestmark = [needs_node, pytest.mark.skipif(not ESBUILD.is_file(), reason="esbuild is not installed (npm ci)")]
@@ -56,7 +56,7 @@ def test_a_bundle_understands_default_and_namespace_imports_and_re_exports(tmp_p
     assert sorted(p.name for p in taken) == sorted(GRAMMAR)
     # the bundler's step skipped: the page modules, inlined as they are, do not even parse as a classic script
     unbundled = "\n".join(code for name, code in GRAMMAR.items()) + f"\nconst result = {NAME}.start(21);"
-    ran = subprocess.run([NODE, "-e", unbundled], capture_output=True, text=True, timeout=60, check=False)
+    ran = subprocess.run(node("-e", unbundled), capture_output=True, text=True, timeout=60, check=False)
     assert ran.returncode != 0 and "SyntaxError" in ran.stderr
 
 

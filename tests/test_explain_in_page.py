@@ -25,7 +25,7 @@ from attention_lab.flow.messages import EDGE, flow_message
 from attention_lab.messages import jsonable
 from attention_lab.page.frame import in_page as in_page_tabs
 from attention_lab.tabs import TABS
-from tests.node import NODE, needs_node
+from tests.node import needs_node, node
 from transformer import DecodingSession, Head, Interventions
 from transformer.beams import beam_search
 from transformer.contributions import computed_in
@@ -102,7 +102,7 @@ def in_page(
         json.dumps({"here": jsonable(in_page_tabs(TABS)), "cases": wire, "copies": others}), encoding="utf-8"
     )
     done = subprocess.run(
-        [NODE, str(RUNNER), str(folder), str(request)], capture_output=True, text=True, timeout=600, check=False
+        node(str(RUNNER), str(folder), str(request)), capture_output=True, text=True, timeout=600, check=False
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

@@ -32,7 +32,7 @@ from attention_lab.page_copy import copies as page_copy
 from attention_lab.page_copy.copies import page_config
 from attention_lab.page_copy.graph_decoding import GraphDecoder
 from attention_lab.page_copy.graphs import check
-from tests.node import NODE, needs_node
+from tests.node import needs_node, node
 from transformer import DecodingSession, Head, Interventions, bundled, greedy_decode, load_pretrained
 
 pytestmark = pytest.mark.slow
@@ -145,7 +145,7 @@ def node_decode(folder: Path, request: dict, tmp_path: Path) -> dict:
     asked = tmp_path / "request.json"
     asked.write_text(json.dumps(request), encoding="utf-8")
     done = subprocess.run(
-        [NODE, str(DECODE), str(folder), str(asked)], capture_output=True, text=True, timeout=600, check=False
+        node(str(DECODE), str(folder), str(asked)), capture_output=True, text=True, timeout=600, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)

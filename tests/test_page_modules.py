@@ -28,7 +28,7 @@ from attention_lab.messages import jsonable
 from attention_lab.page.frame import STYLESHEET as FRAME
 from attention_lab.tabs import features
 from tests.conftest import tiny_pipelines
-from tests.node import NODE, needs_node, run_modules
+from tests.node import needs_node, node, run_modules
 from tests.units_reference import Units, in_units
 from transformer import DecodingSession
 from transformer.readings import rollout, value_weighted
@@ -49,7 +49,7 @@ def test_the_page_modules_unit_tests_pass(tmp_path):
     everything.write_text("".join(f"import {json.dumps(p.as_uri())};\n" for p in files), encoding="utf-8")
     env = {**os.environ, "PYTHON": sys.executable}  # a test that checks the page against Python's own writing
     done = subprocess.run(
-        [NODE, "--test", str(everything)], capture_output=True, text=True, timeout=120, check=False, env=env
+        node("--test", str(everything)), capture_output=True, text=True, timeout=120, check=False, env=env
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert re.search(r"# fail 0", done.stdout) and re.search(r"# pass [1-9]", done.stdout), done.stdout[-2000:]

@@ -28,7 +28,7 @@ from attention_lab.page_copy.graph_decoding import GraphDecoder
 from attention_lab.page_copy.graphs import exported
 from attention_lab.page_copy.precision import PRECISIONS, Drift, converted, drift
 from tests.conftest import exported_shared
-from tests.node import NODE, needs_node
+from tests.node import needs_node, node
 from transformer import bundled, load_pretrained
 
 pytestmark = pytest.mark.slow
@@ -130,7 +130,7 @@ def node_decode(folder: Path, sources: list[list[int]], steps: int) -> dict:
     request = folder / "request.json"
     request.write_text(json.dumps({"sources": sources, "steps": steps}), encoding="utf-8")
     done = subprocess.run(
-        [NODE, str(DECODE), str(folder), str(request)], capture_output=True, text=True, timeout=600, check=False
+        node(str(DECODE), str(folder), str(request)), capture_output=True, text=True, timeout=600, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)

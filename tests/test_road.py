@@ -36,7 +36,7 @@ from attention_lab.page_copy import copies as page_copy
 from attention_lab.page_copy.analyses import graph_file
 from attention_lab.run.state import BRANCH, UserState, loop
 from attention_lab.tabs import LOOP
-from tests.node import NODE, needs_node
+from tests.node import NODE, needs_node, node
 from tests.test_live import same_message
 from transformer import DecodingSession, Head, Interventions, beam_search
 
@@ -337,7 +337,7 @@ def played(registry, copies, tmp_path_factory):
         chosen = [(source, play) for name, source, play in scenarios() if name == model]
         request = tmp_path_factory.mktemp("loop") / "request.json"
         request.write_text(json.dumps({"scenarios": [{"source": s, "actions": p} for s, p in chosen]}))
-        answer = subprocess.run([NODE, str(RUNNER), str(copies[model]), str(request)], capture_output=True,
+        answer = subprocess.run(node(str(RUNNER), str(copies[model]), str(request)), capture_output=True,
                                 text=True, timeout=300, check=True)  # fmt: skip
         found[model] = iter(json.loads(answer.stdout)["scenarios"])
     return [(model, source, play, next(found[model])) for model, source, play in scenarios()]
@@ -422,7 +422,7 @@ def test_a_decoding_with_heads_ablated_in_the_page_is_the_librarys_and_the_serve
     request = tmp_path / "request.json"
     scenarios = [{"source": GERMAN[2], "ablate": ablated, "actions": play} for play in plays]
     request.write_text(json.dumps({"scenarios": scenarios}))
-    answer = subprocess.run([NODE, str(RUNNER), str(copies["de-en"]), str(request)], capture_output=True, text=True,
+    answer = subprocess.run(node(str(RUNNER), str(copies["de-en"]), str(request)), capture_output=True, text=True,
                             timeout=300, check=True)  # fmt: skip
     ran, again = json.loads(answer.stdout)["scenarios"]
     pipeline = registry.entry("de-en").pipeline

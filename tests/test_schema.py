@@ -29,7 +29,7 @@ from attention_lab.survey.report import survey_html
 from attention_lab.tabs import OUTPUTS, TABS
 from attention_lab.trust.feature import score_translation
 from attention_lab.why.feature import ask_contrast
-from tests.node import NODE, needs_node
+from tests.node import needs_node, node
 
 DATA_OUTPUTS = {output.name for output in OUTPUTS if output.kind == DATA}
 
@@ -122,7 +122,7 @@ def schema_errors(messages: list[dict]) -> list[str]:
         "process.stdout.write(JSON.stringify(JSON.parse(readFileSync(0, 'utf8')).map(errors)));"
     )
     done = subprocess.run(
-        [NODE, "--input-type=module", "-e", script], input=json.dumps(messages), capture_output=True, text=True,
+        node("--input-type=module", "-e", script), input=json.dumps(messages), capture_output=True, text=True,
         timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
