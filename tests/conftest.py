@@ -136,6 +136,20 @@ def page_cache(tmp_path_factory):
         yield cache / "page"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def temporary_files(tmp_path_factory):
+    """The temporary files that the tests' apps and commands write (a live page or a lesson made to download, 15 MB
+    each) go to this test process's own temporary folder (tempfile's, and TMPDIR for the processes it starts), which
+    pytest removes with its older runs: runs had left 541 such folders in /tmp here."""
+    import tempfile
+
+    folder = tmp_path_factory.mktemp("tmp")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tempfile, "tempdir", str(folder))
+        patch.setenv("TMPDIR", str(folder))
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def served_app(tmp_path_factory, page_cache, bundled_copies):
     """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry, demo).
