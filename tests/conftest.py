@@ -271,18 +271,29 @@ def pages_closed(request):
             context.close()
 
 
-def built_once(tmp_path_factory, name: str, build) -> Path:
-    """The folder `name` of this run's shared temporary folder, made by `build(folder)` once per run: the first test
-    process to ask builds it under a lock, and the others (pytest-xdist's workers) wait for it and share it. A build
-    that failed half-way is made again. Tests only read what is in it."""
+BUILT = "ATTENTION_LAB_TESTS_BUILT"  # a run's shared folder, for a run of the tests that a test starts (built_once)
+
+
+def built_folder(tmp_path_factory) -> Path:
+    """This run's shared temporary folder, where built_once keeps what it makes; that of the run named by BUILT in the
+    environment, for a run of the tests that a test starts to share (tests/test_new_feature.py)."""
     import os
 
-    from filelock import FileLock
-
+    if os.environ.get(BUILT):
+        return Path(os.environ[BUILT])
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's folder lies in the run's own
         shared = shared.parent
-    folder = shared / name
+    return shared
+
+
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """The folder `name` of this run's shared temporary folder (built_folder), made by `build(folder)` once per run:
+    the first test process to ask builds it under a lock, and the others (pytest-xdist's workers) wait for it and
+    share it. A build that failed half-way is made again. Tests only read what is in it."""
+    from filelock import FileLock
+
+    folder = built_folder(tmp_path_factory) / name
     with FileLock(f"{folder}.lock"):
         if not (folder / ".built").is_file():
             shutil.rmtree(folder, ignore_errors=True)
