@@ -426,7 +426,7 @@ def bundled_copies(bundled, tmp_path_factory):
 def tiny_hf_models(tmp_path_factory):
     """A tiny random Marian and BART (tests/hf_models.py), each saved with save_pretrained and its float32 page copy
     beside it, made once per run (built_once): family -> (model folder, copy folder). BART's copy is made without the
-    gradients graph: torch's exporter takes 37 s to write one that ONNX Runtime cannot run (a ScatterElements of the
+    gradients graph: torch's exporter takes 28 s to write one that ONNX Runtime cannot run (a ScatterElements of the
     wrong rank), which the export then leaves out (page_copy/graphs.py runs_as_traced, tested on its own in
     test_live.py): its copy is the same either way."""
     import attention_lab.adapters  # noqa: F401 - the transformers families load through load_pretrained
