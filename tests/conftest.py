@@ -151,25 +151,32 @@ def temporary_files(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def served_app(tmp_path_factory, page_cache, bundled_copies):
-    """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry, demo).
-    This run's copies of its models (bundled_copies: what the app itself makes, from the same graphs) are laid in its
-    cache (page_cache) before it starts, so that it finds them made rather than making them again."""
+def cached_copies(bundled, page_cache, bundled_copies):
+    """This run's copies of the bundled models (bundled_copies: what an app makes, from the same graphs) laid in this
+    test process's cache (page_cache), where an app on the bundled checkpoints, in this process or one it starts, finds
+    them made rather than making them again (two exports with the gradients graph, a minute of CPU)."""
     import os
 
     from filelock import FileLock
 
-    from attention_lab.models.registry import load_models
     from attention_lab.page_copy import copies
 
-    registry = load_models([])
     for name, made in bundled_copies.items():
-        folder = copies.home(registry.entries[name])
+        folder = copies.home(bundled.entries[name])
         folder.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(f"{folder}.lock"):  # as copies.make takes it
             if not copies.is_made(folder):
                 shutil.rmtree(folder, ignore_errors=True)
                 shutil.copytree(made, folder, copy_function=os.link)
+
+
+@pytest.fixture(scope="session")
+def served_app(tmp_path_factory, cached_copies):
+    """The real app on the bundled checkpoints, launched in-process once for the whole run: (url, registry, demo).
+    Its models' copies are laid in its cache before it starts (cached_copies)."""
+    from attention_lab.models.registry import load_models
+
+    registry = load_models([])
     with exports_shared(tmp_path_factory, gradients=True):
         yield from launched(registry)
 

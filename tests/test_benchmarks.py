@@ -46,8 +46,10 @@ with open(answers, "w", encoding="utf-8") as f:
 
 
 @pytest.fixture(scope="module")
-def quick_runs(tmp_path_factory) -> dict[str, subprocess.CompletedProcess]:
-    """benchmarks/SCRIPT --quick for each of QUICK: script -> its return code, stdout and stderr."""
+def quick_runs(tmp_path_factory, cached_copies) -> dict[str, subprocess.CompletedProcess]:
+    """benchmarks/SCRIPT --quick for each of QUICK: script -> its return code, stdout and stderr. The app that run.py
+    serves finds its models' copies made (cached_copies): it made them in the background, and the process waited for
+    them as it ended (60 s of CPU)."""
     import json
 
     answers = tmp_path_factory.mktemp("benchmarks") / "quick.json"
