@@ -52,7 +52,7 @@ def server_bench(calls: int) -> dict[str, float]:
     in-process, its handlers timed where they run, including the JSON encoding gradio does for what it sends."""
     from gradio_client import Client
 
-    from attention_lab.app import build_demo, launch_options
+    from attention_lab.app import COPIES, build_demo, launch_options
     from attention_lab.models.registry import load_models
     from attention_lab.page.lab import Lab
     from attention_lab.page.wiring import CONCURRENCY
@@ -73,6 +73,9 @@ def server_bench(calls: int) -> dict[str, float]:
     threads = torch.get_num_threads()
     torch.set_num_threads(max(1, (os.cpu_count() or 2) // CONCURRENCY))  # as the command sets it
     demo = build_demo(load_models([]))
+    # the app makes its models' page copies in the background, one at a time (COPIES): they are made before any call
+    # is timed, as in an app that has been up a minute; an export beside the timed calls took a core from them
+    COPIES.submit(lambda: None).result()
     port = free_port()
     try:
         options = {"prevent_thread_lock": True, "quiet": True, "show_error": True, **launch_options()}
