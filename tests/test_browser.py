@@ -27,6 +27,7 @@ from tests.browser import (
     ready,
     run,
     shot,
+    typed_source,
 )
 from tests.conftest import close_app
 
@@ -442,12 +443,13 @@ def test_markup_in_tokens_is_shown_as_text_and_never_runs(markup_app, browser):
     expected = pipeline.generate([source], max_new_tokens=64)[0]
     tokens = pipeline.tokenizer.tokens(pipeline.tokenizer.encode(source))  # some tokens hold spaces: <unk> here
     assert TEMPLATE_TOKEN in expected and "<b>bold</b>" in tokens
-    page = browser.new_page(viewport=WIDE)
+    page = opening(browser, url, WIDE)
     dialogs, requests = [], []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     page.on("request", lambda request: requests.append(request.url))
-    page.goto(url)
-    page.get_by_label("Source").fill(source)
+    ready(page, wait_for_output=False)
+    # each source typed, and its change answered, before Run is clicked (browser.py typed_source says why)
+    typed_source(page, source)
     button(page, "Run").click()
     expect(page.get_by_label("Output")).to_have_value(expected, timeout=WAIT_MS)  # the markup, as text
     words = page.locator(".now-view .word")
@@ -464,7 +466,7 @@ def test_markup_in_tokens_is_shown_as_text_and_never_runs(markup_app, browser):
     hover = re.fullmatch(r"output \(the step that wrote it\): (.*)source: (.*)weight: [\d.]+", focus_hover(page))
     assert hover and hover[1] in MARKUP and hover[2] in tokens, hover  # the hovered tokens, literally
 
-    page.get_by_label("Source").fill("<img src=x onerror=alert(4)>")  # not in the vocabulary: named in a notice
+    typed_source(page, "<img src=x onerror=alert(4)>")  # not in the vocabulary: named in a notice
     button(page, "Run").click()
     expect(page.get_by_label("Notice")).to_have_value(re.compile(r"less-than sign \(U\+003C\)"), timeout=WAIT_MS)
 

@@ -11,6 +11,7 @@ from tests.browser import LAPTOP, NARROW, PROJECTOR, WAIT_MS, fresh, open_tab, r
 pytestmark = pytest.mark.slow
 
 SUMMARY = "() => document.querySelector('#flow-view .flow-summary')?.textContent || ''"
+FIGURE = "#flow-view .flow-figure"
 # The middles of the drawn edges: how many, and where the first head edge's is, with what the pointer over it shows
 MIDDLES = """() => {
   const middles = [...document.querySelectorAll('#flow-view .flow-figure svg .flow-middle')];
@@ -76,7 +77,11 @@ def test_the_threshold_and_the_step_redraw_in_the_page_and_a_head_edge_focuses_i
 def test_the_flow_tab_fits_the_screen(app_page, size, viewport):
     page = flow_opened(app_page, viewport)
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
-    figure = page.locator("#flow-view .flow-figure")
+    figure = page.locator(FIGURE)
+    # drawn at its size: the summary can be written a frame before the figure is laid out (115 px high then, once)
+    page.wait_for_function(
+        f"() => document.querySelector({FIGURE!r}).getBoundingClientRect().height > 300", timeout=WAIT_MS
+    )
     box = figure.bounding_box()
     assert box["width"] <= viewport["width"] and box["height"] > 300
     figure.scroll_into_view_if_needed()
