@@ -315,31 +315,67 @@ def exported_shared(model, tmp_path_factory, gradients: bool = False):
     rules and every tensor's bytes) and shared by the run's processes (an export takes seconds: most tests read the
     graphs, not how they were traced). Kept in the run's shared folder as the graphs' files. The gradients graph (half
     a minute a model) only where asked: for the models whose explanations the tests make in the page
-    (explained_models)."""
+    (explained_models). The other graphs are traced once either way: with the gradients graph, they are read back from
+    the export without it (a tiny Marian's took 29 s, and was made twice a run when both were asked for)."""
     import hashlib
     import json
 
-    from attention_lab.page_copy import graphs
+    import onnx
+
+    from attention_lab.page_copy import explanations, graphs
 
     described = [type(model).__qualname__, repr(model.config), repr(getattr(model, "rules", None))]
     if hasattr(model, "hf"):  # a transformers model's own configuration, but the folder it was read from
         own = {k: v for k, v in model.hf.config.to_dict().items() if k != "_name_or_path"}
         described.append(json.dumps(own, sort_keys=True, default=str))
-    digest = hashlib.sha256(" ".join([*described, f"gradients={gradients}"]).encode())
+    digest = hashlib.sha256(" ".join(described).encode())
     for name, tensor in model.state_dict().items():
         digest.update(name.encode())
         digest.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    base = built_once(
+        tmp_path_factory, f"exported-{digest.hexdigest()[:16]}", lambda f: kept(graphs.exported(model, False), f)
+    )
+    if not gradients:
+        return read_exported(base)
 
-    def build(folder):
-        made = graphs.exported(model, gradients)
-        for name, data in {**made.graphs(), "weights": made.weights}.items():
-            (folder / name).write_bytes(data)
-        (folder / "analyses.json").write_text(json.dumps(list(made.analyses)))
+    def with_gradients(folder):
+        # each graph of the export without it, its weights back inside (read from the shared weights' file), then
+        # the gradients graph, all stored as graphs.exported stores them
+        made = {name: onnx.load_from_string(data) for name, data in read_exported(base).graphs().items()}
+        for graph in made.values():
+            onnx.load_external_data_for_model(graph, str(base))
+        differentiating = [graph for graph in explanations.ANALYSES if graph.gradients]
+        made.update(graphs.traced_analyses(model, True, differentiating))
+        analyses = {graph.name: made[graph.name] for graph in explanations.ANALYSES if graph.name in made}
+        kept(graphs.stored(made["encoder"], made["decoder"], analyses), folder)
 
-    folder = built_once(tmp_path_factory, f"exported-{digest.hexdigest()[:16]}", build)
-    analyses = json.loads((folder / "analyses.json").read_text())
+    return read_exported(built_once(tmp_path_factory, f"exported-{digest.hexdigest()[:16]}-gradients", with_gradients))
+
+
+def kept(made, folder: Path) -> None:
+    """An Exported written into `folder`: its graphs' files ({name}.onnx), their weights' file and the names of its
+    explanations' graphs."""
+    import json
+
+    from attention_lab.page_copy.graphs import WEIGHTS
+
+    for name, data in made.graphs().items():
+        (folder / f"{name}.onnx").write_bytes(data)
+    (folder / WEIGHTS).write_bytes(made.weights)
+    (folder / "analyses.json").write_text(json.dumps(list(made.analyses)))
+
+
+def read_exported(folder: Path):
+    """The Exported that `kept` wrote into `folder`."""
+    import json
+
+    from attention_lab.page_copy import graphs
+
     read = lambda name: (folder / name).read_bytes()
-    return graphs.Exported(read("encoder"), read("decoder"), read("weights"), {n: read(n) for n in analyses})
+    analyses = json.loads(read("analyses.json"))
+    return graphs.Exported(
+        read("encoder.onnx"), read("decoder.onnx"), read(graphs.WEIGHTS), {n: read(f"{n}.onnx") for n in analyses}
+    )
 
 
 @contextlib.contextmanager

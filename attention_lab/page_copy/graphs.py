@@ -160,22 +160,27 @@ def exported(model: Seq2SeqModel, gradients: bool = True) -> Exported:
             "cross": {2: "S"},
         },
     )
-    analyses = traced_analyses(model, gradients)
+    return stored(encoder, decoder, traced_analyses(model, gradients))
+
+
+def stored(encoder, decoder, analyses: dict) -> Exported:
+    """The traced graphs (onnx ModelProtos holding their weights, changed in place; `analyses` by name, in
+    explanations.ANALYSES' order) as an Exported, each weight stored once (shared_weights)."""
     blob = shared_weights(encoder, decoder, *analyses.values())
     made = {name: graph.SerializeToString() for name, graph in analyses.items()}
     return Exported(encoder.SerializeToString(), decoder.SerializeToString(), blob, made)
 
 
-def traced_analyses(model: Seq2SeqModel, gradients: bool = True) -> dict:
-    """The explanations' graphs (explanations.ANALYSES) as onnx ModelProtos by name, but those the model's sublayers
-    cannot be read for (their explanations stay on the server; the model still decodes in the page), and, without
-    `gradients`, the gradients graph. A graph whose pass differentiates is exported in a process of its own
-    (`differentiated`, the longest by far), begun first, so that the others are traced meanwhile."""
+def traced_analyses(model: Seq2SeqModel, gradients: bool = True, wanted=explanations.ANALYSES) -> dict:
+    """The explanations' graphs (`wanted`: explanations.ANALYSES, or some of them) as onnx ModelProtos by name, but
+    those the model's sublayers cannot be read for (their explanations stay on the server; the model still decodes in
+    the page), and, without `gradients`, the gradients graph. A graph whose pass differentiates is exported in a
+    process of its own (`differentiated`, the longest by far), begun first, so that the others are traced meanwhile."""
     made = {}
-    differentiating = [graph for graph in explanations.ANALYSES if graph.gradients and gradients]
+    differentiating = [graph for graph in wanted if graph.gradients and gradients]
     with ThreadPoolExecutor(1, thread_name_prefix="differentiated") as pool:
         begun = {graph.name: pool.submit(differentiated, graph, model) for graph in differentiating}
-        for graph in [*(graph for graph in explanations.ANALYSES if not graph.gradients), *differentiating]:
+        for graph in [*(graph for graph in wanted if not graph.gradients), *differentiating]:
             try:
                 module, example = graph.module(model), graph.example(model)
                 if graph.name in begun:
@@ -184,7 +189,7 @@ def traced_analyses(model: Seq2SeqModel, gradients: bool = True) -> dict:
                     made[graph.name] = _traced(module, example, graph.inputs, graph.outputs, graph.axes)
             except (ValueError, TypeError, RuntimeError) as err:
                 logger.warning("no %s graph for this model (%s): made on the server", graph.name, error_line(err))
-    return {graph.name: made[graph.name] for graph in explanations.ANALYSES if graph.name in made}
+    return {graph.name: made[graph.name] for graph in wanted if graph.name in made}
 
 
 def shared_weights(*graphs) -> bytes:
