@@ -402,3 +402,33 @@ def test_export_live_takes_one_precision_for_all_models_or_one_each(tmp_path, ca
     ]  # fmt: skip
     assert live.precision_flag(["float32", "int8"], {"float32", "int8"}) == " --precision float32 int8"
     assert live.precision_flag(None, {"float32", "int8"}) == ""  # each model's default: no one flag says it
+
+
+def test_a_traced_write_into_fresh_zeros_is_rewritten_to_return_a_new_tensor_and_any_other_write_is_left():
+    """page_copy/differentiated.py out_of_place, which spares the gradients graph's export a trace: an index_put_
+    into a tensor nothing read before (the backward pass of an indexing writes into its zeros) becomes an index_put
+    whose result what comes after reads, giving what the traced graph gave; a graph with another write (an add_, as
+    a T5's pass has) is left as it was, for torch.func.functionalize to trace again."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from attention_lab.page_copy.differentiated import out_of_place
+
+    def put(x, at):
+        grad = x.new_zeros(5)
+        grad.index_put_((at,), x, accumulate=True)
+        return grad * 2
+
+    def add(x, at):
+        y = x.clone()
+        y.add_(1.0)
+        return y * 2
+
+    x, at = torch.tensor([1.0, 2.0, 3.0]), torch.tensor([4, 0, 4])
+    traced = make_fx(put)(x, at)
+    assert out_of_place(traced)
+    targets = [n.target for n in traced.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.index_put.default in targets and torch.ops.aten.index_put_.default not in targets
+    assert torch.equal(traced(x, at), put(x, at))  # [4, 0, 0, 0, 8]: index 4 written twice, added up
+    traced = make_fx(add)(x, at)
+    before = str(traced.graph)
+    assert not out_of_place(traced) and str(traced.graph) == before
