@@ -174,8 +174,9 @@ def stored(encoder, decoder, analyses: dict) -> Exported:
 def traced_analyses(model: Seq2SeqModel, gradients: bool = True, wanted=None) -> dict:
     """The explanations' graphs (`wanted`: explanations.ANALYSES by default, or some of them) as onnx ModelProtos by
     name, but those the model's sublayers cannot be read for (their explanations stay on the server; the model still
-    decodes in the page), and, without `gradients`, the gradients graph. A graph whose pass differentiates is exported in a
-    process of its own (`differentiated`, the longest by far), begun first, so that the others are traced meanwhile."""
+    decodes in the page), and, without `gradients`, the gradients graph. A graph whose pass differentiates is
+    exported in a process of its own (`differentiated`, the longest by far), begun first, so that the others are
+    traced meanwhile."""
     made, wanted = {}, explanations.ANALYSES if wanted is None else wanted
     differentiating = [graph for graph in wanted if graph.gradients and gradients]
     with ThreadPoolExecutor(1, thread_name_prefix="differentiated") as pool:
