@@ -297,18 +297,28 @@ def test_no_view_scrolls_sideways(served_app, browser, viewport):
     page.close()
 
 
+# the type of each trace drawn in the page (plotly's default type is scatter)
+TRACE_TYPES = "() => [...document.querySelectorAll('.js-plotly-plot')].flatMap((gd) => (gd.data || []).map((t) => t.type || 'scatter'))"
+
+
 def test_every_tabs_page_module_loads_and_draws_with_no_error(app_page):
     """Every tab of the tab table opened after a Run: no page module failed to load or mount, and no script error.
-    (A module that throws as it mounts leaves its view empty and says so only on the console.)"""
+    (A module that throws as it mounts leaves its view empty and says so only on the console.) Every trace drawn is of
+    a type the page's plotly.js holds (its bundle of the cartesian traces, assets/vendor): plotly.js draws a trace of
+    any other type as nothing, with no error."""
     from attention_lab.tabs import TABS
 
     page = app_page
     fresh(page)
     run(page, SPLIT)
+    drawn = set()
     for tab in TABS:
         open_tab(page, tab.title)
         page.settle()
+        drawn |= set(page.evaluate(TRACE_TYPES))
     assert page.module_errors == []
+    held = page.evaluate("() => Object.keys(window.Plotly.PlotSchema.get().traces)")
+    assert {"heatmap", "scatter"} <= drawn <= set(held), (sorted(drawn), sorted(held))
 
 
 def test_a_long_paragraph_keeps_the_page_short_and_the_focused_head_pans(app_page):

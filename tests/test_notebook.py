@@ -16,7 +16,7 @@ from attention_lab.messages import jsonable
 from attention_lab.notebook import view as notebook
 from transformer import bundled, load_pretrained
 
-PLOTLY_MARK = "plotly.js v"  # in plotly.min.js's banner
+PLOTLY_MARK = "* plotly.js (cartesian - minified) v"  # in the bundle's banner (assets/vendor)
 
 
 def weights16(b64: str, shape) -> np.ndarray:

@@ -1,7 +1,7 @@
 """The page's own code: ES modules, one per view, in the feature folder they draw for (decoding/looked_at.mjs,
 attention/views.mjs, why/why.mjs...), and the shared ones here (the page's state, the decoding it holds, units and
-readings, plotly helpers, the keys). The server sends data; these draw it, with the plotly.js that ships with
-plotly.py. Its look: the page-wide rules here (page.css) and each feature's stylesheet beside its modules
+readings, plotly helpers, the keys). The server sends data; these draw it, with plotly.js's bundle of its cartesian
+traces (vendor/). Its look: the page-wide rules here (page.css) and each feature's stylesheet beside its modules
 (`stylesheets`).
 
 `mount` is how a component loads the module that draws it (assets.components.drawn makes such a component), and
@@ -11,18 +11,18 @@ made by esbuild at build time).
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from pathlib import Path
-
-import plotly
-from plotly.offline import get_plotlyjs
 
 from ..messages import jsonable
 from .bundles import started
 
 PACKAGE = Path(__file__).resolve().parent.parent  # attention_lab/
-PLOTLY = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+# plotly.js, its partial bundle of the cartesian traces (bar, heatmap, scatter: all the page draws), kept in
+# assets/vendor (its README.md says from where and why)
+PLOTLY = Path(__file__).resolve().parent / "vendor" / "plotly-cartesian.min.js"
 PAGE_CSS = Path(__file__).resolve().parent / "page.css"  # the rules the whole page shares
 EMPTY = "<div class='lab-drawn'></div>"
 
@@ -40,6 +40,12 @@ def styles(sheets: list[Path]) -> str:
 def static_files() -> list[Path]:
     """What the server serves as it is (gr.set_static_paths): the page modules and plotly.js, nothing else."""
     return [*modules(), PLOTLY]
+
+
+@functools.cache
+def plotly_js() -> str:
+    """plotly.js's text (PLOTLY), for a page with no server to inline."""
+    return PLOTLY.read_text(encoding="utf-8")
 
 
 def url(path: Path) -> str:
@@ -82,7 +88,7 @@ def offline_page(title: str, body: str, entry: Path, state: object, style: str =
     start = started(entry, "start(JSON.parse(document.getElementById('state').textContent))")
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
-        f"<style>{style}</style><script>{get_plotlyjs()}</script></head><body class='{body_class}'>{body}"
+        f"<style>{style}</style><script>{plotly_js()}</script></head><body class='{body_class}'>{body}"
         f"<script id='state' type='application/json'>{in_script(state)}</script>"
         f"<script>{start}</script>"
         "</body></html>"

@@ -1,5 +1,5 @@
 // plotly.js helpers shared by every view: drawing a figure into a container, an empty figure that says why, and the
-// colour axis of the weights. plotly.js comes with plotly.py (gradio_api/file=...plotly.min.js in the page's head).
+// colour axis of the weights. plotly.js is its cartesian bundle (assets/vendor, gradio_api/file=... in the page's head).
 
 import {LOG_FLOOR, STYLE} from "./style.mjs";
 import {escapeToken, wrapped} from "./labels.mjs";

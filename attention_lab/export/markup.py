@@ -13,7 +13,7 @@ from pathlib import Path
 
 from transformer import DecodingSession, Seq2SeqPipeline
 
-from ..assets import PAGE_CSS, in_script, styles
+from ..assets import PAGE_CSS, in_script, plotly_js, styles
 from ..assets.bundles import NAME, started
 from ..checks import check_source
 from ..controls import Controls
@@ -91,7 +91,6 @@ def page(models: list[dict], inside: dict[str, bytes] | None = None) -> str:
     """The live page's HTML for `models` (model_state each: the first is shown as it opens); `inside`: the parts it
     carries (one file: with the page's modules bundled), or None (a folder: they lie beside it, and the modules in
     PAGE_MODULES/)."""
-    from plotly.offline import get_plotlyjs
 
     here = joined([model["here"] for model in models])
     state = {"names": names(), "kind": PAGE_ORDER[0], "look": Look(), "models": models, "here": here}
@@ -106,7 +105,7 @@ def page(models: list[dict], inside: dict[str, bytes] | None = None) -> str:
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'><link rel='icon' href='data:,'>"
         f"<title>{html.escape(title)}</title><style>{styles(stylesheets(here))}</style>"
-        f"<script>{get_plotlyjs()}</script></head><body class='lab-export lab-live' data-busy='true'>"
+        f"<script>{plotly_js()}</script></head><body class='lab-export lab-live' data-busy='true'>"
         f"{controls(models)}"
         + "".join(f"<div data-part='{p}' class='lab-view'></div>" for p in ("lab-steps", "now", "candidates"))
         + tab_row(here, [model["name"] for model in models])

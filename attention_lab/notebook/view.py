@@ -18,9 +18,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from plotly.offline import get_plotlyjs
-
-from ..assets import in_script, styles
+from ..assets import in_script, plotly_js, styles
 from ..assets.bundles import started
 from ..core.attention_export import attention_record
 from ..core.payload import Decoding
@@ -51,7 +49,7 @@ class View:
         cell = f"attention-lab-{uuid.uuid4().hex[:12]}"
         parts = "".join(f"<div data-part='{name}' class='lab-view'></div>" for name in PARTS)
         heading = f"<p><b>{html.escape(self.name)}</b>: {html.escape(self.source)} → {html.escape(self.output)}</p>"
-        plotly = f"<script>if (!window.Plotly) {{ {get_plotlyjs()} }}</script>" if with_plotly else ""
+        plotly = f"<script>if (!window.Plotly) {{ {plotly_js()} }}</script>" if with_plotly else ""
         start = started(OFFLINE, f"start({in_script(self.state())}, document.getElementById({json.dumps(cell)}))")
         return (
             f"<div id='{cell}' class='attention-lab-cell'><style>{styles(STYLESHEETS)}</style>{plotly}"
