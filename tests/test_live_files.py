@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-DRAWING = REPO / "attention_lab" / "assets" / "vendor"  # what every page draws with
 MODULES = REPO / "node_modules"
 CARRIED = {  # file in its folder -> its npm package, and the file there
     "page_copy/vendor/ort.wasm.bundle.min.mjs": ("onnxruntime-web", "dist/ort.wasm.bundle.min.mjs"),
@@ -32,9 +31,11 @@ def test_the_pages_plotly_js_is_plotly_pys_version():
     """The page draws what plotly.py lays out (a figure's JSON) with the same plotly.js release that plotly.py ships."""
     import plotly
 
+    from attention_lab.assets import PLOTLY
+
     # its banner's line, "* plotly.js v4.1.1" or "* plotly.js (cartesian - minified) v4.1.1"
     banner = re.compile(r"^\* plotly\.js (?:\([^)]*\) )?v(\S+)$", re.MULTILINE)
-    ours = banner.search((DRAWING / "plotly-cartesian.min.js").read_text(encoding="utf-8")[:400])
+    ours = banner.search(PLOTLY.read_text(encoding="utf-8")[:400])
     theirs = banner.search((Path(plotly.__file__).parent / "package_data" / "plotly.min.js").read_text()[:400])
     assert ours and theirs and ours.group(1) == theirs.group(1), (ours, theirs)
 

@@ -91,7 +91,6 @@ def page(models: list[dict], inside: dict[str, bytes] | None = None) -> str:
     """The live page's HTML for `models` (model_state each: the first is shown as it opens); `inside`: the parts it
     carries (one file: with the page's modules bundled), or None (a folder: they lie beside it, and the modules in
     PAGE_MODULES/)."""
-
     here = joined([model["here"] for model in models])
     state = {"names": names(), "kind": PAGE_ORDER[0], "look": Look(), "models": models, "here": here}
     state["options"] = LIVE_OPTIONS
